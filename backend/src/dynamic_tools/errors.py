@@ -1,0 +1,134 @@
+"""The error tree. Every layer raises these; only the edges translate them.
+
+HTTP statuses are assigned in ``api/errors.py`` (and JSON-RPC codes in the MCP adapter), never
+here and never below the routes.
+
+```
+DynamicToolsError                 root; carries ``code``, ``message``, ``context``, ``retryable``
+├── InvalidInputError             bad input from a caller; names the field(s)       → 422
+│   └── ToolConfigError           a tool config violates the format (file, field)    → 422
+├── NotFoundError                 an unknown id                                      → 404
+├── ConflictError                 a stale version or an existing name                → 409
+├── ConfigurationError            the server is not set up for this (e.g. no LLM)   → 503
+├── LLMError                      the LLM could not give a usable answer
+│   ├── LLMUnavailableError       transport failure, 429/5xx after retries (retryable)
+│   ├── LLMInvalidAnswerError     the answer failed validation after all re-asks
+│   └── NoSuitableToolError       the LLM said no candidate tool fits
+└── OutboundError                 an outbound HTTP call could not be made
+    ├── TargetRefusedError        the built URL or its address is not allowed (SSRF guard)
+    └── TransportError            connection failure or timeout (retryable)
+```
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class DynamicToolsError(Exception):
+    """Root of every error the project raises on purpose."""
+
+    code = "internal_error"
+    retryable = False
+
+    def __init__(self, message: str, *, context: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.context: dict[str, Any] = context or {}
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready description: code, message, context, retryable."""
+        return {
+            "error_code": self.code,
+            "message": self.message,
+            "context": self.context,
+            "retryable": self.retryable,
+        }
+
+
+class InvalidInputError(DynamicToolsError):
+    """A caller sent something that does not validate; ``violations`` names each field."""
+
+    code = "invalid_input"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        violations: list[dict[str, Any]] | None = None,
+        context: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__(message, context=context)
+        self.violations = violations or []
+
+    def to_dict(self) -> dict[str, Any]:
+        """As the root, plus ``violations``."""
+        return {**super().to_dict(), "violations": self.violations}
+
+
+class ToolConfigError(InvalidInputError):
+    """A tool config file or body violates the ToolConfig format."""
+
+    code = "invalid_tool_config"
+
+
+class NotFoundError(DynamicToolsError):
+    """An id that names nothing."""
+
+    code = "not_found"
+
+
+class ConflictError(DynamicToolsError):
+    """A write against a stale version, or a create over an existing name."""
+
+    code = "conflict"
+
+
+class ConfigurationError(DynamicToolsError):
+    """The server lacks a setting this operation needs; the message names the setting."""
+
+    code = "not_configured"
+
+
+class LLMError(DynamicToolsError):
+    """The LLM could not give a usable answer."""
+
+    code = "llm_error"
+
+
+class LLMUnavailableError(LLMError):
+    """The LLM endpoint failed (transport, 429, 5xx) after the client's own retries."""
+
+    code = "llm_unavailable"
+    retryable = True
+
+
+class LLMInvalidAnswerError(LLMError):
+    """The LLM's answer failed validation, even after re-asking with the error."""
+
+    code = "llm_invalid_answer"
+
+
+class NoSuitableToolError(LLMError):
+    """The LLM chose "none suitable" for the instructions."""
+
+    code = "no_suitable_tool"
+
+
+class OutboundError(DynamicToolsError):
+    """An outbound HTTP call could not be made."""
+
+    code = "outbound_error"
+
+
+class TargetRefusedError(OutboundError):
+    """The request's target is not allowed (scheme, host, address, path prefix, redirect)."""
+
+    code = "target_refused"
+
+
+class TransportError(OutboundError):
+    """Connecting, sending or receiving failed, or timed out."""
+
+    code = "transport_error"
+    retryable = True

@@ -1,0 +1,177 @@
+"""Settings: the one place that reads the environment.
+
+Every other module receives a :class:`Settings` instance (or values taken from it). Secret
+references in tool configs (``env:NAME``) are resolved through :meth:`Settings.secret`, so
+that reading the process environment stays in this file.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+
+def _default_data_dir() -> Path:
+    """The user's data directory for an installed server (XDG rules)."""
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "dynamic-tools"
+
+
+def _default_config_dir() -> Path:
+    """The user's configuration directory for an installed server (XDG rules)."""
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "dynamic-tools"
+
+
+class Settings(BaseSettings):
+    """Every setting of the server, read from the environment or a ``.env`` file."""
+
+    model_config = SettingsConfigDict(
+        env_file=".env", env_file_encoding="utf-8", extra="ignore", populate_by_name=True
+    )
+
+    # --- serving ---------------------------------------------------------------------------
+    host: str = Field(default="127.0.0.1", description="Interface the server listens on.")
+    port: int = Field(default=8000, ge=0, le=65535, description="Port the server listens on.")
+    public_base_url: str | None = Field(
+        default=None,
+        description="URL under which this server is reachable; default http://HOST:PORT. "
+        "Tool configs may use ${PUBLIC_BASE_URL} in api.base_url (the travel example does).",
+    )
+    api_token: SecretStr | None = Field(
+        default=None,
+        description="When set, every non-health endpoint needs 'Authorization: Bearer <token>'.",
+    )
+
+    # --- storage ---------------------------------------------------------------------------
+    data_dir: Path = Field(default_factory=_default_data_dir)
+    database_url: str | None = Field(
+        default=None, description="SQLAlchemy URL; default: a SQLite file in DATA_DIR."
+    )
+    registry_config_path: Path | None = Field(
+        default=None,
+        description="Registry config file; its directory is the registry root "
+        "(tools/, workflows/, catalogs/). The file itself may be absent.",
+    )
+    registry_workflows_path: Path | None = Field(
+        default=None, description="Workflow directory; default <registry root>/workflows."
+    )
+    seed_examples_from: Path | None = Field(
+        default=None,
+        description="When set and the registry root is empty, copy this example directory "
+        "into it on start (make run seeds from examples/travel). The source is never modified.",
+    )
+
+    # --- LLM -------------------------------------------------------------------------------
+    openai_api_key: SecretStr | None = None
+    openai_base_url: str | None = Field(
+        default=None, description="Any OpenAI-compatible server: OpenAI, Azure, Ollama, vLLM."
+    )
+    llm_model: str = "gpt-4o-mini"
+    llm_timeout_s: float = Field(default=60.0, gt=0)
+    llm_max_retries: int = Field(
+        default=2, ge=0, description="Retries of the openai client itself (429, 5xx, network)."
+    )
+    llm_validation_retries: int = Field(
+        default=2, ge=0, le=5, description="Re-asks after an invalid answer, error fed back."
+    )
+    selection_top_k: int = Field(
+        default=8, ge=1, description="With more candidate tools than this, BM25 narrows them."
+    )
+    format_max_chars: int = Field(
+        default=8000, ge=256, description="Raw response characters given to the formatter."
+    )
+
+    # --- outbound HTTP ---------------------------------------------------------------------
+    http_timeout_s: float = Field(default=30.0, gt=0)
+    http_max_response_bytes: int = Field(default=5_000_000, ge=1024)
+    allowed_target_hosts: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="Comma-separated host or host:port allowed even when private/loopback.",
+    )
+
+    # --- features --------------------------------------------------------------------------
+    enable_demo_api: bool = Field(default=True, description="Mount the travel demo API.")
+    enable_workflows: bool = True
+    enable_tool_hints: bool = True
+
+    # --- logging ---------------------------------------------------------------------------
+    log_level: Literal["TRACE", "DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    log_json: bool = True
+
+    @field_validator("allowed_target_hosts", mode="before")
+    @classmethod
+    def _split_hosts(cls, value: object) -> object:
+        if isinstance(value, str):
+            return [h.strip().lower() for h in value.split(",") if h.strip()]
+        return value
+
+    @field_validator("openai_base_url", "public_base_url", mode="before")
+    @classmethod
+    def _blank_is_none(cls, value: object) -> object:
+        return None if isinstance(value, str) and not value.strip() else value
+
+    # --- derived values --------------------------------------------------------------------
+    @property
+    def base_url(self) -> str:
+        """The URL this server is reachable at (``PUBLIC_BASE_URL`` or ``http://HOST:PORT``)."""
+        if self.public_base_url:
+            return self.public_base_url.rstrip("/")
+        host = "127.0.0.1" if self.host in ("0.0.0.0", "::") else self.host
+        return f"http://{host}:{self.port}"
+
+    @property
+    def registry_root(self) -> Path:
+        """Directory holding ``tools/``, ``workflows/`` and ``catalogs/``."""
+        if self.registry_config_path is not None:
+            return self.registry_config_path.parent
+        return _default_config_dir()
+
+    @property
+    def tools_dir(self) -> Path:
+        """Directory of tool config files."""
+        return self.registry_root / "tools"
+
+    @property
+    def workflows_dir(self) -> Path:
+        """Directory of workflow documents (seed 003 §3.3 rules)."""
+        return self.registry_workflows_path or self.registry_root / "workflows"
+
+    @property
+    def catalogs_dir(self) -> Path:
+        """Directory of imported OpenAPI catalogs."""
+        return self.registry_root / "catalogs"
+
+    @property
+    def effective_database_url(self) -> str:
+        """``DATABASE_URL`` or a SQLite file in the data directory."""
+        return self.database_url or f"sqlite:///{self.data_dir / 'dynamic_tools.sqlite'}"
+
+    @property
+    def llm_configured(self) -> bool:
+        """Whether an LLM endpoint can be called (a key, or a local OpenAI-compatible URL)."""
+        return self.openai_api_key is not None or self.openai_base_url is not None
+
+    def template_variables(self) -> dict[str, str]:
+        """Variables that tool configs may use as ``${NAME}`` in ``api.base_url``."""
+        return {"PUBLIC_BASE_URL": self.base_url}
+
+    def secret(self, name: str) -> str | None:
+        """Value of the environment variable ``name`` (for ``env:NAME`` secret references)."""
+        return os.environ.get(name)
+
+    def secret_values(self) -> list[str]:
+        """Secret values known from settings, for log and response redaction."""
+        values = [s.get_secret_value() for s in (self.openai_api_key, self.api_token) if s]
+        return [v for v in values if len(v) >= 4]
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """The process-wide settings, read once."""
+    return Settings()
