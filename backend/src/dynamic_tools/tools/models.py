@@ -187,7 +187,9 @@ class ToolConfig(_Strict):
                 raise ValueError(f"parameter '{name}' fills api.path, so it needs 'in: path'")
         for name, param in self.parameters.items():
             if param.location == "path" and name not in placeholders:
-                raise ValueError(f"parameter '{name}' is 'in: path' but api.path has no '{{{name}}}'")
+                raise ValueError(
+                    f"parameter '{name}' is 'in: path' but api.path has no '{{{name}}}'"
+                )
             if param.location == "path" and not param.required:
                 raise ValueError(f"path parameter '{name}' must be required")
         if self.api.method in ("GET", "DELETE") and any(

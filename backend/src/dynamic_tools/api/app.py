@@ -1,0 +1,65 @@
+"""The app factory: ``create_app(settings)`` builds an app; services start in its lifespan."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import httpx
+from fastapi import FastAPI
+from fastapi.responses import RedirectResponse
+
+from dynamic_tools import __version__
+from dynamic_tools.api.edge import EdgeMiddleware
+from dynamic_tools.api.errors import install_error_handlers
+from dynamic_tools.api.metrics import Metrics
+from dynamic_tools.api.routes import health, tools, workflow
+from dynamic_tools.bootstrap import build_services
+from dynamic_tools.logs import configure_logging
+from dynamic_tools.selection.llm import LLMClient
+from dynamic_tools.settings import Settings, get_settings
+
+
+def create_app(
+    settings: Settings | None = None,
+    *,
+    llm: LLMClient | None = None,
+    http_transport: httpx.AsyncBaseTransport | None = None,
+) -> FastAPI:
+    """A new app. ``llm`` and ``http_transport`` let tests inject doubles."""
+    settings = settings or get_settings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        configure_logging(settings)
+        services = build_services(settings, llm=llm, http_transport=http_transport)
+        app.state.services = services
+        try:
+            yield
+        finally:
+            await services.aclose()
+
+    app = FastAPI(
+        title="Dynamic Tools",
+        version=__version__,
+        description="Turn HTTP APIs into tools that LLMs use correctly.",
+        lifespan=lifespan,
+    )
+    app.state.settings = settings
+    app.state.metrics = Metrics()
+    install_error_handlers(app)
+    token = settings.api_token.get_secret_value() if settings.api_token else None
+    app.add_middleware(EdgeMiddleware, token=token, metrics=app.state.metrics)
+    app.include_router(health.router)
+    app.include_router(workflow.router)
+    app.include_router(tools.router)
+    if settings.enable_demo_api:
+        from dynamic_tools.demo.travel_api import create_travel_router
+
+        app.include_router(create_travel_router(), prefix="/demo/travel", tags=["Demo travel API"])
+
+    @app.get("/", include_in_schema=False)
+    async def root() -> RedirectResponse:
+        return RedirectResponse("/docs")
+
+    return app

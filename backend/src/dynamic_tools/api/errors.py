@@ -1,0 +1,116 @@
+"""Error mapping at the HTTP edge: the one place that assigns HTTP statuses.
+
+Every error body has the same shape: ``{"error_code", "message", "context", "retryable",
+"correlation_id", "violations"?}``. Unexpected exceptions answer 500 with a correlation id
+and nothing else; their details go to the (redacted) log.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from loguru import logger
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from dynamic_tools.errors import (
+    ConfigurationError,
+    ConflictError,
+    DynamicToolsError,
+    InvalidInputError,
+    LLMUnavailableError,
+    NotFoundError,
+    OutboundError,
+)
+from dynamic_tools.logs import redactor
+
+_STATUS: list[tuple[type[DynamicToolsError], int]] = [
+    (InvalidInputError, 422),
+    (NotFoundError, 404),
+    (ConflictError, 409),
+    (ConfigurationError, 503),
+    (LLMUnavailableError, 503),
+    (OutboundError, 502),
+]
+
+
+def status_for(exc: DynamicToolsError) -> int:
+    """The HTTP status of a project error."""
+    for kind, status in _STATUS:
+        if isinstance(exc, kind):
+            return status
+    return 500
+
+
+def _correlation_id(request: Request) -> str | None:
+    return getattr(request.state, "correlation_id", None)
+
+
+def error_body(request: Request, payload: dict[str, Any]) -> dict[str, Any]:
+    """Add the correlation id and scrub secrets from an error body."""
+    body: dict[str, Any] = redactor.scrub_any(payload)
+    body["correlation_id"] = _correlation_id(request)
+    return body
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    """Register the handlers on ``app``."""
+
+    @app.exception_handler(DynamicToolsError)
+    async def _project_error(request: Request, exc: DynamicToolsError) -> JSONResponse:
+        return JSONResponse(error_body(request, exc.to_dict()), status_code=status_for(exc))
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
+        violations = []
+        for err in exc.errors():
+            loc = [str(p) for p in err.get("loc", ())]
+            violation: dict[str, Any] = {
+                "path": ".".join(loc),
+                "message": err.get("msg", "invalid"),
+                "rule": err.get("type"),
+            }
+            if loc and loc[0] == "body" and err.get("type") == "json_invalid":
+                violation["message"] = "the body is not valid JSON"
+            violations.append(violation)
+        fields = ", ".join(v["path"] for v in violations[:5])
+        payload = {
+            "error_code": "invalid_input",
+            "message": f"the request is invalid: {fields}",
+            "context": {},
+            "retryable": False,
+            "violations": violations,
+        }
+        return JSONResponse(error_body(request, payload), status_code=422)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        code = {404: "not_found", 405: "method_not_allowed", 401: "unauthorized"}.get(
+            exc.status_code, "http_error"
+        )
+        payload = {
+            "error_code": code,
+            "message": str(exc.detail),
+            "context": {},
+            "retryable": False,
+        }
+        return JSONResponse(
+            error_body(request, payload),
+            status_code=exc.status_code,
+            headers=getattr(exc, "headers", None),
+        )
+
+    @app.exception_handler(Exception)
+    async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+        logger.opt(exception=exc).error(
+            "unexpected error on {} {}", request.method, request.url.path
+        )
+        payload = {
+            "error_code": "internal_error",
+            "message": "an unexpected error occurred; quote the correlation id",
+            "context": {},
+            "retryable": False,
+        }
+        return JSONResponse(error_body(request, payload), status_code=500)

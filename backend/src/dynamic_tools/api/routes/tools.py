@@ -1,0 +1,99 @@
+"""``/tools``: list, get, create, update and delete tool configs (files, written atomically)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Body, Query, Response, status
+
+from dynamic_tools.api.deps import RegistryDep
+from dynamic_tools.tools.models import ToolConfig
+from dynamic_tools.tools.registry import ToolRegistry, dump_tool
+
+router = APIRouter(prefix="/tools", tags=["Tools"])
+
+_EXAMPLE: dict[str, Any] = {
+    "name": "get_weather",
+    "description": "Current weather for a city",
+    "api": {"method": "GET", "base_url": "https://api.example.com", "path": "/weather"},
+    "parameters": {"city": {"type": "string", "in": "query", "required": True}},
+    "auth": {"type": "api_key", "in": "query", "name": "appid", "secret": "env:WEATHER_KEY"},
+}
+
+ToolBody = Annotated[dict[str, Any], Body(examples=[_EXAMPLE])]
+
+
+def tool_view(registry: ToolRegistry, name: str) -> dict[str, Any]:
+    """A tool as shown by the API: its file form plus the resolved endpoint and schemas."""
+    source = registry.get_source(name)
+    resolved = registry.get(name)
+    view = dump_tool(source)
+    view["endpoint"] = f"{resolved.api.method} {resolved.api.base_url}{resolved.api.path}"
+    view["input_schema"] = resolved.input_schema()
+    view["effective_annotations"] = resolved.effective_annotations.model_dump()
+    return view
+
+
+def _summary(tool: ToolConfig) -> dict[str, Any]:
+    return {
+        "name": tool.name,
+        "description": tool.description,
+        "method": tool.api.method,
+        "endpoint": f"{tool.api.base_url}{tool.api.path}",
+        "parameters": {
+            n: {**p.schema_, "in": p.location, "required": p.required}
+            for n, p in tool.parameters.items()
+        },
+        "hints": tool.hints.model_dump(exclude_defaults=True),
+        "annotations": tool.effective_annotations.model_dump(),
+    }
+
+
+@router.get("", summary="List tools")
+async def list_tools(
+    registry: RegistryDep,
+    q: str | None = Query(default=None, description="Filter by text in name or description"),
+) -> dict[str, Any]:
+    """Every tool, and the problems of tool files that did not load."""
+    tools = registry.list()
+    if q:
+        needle = q.lower()
+        tools = [t for t in tools if needle in t.name.lower() or needle in t.description.lower()]
+    return {
+        "tools": [_summary(t) for t in tools],
+        "problems": [p.to_dict() for p in registry.problems],
+    }
+
+
+@router.get("/{name}", summary="Get a tool")
+async def get_tool(name: str, registry: RegistryDep) -> dict[str, Any]:
+    """One tool in full."""
+    return tool_view(registry, name)
+
+
+@router.post("", status_code=status.HTTP_201_CREATED, summary="Create a tool")
+async def create_tool(registry: RegistryDep, body: ToolBody) -> dict[str, Any]:
+    """Validate and write a new tool file ``<name>.yaml``; 409 if the name exists."""
+    tool = registry.create(body)
+    return tool_view(registry, tool.name)
+
+
+@router.put("/{name}", summary="Replace a tool")
+async def update_tool(name: str, registry: RegistryDep, body: ToolBody) -> dict[str, Any]:
+    """Validate and rewrite the tool in the file it came from."""
+    registry.update(name, body)
+    return tool_view(registry, name)
+
+
+@router.delete("/{name}", status_code=status.HTTP_204_NO_CONTENT, summary="Delete a tool")
+async def delete_tool(name: str, registry: RegistryDep) -> Response:
+    """Remove the tool from its file."""
+    registry.delete(name)
+    return Response(status_code=status.HTTP_204_NO_CONTENT)
+
+
+@router.post("/_reload", summary="Reload tool files")
+async def reload_tools(registry: RegistryDep) -> dict[str, Any]:
+    """Read the tools directory again (after editing files by hand)."""
+    problems = registry.reload()
+    return {"tools": registry.names(), "problems": [p.to_dict() for p in problems]}

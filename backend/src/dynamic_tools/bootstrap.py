@@ -1,0 +1,141 @@
+"""Builds the registry, clients and services from :class:`Settings` (no work at import time)."""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import openai
+from loguru import logger
+
+from dynamic_tools.http.sender import HttpSender
+from dynamic_tools.http.target_guard import TargetGuard
+from dynamic_tools.logs import redactor
+from dynamic_tools.selection.llm import LLMClient, OpenAIChatClient
+from dynamic_tools.selection.pipeline import PipelineOptions, SingleShotPipeline
+from dynamic_tools.settings import Settings
+from dynamic_tools.tools.registry import ToolRegistry
+
+SEEDED_FOLDERS = ("tools", "workflows", "catalogs", "markdown")
+
+
+@dataclass
+class Services:
+    """Everything the edges (API, MCP, CLI) use, built once per process."""
+
+    settings: Settings
+    registry: ToolRegistry
+    guard: TargetGuard
+    http_client: httpx.AsyncClient
+    sender: HttpSender
+    llm: LLMClient | None
+    pipeline: SingleShotPipeline
+
+    async def aclose(self) -> None:
+        """Close the clients."""
+        await self.http_client.aclose()
+        if isinstance(self.llm, OpenAIChatClient):
+            await self.llm.client.close()
+
+
+def seed_registry(settings: Settings) -> list[str]:
+    """Copy the example folders into an empty registry root; returns what was copied.
+
+    The source directory is only read. A folder that already exists in the root is left as it
+    is, so a user's edits survive restarts.
+    """
+    source = settings.seed_examples_from
+    if source is None or not source.is_dir():
+        return []
+    root = settings.registry_root
+    root.mkdir(parents=True, exist_ok=True)
+    copied = []
+    for folder in SEEDED_FOLDERS:
+        src, dst = source / folder, root / folder
+        if src.is_dir() and not dst.exists():
+            shutil.copytree(src, dst)
+            _make_writable(dst)
+            copied.append(folder)
+    return copied
+
+
+def _make_writable(path: Path) -> None:
+    for item in [path, *path.rglob("*")]:
+        item.chmod(item.stat().st_mode | 0o200)
+
+
+def make_secret_lookup(settings: Settings):  # type: ignore[no-untyped-def]
+    """A secret lookup that reads through settings and registers the value for redaction."""
+
+    def lookup(name: str) -> str | None:
+        value = settings.secret(name)
+        if value:
+            redactor.add(value)
+        return value
+
+    return lookup
+
+
+def make_llm(settings: Settings) -> LLMClient | None:
+    """The OpenAI-compatible client, or None when no LLM is configured."""
+    if not settings.llm_configured:
+        return None
+    key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else "unused"
+    client = openai.AsyncOpenAI(
+        api_key=key,
+        base_url=settings.openai_base_url,
+        timeout=settings.llm_timeout_s,
+        max_retries=settings.llm_max_retries,
+    )
+    return OpenAIChatClient(client, model=settings.llm_model)
+
+
+def make_guard(settings: Settings) -> TargetGuard:
+    """The SSRF guard: the configured allow-list, plus this server when the demo API is on."""
+    guard = TargetGuard(settings.allowed_target_hosts)
+    if settings.enable_demo_api:
+        url = httpx.URL(settings.base_url)
+        guard.allow(f"{url.host}:{url.port or (443 if url.scheme == 'https' else 80)}")
+    return guard
+
+
+def build_services(
+    settings: Settings,
+    *,
+    llm: LLMClient | None = None,
+    http_transport: httpx.AsyncBaseTransport | None = None,
+) -> Services:
+    """Build every service. ``llm`` and ``http_transport`` let tests inject doubles."""
+    copied = seed_registry(settings)
+    if copied:
+        logger.info("seeded registry {} with {}", str(settings.registry_root), copied)
+    registry = ToolRegistry(settings.tools_dir, variables=settings.template_variables())
+    problems = registry.reload()
+    for problem in problems:
+        logger.bind(**problem.to_dict()).warning(
+            "tool file problem: {} ({}): {}", problem.file, problem.field, problem.reason
+        )
+    logger.info("loaded {} tools from {}", len(registry.names()), str(settings.tools_dir))
+    guard = make_guard(settings)
+    http_client = httpx.AsyncClient(
+        timeout=settings.http_timeout_s,
+        follow_redirects=False,
+        trust_env=False,
+        transport=http_transport,
+    )
+    sender = HttpSender(http_client, guard, max_response_bytes=settings.http_max_response_bytes)
+    chosen_llm = llm if llm is not None else make_llm(settings)
+    pipeline = SingleShotPipeline(
+        registry=registry,
+        llm=chosen_llm,
+        sender=sender,
+        secret=make_secret_lookup(settings),
+        options=PipelineOptions(
+            top_k=settings.selection_top_k,
+            validation_retries=settings.llm_validation_retries,
+            format_max_chars=settings.format_max_chars,
+        ),
+    )
+    return Services(settings, registry, guard, http_client, sender, chosen_llm, pipeline)

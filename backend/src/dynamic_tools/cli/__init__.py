@@ -1,0 +1,1 @@
+"""The ``dynamic-tools`` command line (Typer)."""

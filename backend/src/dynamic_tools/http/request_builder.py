@@ -1,0 +1,208 @@
+"""Building an outbound request in code, from a tool config and validated arguments.
+
+The LLM never writes a URL: it only supplies argument values, and this module places them.
+Path values are percent-encoded with no safe characters and dot segments are refused; header
+values may not contain line breaks; the final URL is re-checked against the tool's base URL
+(same scheme, host, port, and path prefix). Secrets are looked up here, at build time just
+before the send, and kept apart so :meth:`PreparedRequest.http_spec` can show them as ``***``.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import quote, unquote, urlsplit
+
+from dynamic_tools.errors import ConfigurationError, InvalidInputError, TargetRefusedError
+from dynamic_tools.tools.models import ToolConfig
+
+MASK = "***"
+_HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_HEADER_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")  # tab is allowed in header values
+
+SecretLookup = Callable[[str], "str | None"]
+
+
+@dataclass(frozen=True)
+class PreparedRequest:
+    """A request ready to send, with its secrets kept apart for masking."""
+
+    tool: str
+    method: str
+    url: str
+    query: list[tuple[str, str]] = field(default_factory=list)
+    headers: dict[str, str] = field(default_factory=dict)
+    body: Any = None
+    secret_query: frozenset[str] = frozenset()
+    secret_headers: frozenset[str] = frozenset()
+    secret_values: tuple[str, ...] = ()
+
+    def http_spec(self) -> dict[str, Any]:
+        """The request as shown to users: secrets replaced by ``***``."""
+        query: dict[str, Any] = {}
+        for key, value in self.query:
+            shown = MASK if key in self.secret_query else value
+            if key in query:
+                existing = query[key]
+                query[key] = [*existing, shown] if isinstance(existing, list) else [existing, shown]
+            else:
+                query[key] = shown
+        headers = {
+            k: MASK if k.lower() in self.secret_headers else v for k, v in self.headers.items()
+        }
+        spec: dict[str, Any] = {"method": self.method, "url": self.url}
+        if query:
+            spec["query_params"] = query
+        if headers:
+            spec["headers"] = headers
+        if self.body is not None:
+            spec["body"] = self.body
+        return spec
+
+
+def build_request(
+    tool: ToolConfig, arguments: dict[str, Any], *, secret: SecretLookup
+) -> PreparedRequest:
+    """Place validated ``arguments`` into a request for ``tool``.
+
+    Raises:
+        InvalidInputError: an argument cannot be placed safely (names the parameter).
+        ConfigurationError: a referenced secret is not set (names the reference, not a value).
+        TargetRefusedError: the built URL left the tool's base URL.
+    """
+    path = tool.api.path
+    query: list[tuple[str, str]] = [(k, _scalar(v)) for k, v in tool.static_params.query.items()]
+    headers: dict[str, str] = {k: v for k, v in tool.static_params.header.items()}
+    body: dict[str, Any] = dict(tool.static_params.body)
+    has_body = bool(body)
+
+    for name, param in tool.parameters.items():
+        if name not in arguments or arguments[name] is None:
+            continue
+        value = arguments[name]
+        if param.location == "path":
+            path = path.replace("{" + name + "}", _path_segment(name, value))
+        elif param.location == "query":
+            values = value if isinstance(value, list) else [value]
+            query.extend((name, _scalar(v)) for v in values)
+        elif param.location == "header":
+            headers[_header_name(name)] = _header_value(name, value)
+        else:
+            body[name] = value
+            has_body = True
+
+    secret_query: set[str] = set()
+    secret_headers: set[str] = set()
+    secret_values: list[str] = []
+    auth = tool.auth
+    if auth.type != "none" and auth.secret:
+        value = _lookup(auth.secret, secret)
+        secret_values.append(value)
+        if auth.type == "api_key" and auth.name:
+            if auth.location == "query":
+                query.append((auth.name, value))
+                secret_query.add(auth.name)
+            else:
+                headers[auth.name] = value
+                secret_headers.add(auth.name.lower())
+        else:
+            if auth.type == "bearer":
+                header_value = f"Bearer {value}"
+            else:
+                token = base64.b64encode(f"{auth.username}:{value}".encode()).decode()
+                header_value = f"Basic {token}"
+            headers["Authorization"] = header_value
+            secret_values.append(header_value)
+            secret_headers.add("authorization")
+
+    url = tool.api.base_url + path
+    _check_inside(tool.api.base_url, url, tool.name)
+    return PreparedRequest(
+        tool=tool.name,
+        method=tool.api.method,
+        url=url,
+        query=query,
+        headers=headers,
+        body=body if has_body else None,
+        secret_query=frozenset(secret_query),
+        secret_headers=frozenset(secret_headers),
+        secret_values=tuple(secret_values),
+    )
+
+
+def _lookup(reference: str, secret: SecretLookup) -> str:
+    name = reference.split(":", 1)[1]
+    value = secret(name)
+    if not value:
+        raise ConfigurationError(
+            f"the secret '{reference}' is not set; set the environment variable {name}",
+            context={"secret_ref": reference},
+        )
+    return value
+
+
+def _scalar(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict | list):
+        return json.dumps(value, separators=(",", ":"))
+    return str(value)
+
+
+def _path_segment(name: str, value: Any) -> str:
+    text = _scalar(value)
+    decoded = text
+    for _ in range(3):  # catch double-encoded dot segments such as %252e%252e
+        decoded = unquote(decoded)
+    segments = re.split(r"[/\\]", decoded)
+    if any(s in (".", "..") for s in segments) or text.strip() == "":
+        raise InvalidInputError(
+            f"path parameter '{name}' must not be empty or a dot segment ('.', '..')",
+            violations=[{"path": name, "message": "dot segment or empty path value"}],
+        )
+    if _CONTROL.search(decoded):
+        raise InvalidInputError(
+            f"path parameter '{name}' contains control characters",
+            violations=[{"path": name, "message": "control characters are not allowed"}],
+        )
+    return quote(text, safe="")
+
+
+def _header_name(name: str) -> str:
+    if not _HEADER_NAME.match(name):
+        raise InvalidInputError(
+            f"'{name}' is not a valid header name",
+            violations=[{"path": name, "message": "invalid header name"}],
+        )
+    return name
+
+
+def _header_value(name: str, value: Any) -> str:
+    text = _scalar(value)
+    if _HEADER_CONTROL.search(text):
+        raise InvalidInputError(
+            f"header parameter '{name}' contains line breaks or control characters",
+            violations=[{"path": name, "message": "control characters are not allowed"}],
+        )
+    return text
+
+
+def _check_inside(base_url: str, url: str, tool: str) -> None:
+    base, built = urlsplit(base_url), urlsplit(url)
+    prefix = base.path.rstrip("/")
+    same_origin = (base.scheme, base.hostname, base.port) == (
+        built.scheme,
+        built.hostname,
+        built.port,
+    )
+    inside = built.path == prefix or built.path.startswith(prefix + "/") or not prefix
+    if not same_origin or not inside or built.query or built.fragment:
+        raise TargetRefusedError(
+            f"the request built for tool '{tool}' leaves its base URL",
+            context={"tool": tool, "base_url": base_url},
+        )

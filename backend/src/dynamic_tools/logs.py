@@ -1,0 +1,95 @@
+"""Logging: loguru, JSON lines by default, with every known secret value redacted.
+
+Secret values come from settings (the LLM key, the API token) and from tool auth at the moment
+a secret is looked up (:meth:`Redactor.add`). Every log record's message and extra fields are
+scrubbed before any sink sees them, so a secret that reaches a log call is written as ``***``.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import threading
+from typing import TYPE_CHECKING, Any
+
+from loguru import logger
+
+if TYPE_CHECKING:
+    from loguru import Record
+
+    from dynamic_tools.settings import Settings
+
+MASK = "***"
+
+
+class Redactor:
+    """A set of secret values, and the scrubbing of text and structures that may hold them."""
+
+    def __init__(self) -> None:
+        self._values: set[str] = set()
+        self._lock = threading.Lock()
+
+    def add(self, *values: str | None) -> None:
+        """Remember secret values (values shorter than 4 characters are ignored)."""
+        with self._lock:
+            self._values.update(v for v in values if v and len(v) >= 4)
+
+    def scrub(self, text: str) -> str:
+        """``text`` with every known secret replaced by ``***``."""
+        for value in sorted(self._values, key=len, reverse=True):
+            if value in text:
+                text = text.replace(value, MASK)
+        return text
+
+    def scrub_any(self, value: Any) -> Any:
+        """Scrub strings inside dicts, lists and tuples."""
+        if isinstance(value, str):
+            return self.scrub(value)
+        if isinstance(value, dict):
+            return {k: self.scrub_any(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return type(value)(self.scrub_any(v) for v in value)
+        return value
+
+
+redactor = Redactor()
+
+
+def _patch(record: Record) -> None:
+    record["message"] = redactor.scrub(record["message"])
+    record["extra"].update(redactor.scrub_any(dict(record["extra"])))
+    exception = record["exception"]
+    if exception is not None and exception.value is not None:
+        text = redactor.scrub(str(exception.value))
+        if text != str(exception.value):
+            record["exception"] = exception._replace(value=type(exception.value)(text))
+
+
+class _InterceptHandler(logging.Handler):
+    """Routes stdlib logging (uvicorn, httpx) through loguru so redaction applies."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            level: str | int = logger.level(record.levelname).name
+        except ValueError:
+            level = record.levelno
+        logger.opt(depth=6, exception=record.exc_info).log(level, record.getMessage())
+
+
+def configure_logging(settings: Settings, *, sink: Any = None) -> None:
+    """Set up loguru once per app: JSON (or text) to stderr, secrets redacted."""
+    redactor.add(*settings.secret_values())
+    logger.remove()
+    logger.configure(patcher=_patch)
+    logger.add(
+        sink or sys.stderr,
+        level=settings.log_level,
+        serialize=settings.log_json,
+        backtrace=False,
+        diagnose=False,
+    )
+    logging.basicConfig(handlers=[_InterceptHandler()], level=logging.INFO, force=True)
+    for name in ("uvicorn", "uvicorn.error", "uvicorn.access", "httpx", "openai"):
+        std = logging.getLogger(name)
+        std.handlers = [_InterceptHandler()]
+        std.propagate = False

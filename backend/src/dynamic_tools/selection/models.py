@@ -1,0 +1,105 @@
+"""Request and response of the single-shot pipeline (seed 002, field for field, plus extras).
+
+Extras beyond the seed: ``warnings``, ``timings_ms`` (per stage and ``total``) and ``usage``
+(LLM tokens summed over every LLM call of the request).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+ErrorStage = Literal[
+    "tool_retrieval",
+    "tool_context_generation",
+    "llm_selection",
+    "api_execution",
+    "response_formatting",
+]
+
+
+class WorkflowRequest(BaseModel):
+    """Request model for complete MCP workflow execution."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    user_instructions: str = Field(
+        ...,
+        min_length=1,
+        max_length=20_000,
+        description="Natural language instructions for what to accomplish",
+    )
+    tool_ids: list[str] = Field(
+        ...,
+        min_length=1,
+        max_length=500,
+        description="List of tool identifiers to make available for selection",
+    )
+    format_response: bool = Field(
+        default=False, description="Whether to format the raw API response using LLM"
+    )
+    response_format_instructions: str | None = Field(
+        default=None, max_length=5_000, description="Custom instructions for response formatting"
+    )
+
+    @field_validator("user_instructions")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be blank")
+        return value
+
+    @field_validator("tool_ids")
+    @classmethod
+    def _ids_not_blank(cls, value: list[str]) -> list[str]:
+        for index, item in enumerate(value):
+            if not item.strip():
+                raise ValueError(f"item {index} is blank")
+        return value
+
+
+class TokenUsage(BaseModel):
+    """LLM tokens used by one request, over every LLM call it made."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+    llm_calls: int = 0
+
+    def add(self, prompt: int, completion: int) -> None:
+        """Count one LLM call."""
+        self.prompt_tokens += prompt
+        self.completion_tokens += completion
+        self.total_tokens += prompt + completion
+        self.llm_calls += 1
+
+
+class WorkflowResponse(BaseModel):
+    """Response model for workflow execution results."""
+
+    status: Literal["success", "error"] = Field(
+        ..., description="Overall workflow execution status"
+    )
+    selected_tool: str | None = Field(
+        default=None, description="Name of the tool selected by LLM (present on success)"
+    )
+    http_spec: dict[str, Any] | None = Field(
+        default=None,
+        description="The HTTP request built from the registry (secrets shown as ***)",
+    )
+    raw_response: dict[str, Any] | None = Field(
+        default=None, description="Raw API response data (present on success)"
+    )
+    formatted_response: str | None = Field(
+        default=None, description="LLM-formatted response (present when format_response=true)"
+    )
+    error: str | None = Field(default=None, description="Error message (present on error)")
+    error_stage: ErrorStage | None = Field(
+        default=None, description="Stage where error occurred (present on error)"
+    )
+    warnings: list[str] = Field(default_factory=list, description="Non-fatal problems")
+    timings_ms: dict[str, float] = Field(
+        default_factory=dict, description="Milliseconds per stage, and 'total'"
+    )
+    usage: TokenUsage = Field(default_factory=TokenUsage, description="LLM token usage")

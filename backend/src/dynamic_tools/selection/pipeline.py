@@ -1,0 +1,336 @@
+"""The single-shot pipeline behind ``POST /workflow``.
+
+Stages, each timed, each with its own ``error_stage`` (DESIGN.md, "Single-shot pipeline"):
+
+1. ``tool_retrieval`` — the ids are looked up; every missing id is listed.
+2. ``tool_context_generation`` — BM25 narrows many candidates to the top k; the tools are
+   written as documentation and as functions (strict where the schema allows).
+3. ``llm_selection`` — the model calls one function; its arguments are parsed, validated
+   with jsonschema and placed into a request built in code. An invalid answer is re-asked
+   with the error fed back, at most ``llm_validation_retries`` times (tenacity).
+4. ``api_execution`` — the request is sent (SSRF guard, no redirects, timeouts). An HTTP
+   error status is still ``success``: the API answered.
+5. ``response_formatting`` — optional; a failure keeps ``success`` and adds a warning.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from loguru import logger
+from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt
+
+from dynamic_tools.errors import (
+    ConfigurationError,
+    DynamicToolsError,
+    InvalidInputError,
+    LLMError,
+    LLMInvalidAnswerError,
+    NoSuitableToolError,
+)
+from dynamic_tools.http.request_builder import PreparedRequest, SecretLookup, build_request
+from dynamic_tools.http.sender import HttpSender
+from dynamic_tools.selection.function_schema import (
+    NONE_SUITABLE,
+    FunctionSpec,
+    drop_nulls_for_optional,
+    function_for_tool,
+    none_suitable_function,
+)
+from dynamic_tools.selection.llm import LLMAnswer, LLMClient
+from dynamic_tools.selection.models import ErrorStage, WorkflowRequest, WorkflowResponse
+from dynamic_tools.selection.prompts import format_messages, selection_messages
+from dynamic_tools.selection.ranker import ToolRanker
+from dynamic_tools.tools.context import format_tools_as_context
+from dynamic_tools.tools.models import ToolConfig
+from dynamic_tools.tools.registry import ToolRegistry
+
+
+@dataclass(frozen=True)
+class PipelineOptions:
+    """Tunables of the pipeline, from settings."""
+
+    top_k: int = 8
+    validation_retries: int = 2
+    format_max_chars: int = 8000
+    not_configured_message: str = (
+        "no LLM is configured: set OPENAI_API_KEY (OpenAI) or OPENAI_BASE_URL "
+        "(an OpenAI-compatible server such as Ollama or vLLM)"
+    )
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The validated outcome of the LLM stage."""
+
+    tool: ToolConfig
+    arguments: dict[str, Any]
+    request: PreparedRequest
+    attempts: int
+
+
+class _StageFailed(Exception):
+    def __init__(self, stage: ErrorStage, message: str) -> None:
+        super().__init__(message)
+        self.stage = stage
+        self.message = message
+
+
+class _InvalidAnswer(Exception):
+    """The model's answer did not validate; ``feedback`` is what it is told."""
+
+    def __init__(self, feedback: str, answer: LLMAnswer) -> None:
+        super().__init__(feedback)
+        self.feedback = feedback
+        self.answer = answer
+
+
+class SingleShotPipeline:
+    """Instructions + tool ids → one validated API call → optional formatted answer."""
+
+    def __init__(
+        self,
+        *,
+        registry: ToolRegistry,
+        llm: LLMClient | None,
+        sender: HttpSender,
+        secret: SecretLookup,
+        options: PipelineOptions | None = None,
+        ranker: ToolRanker | None = None,
+    ) -> None:
+        self.registry = registry
+        self.llm = llm
+        self.sender = sender
+        self.secret = secret
+        self.options = options or PipelineOptions()
+        self.ranker = ranker or ToolRanker()
+
+    async def run(self, request: WorkflowRequest) -> WorkflowResponse:
+        """Run every stage; never raises for a failure of a stage."""
+        response = WorkflowResponse(status="success")
+        started = time.perf_counter()
+        try:
+            await self._run(request, response)
+        except _StageFailed as failed:
+            response.status = "error"
+            response.error = failed.message
+            response.error_stage = failed.stage
+            logger.bind(stage=failed.stage).info("single-shot pipeline failed: {}", failed.message)
+        response.timings_ms["total"] = _ms_since(started)
+        return response
+
+    async def _run(self, request: WorkflowRequest, response: WorkflowResponse) -> None:
+        with self._stage("tool_retrieval", response):
+            tools, missing = self.registry.get_multiple(request.tool_ids)
+            if missing:
+                raise _StageFailed("tool_retrieval", f"Tools not found in registry: {missing}")
+
+        with self._stage("tool_context_generation", response):
+            if len(tools) > self.options.top_k:
+                narrowed = self.ranker.top_k(request.user_instructions, tools, self.options.top_k)
+                response.warnings.append(
+                    f"{len(tools)} candidate tools narrowed to {len(narrowed)} by BM25: "
+                    + ", ".join(t.name for t in narrowed)
+                )
+                tools = narrowed
+            context = format_tools_as_context(tools)
+            functions = [function_for_tool(t) for t in tools] + [none_suitable_function()]
+            non_strict = [f.name for f in functions if not f.strict]
+            if non_strict:
+                response.warnings.append(
+                    "strict structured output not possible for: "
+                    + ", ".join(non_strict)
+                    + " (answers are still validated)"
+                )
+
+        with self._stage("llm_selection", response):
+            if self.llm is None:
+                raise _StageFailed("llm_selection", self.options.not_configured_message)
+            selection = await self._select(request, tools, functions, context, response)
+            response.selected_tool = selection.tool.name
+            response.http_spec = selection.request.http_spec()
+            if selection.attempts > 1:
+                response.warnings.append(
+                    f"the LLM answer was corrected after {selection.attempts - 1} re-ask(s)"
+                )
+
+        with self._stage("api_execution", response):
+            result = await self.sender.send(selection.request)
+            response.raw_response = result.to_dict()
+            if result.truncated:
+                response.warnings.append("the API response was truncated at the size limit")
+
+        if request.format_response:
+            await self._format(request, selection.tool.name, response)
+
+    async def _select(
+        self,
+        request: WorkflowRequest,
+        tools: list[ToolConfig],
+        functions: list[FunctionSpec],
+        context: str,
+        response: WorkflowResponse,
+    ) -> Selection:
+        assert self.llm is not None
+        llm = self.llm
+        by_name = {t.name: t for t in tools}
+        messages = selection_messages(request.user_instructions, context)
+        attempts = 0
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(1 + self.options.validation_retries),
+            retry=retry_if_exception_type(_InvalidAnswer),
+            reraise=True,
+        )
+        try:
+            async for attempt in retrying:
+                with attempt:
+                    attempts += 1
+                    answer = await llm.choose(messages, functions)
+                    response.usage.add(answer.prompt_tokens, answer.completion_tokens)
+                    try:
+                        return self._validate(answer, by_name, attempts)
+                    except _InvalidAnswer as invalid:
+                        messages = [*messages, *_feedback_messages(invalid)]
+                        raise
+        except _InvalidAnswer as invalid:
+            raise _StageFailed(
+                "llm_selection",
+                f"the LLM answer was invalid after {attempts} attempt(s): {invalid.feedback}",
+            ) from None
+        except NoSuitableToolError as exc:
+            raise _StageFailed("llm_selection", exc.message) from None
+        except LLMError as exc:
+            raise _StageFailed("llm_selection", exc.message) from None
+        raise _StageFailed("llm_selection", "the LLM gave no answer")  # pragma: no cover
+
+    def _validate(
+        self, answer: LLMAnswer, by_name: dict[str, ToolConfig], attempts: int
+    ) -> Selection:
+        if answer.refusal:
+            raise LLMInvalidAnswerError(f"the LLM refused: {answer.refusal[:300]}")
+        if answer.finish_reason == "length":
+            raise _InvalidAnswer(
+                "the answer was cut off (finish_reason=length); answer "
+                "with a single, shorter function call",
+                answer,
+            )
+        if answer.finish_reason == "content_filter":
+            raise LLMInvalidAnswerError("the LLM answer was stopped by its content filter")
+        if len(answer.tool_calls) != 1:
+            raise _InvalidAnswer(
+                f"call exactly one function; got {len(answer.tool_calls)} calls", answer
+            )
+        call = answer.tool_calls[0]
+        try:
+            arguments = json.loads(call.arguments or "{}")
+        except json.JSONDecodeError as exc:
+            raise _InvalidAnswer(
+                f"the arguments of '{call.name}' are not valid JSON "
+                f"({exc.msg} at position {exc.pos})",
+                answer,
+            ) from None
+        if not isinstance(arguments, dict):
+            raise _InvalidAnswer("the arguments must be a JSON object", answer)
+        if call.name == NONE_SUITABLE:
+            reason = str(arguments.get("reason") or "no reason given")[:500]
+            raise NoSuitableToolError(f"the LLM found no suitable tool: {reason}")
+        tool = by_name.get(call.name)
+        if tool is None:
+            raise _InvalidAnswer(
+                f"'{call.name}' is not one of the available functions: "
+                + ", ".join([*by_name, NONE_SUITABLE]),
+                answer,
+            )
+        schema = tool.input_schema()
+        arguments = drop_nulls_for_optional(arguments, schema)
+        errors = sorted(
+            Draft202012Validator(schema).iter_errors(arguments), key=lambda e: list(e.path)
+        )
+        if errors:
+            details = "; ".join(
+                f"{'.'.join(str(p) for p in e.path) or '(arguments)'}: {e.message}"
+                for e in errors[:5]
+            )
+            raise _InvalidAnswer(
+                f"the arguments of '{tool.name}' do not match its schema: {details}", answer
+            )
+        try:
+            prepared = build_request(tool, arguments, secret=self.secret)
+        except InvalidInputError as exc:
+            raise _InvalidAnswer(
+                f"the arguments of '{tool.name}' cannot be used: {exc.message}", answer
+            ) from None
+        except ConfigurationError as exc:
+            raise _StageFailed("api_execution", exc.message) from None
+        except DynamicToolsError as exc:
+            raise _StageFailed("api_execution", exc.message) from None
+        return Selection(tool=tool, arguments=arguments, request=prepared, attempts=attempts)
+
+    async def _format(
+        self, request: WorkflowRequest, tool: str, response: WorkflowResponse
+    ) -> None:
+        started = time.perf_counter()
+        try:
+            if self.llm is None:
+                raise ConfigurationError(self.options.not_configured_message)
+            assert response.raw_response is not None
+            messages, truncated = format_messages(
+                request.user_instructions,
+                request.response_format_instructions,
+                tool,
+                response.raw_response,
+                max_chars=self.options.format_max_chars,
+            )
+            if truncated:
+                response.warnings.append("the API response was truncated for formatting")
+            answer = await self.llm.complete(messages)
+            response.usage.add(answer.prompt_tokens, answer.completion_tokens)
+            if answer.refusal or not (answer.content or "").strip():
+                raise LLMInvalidAnswerError("the LLM gave no formatted text")
+            response.formatted_response = answer.content
+        except DynamicToolsError as exc:
+            response.warnings.append(f"response_formatting failed: {exc.message}")
+            logger.bind(stage="response_formatting").warning("formatting failed: {}", exc.message)
+        response.timings_ms["response_formatting"] = _ms_since(started)
+
+    @contextmanager
+    def _stage(self, stage: ErrorStage, response: WorkflowResponse) -> Any:
+        started = time.perf_counter()
+        try:
+            yield
+        except _StageFailed:
+            raise
+        except DynamicToolsError as exc:
+            raise _StageFailed(stage, exc.message) from None
+        finally:
+            response.timings_ms[stage] = _ms_since(started)
+
+
+def _feedback_messages(invalid: _InvalidAnswer) -> list[dict[str, Any]]:
+    answer = invalid.answer
+    note = (
+        f"Your previous answer was invalid: {invalid.feedback}. Call one function again "
+        "with corrected arguments."
+    )
+    if answer.tool_calls:
+        calls = [
+            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+            for c in answer.tool_calls
+        ]
+        return [
+            {"role": "assistant", "content": answer.content, "tool_calls": calls},
+            *({"role": "tool", "tool_call_id": c.id, "content": note} for c in answer.tool_calls),
+        ]
+    return [
+        {"role": "assistant", "content": answer.content or ""},
+        {"role": "user", "content": note},
+    ]
+
+
+def _ms_since(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000, 3)

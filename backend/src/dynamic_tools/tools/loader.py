@@ -1,0 +1,140 @@
+"""Reading tool config files: YAML or JSON, one tool or a list per file.
+
+Loading never stops at the first bad file: each problem is reported with the file, the field
+and the reason, and every valid tool from every other file still loads.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from dynamic_tools.tools.models import ToolConfig
+
+TOOL_FILE_SUFFIXES = (".yaml", ".yml", ".json")
+
+
+@dataclass(frozen=True)
+class LoadProblem:
+    """Why a tool (or a whole file) did not load."""
+
+    file: str
+    field: str
+    reason: str
+    tool: str | None = None
+
+    def to_dict(self) -> dict[str, str | None]:
+        """JSON-ready form."""
+        return {"file": self.file, "tool": self.tool, "field": self.field, "reason": self.reason}
+
+
+@dataclass
+class LoadedTool:
+    """A valid tool and the file it came from (writes go back to that file)."""
+
+    config: ToolConfig
+    file: Path
+
+
+@dataclass
+class LoadResult:
+    """Every valid tool found, and every problem met on the way."""
+
+    tools: list[LoadedTool] = field(default_factory=list)
+    problems: list[LoadProblem] = field(default_factory=list)
+
+
+def parse_document(text: str, suffix: str) -> Any:
+    """Parse YAML (safe loader) or JSON text according to the file suffix."""
+    if suffix == ".json":
+        return json.loads(text)
+    return yaml.safe_load(text)
+
+
+def validation_problems(
+    exc: ValidationError, *, file: str, tool: str | None, prefix: str = ""
+) -> list[LoadProblem]:
+    """One :class:`LoadProblem` per pydantic error, with a dotted field path."""
+    problems = []
+    for err in exc.errors(include_url=False):
+        path = ".".join(str(p) for p in err["loc"])
+        where = f"{prefix}{path}" if path else prefix.rstrip(".") or "(document)"
+        problems.append(LoadProblem(file=file, tool=tool, field=where, reason=err["msg"]))
+    return problems
+
+
+def load_file(path: Path, *, display_root: Path | None = None) -> LoadResult:
+    """Load every tool in one file; problems are collected, never raised."""
+    shown = str(path.relative_to(display_root)) if display_root else str(path)
+    result = LoadResult()
+    try:
+        data = parse_document(path.read_text(encoding="utf-8"), path.suffix.lower())
+    except (OSError, UnicodeDecodeError) as exc:
+        result.problems.append(LoadProblem(file=shown, field="(file)", reason=str(exc)))
+        return result
+    except (yaml.YAMLError, json.JSONDecodeError) as exc:
+        result.problems.append(LoadProblem(file=shown, field="(syntax)", reason=_syntax(exc)))
+        return result
+    items = data if isinstance(data, list) else [data]
+    for index, item in enumerate(items):
+        prefix = f"[{index}]." if isinstance(data, list) else ""
+        name = item.get("name") if isinstance(item, dict) else None
+        if not isinstance(item, dict):
+            result.problems.append(
+                LoadProblem(
+                    file=shown,
+                    field=prefix.rstrip(".") or "(document)",
+                    reason="a tool must be a mapping",
+                )
+            )
+            continue
+        try:
+            result.tools.append(LoadedTool(ToolConfig.model_validate(item), path))
+        except ValidationError as exc:
+            tool_name = name if isinstance(name, str) else None
+            result.problems.extend(
+                validation_problems(exc, file=shown, tool=tool_name, prefix=prefix)
+            )
+    return result
+
+
+def load_directory(directory: Path) -> LoadResult:
+    """Load every tool file in ``directory`` (sorted by name; later duplicates are refused)."""
+    result = LoadResult()
+    if not directory.is_dir():
+        return result
+    seen: dict[str, Path] = {}
+    for path in sorted(p for p in directory.iterdir() if p.suffix.lower() in TOOL_FILE_SUFFIXES):
+        if path.name.startswith("."):
+            continue
+        loaded = load_file(path, display_root=directory)
+        result.problems.extend(loaded.problems)
+        for tool in loaded.tools:
+            first = seen.get(tool.config.name)
+            if first is not None:
+                result.problems.append(
+                    LoadProblem(
+                        file=path.name,
+                        tool=tool.config.name,
+                        field="name",
+                        reason=f"duplicate tool name; already defined in {first.name}",
+                    )
+                )
+                continue
+            seen[tool.config.name] = path
+            result.tools.append(tool)
+    return result
+
+
+def _syntax(exc: Exception) -> str:
+    mark = getattr(exc, "problem_mark", None)
+    if mark is not None:
+        return f"line {mark.line + 1}, column {mark.column + 1}: {getattr(exc, 'problem', exc)}"
+    if isinstance(exc, json.JSONDecodeError):
+        return f"line {exc.lineno}, column {exc.colno}: {exc.msg}"
+    return str(exc)
