@@ -136,6 +136,7 @@ def build_services(
             top_k=settings.selection_top_k,
             validation_retries=settings.llm_validation_retries,
             format_max_chars=settings.format_max_chars,
+            context_max_chars=settings.llm_context_max_chars,
         ),
     )
     return Services(settings, registry, guard, http_client, sender, chosen_llm, pipeline)

@@ -89,7 +89,10 @@ def configure_logging(settings: Settings, *, sink: Any = None) -> None:
         diagnose=False,
     )
     logging.basicConfig(handlers=[_InterceptHandler()], level=logging.INFO, force=True)
-    for name in ("uvicorn", "uvicorn.error", "uvicorn.access", "httpx", "openai"):
+    for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
         std = logging.getLogger(name)
         std.handlers = [_InterceptHandler()]
         std.propagate = False
+    # Client libraries log every request URL at INFO, query string (and secrets) included.
+    for name in ("httpx", "httpx2", "httpcore", "httpcore2", "openai"):
+        logging.getLogger(name).setLevel(logging.WARNING)

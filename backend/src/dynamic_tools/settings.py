@@ -83,6 +83,11 @@ class Settings(BaseSettings):
     selection_top_k: int = Field(
         default=8, ge=1, description="With more candidate tools than this, BM25 narrows them."
     )
+    llm_context_max_chars: int = Field(
+        default=120_000,
+        ge=1000,
+        description="Largest tool context sent to the LLM; more fails at tool_context_generation.",
+    )
     format_max_chars: int = Field(
         default=8000, ge=256, description="Raw response characters given to the formatter."
     )

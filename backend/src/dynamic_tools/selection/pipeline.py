@@ -58,6 +58,7 @@ class PipelineOptions:
     top_k: int = 8
     validation_retries: int = 2
     format_max_chars: int = 8000
+    context_max_chars: int = 120_000
     not_configured_message: str = (
         "no LLM is configured: set OPENAI_API_KEY (OpenAI) or OPENAI_BASE_URL "
         "(an OpenAI-compatible server such as Ollama or vLLM)"
@@ -140,6 +141,14 @@ class SingleShotPipeline:
                 tools = narrowed
             context = format_tools_as_context(tools)
             functions = [function_for_tool(t) for t in tools] + [none_suitable_function()]
+            size = len(context) + sum(len(json.dumps(f.parameters)) for f in functions)
+            if size > self.options.context_max_chars:
+                raise _StageFailed(
+                    "tool_context_generation",
+                    f"the tool context is {size} characters, over the limit of "
+                    f"{self.options.context_max_chars} (LLM_CONTEXT_MAX_CHARS); pass fewer or "
+                    "smaller tools",
+                )
             non_strict = [f.name for f in functions if not f.strict]
             if non_strict:
                 response.warnings.append(
