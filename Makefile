@@ -28,7 +28,7 @@ run: $(STAMP)
 	$(VENV)/bin/dynamic-tools serve --host $(HOST) --port $(PORT)
 
 test: $(STAMP)
-	cd backend && .venv/bin/python -m pytest -m "not slow" $(PYTEST_ARGS)
+	cd backend && .venv/bin/python -m pytest $(PYTEST_ARGS)
 	cd backend && .venv/bin/lint-imports
 
 lint: $(STAMP)

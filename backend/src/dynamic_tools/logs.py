@@ -7,6 +7,7 @@ scrubbed before any sink sees them, so a secret that reaches a log call is writt
 
 from __future__ import annotations
 
+import json
 import logging
 import sys
 import threading
@@ -76,18 +77,34 @@ class _InterceptHandler(logging.Handler):
         logger.opt(depth=6, exception=record.exc_info).log(level, record.getMessage())
 
 
+def json_line(record: Record) -> str:
+    """One compact JSON object per record: time, level, logger, message, extra, exception."""
+    data: dict[str, Any] = {
+        "time": record["time"].isoformat(timespec="milliseconds"),
+        "level": record["level"].name,
+        "logger": record["name"],
+        "message": record["message"],
+    }
+    extra = {k: v for k, v in record["extra"].items() if k != "_line" and k not in data}
+    data.update(extra)
+    exception = record["exception"]
+    if exception is not None and exception.type is not None:
+        data["exception"] = f"{exception.type.__name__}: {exception.value}"
+    record["extra"]["_line"] = json.dumps(data, default=str)
+    return "{extra[_line]}\n"
+
+
 def configure_logging(settings: Settings, *, sink: Any = None) -> None:
-    """Set up loguru once per app: JSON (or text) to stderr, secrets redacted."""
+    """Set up loguru once per app: JSON lines (or text) to stderr, secrets redacted."""
     redactor.add(*settings.secret_values())
     logger.remove()
     logger.configure(patcher=_patch)
-    logger.add(
-        sink or sys.stderr,
-        level=settings.log_level,
-        serialize=settings.log_json,
-        backtrace=False,
-        diagnose=False,
-    )
+    if settings.log_json:
+        logger.add(sink or sys.stderr, level=settings.log_level, format=json_line,
+                   backtrace=False, diagnose=False)
+    else:
+        logger.add(sink or sys.stderr, level=settings.log_level, backtrace=False,
+                   diagnose=False)
     logging.basicConfig(handlers=[_InterceptHandler()], level=logging.INFO, force=True)
     for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
         std = logging.getLogger(name)

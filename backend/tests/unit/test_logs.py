@@ -22,5 +22,6 @@ def test_known_secrets_are_masked_in_messages_extras_and_exceptions() -> None:
     text = "".join(lines)
     assert "tool-secret-999" not in text and "sk-settings-secret-123" not in text
     first = json.loads(lines[0])
-    assert first["record"]["message"] == "calling with ***"
-    assert first["record"]["extra"]["url"] == "https://x.example/?key=***"
+    assert first["message"] == "calling with ***" and first["level"] == "INFO"
+    assert first["url"] == "https://x.example/?key=***"
+    assert json.loads(lines[1])["exception"] == "ValueError: bad key ***"
