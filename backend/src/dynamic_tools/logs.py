@@ -100,11 +100,15 @@ def configure_logging(settings: Settings, *, sink: Any = None) -> None:
     logger.remove()
     logger.configure(patcher=_patch)
     if settings.log_json:
-        logger.add(sink or sys.stderr, level=settings.log_level, format=json_line,
-                   backtrace=False, diagnose=False)
+        logger.add(
+            sink or sys.stderr,
+            level=settings.log_level,
+            format=json_line,
+            backtrace=False,
+            diagnose=False,
+        )
     else:
-        logger.add(sink or sys.stderr, level=settings.log_level, backtrace=False,
-                   diagnose=False)
+        logger.add(sink or sys.stderr, level=settings.log_level, backtrace=False, diagnose=False)
     logging.basicConfig(handlers=[_InterceptHandler()], level=logging.INFO, force=True)
     for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
         std = logging.getLogger(name)

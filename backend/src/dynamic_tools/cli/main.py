@@ -59,7 +59,7 @@ def list_tools(
     )
     problems = registry.reload()
     table = Table("name", "method", "endpoint", "description")
-    for tool in registry.list():
+    for tool in registry.all():
         table.add_row(
             tool.name, tool.api.method, tool.api.base_url + tool.api.path, tool.description
         )

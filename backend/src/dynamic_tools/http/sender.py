@@ -68,7 +68,7 @@ class HttpSender:
             outbound = self.client.build_request(
                 request.method,
                 url,
-                params=request.query or None,
+                params=_query_params(request),
                 headers=headers,
                 json=request.body if request.body is not None else None,
             )
@@ -127,6 +127,10 @@ class HttpSender:
         for secret in request.secret_values:
             message = message.replace(secret, "***")
         return message
+
+
+def _query_params(request: PreparedRequest) -> list[tuple[str, str | int | float | bool | None]]:
+    return list(request.query)
 
 
 def _decode(content: bytes, content_type: str, truncated: bool) -> Any:

@@ -77,7 +77,7 @@ class ToolRegistry:
         """Names of every tool, sorted."""
         return sorted(self._resolved)
 
-    def list(self) -> list[ToolConfig]:
+    def all(self) -> list[ToolConfig]:
         """Every tool, resolved, sorted by name."""
         return [self._resolved[n] for n in self.names()]
 

@@ -17,8 +17,11 @@ def make_tool(**overrides: Any) -> ToolConfig:
     data: dict[str, Any] = {
         "name": "update_item",
         "description": "Update an item",
-        "api": {"method": "POST", "base_url": "https://items.example/v1",
-                "path": "/items/{item_id}"},
+        "api": {
+            "method": "POST",
+            "base_url": "https://items.example/v1",
+            "path": "/items/{item_id}",
+        },
         "parameters": {
             "item_id": {"type": "string", "in": "path", "required": True},
             "tags": {"type": "array", "items": {"type": "string"}, "in": "query"},
@@ -36,13 +39,17 @@ def make_tool(**overrides: Any) -> ToolConfig:
 def test_arguments_are_placed_by_location_and_secrets_masked() -> None:
     req = build_request(
         make_tool(),
-        {"item_id": "a b/c", "tags": ["x", "y"], "dry_run": True, "X-Trace": "t1",
-         "title": "Hi"},
+        {"item_id": "a b/c", "tags": ["x", "y"], "dry_run": True, "X-Trace": "t1", "title": "Hi"},
         secret=lookup,
     )
     assert req.url == "https://items.example/v1/items/a%20b%2Fc"
-    assert req.query == [("v", "2"), ("tags", "x"), ("tags", "y"), ("dry_run", "true"),
-                         ("key", "items-secret-value-991")]
+    assert req.query == [
+        ("v", "2"),
+        ("tags", "x"),
+        ("tags", "y"),
+        ("dry_run", "true"),
+        ("key", "items-secret-value-991"),
+    ]
     assert req.headers == {"X-Trace": "t1"}
     assert req.body == {"source": "llm", "title": "Hi"}
     spec = req.http_spec()
@@ -51,8 +58,9 @@ def test_arguments_are_placed_by_location_and_secrets_masked() -> None:
     assert "items-secret-value-991" not in repr(spec)
 
 
-@pytest.mark.parametrize("value", ["..", ".", "../admin", "..%2fadmin", "%2e%2e", "%252e%252e",
-                                   "a/../../b", "..\\x", ""])
+@pytest.mark.parametrize(
+    "value", ["..", ".", "../admin", "..%2fadmin", "%2e%2e", "%252e%252e", "a/../../b", "..\\x", ""]
+)
 def test_dot_segments_in_path_values_are_refused(value: str) -> None:
     with pytest.raises(InvalidInputError) as info:
         build_request(make_tool(), {"item_id": value}, secret=lookup)
@@ -61,8 +69,7 @@ def test_dot_segments_in_path_values_are_refused(value: str) -> None:
 
 def test_header_injection_is_refused() -> None:
     with pytest.raises(InvalidInputError) as info:
-        build_request(make_tool(), {"item_id": "1", "X-Trace": "a\r\nX-Admin: 1"},
-                      secret=lookup)
+        build_request(make_tool(), {"item_id": "1", "X-Trace": "a\r\nX-Admin: 1"}, secret=lookup)
     assert "X-Trace" in info.value.message
 
 

@@ -11,8 +11,14 @@ SECRET = "query-secret-7731"
 
 
 def request(url: str = "https://api.example/v1/items") -> PreparedRequest:
-    return PreparedRequest(tool="t", method="GET", url=url, query=[("key", SECRET)],
-                           secret_query=frozenset({"key"}), secret_values=(SECRET,))
+    return PreparedRequest(
+        tool="t",
+        method="GET",
+        url=url,
+        query=[("key", SECRET)],
+        secret_query=frozenset({"key"}),
+        secret_values=(SECRET,),
+    )
 
 
 @pytest.fixture
@@ -20,10 +26,12 @@ def sender() -> HttpSender:
     return HttpSender(httpx.AsyncClient(), TargetGuard(["api.example"]), max_response_bytes=64)
 
 
-async def test_a_redirect_is_returned_not_followed(httpx_mock: HTTPXMock, sender: HttpSender
-                                                   ) -> None:
-    httpx_mock.add_response(status_code=302,
-                            headers={"Location": "http://169.254.169.254/latest/meta-data"})
+async def test_a_redirect_is_returned_not_followed(
+    httpx_mock: HTTPXMock, sender: HttpSender
+) -> None:
+    httpx_mock.add_response(
+        status_code=302, headers={"Location": "http://169.254.169.254/latest/meta-data"}
+    )
     result = await sender.send(request())
     assert result.status_code == 302
     assert len(httpx_mock.get_requests()) == 1

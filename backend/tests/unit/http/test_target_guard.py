@@ -6,9 +6,19 @@ from dynamic_tools.http.target_guard import TargetGuard
 
 @pytest.mark.parametrize(
     ("host", "port"),
-    [("169.254.169.254", 80), ("127.0.0.1", 8000), ("10.0.0.5", 443), ("192.168.1.1", 80),
-     ("::1", 80), ("::ffff:169.254.169.254", 80), ("100.64.0.1", 80), ("0.0.0.0", 80),
-     ("localhost", 80), ("metadata.google.internal", 80), ("fd00:ec2::254", 80)],
+    [
+        ("169.254.169.254", 80),
+        ("127.0.0.1", 8000),
+        ("10.0.0.5", 443),
+        ("192.168.1.1", 80),
+        ("::1", 80),
+        ("::ffff:169.254.169.254", 80),
+        ("100.64.0.1", 80),
+        ("0.0.0.0", 80),
+        ("localhost", 80),
+        ("metadata.google.internal", 80),
+        ("fd00:ec2::254", 80),
+    ],
 )
 async def test_non_public_targets_are_refused(host: str, port: int) -> None:
     with pytest.raises(TargetRefusedError):

@@ -4,11 +4,11 @@ from pathlib import Path
 
 import pytest
 import yaml
+from tests.conftest import FIXTURES
 
 from dynamic_tools.errors import ConflictError, NotFoundError, ToolConfigError
 from dynamic_tools.tools.loader import load_directory
 from dynamic_tools.tools.registry import ToolRegistry
-from tests.conftest import FIXTURES
 
 VARS = {"PUBLIC_BASE_URL": "http://127.0.0.1:8123"}
 
@@ -46,8 +46,10 @@ def test_registry_resolves_variables_and_reports_unknown_ones(tools_dir: Path) -
     assert registry.get("local_ping").api.base_url == "http://127.0.0.1:8123/demo"
     assert registry.get_source("local_ping").api.base_url == "${PUBLIC_BASE_URL}/demo"
     assert "unknown_var" not in registry
-    assert any(p.tool == "unknown_var" and p.field == "api.base_url" and "${NOPE}" in p.reason
-               for p in problems)
+    assert any(
+        p.tool == "unknown_var" and p.field == "api.base_url" and "${NOPE}" in p.reason
+        for p in problems
+    )
 
 
 def test_get_multiple_returns_found_and_missing_in_order(tools_dir: Path) -> None:
@@ -78,11 +80,15 @@ def test_create_update_delete_write_files(tools_dir: Path) -> None:
         registry.create(new)
 
     # Updating a tool that lives in a list file keeps the file's other entries.
-    updated = registry.update("get_item", {
-        "name": "get_item", "description": "Get one item (v2)",
-        "api": {"method": "GET", "base_url": "https://items.example/v2", "path": "/items/{id}"},
-        "parameters": {"id": {"type": "string", "in": "path", "required": True}},
-    })
+    updated = registry.update(
+        "get_item",
+        {
+            "name": "get_item",
+            "description": "Get one item (v2)",
+            "api": {"method": "GET", "base_url": "https://items.example/v2", "path": "/items/{id}"},
+            "parameters": {"id": {"type": "string", "in": "path", "required": True}},
+        },
+    )
     assert updated.description == "Get one item (v2)"
     listed = json.loads((tools_dir / "02_list.json").read_text())
     assert [i["name"] for i in listed] == ["get_item", "broken_item", "delete_item"]
@@ -104,9 +110,16 @@ def test_invalid_writes_change_nothing(tools_dir: Path) -> None:
     paths = {v["path"] for v in info.value.violations}
     assert {"name", "description", "api.base_url"} <= paths
     with pytest.raises(ToolConfigError):
-        registry.update("get_item", {"name": "other", "description": "d",
-                                     "api": {"method": "GET", "base_url": "https://a.example"}})
+        registry.update(
+            "get_item",
+            {
+                "name": "other",
+                "description": "d",
+                "api": {"method": "GET", "base_url": "https://a.example"},
+            },
+        )
     with pytest.raises(ToolConfigError):
-        registry.create({"name": "v", "description": "d",
-                         "api": {"method": "GET", "base_url": "${NOPE}/x"}})
+        registry.create(
+            {"name": "v", "description": "d", "api": {"method": "GET", "base_url": "${NOPE}/x"}}
+        )
     assert sorted(p.name for p in tools_dir.iterdir()) == before

@@ -37,8 +37,13 @@ def test_a_valid_tool_derives_annotations_and_input_schema() -> None:
 
 @pytest.mark.parametrize(
     ("method", "read_only", "destructive", "idempotent"),
-    [("GET", True, False, True), ("POST", False, False, False), ("PUT", False, True, True),
-     ("DELETE", False, True, True), ("PATCH", False, True, False)],
+    [
+        ("GET", True, False, True),
+        ("POST", False, False, False),
+        ("PUT", False, True, True),
+        ("DELETE", False, True, True),
+        ("PATCH", False, True, False),
+    ],
 )
 def test_annotations_default_from_the_method(
     method: str, read_only: bool, destructive: bool, idempotent: bool
@@ -67,14 +72,17 @@ def test_a_path_parameter_must_be_in_the_path() -> None:
 
 def test_a_literal_secret_is_refused() -> None:
     errs = errors_of(tool(auth={"type": "bearer", "secret": "sk-live-123456"}))
-    assert ("auth.secret", "Value error, must be a secret reference like 'env:NAME', never the "
-            "secret itself") in errs
+    assert (
+        "auth.secret",
+        "Value error, must be a secret reference like 'env:NAME', never the secret itself",
+    ) in errs
 
 
 def test_invalid_json_schema_in_a_parameter_is_named() -> None:
     errs = errors_of(tool(parameters={"id": {"type": "strng", "in": "path", "required": True}}))
-    assert any(loc.startswith("parameters.id") and "not a valid JSON Schema" in m
-               for loc, m in errs)
+    assert any(
+        loc.startswith("parameters.id") and "not a valid JSON Schema" in m for loc, m in errs
+    )
 
 
 def test_names_follow_the_openai_pattern() -> None:
@@ -86,21 +94,26 @@ def test_names_follow_the_openai_pattern() -> None:
 
 def test_base_url_must_be_http_and_without_query() -> None:
     for url in ("ftp://x.example", "https://x.example/?a=1", "not a url"):
-        errs = errors_of(tool(api={"method": "GET", "base_url": url, "path": "/a"},
-                              parameters={}))
+        errs = errors_of(tool(api={"method": "GET", "base_url": url, "path": "/a"}, parameters={}))
         assert errs[0][0] == "api.base_url"
 
 
 def test_body_parameters_are_refused_on_get() -> None:
-    errs = errors_of(tool(api={"method": "GET", "base_url": "https://x.example", "path": "/a"},
-                          parameters={"q": {"type": "string", "in": "body"}}))
+    errs = errors_of(
+        tool(
+            api={"method": "GET", "base_url": "https://x.example", "path": "/a"},
+            parameters={"q": {"type": "string", "in": "body"}},
+        )
+    )
     assert any("cannot have 'in: body'" in m for _, m in errs)
 
 
 def test_template_variables_are_replaced_on_request() -> None:
     config = ToolConfig.model_validate(
-        tool(api={"method": "GET", "base_url": "${PUBLIC_BASE_URL}/demo", "path": "/a"},
-             parameters={})
+        tool(
+            api={"method": "GET", "base_url": "${PUBLIC_BASE_URL}/demo", "path": "/a"},
+            parameters={},
+        )
     )
     assert config.template_variables() == ["PUBLIC_BASE_URL"]
     resolved = config.with_variables({"PUBLIC_BASE_URL": "http://127.0.0.1:9"})

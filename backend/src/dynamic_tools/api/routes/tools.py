@@ -55,7 +55,7 @@ async def list_tools(
     q: str | None = Query(default=None, description="Filter by text in name or description"),
 ) -> dict[str, Any]:
     """Every tool, and the problems of tool files that did not load."""
-    tools = registry.list()
+    tools = registry.all()
     if q:
         needle = q.lower()
         tools = [t for t in tools if needle in t.name.lower() or needle in t.description.lower()]

@@ -1,0 +1,1 @@
+"""Outbound HTTP: building requests from tool configs, the SSRF guard, sending."""

@@ -1,0 +1,1 @@
+"""Tool registry domain: ToolConfig, loading tool files, the registry, LLM tool context."""
