@@ -14,6 +14,7 @@ async def app_client(app: FastAPI, **headers: str) -> AsyncIterator[httpx.AsyncC
     """Run ``app``'s lifespan and yield an ``httpx.AsyncClient`` talking to it over ASGI."""
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://testserver",
-                                     headers=headers) as client:
+        async with httpx.AsyncClient(
+            transport=transport, base_url="http://testserver", headers=headers
+        ) as client:
             yield client

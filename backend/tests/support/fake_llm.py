@@ -17,7 +17,6 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
-
 from tests.support.servers import serve
 
 
@@ -34,8 +33,9 @@ class Reply:
     extra_calls: list[tuple[str, str]] = field(default_factory=list)
 
 
-def tool_call(name: str, arguments: dict[str, Any] | str, *, finish_reason: str = "tool_calls"
-              ) -> Reply:
+def tool_call(
+    name: str, arguments: dict[str, Any] | str, *, finish_reason: str = "tool_calls"
+) -> Reply:
     """The model calls ``name`` with ``arguments`` (a dict, or raw text for broken JSON)."""
     raw = arguments if isinstance(arguments, str) else json.dumps(arguments)
     return Reply("tool_call", name=name, arguments=raw, finish_reason=finish_reason)
@@ -98,8 +98,10 @@ class FakeLLM:
             self.headers.append(dict(request.headers))
             reply = self.next_reply(body)
             if reply.kind == "http_error":
-                return JSONResponse({"error": {"message": "scripted failure", "type": "server"}},
-                                    status_code=reply.status)
+                return JSONResponse(
+                    {"error": {"message": "scripted failure", "type": "server"}},
+                    status_code=reply.status,
+                )
             return JSONResponse(completion(body.get("model", "fake"), reply))
 
         return app
@@ -111,8 +113,11 @@ def completion(model: str, reply: Reply) -> dict[str, Any]:
     if reply.kind == "tool_call":
         calls = [(reply.name, reply.arguments), *reply.extra_calls]
         message["tool_calls"] = [
-            {"id": f"call_{uuid.uuid4().hex[:12]}", "type": "function",
-             "function": {"name": n, "arguments": a}}
+            {
+                "id": f"call_{uuid.uuid4().hex[:12]}",
+                "type": "function",
+                "function": {"name": n, "arguments": a},
+            }
             for n, a in calls
         ]
     elif reply.kind == "refusal":

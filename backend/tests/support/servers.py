@@ -23,8 +23,9 @@ def free_port() -> int:
 def serve(app: Any, port: int | None = None) -> Iterator[str]:
     """Serve ``app`` on 127.0.0.1 until the block ends; yields its base URL."""
     port = port or free_port()
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_config=None,
-                            access_log=False, lifespan="on")
+    config = uvicorn.Config(
+        app, host="127.0.0.1", port=port, log_config=None, access_log=False, lifespan="on"
+    )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

@@ -15,12 +15,12 @@ from typing import Any
 import httpx
 import pytest
 from loguru import logger
-
-from dynamic_tools.api.app import create_app
-from dynamic_tools.settings import Settings
 from tests.conftest import FIXTURES, TEST_API_KEY
 from tests.support.app_client import app_client
 from tests.support.fake_llm import FakeLLM, http_error, refusal, text, tool_call
+
+from dynamic_tools.api.app import create_app
+from dynamic_tools.settings import Settings
 
 ITEMS_SECRET = "items-SECRET-4c1d9e77aa"
 
@@ -29,7 +29,8 @@ class Recorder:
     def __init__(self) -> None:
         self.requests: list[httpx.Request] = []
         self.responder: Callable[[httpx.Request], httpx.Response] = lambda r: httpx.Response(
-            200, json={"id": "42", "name": "Lamp"})
+            200, json={"id": "42", "name": "Lamp"}
+        )
 
     def __call__(self, request: httpx.Request) -> httpx.Response:
         self.requests.append(request)
@@ -42,8 +43,12 @@ def recorder() -> Recorder:
 
 
 @pytest.fixture
-def pipeline_settings(tmp_path: Path, make_settings: Callable[..., Settings],
-                      fake_llm: FakeLLM, monkeypatch: pytest.MonkeyPatch) -> Settings:
+def pipeline_settings(
+    tmp_path: Path,
+    make_settings: Callable[..., Settings],
+    fake_llm: FakeLLM,
+    monkeypatch: pytest.MonkeyPatch,
+) -> Settings:
     root = tmp_path / "pipeline-registry"
     shutil.copytree(FIXTURES / "tools" / "pipeline", root / "tools")
     monkeypatch.setenv("ITEMS_API_KEY", ITEMS_SECRET)
@@ -57,51 +62,76 @@ def pipeline_settings(tmp_path: Path, make_settings: Callable[..., Settings],
 
 
 @pytest.fixture
-async def client(pipeline_settings: Settings, recorder: Recorder
-                 ) -> AsyncIterator[httpx.AsyncClient]:
+async def client(
+    pipeline_settings: Settings, recorder: Recorder
+) -> AsyncIterator[httpx.AsyncClient]:
     app = create_app(pipeline_settings, http_transport=httpx.MockTransport(recorder))
     async with app_client(app) as c:
         yield c
 
 
-async def run(client: httpx.AsyncClient, instructions: str = "Get item 42",
-              tools: list[str] | None = None, **extra: Any) -> dict[str, Any]:
-    body = {"user_instructions": instructions, "tool_ids": tools or ["get_item", "create_item"],
-            **extra}
+async def run(
+    client: httpx.AsyncClient,
+    instructions: str = "Get item 42",
+    tools: list[str] | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
+    body = {
+        "user_instructions": instructions,
+        "tool_ids": tools or ["get_item", "create_item"],
+        **extra,
+    }
     response = await client.post("/workflow", json=body)
     assert response.status_code == 200, response.text
     data: dict[str, Any] = response.json()
     return data
 
 
-async def test_success_reports_every_stage(client: httpx.AsyncClient, fake_llm: FakeLLM,
-                                           recorder: Recorder) -> None:
+async def test_success_reports_every_stage(
+    client: httpx.AsyncClient, fake_llm: FakeLLM, recorder: Recorder
+) -> None:
     fake_llm.script(tool_call("get_item", {"item_id": "42", "X-Trace": None, "fields": None}))
     data = await run(client)
     assert data["status"] == "success" and data["error"] is None
     assert data["selected_tool"] == "get_item"
-    assert data["http_spec"] == {"method": "GET", "url": "https://items.example/v1/items/42",
-                                 "query_params": {"api_key": "***"}}
+    assert data["http_spec"] == {
+        "method": "GET",
+        "url": "https://items.example/v1/items/42",
+        "query_params": {"api_key": "***"},
+    }
     assert data["raw_response"]["status_code"] == 200
     assert data["raw_response"]["body"] == {"id": "42", "name": "Lamp"}
-    assert set(data["timings_ms"]) == {"tool_retrieval", "tool_context_generation",
-                                       "llm_selection", "api_execution", "total"}
-    assert data["usage"] == {"prompt_tokens": 100, "completion_tokens": 20,
-                             "total_tokens": 120, "llm_calls": 1}
+    assert set(data["timings_ms"]) == {
+        "tool_retrieval",
+        "tool_context_generation",
+        "llm_selection",
+        "api_execution",
+        "total",
+    }
+    assert data["usage"] == {
+        "prompt_tokens": 100,
+        "completion_tokens": 20,
+        "total_tokens": 120,
+        "llm_calls": 1,
+    }
     sent = recorder.requests[0]
     assert sent.url.params["api_key"] == ITEMS_SECRET  # injected at send time only
     # The model was offered both tools and "none suitable", and the required choice.
     offered = fake_llm.requests[0]
     assert [t["function"]["name"] for t in offered["tools"]] == [
-        "get_item", "create_item", "none_suitable"]
+        "get_item",
+        "create_item",
+        "none_suitable",
+    ]
     assert offered["tool_choice"] == "required"
     strict = {t["function"]["name"]: t["function"].get("strict", False) for t in offered["tools"]}
     assert strict == {"get_item": True, "create_item": False, "none_suitable": True}
     assert "[authenticated]" in offered["messages"][0]["content"]
 
 
-async def test_missing_tools_are_listed_and_no_llm_is_called(client: httpx.AsyncClient,
-                                                             fake_llm: FakeLLM) -> None:
+async def test_missing_tools_are_listed_and_no_llm_is_called(
+    client: httpx.AsyncClient, fake_llm: FakeLLM
+) -> None:
     data = await run(client, tools=["get_item", "nope", "also_nope"])
     assert data["status"] == "error" and data["error_stage"] == "tool_retrieval"
     assert "nope" in data["error"] and "also_nope" in data["error"]
@@ -121,22 +151,26 @@ async def test_an_oversized_tool_context_fails_at_context_generation(
     assert fake_llm.requests == []
 
 
-async def test_no_llm_configured_names_the_settings(pipeline_settings: Settings,
-                                                    recorder: Recorder) -> None:
-    settings = pipeline_settings.model_copy(update={"openai_base_url": None,
-                                                    "openai_api_key": None})
-    async with app_client(create_app(settings, http_transport=httpx.MockTransport(recorder))
-                          ) as c:
+async def test_no_llm_configured_names_the_settings(
+    pipeline_settings: Settings, recorder: Recorder
+) -> None:
+    settings = pipeline_settings.model_copy(
+        update={"openai_base_url": None, "openai_api_key": None}
+    )
+    async with app_client(create_app(settings, http_transport=httpx.MockTransport(recorder))) as c:
         data = await run(c)
     assert data["error_stage"] == "llm_selection"
     assert "OPENAI_API_KEY" in data["error"] and "OPENAI_BASE_URL" in data["error"]
     assert recorder.requests == []
 
 
-async def test_an_invalid_answer_is_re_asked_with_the_error(client: httpx.AsyncClient,
-                                                            fake_llm: FakeLLM) -> None:
-    fake_llm.script(tool_call("get_item", {"item_id": 42}),  # wrong type
-                    tool_call("get_item", {"item_id": "42"}))
+async def test_an_invalid_answer_is_re_asked_with_the_error(
+    client: httpx.AsyncClient, fake_llm: FakeLLM
+) -> None:
+    fake_llm.script(
+        tool_call("get_item", {"item_id": 42}),  # wrong type
+        tool_call("get_item", {"item_id": "42"}),
+    )
     data = await run(client)
     assert data["status"] == "success"
     assert len(fake_llm.requests) == 2
@@ -146,9 +180,9 @@ async def test_an_invalid_answer_is_re_asked_with_the_error(client: httpx.AsyncC
     assert any("re-ask" in w for w in data["warnings"])
 
 
-async def test_three_invalid_answers_fail_at_llm_selection(client: httpx.AsyncClient,
-                                                          fake_llm: FakeLLM,
-                                                          recorder: Recorder) -> None:
+async def test_three_invalid_answers_fail_at_llm_selection(
+    client: httpx.AsyncClient, fake_llm: FakeLLM, recorder: Recorder
+) -> None:
     bad = tool_call("get_item", {"item_id": "42", "admin": True})
     fake_llm.script(bad, bad, bad, tool_call("get_item", {"item_id": "42"}))
     data = await run(client)
@@ -166,8 +200,9 @@ async def test_three_invalid_answers_fail_at_llm_selection(client: httpx.AsyncCl
         (http_error(429), "429"),
     ],
 )
-async def test_final_llm_failures(client: httpx.AsyncClient, fake_llm: FakeLLM,
-                                  recorder: Recorder, reply: Any, message: str) -> None:
+async def test_final_llm_failures(
+    client: httpx.AsyncClient, fake_llm: FakeLLM, recorder: Recorder, reply: Any, message: str
+) -> None:
     fake_llm.script(reply)
     data = await run(client)
     assert data["error_stage"] == "llm_selection"
@@ -187,8 +222,16 @@ async def test_final_llm_failures(client: httpx.AsyncClient, fake_llm: FakeLLM,
         tool_call("get_item", {"item_id": "%2e%2e"}),
         tool_call("get_item", {"item_id": "42", "X-Trace": "a\r\nX-Admin: true"}),
     ],
-    ids=["unknown-tool", "invalid-json", "truncated", "no-call", "url-argument",
-         "dot-dot-path", "encoded-dot-dot", "header-injection"],
+    ids=[
+        "unknown-tool",
+        "invalid-json",
+        "truncated",
+        "no-call",
+        "url-argument",
+        "dot-dot-path",
+        "encoded-dot-dot",
+        "header-injection",
+    ],
 )
 async def test_corrupt_answers_are_caught_before_any_request(
     client: httpx.AsyncClient, fake_llm: FakeLLM, recorder: Recorder, reply: Any
@@ -209,16 +252,17 @@ async def test_http_error_statuses_are_a_success_and_redirects_are_not_followed(
     assert data["status"] == "success"
     assert data["raw_response"]["status_code"] == 404
     recorder.responder = lambda r: httpx.Response(
-        302, headers={"Location": "http://169.254.169.254/latest/meta-data"})
+        302, headers={"Location": "http://169.254.169.254/latest/meta-data"}
+    )
     fake_llm.script(tool_call("get_item", {"item_id": "7"}))
     data = await run(client)
     assert data["raw_response"]["status_code"] == 302
     assert [str(r.url.host) for r in recorder.requests] == ["items.example", "items.example"]
 
 
-async def test_refused_targets_fail_at_api_execution(client: httpx.AsyncClient,
-                                                     fake_llm: FakeLLM,
-                                                     recorder: Recorder) -> None:
+async def test_refused_targets_fail_at_api_execution(
+    client: httpx.AsyncClient, fake_llm: FakeLLM, recorder: Recorder
+) -> None:
     fake_llm.script(tool_call("metadata_probe", {}))
     data = await run(client, "read metadata", tools=["metadata_probe"])
     assert data["error_stage"] == "api_execution"
@@ -229,9 +273,9 @@ async def test_refused_targets_fail_at_api_execution(client: httpx.AsyncClient,
     assert recorder.requests == []
 
 
-async def test_transport_failures_fail_at_api_execution(client: httpx.AsyncClient,
-                                                        fake_llm: FakeLLM,
-                                                        recorder: Recorder) -> None:
+async def test_transport_failures_fail_at_api_execution(
+    client: httpx.AsyncClient, fake_llm: FakeLLM, recorder: Recorder
+) -> None:
     def boom(request: httpx.Request) -> httpx.Response:
         raise httpx.ConnectError(f"connection refused for {request.url}")
 
@@ -239,12 +283,11 @@ async def test_transport_failures_fail_at_api_execution(client: httpx.AsyncClien
     fake_llm.script(tool_call("get_item", {"item_id": "42"}))
     data = await run(client)
     assert data["error_stage"] == "api_execution"
-    assert "GET https://items.example/v1/items/42 failed (ConnectError)" == data["error"]
+    assert data["error"] == "GET https://items.example/v1/items/42 failed (ConnectError)"
     assert data["selected_tool"] == "get_item" and data["http_spec"] is not None
 
 
-async def test_formatting_success_and_failure(client: httpx.AsyncClient,
-                                              fake_llm: FakeLLM) -> None:
+async def test_formatting_success_and_failure(client: httpx.AsyncClient, fake_llm: FakeLLM) -> None:
     fake_llm.script(tool_call("get_item", {"item_id": "42"}), text("Item 42 is a lamp."))
     data = await run(client, format_response=True, response_format_instructions="One line.")
     assert data["formatted_response"] == "Item 42 is a lamp."
@@ -265,13 +308,16 @@ async def test_formatting_success_and_failure(client: httpx.AsyncClient,
         ({"user_instructions": "x"}, "body.tool_ids"),
         ({"user_instructions": "x", "tool_ids": []}, "body.tool_ids"),
         ({"user_instructions": "   ", "tool_ids": ["a"]}, "body.user_instructions"),
-        ({"user_instructions": "x", "tool_ids": ["a"], "format_response": "maybe"},
-         "body.format_response"),
+        (
+            {"user_instructions": "x", "tool_ids": ["a"], "format_response": "maybe"},
+            "body.format_response",
+        ),
         ({"user_instructions": "x", "tool_ids": ["a"], "surprise": 1}, "body.surprise"),
     ],
 )
-async def test_invalid_bodies_get_422_naming_the_field(client: httpx.AsyncClient,
-                                                       body: dict[str, Any], field: str) -> None:
+async def test_invalid_bodies_get_422_naming_the_field(
+    client: httpx.AsyncClient, body: dict[str, Any], field: str
+) -> None:
     response = await client.post("/workflow", json=body)
     assert response.status_code == 422
     data = response.json()
@@ -280,18 +326,22 @@ async def test_invalid_bodies_get_422_naming_the_field(client: httpx.AsyncClient
 
 
 async def test_a_body_that_is_not_json_gets_422(client: httpx.AsyncClient) -> None:
-    response = await client.post("/workflow", content=b"{not json",
-                                 headers={"content-type": "application/json"})
+    response = await client.post(
+        "/workflow", content=b"{not json", headers={"content-type": "application/json"}
+    )
     assert response.status_code == 422
     assert response.json()["violations"][0]["message"] == "the body is not valid JSON"
 
 
 async def test_secrets_never_reach_the_llm_responses_or_logs(
-    client: httpx.AsyncClient, fake_llm: FakeLLM, recorder: Recorder,
+    client: httpx.AsyncClient,
+    fake_llm: FakeLLM,
+    recorder: Recorder,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     captured: list[str] = []
     sink = logger.add(captured.append, serialize=True, level="DEBUG")
+
     def failing(request: httpx.Request) -> httpx.Response:
         raise httpx.ConnectError(f"refused: {request.url}")
 

@@ -8,22 +8,32 @@ from typing import Any
 
 import httpx
 import pytest
-
-from dynamic_tools.api.app import create_app
-from dynamic_tools.settings import Settings
 from tests.conftest import TEST_API_KEY
 from tests.support.fake_llm import FakeLLM, tool_call
 from tests.support.servers import serve
 
-TRAVEL_TOOLS = ["search_flights", "check_availability", "create_booking", "process_payment",
-                "search_hotels", "book_hotel", "confirm_trip", "cancel_booking", "cancel_hotel",
-                "add_to_waitlist"]
+from dynamic_tools.api.app import create_app
+from dynamic_tools.settings import Settings
+
+TRAVEL_TOOLS = [
+    "search_flights",
+    "check_availability",
+    "create_booking",
+    "process_payment",
+    "search_hotels",
+    "book_hotel",
+    "confirm_trip",
+    "cancel_booking",
+    "cancel_hotel",
+    "add_to_waitlist",
+]
 
 
 @pytest.fixture
 def server(make_settings: Callable[..., Settings], fake_llm: FakeLLM) -> Iterator[str]:
-    settings = make_settings(openai_base_url=fake_llm.base_url, openai_api_key=TEST_API_KEY,
-                             selection_top_k=20)
+    settings = make_settings(
+        openai_base_url=fake_llm.base_url, openai_api_key=TEST_API_KEY, selection_top_k=20
+    )
     with serve(create_app(settings), port=settings.port) as url:
         yield url
 
@@ -37,31 +47,40 @@ def workflow(url: str, instructions: str, **extra: Any) -> dict[str, Any]:
 
 
 def test_search_then_book_through_the_demo_api(server: str, fake_llm: FakeLLM) -> None:
-    fake_llm.script(tool_call("search_flights", {"origin": "AMS", "destination": "BCN",
-                                                 "date": "2026-12-01", "passengers": None}))
+    fake_llm.script(
+        tool_call(
+            "search_flights",
+            {"origin": "AMS", "destination": "BCN", "date": "2026-12-01", "passengers": None},
+        )
+    )
     found = workflow(server, "Find flights from Amsterdam to Barcelona on 1 December 2026")
     assert found["status"] == "success", found
     flights = found["raw_response"]["body"]
     assert found["raw_response"]["status_code"] == 200 and len(flights) == 3
     assert found["http_spec"]["url"] == f"{server}/demo/travel/flights"
 
-    fake_llm.script(tool_call("create_booking", {"flight_id": flights[0]["id"],
-                                                 "passenger": "Ada Lovelace"}))
+    fake_llm.script(
+        tool_call("create_booking", {"flight_id": flights[0]["id"], "passenger": "Ada Lovelace"})
+    )
     booked = workflow(server, f"Book flight {flights[0]['id']} for Ada Lovelace")
     assert booked["status"] == "success", booked
     assert booked["selected_tool"] == "create_booking"
     assert booked["raw_response"]["status_code"] == 201
     assert booked["raw_response"]["body"]["status"] == "reserved"
-    assert booked["http_spec"]["body"] == {"flight_id": flights[0]["id"],
-                                           "passenger": "Ada Lovelace"}
+    assert booked["http_spec"]["body"] == {
+        "flight_id": flights[0]["id"],
+        "passenger": "Ada Lovelace",
+    }
     stats = httpx.get(f"{server}/demo/travel/_stats").json()["operations"]
     assert stats["create_booking"]["executed"] == 1
     assert stats["search_flights"]["executed"] == 1
 
 
 def test_an_api_failure_is_reported_as_the_api_answered(server: str, fake_llm: FakeLLM) -> None:
-    httpx.post(f"{server}/demo/travel/_faults",
-               json={"operation": "search_hotels", "fail_next": 1, "status": 503})
+    httpx.post(
+        f"{server}/demo/travel/_faults",
+        json={"operation": "search_hotels", "fail_next": 1, "status": 503},
+    )
     args = {"city": "Lisbon", "checkin": "2026-12-01", "checkout": "2026-12-03"}
     fake_llm.script(tool_call("search_hotels", args), tool_call("search_hotels", args))
     failed = workflow(server, "Hotels in Lisbon 1-3 December 2026")
@@ -92,8 +111,9 @@ def test_api_token_guards_everything_but_health_and_demo(
         assert httpx.get(f"{url}/demo/travel/_stats").status_code == 200
         denied = httpx.get(f"{url}/tools")
         assert denied.status_code == 401 and denied.json()["error_code"] == "unauthorized"
-        assert httpx.get(f"{url}/tools", headers={"Authorization": "Bearer wrong"}
-                         ).status_code == 401
+        assert (
+            httpx.get(f"{url}/tools", headers={"Authorization": "Bearer wrong"}).status_code == 401
+        )
         ok = httpx.get(f"{url}/tools", headers={"Authorization": "Bearer token-abc-123456"})
         assert ok.status_code == 200
         assert "token-abc-123456" not in ok.text
