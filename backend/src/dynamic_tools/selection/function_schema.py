@@ -2,9 +2,9 @@
 
 OpenAI's strict structured output needs every object closed (``additionalProperties: false``)
 with every property required (an optional one becomes nullable), and no ``default``. A schema
-that cannot meet this (a free-form object, ``patternProperties``, a ``$ref``) makes that one
-tool non-strict; the answer is validated with jsonschema against the tool's own schema either
-way, so strictness only helps the model, it is never trusted.
+that cannot meet this (an object not declared closed, ``patternProperties``, a ``$ref``) makes
+that one tool non-strict; the answer is validated with jsonschema against the tool's own schema
+either way, so strictness only helps the model, it is never trusted.
 """
 
 from __future__ import annotations
@@ -135,12 +135,12 @@ def _strict(schema: Any, *, required: bool) -> dict[str, Any]:
     kinds = kind if isinstance(kind, list) else [kind]
     if "object" in kinds:
         props = out.get("properties")
-        if (
-            not isinstance(props, dict)
-            or not props
-            or out.get("additionalProperties") not in (None, False)
-        ):
+        if not isinstance(props, dict) or not props:
             raise _NotStrictable  # a free-form object
+        if out.get("additionalProperties") is not False:
+            # An open object accepts extra keys; strict mode would forbid them, so the model
+            # could not send what the tool accepts.
+            raise _NotStrictable
         originally_required = set(out.get("required", []))
         out["properties"] = {
             name: _strict(sub, required=name in originally_required) for name, sub in props.items()

@@ -11,19 +11,26 @@ from dynamic_tools.tools.models import ToolConfig
 
 
 def tool(parameters: dict[str, Any]) -> ToolConfig:
-    return ToolConfig.model_validate({
-        "name": "t", "description": "d",
-        "api": {"method": "POST", "base_url": "https://x.example", "path": "/t"},
-        "parameters": parameters,
-    })
+    return ToolConfig.model_validate(
+        {
+            "name": "t",
+            "description": "d",
+            "api": {"method": "POST", "base_url": "https://x.example", "path": "/t"},
+            "parameters": parameters,
+        }
+    )
 
 
 def test_optional_properties_become_nullable_and_required() -> None:
-    spec = function_for_tool(tool({
-        "city": {"type": "string", "in": "body", "required": True, "minLength": 2},
-        "units": {"type": "string", "in": "body", "enum": ["c", "f"], "default": "c"},
-        "when": {"type": "string", "format": "date", "in": "body"},
-    }))
+    spec = function_for_tool(
+        tool(
+            {
+                "city": {"type": "string", "in": "body", "required": True, "minLength": 2},
+                "units": {"type": "string", "in": "body", "enum": ["c", "f"], "default": "c"},
+                "when": {"type": "string", "format": "date", "in": "body"},
+            }
+        )
+    )
     assert spec.strict
     params = spec.parameters
     assert params["required"] == ["city", "units", "when"]
@@ -34,14 +41,40 @@ def test_optional_properties_become_nullable_and_required() -> None:
     Draft202012Validator.check_schema(params)
 
 
-def test_nested_objects_are_closed_and_free_form_objects_are_not_strict() -> None:
-    nested = to_strict({"type": "object", "properties": {
-        "address": {"type": "object", "properties": {"zip": {"type": "string"}}},
-        "tags": {"type": "array", "items": {"type": "string"}},
-    }})
+def test_closed_nested_objects_stay_strict_and_open_ones_fall_back() -> None:
+    closed = {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {"zip": {"type": "string"}},
+    }
+    nested = to_strict(
+        {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "address": closed,
+                "tags": {"type": "array", "items": {"type": "string"}},
+            },
+        }
+    )
     assert nested is not None
     address = nested["properties"]["address"]
-    assert address["additionalProperties"] is False and address["required"] == ["zip"]
+    assert address["additionalProperties"] is False
+    assert address["required"] == ["zip"] and address["properties"]["zip"] == {
+        "type": ["string", "null"]
+    }
+    # An object not declared closed accepts extra keys, which strict mode would forbid.
+    open_address = {"type": "object", "properties": {"zip": {"type": "string"}}}
+    assert (
+        to_strict(
+            {
+                "type": "object",
+                "additionalProperties": False,
+                "properties": {"address": open_address},
+            }
+        )
+        is None
+    )
     assert to_strict({"type": "object", "properties": {"meta": {"type": "object"}}}) is None
     assert to_strict({"type": "object", "properties": {"x": {}}}) is None
     spec = function_for_tool(tool({"meta": {"type": "object", "in": "body"}}))
@@ -49,9 +82,16 @@ def test_nested_objects_are_closed_and_free_form_objects_are_not_strict() -> Non
 
 
 def test_nulls_for_optional_properties_are_dropped_recursively() -> None:
-    schema = {"type": "object", "required": ["a"], "properties": {
-        "a": {"type": "string"}, "b": {"type": "string"},
-        "o": {"type": "object", "properties": {"x": {"type": "string"}}},
-    }}
+    schema = {
+        "type": "object",
+        "required": ["a"],
+        "properties": {
+            "a": {"type": "string"},
+            "b": {"type": "string"},
+            "o": {"type": "object", "properties": {"x": {"type": "string"}}},
+        },
+    }
     assert drop_nulls_for_optional({"a": None, "b": None, "o": {"x": None}}, schema) == {
-        "a": None, "o": {}}
+        "a": None,
+        "o": {},
+    }

@@ -3,16 +3,21 @@ from dynamic_tools.tools.models import ToolConfig
 
 
 def make(name: str, description: str) -> ToolConfig:
-    return ToolConfig.model_validate({
-        "name": name, "description": description,
-        "api": {"method": "GET", "base_url": "https://x.example", "path": "/" + name},
-    })
+    return ToolConfig.model_validate(
+        {
+            "name": name,
+            "description": description,
+            "api": {"method": "GET", "base_url": "https://x.example", "path": "/" + name},
+        }
+    )
 
 
-TOOLS = [make("search_flights", "Search flights between airports"),
-         make("book_hotel", "Reserve a hotel room in a city"),
-         make("cancel_booking", "Cancel a flight booking"),
-         make("get_weather", "Current weather for a city")]
+TOOLS = [
+    make("search_flights", "Search flights between airports"),
+    make("book_hotel", "Reserve a hotel room in a city"),
+    make("cancel_booking", "Cancel a flight booking"),
+    make("get_weather", "Current weather for a city"),
+]
 
 
 def test_top_k_keeps_the_best_matches_first() -> None:
@@ -24,6 +29,5 @@ def test_top_k_keeps_the_best_matches_first() -> None:
 
 def test_no_known_word_keeps_the_input_order_and_small_sets_pass_through() -> None:
     ranker = ToolRanker()
-    assert [t.name for t in ranker.top_k("zzz qqq", TOOLS, 2)] == ["search_flights",
-                                                                  "book_hotel"]
+    assert [t.name for t in ranker.top_k("zzz qqq", TOOLS, 2)] == ["search_flights", "book_hotel"]
     assert ranker.top_k("anything", TOOLS[:2], 5) == TOOLS[:2]

@@ -1,0 +1,33 @@
+"""``make bench``: the full BFCL harness, then POST /workflow overhead against a minimal peer."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+
+def bfcl_failures(figures: dict[str, dict[str, Any]]) -> list[str]:
+    """Mismatched items and uncaught corruptions, as readable lines."""
+    problems: list[str] = []
+    for category, data in figures.items():
+        problems += [f"{category}: mismatch {item}" for item in data.get("mismatches", [])]
+        for name, result in data.get("corruptions", {}).items():
+            if result["caught"] != result["total"]:
+                problems.append(f"{category}: {name} caught {result['caught']}/{result['total']}")
+    return problems
+
+
+def main() -> int:
+    """Run every benchmark and print its figures; exit 1 when a BFCL check fails."""
+    from bench.bfcl.harness import main as bfcl_main
+    from bench.overhead import main as overhead_main
+
+    problems = bfcl_failures(bfcl_main(full=True))
+    overhead_main()
+    for line in problems:
+        print(f"BFCL check failed: {line}")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
