@@ -10,8 +10,11 @@ def test_runtime_directory_rules(tmp_path: Path) -> None:
     assert s.registry_root == tmp_path / "reg"
     assert s.tools_dir == tmp_path / "reg" / "tools"
     assert s.workflows_dir == tmp_path / "reg" / "workflows"
-    s = Settings(_env_file=None, registry_config_path=tmp_path / "c.yaml",  # type: ignore[call-arg]
-                 registry_workflows_path=tmp_path / "wf")
+    s = Settings(
+        _env_file=None,
+        registry_config_path=tmp_path / "c.yaml",  # type: ignore[call-arg]
+        registry_workflows_path=tmp_path / "wf",
+    )
     assert s.workflows_dir == tmp_path / "wf"
 
 

@@ -12,18 +12,18 @@ from dynamic_tools.selection.pipeline import SingleShotPipeline
 from dynamic_tools.tools.registry import ToolRegistry
 
 
-def get_services(request: Request) -> Services:
+async def get_services(request: Request) -> Services:
     """The services of this app (built in the lifespan)."""
     services: Services = request.app.state.services
     return services
 
 
-def get_registry(services: Annotated[Services, Depends(get_services)]) -> ToolRegistry:
+async def get_registry(services: Annotated[Services, Depends(get_services)]) -> ToolRegistry:
     """The tool registry."""
     return services.registry
 
 
-def get_pipeline(services: Annotated[Services, Depends(get_services)]) -> SingleShotPipeline:
+async def get_pipeline(services: Annotated[Services, Depends(get_services)]) -> SingleShotPipeline:
     """The single-shot pipeline."""
     return services.pipeline
 

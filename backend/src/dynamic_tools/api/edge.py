@@ -33,15 +33,20 @@ class EdgeMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-        correlation_id = (headers.get("x-request-id") or uuid.uuid4().hex)[:64]
+        given_id = authorization = None
+        for key, value in scope["headers"]:  # only two headers matter: skip decoding the rest
+            if key == b"x-request-id":
+                given_id = value.decode("latin-1")
+            elif key == b"authorization":
+                authorization = value.decode("latin-1")
+        correlation_id = (given_id or uuid.uuid4().hex)[:64]
         scope.setdefault("state", {})["correlation_id"] = correlation_id
         path: str = scope["path"]
         if (
             self.token
             and path not in OPEN_PATHS
             and not path.startswith(OPEN_PREFIXES)
-            and not token_matches(self.token, headers.get("authorization"))
+            and not token_matches(self.token, authorization)
         ):
             await _unauthorized(send, correlation_id)
             return

@@ -21,7 +21,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from jsonschema import Draft202012Validator
 from loguru import logger
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt
 
@@ -39,14 +38,14 @@ from dynamic_tools.selection.function_schema import (
     NONE_SUITABLE,
     FunctionSpec,
     drop_nulls_for_optional,
-    function_for_tool,
     none_suitable_function,
 )
 from dynamic_tools.selection.llm import LLMAnswer, LLMClient
 from dynamic_tools.selection.models import ErrorStage, WorkflowRequest, WorkflowResponse
+from dynamic_tools.selection.prepared import PreparedTool, PreparedTools
 from dynamic_tools.selection.prompts import format_messages, selection_messages
 from dynamic_tools.selection.ranker import ToolRanker
-from dynamic_tools.tools.context import format_tools_as_context
+from dynamic_tools.tools.context import CONTEXT_HEADER
 from dynamic_tools.tools.models import ToolConfig
 from dynamic_tools.tools.registry import ToolRegistry
 
@@ -73,6 +72,9 @@ class Selection:
     arguments: dict[str, Any]
     request: PreparedRequest
     attempts: int
+
+
+NONE_SUITABLE_FUNCTION = none_suitable_function()
 
 
 class _StageFailed(Exception):
@@ -110,6 +112,7 @@ class SingleShotPipeline:
         self.secret = secret
         self.options = options or PipelineOptions()
         self.ranker = ranker or ToolRanker()
+        self.prepared = PreparedTools()
 
     async def run(self, request: WorkflowRequest) -> WorkflowResponse:
         """Run every stage; never raises for a failure of a stage."""
@@ -139,9 +142,10 @@ class SingleShotPipeline:
                     + ", ".join(t.name for t in narrowed)
                 )
                 tools = narrowed
-            context = format_tools_as_context(tools)
-            functions = [function_for_tool(t) for t in tools] + [none_suitable_function()]
-            size = len(context) + sum(len(json.dumps(f.parameters)) for f in functions)
+            prepared = [self.prepared.get(t) for t in tools]
+            context = CONTEXT_HEADER + "\n\n".join(p.context for p in prepared)
+            functions = [p.function for p in prepared] + [NONE_SUITABLE_FUNCTION]
+            size = sum(p.size for p in prepared)
             if size > self.options.context_max_chars:
                 raise _StageFailed(
                     "tool_context_generation",
@@ -160,7 +164,7 @@ class SingleShotPipeline:
         with self._stage("llm_selection", response):
             if self.llm is None:
                 raise _StageFailed("llm_selection", self.options.not_configured_message)
-            selection = await self._select(request, tools, functions, context, response)
+            selection = await self._select(request, prepared, functions, context, response)
             response.selected_tool = selection.tool.name
             response.http_spec = selection.request.http_spec()
             if selection.attempts > 1:
@@ -180,14 +184,14 @@ class SingleShotPipeline:
     async def _select(
         self,
         request: WorkflowRequest,
-        tools: list[ToolConfig],
+        tools: list[PreparedTool],
         functions: list[FunctionSpec],
         context: str,
         response: WorkflowResponse,
     ) -> Selection:
         assert self.llm is not None
         llm = self.llm
-        by_name = {t.name: t for t in tools}
+        by_name = {p.tool.name: p for p in tools}
         messages = selection_messages(request.user_instructions, context)
         attempts = 0
         retrying = AsyncRetrying(
@@ -218,7 +222,7 @@ class SingleShotPipeline:
         raise _StageFailed("llm_selection", "the LLM gave no answer")  # pragma: no cover
 
     def _validate(
-        self, answer: LLMAnswer, by_name: dict[str, ToolConfig], attempts: int
+        self, answer: LLMAnswer, by_name: dict[str, PreparedTool], attempts: int
     ) -> Selection:
         if answer.refusal:
             raise LLMInvalidAnswerError(f"the LLM refused: {answer.refusal[:300]}")
@@ -248,18 +252,16 @@ class SingleShotPipeline:
         if call.name == NONE_SUITABLE:
             reason = str(arguments.get("reason") or "no reason given")[:500]
             raise NoSuitableToolError(f"the LLM found no suitable tool: {reason}")
-        tool = by_name.get(call.name)
-        if tool is None:
+        prepared = by_name.get(call.name)
+        if prepared is None:
             raise _InvalidAnswer(
                 f"'{call.name}' is not one of the available functions: "
                 + ", ".join([*by_name, NONE_SUITABLE]),
                 answer,
             )
-        schema = tool.input_schema()
-        arguments = drop_nulls_for_optional(arguments, schema)
-        errors = sorted(
-            Draft202012Validator(schema).iter_errors(arguments), key=lambda e: list(e.path)
-        )
+        tool = prepared.tool
+        arguments = drop_nulls_for_optional(arguments, prepared.schema)
+        errors = sorted(prepared.validator.iter_errors(arguments), key=lambda e: list(e.path))
         if errors:
             details = "; ".join(
                 f"{'.'.join(str(p) for p in e.path) or '(arguments)'}: {e.message}"
@@ -269,16 +271,14 @@ class SingleShotPipeline:
                 f"the arguments of '{tool.name}' do not match its schema: {details}", answer
             )
         try:
-            prepared = build_request(tool, arguments, secret=self.secret)
+            outbound = build_request(tool, arguments, secret=self.secret)
         except InvalidInputError as exc:
             raise _InvalidAnswer(
                 f"the arguments of '{tool.name}' cannot be used: {exc.message}", answer
             ) from None
-        except ConfigurationError as exc:
+        except DynamicToolsError as exc:  # a missing secret, a URL leaving its base: not the LLM's
             raise _StageFailed("api_execution", exc.message) from None
-        except DynamicToolsError as exc:
-            raise _StageFailed("api_execution", exc.message) from None
-        return Selection(tool=tool, arguments=arguments, request=prepared, attempts=attempts)
+        return Selection(tool=tool, arguments=arguments, request=outbound, attempts=attempts)
 
     async def _format(
         self, request: WorkflowRequest, tool: str, response: WorkflowResponse

@@ -9,10 +9,12 @@ from typing import Any
 
 from dynamic_tools.tools.models import ToolConfig
 
+CONTEXT_HEADER = "Available Tools:\n\n"
+
 
 def format_tools_as_context(tools: list[ToolConfig]) -> str:
     """All tools as one documentation block, in the order given."""
-    return "Available Tools:\n\n" + "\n\n".join(format_tool(t) for t in tools)
+    return CONTEXT_HEADER + "\n\n".join(format_tool(t) for t in tools)
 
 
 def format_tool(tool: ToolConfig) -> str:

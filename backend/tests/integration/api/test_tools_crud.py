@@ -7,17 +7,20 @@ from collections.abc import Callable
 from pathlib import Path
 
 import yaml
+from tests.conftest import EXAMPLES
+from tests.support.app_client import app_client
 
 from dynamic_tools.api.app import create_app
 from dynamic_tools.settings import Settings
-from tests.conftest import EXAMPLES
-from tests.support.app_client import app_client
 
 NEW_TOOL = {
     "name": "get_fare_rules",
     "description": "Fare rules of a flight",
-    "api": {"method": "GET", "base_url": "${PUBLIC_BASE_URL}/demo/travel",
-            "path": "/flights/{flight_id}/rules"},
+    "api": {
+        "method": "GET",
+        "base_url": "${PUBLIC_BASE_URL}/demo/travel",
+        "path": "/flights/{flight_id}/rules",
+    },
     "parameters": {"flight_id": {"type": "string", "in": "path", "required": True}},
 }
 
@@ -35,8 +38,7 @@ async def test_crud_on_a_seeded_registry_never_touches_the_examples(
 ) -> None:
     before = tree_digest(EXAMPLES)
     root = tmp_path / "fresh-registry"
-    settings = make_settings(registry_config_path=root / "config.yaml",
-                             seed_examples_from=EXAMPLES)
+    settings = make_settings(registry_config_path=root / "config.yaml", seed_examples_from=EXAMPLES)
     async with app_client(create_app(settings)) as client:
         listed = (await client.get("/tools")).json()
         assert len(listed["tools"]) == 10 and listed["problems"] == []
@@ -44,7 +46,8 @@ async def test_crud_on_a_seeded_registry_never_touches_the_examples(
         created = await client.post("/tools", json=NEW_TOOL)
         assert created.status_code == 201, created.text
         assert created.json()["endpoint"] == (
-            f"GET {settings.base_url}/demo/travel/flights/{{flight_id}}/rules")
+            f"GET {settings.base_url}/demo/travel/flights/{{flight_id}}/rules"
+        )
         assert (await client.post("/tools", json=NEW_TOOL)).status_code == 409
 
         changed = dict(NEW_TOOL, description="Fare rules and baggage allowance")

@@ -1,9 +1,9 @@
 from pathlib import Path
 
+from tests.conftest import EXAMPLES, FIXTURES
 from typer.testing import CliRunner
 
 from dynamic_tools.cli.main import app
-from tests.conftest import EXAMPLES, FIXTURES
 
 
 def test_tools_list_shows_tools_and_exits_zero() -> None:
@@ -13,7 +13,8 @@ def test_tools_list_shows_tools_and_exits_zero() -> None:
 
 
 def test_tools_list_reports_problems_and_exits_one(tmp_path: Path) -> None:
-    result = CliRunner().invoke(app, ["tools", "list", "--directory",
-                                      str(FIXTURES / "tools" / "mixed")])
+    result = CliRunner().invoke(
+        app, ["tools", "list", "--directory", str(FIXTURES / "tools" / "mixed")]
+    )
     assert result.exit_code == 1
     assert "03_bad_syntax.yaml" in result.output and "duplicate tool name" in result.output

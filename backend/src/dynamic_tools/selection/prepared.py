@@ -1,0 +1,60 @@
+"""Per-tool work done once: the LLM function, the context text and the argument validator.
+
+The registry hands out the same ToolConfig object until it reloads, so derived data is cached
+by object identity (and checked with ``is``); a reload produces new objects and new entries.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from jsonschema import Draft202012Validator
+
+from dynamic_tools.selection.function_schema import FunctionSpec, function_for_tool
+from dynamic_tools.tools.context import format_tool
+from dynamic_tools.tools.models import ToolConfig
+
+
+@dataclass(frozen=True)
+class PreparedTool:
+    """A tool with everything the pipeline derives from it."""
+
+    tool: ToolConfig
+    function: FunctionSpec
+    context: str
+    schema: dict[str, Any]
+    validator: Draft202012Validator
+    size: int
+
+
+def prepare(tool: ToolConfig) -> PreparedTool:
+    """Derive the function, context text, input schema and validator of ``tool``."""
+    function = function_for_tool(tool)
+    context = format_tool(tool)
+    schema = tool.input_schema()
+    size = len(context) + len(json.dumps(function.parameters))
+    return PreparedTool(tool, function, context, schema, Draft202012Validator(schema), size)
+
+
+class PreparedTools:
+    """A bounded identity cache of :class:`PreparedTool`."""
+
+    def __init__(self, max_entries: int = 4096) -> None:
+        self._entries: dict[int, PreparedTool] = {}
+        self._max_entries = max_entries
+        self._lock = threading.Lock()
+
+    def get(self, tool: ToolConfig) -> PreparedTool:
+        """The prepared form of ``tool``, computed on first use."""
+        entry = self._entries.get(id(tool))
+        if entry is not None and entry.tool is tool:
+            return entry
+        entry = prepare(tool)
+        with self._lock:
+            if len(self._entries) >= self._max_entries:
+                self._entries.clear()
+            self._entries[id(tool)] = entry
+        return entry
