@@ -1,9 +1,12 @@
 from dynamic_tools.selection.prepared import PreparedTools
 from dynamic_tools.tools.models import ToolConfig
 
-DATA = {"name": "get_item", "description": "Get an item",
-        "api": {"method": "GET", "base_url": "https://x.example", "path": "/items/{id}"},
-        "parameters": {"id": {"type": "string", "in": "path", "required": True}}}
+DATA = {
+    "name": "get_item",
+    "description": "Get an item",
+    "api": {"method": "GET", "base_url": "https://x.example", "path": "/items/{id}"},
+    "parameters": {"id": {"type": "string", "in": "path", "required": True}},
+}
 
 
 def test_prepared_data_is_reused_per_object_and_rebuilt_for_a_new_one() -> None:

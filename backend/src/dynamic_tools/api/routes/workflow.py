@@ -18,9 +18,7 @@ router = APIRouter(tags=["Workflow"])
     description="Tool selection by the LLM, API execution, optional formatting. Errors are "
     "reported by stage with HTTP 200 and status 'error'.",
 )
-async def run_workflow(
-    body: WorkflowRequest, pipeline: PipelineDep, request: Request
-) -> Response:
+async def run_workflow(body: WorkflowRequest, pipeline: PipelineDep, request: Request) -> Response:
     """Run the pipeline for one request (serialised once, without re-validation)."""
     response = await pipeline.run(body)
     metrics = request.app.state.metrics
