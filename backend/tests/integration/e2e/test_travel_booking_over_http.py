@@ -13,20 +13,10 @@ from tests.support.fake_llm import FakeLLM, tool_call
 from tests.support.servers import serve
 
 from dynamic_tools.api.app import create_app
+from dynamic_tools.demo.travel_data import OPERATIONS
 from dynamic_tools.settings import Settings
 
-TRAVEL_TOOLS = [
-    "search_flights",
-    "check_availability",
-    "create_booking",
-    "process_payment",
-    "search_hotels",
-    "book_hotel",
-    "confirm_trip",
-    "cancel_booking",
-    "cancel_hotel",
-    "add_to_waitlist",
-]
+TRAVEL_TOOLS = list(OPERATIONS)
 
 
 @pytest.fixture
