@@ -6,7 +6,8 @@ here and never below the routes.
 ```
 DynamicToolsError                 root; carries ``code``, ``message``, ``context``, ``retryable``
 ├── InvalidInputError             bad input from a caller; names the field(s)       → 422
-│   └── ToolConfigError           a tool config violates the format (file, field)    → 422
+│   ├── ToolConfigError           a tool config violates the format (file, field)    → 422
+│   └── WorkflowInvalidError      a workflow document does not load or validate      → 422
 ├── NotFoundError                 an unknown id                                      → 404
 ├── ConflictError                 a stale version or an existing name                → 409
 ├── ConfigurationError            the server is not set up for this (e.g. no LLM)   → 503
@@ -70,6 +71,16 @@ class ToolConfigError(InvalidInputError):
     """A tool config file or body violates the ToolConfig format."""
 
     code = "invalid_tool_config"
+
+
+class WorkflowInvalidError(InvalidInputError):
+    """A workflow document does not parse, fit the model or validate.
+
+    Each violation has ``path``, ``rule``, ``message``, ``line``, ``expected``, ``actual`` and
+    ``severity``.
+    """
+
+    code = "workflow_invalid"
 
 
 class NotFoundError(DynamicToolsError):

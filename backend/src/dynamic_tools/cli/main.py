@@ -70,3 +70,51 @@ def list_tools(
             highlight=False,
         )
     raise typer.Exit(code=1 if problems else 0)
+
+
+@app.command()
+def validate(
+    files: Annotated[list[Path], typer.Argument(help="Workflow documents (YAML, JSON or XML)")],
+    tools_dir: Annotated[
+        Path | None, typer.Option(help="Tool configs to check calls against (default: registry)")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print violations as JSON")] = False,
+) -> None:
+    """Validate workflow documents: every violation with its line; exit 1 on any error."""
+    import json
+
+    from dynamic_tools.cli.validate import validate_files
+
+    settings = Settings()
+    directory = tools_dir or settings.tools_dir
+    results = validate_files(files, tools_dir=directory, variables=settings.template_variables())
+    if as_json:
+        console.print_json(json.dumps({str(k): v for k, v in results.items()}))
+    else:
+        for path, violations in results.items():
+            _print_violations(path, violations, checked_tools=directory.is_dir())
+    failed = any(v["severity"] == "error" for vs in results.values() for v in vs)
+    raise typer.Exit(code=1 if failed else 0)
+
+
+def _print_violations(
+    path: Path, violations: list[dict[str, object]], *, checked_tools: bool
+) -> None:
+    errors = sum(1 for v in violations if v["severity"] == "error")
+    warnings = len(violations) - errors
+    status = "[red]invalid[/]" if errors else "[green]valid[/]"
+    console.print(
+        f"{path}: {status} ({errors} error(s), {warnings} warning(s))"
+        + ("" if checked_tools else " — tool names not checked (no tools directory)"),
+        highlight=False,
+        soft_wrap=True,
+    )
+    for v in violations:
+        colour = "red" if v["severity"] == "error" else "yellow"
+        where = f"line {v['line']}: " if v["line"] else ""
+        console.print(
+            f"  [{colour}]{v['severity']}[/] {where}{v['path']}: {v['message']} "
+            f"[dim]({v['rule']})[/]",
+            highlight=False,
+            soft_wrap=True,
+        )

@@ -1,0 +1,51 @@
+"""``dynamic-tools validate``: load and validate workflow files against the tool registry."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from dynamic_tools.engine.loaders import LoadedDocument, load_document
+from dynamic_tools.engine.validator import validate_document
+from dynamic_tools.errors import WorkflowInvalidError
+from dynamic_tools.tools.registry import ToolRegistry
+
+
+def validate_files(
+    files: list[Path], *, tools_dir: Path, variables: dict[str, str]
+) -> dict[Path, list[dict[str, Any]]]:
+    """Violations per file. Sub-workflows may live in any of the files given."""
+    known_tools: set[str] | None = None
+    if tools_dir.is_dir():
+        registry = ToolRegistry(tools_dir, variables=variables)
+        registry.reload()
+        known_tools = set(registry.names())
+    results: dict[Path, list[dict[str, Any]]] = {}
+    loaded: dict[Path, LoadedDocument] = {}
+    for path in files:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            results[path] = [_file_error(str(exc))]
+            continue
+        try:
+            loaded[path] = load_document(text, name=path.name)
+        except WorkflowInvalidError as exc:
+            results[path] = exc.violations
+    workflow_ids = {wid for doc in loaded.values() for wid in doc.document.workflows}
+    for path, doc in loaded.items():
+        report = validate_document(doc, known_tools=known_tools, known_workflows=workflow_ids)
+        results[path] = [v.to_dict() for v in report.violations]
+    return {path: results[path] for path in files if path in results}
+
+
+def _file_error(message: str) -> dict[str, Any]:
+    return {
+        "path": "(file)",
+        "rule": "unreadable",
+        "message": message,
+        "severity": "error",
+        "line": None,
+        "expected": None,
+        "actual": None,
+    }
