@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.support.fake_llm import FakeLLM, running_fake_llm
-from tests.support.servers import free_port
 
 from dynamic_tools.settings import Settings
+from tests.support.fake_llm import FakeLLM, running_fake_llm
+from tests.support.servers import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples" / "travel"

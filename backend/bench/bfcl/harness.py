@@ -27,7 +27,6 @@ from urllib.parse import quote
 import httpx
 from jsonschema import Draft202012Validator
 from loguru import logger
-from tests.support.fake_llm import FakeLLM, Reply, http_error, refusal, running_fake_llm, tool_call
 
 from bench.bfcl.convert import (
     HOST,
@@ -43,6 +42,7 @@ from dynamic_tools.bootstrap import Services, build_services
 from dynamic_tools.selection.function_schema import NONE_SUITABLE
 from dynamic_tools.selection.models import WorkflowRequest, WorkflowResponse
 from dynamic_tools.settings import Settings
+from tests.support.fake_llm import FakeLLM, Reply, http_error, refusal, running_fake_llm, tool_call
 
 METADATA_URL = "http://169.254.169.254/latest/meta-data/iam/security-credentials/"
 _WRONG = {"string": 12345, "integer": "12", "number": "1.5", "boolean": "true",

@@ -28,7 +28,6 @@ Warnings:
 from __future__ import annotations
 
 import difflib
-import re
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -50,9 +49,9 @@ from dynamic_tools.engine.models import (
     YieldNode,
 )
 from dynamic_tools.engine.references import Reference, find_references
+from dynamic_tools.engine.sql_query import table_names
 
 BUILTIN_TOOLS = frozenset({"rest_call", "sql_query"})
-_SQL_TABLES = re.compile(r"\b(?:from|join)\s+([A-Za-z_][A-Za-z0-9_]*)", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -358,7 +357,7 @@ class _Checker:
                 )
                 return
             outputs = {o for _, o, _ in WorkflowGraph.outputs_of(self._workflow_of(here))}
-            for table in _SQL_TABLES.findall(sql):
+            for table in table_names(sql):
                 if table not in outputs:
                     self.add(
                         (*here, "args", "sql"),

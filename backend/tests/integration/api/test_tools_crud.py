@@ -7,11 +7,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import yaml
-from tests.conftest import EXAMPLES
-from tests.support.app_client import app_client
 
 from dynamic_tools.api.app import create_app
 from dynamic_tools.settings import Settings
+from tests.conftest import EXAMPLES
+from tests.support.app_client import app_client
 
 NEW_TOOL = {
     "name": "get_fare_rules",

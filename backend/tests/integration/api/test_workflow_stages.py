@@ -15,12 +15,12 @@ from typing import Any
 import httpx
 import pytest
 from loguru import logger
-from tests.conftest import FIXTURES, TEST_API_KEY
-from tests.support.app_client import app_client
-from tests.support.fake_llm import FakeLLM, http_error, refusal, text, tool_call
 
 from dynamic_tools.api.app import create_app
 from dynamic_tools.settings import Settings
+from tests.conftest import FIXTURES, TEST_API_KEY
+from tests.support.app_client import app_client
+from tests.support.fake_llm import FakeLLM, http_error, refusal, text, tool_call
 
 ITEMS_SECRET = "items-SECRET-4c1d9e77aa"
 

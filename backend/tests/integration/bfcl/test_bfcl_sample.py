@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from bench.bfcl.convert import SAMPLE_DIR, Item, load_category, load_sample
-from bench.bfcl.harness import CHECKS, CORRUPTIONS, run_sample
 from jsonschema import Draft202012Validator
 
+from bench.bfcl.convert import SAMPLE_DIR, Item, load_category, load_sample
+from bench.bfcl.harness import CHECKS, CORRUPTIONS, run_sample
 from dynamic_tools.selection.function_schema import function_for_tool
 from dynamic_tools.tools.models import ToolConfig
 

@@ -8,13 +8,13 @@ from typing import Any
 
 import httpx
 import pytest
-from tests.conftest import TEST_API_KEY
-from tests.support.fake_llm import FakeLLM, tool_call
-from tests.support.servers import serve
 
 from dynamic_tools.api.app import create_app
 from dynamic_tools.demo.travel_data import OPERATIONS
 from dynamic_tools.settings import Settings
+from tests.conftest import TEST_API_KEY
+from tests.support.fake_llm import FakeLLM, tool_call
+from tests.support.servers import serve
 
 TRAVEL_TOOLS = list(OPERATIONS)
 

@@ -7,6 +7,7 @@ from typing import Any
 
 import httpx
 import pytest
+
 from bench.bfcl.convert import (
     BASE_URL,
     SAMPLE_DIR,
@@ -26,7 +27,6 @@ from bench.bfcl.convert import (
     tool_name,
     variant_tool,
 )
-
 from dynamic_tools.tools.models import ToolConfig
 
 

@@ -1,9 +1,9 @@
 from pathlib import Path
 
-from tests.conftest import EXAMPLES, FIXTURES
 from typer.testing import CliRunner
 
 from dynamic_tools.cli.main import app
+from tests.conftest import EXAMPLES, FIXTURES
 
 
 def test_tools_list_shows_tools_and_exits_zero() -> None:

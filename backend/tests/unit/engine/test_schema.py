@@ -2,10 +2,10 @@ from pathlib import Path
 
 import pytest
 from jsonschema import Draft202012Validator
-from tests.conftest import EXAMPLES, FIXTURES
 
 from dynamic_tools.engine.loaders import detect_format, parse_raw
 from dynamic_tools.engine.schema import document_schema
+from tests.conftest import EXAMPLES, FIXTURES
 
 DOCUMENTS = sorted((FIXTURES / "workflows" / "seeds").glob("seed*")) + sorted(
     (EXAMPLES / "workflows").iterdir()

@@ -1,11 +1,11 @@
 from pathlib import Path
 
 import pytest
-from tests.conftest import EXAMPLES, FIXTURES
 
 from dynamic_tools.engine.loaders import load_document
 from dynamic_tools.engine.validator import validate_document
 from dynamic_tools.tools.registry import ToolRegistry
+from tests.conftest import EXAMPLES, FIXTURES
 
 SEEDS = FIXTURES / "workflows" / "seeds"
 

@@ -4,11 +4,11 @@ from pathlib import Path
 
 import pytest
 import yaml
-from tests.conftest import FIXTURES
 
 from dynamic_tools.errors import ConflictError, NotFoundError, ToolConfigError
 from dynamic_tools.tools.loader import load_directory
 from dynamic_tools.tools.registry import ToolRegistry
+from tests.conftest import FIXTURES
 
 VARS = {"PUBLIC_BASE_URL": "http://127.0.0.1:8123"}
 

@@ -1,0 +1,575 @@
+"""The interpreter: runs one workflow of a validated document, deterministically.
+
+Scheduling (DESIGN.md): a node named as a goto/default/fallback/on_partial_failure target,
+and every compensate node, runs only when activated; every other node runs once all its
+``depends_on`` are settled; a node whose dependencies were all skipped (or one of which
+failed) is skipped. Ready nodes run one at a time in document order, so steps are issued in
+the same order on every replay; concurrency comes only from ``parallel`` and ``foreach``,
+whose branches and items run as children through :meth:`StepRunner.gather`.
+
+Saga: a call with ``compensate_with`` registers its (rendered) compensation when it succeeds;
+when the run fails or is cancelled the registered compensations run newest first, unless a
+compensate node already handled the failure.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from dynamic_tools.engine.errors import ExpressionError, UnresolvedReferenceError
+from dynamic_tools.engine.expressions import evaluate, parse_expression
+from dynamic_tools.engine.graph import WorkflowGraph
+from dynamic_tools.engine.models import (
+    BranchNode,
+    CallNode,
+    CompensateNode,
+    ErrorNode,
+    ForeachNode,
+    ParallelNode,
+    Workflow,
+    WorkflowDocument,
+    WorkflowNode,
+    YieldNode,
+)
+from dynamic_tools.engine.params import check_values
+from dynamic_tools.engine.ports import EventSink, StepRunner, ToolRunner
+from dynamic_tools.engine.references import render, resolve_reference
+from dynamic_tools.engine.state import (
+    SETTLED,
+    FallbackTriggered,
+    NodeState,
+    RunFailed,
+    RunOutcome,
+)
+from dynamic_tools.engine.tool_calls import call_with_retries
+from dynamic_tools.errors import DynamicToolsError, InvalidInputError
+
+Clock = Callable[[], str]
+
+
+def utc_now() -> str:
+    """The current UTC time, ISO 8601."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+class Interpreter:
+    """Runs workflows of one document for one run id."""
+
+    def __init__(
+        self,
+        document: WorkflowDocument,
+        *,
+        run_id: str,
+        tools: ToolRunner,
+        steps: StepRunner,
+        events: EventSink,
+        clock: Clock = utc_now,
+    ) -> None:
+        self.document = document
+        self.run_id = run_id
+        self.tools = tools
+        self.steps = steps
+        self.events = events
+        self.clock = clock
+        self.nodes: dict[str, NodeState] = {}
+        self.compensations: list[dict[str, Any]] = []
+        self._seq = 0
+
+    async def emit(self, event_type: str, **data: Any) -> None:
+        """Send one event (numbered, so a replayed run's duplicates can be dropped)."""
+        self._seq += 1
+        await self.events.emit(
+            {
+                "run_id": self.run_id,
+                "seq": self._seq,
+                "type": event_type,
+                "at": self.clock(),
+                **data,
+            }
+        )
+
+    # --- entry points ----------------------------------------------------------------------
+    async def run(self, workflow_id: str, params: Mapping[str, Any]) -> RunOutcome:
+        """Run ``workflow_id`` with ``params``; never raises for a failure of the run."""
+        workflow = self.document.workflows[workflow_id]
+        await self.emit("run_started", workflow_id=workflow_id)
+        try:
+            values = check_values(workflow.params, params)
+            scope = Scope(params=values)
+            if workflow.timeout:
+                result = await asyncio.wait_for(
+                    self._execute(workflow, scope, ""), workflow.timeout
+                )
+            else:
+                result = await self._execute(workflow, scope, "")
+        except InvalidInputError as exc:
+            return await self._finish(
+                "failed", error={"message": exc.message, "violations": exc.violations}
+            )
+        except TimeoutError:
+            failure = RunFailed(f"the workflow timed out after {workflow.timeout} s", node_id=None)
+            await self._compensate(failure)
+            return await self._finish("failed", error=failure.to_dict())
+        except RunFailed as failure:
+            await self._compensate(failure)
+            return await self._finish("failed", error=failure.to_dict())
+        except asyncio.CancelledError:
+            await asyncio.shield(self._compensate(None))
+            await self._finish("cancelled", error={"message": "the run was cancelled"})
+            raise
+        return await self._finish("succeeded", result=result)
+
+    async def run_child(self, spec: dict[str, Any]) -> dict[str, Any]:
+        """Run one parallel branch or foreach item (a spec made by this class)."""
+        workflow = self.document.workflows[spec["workflow_id"]]
+        node = workflow.graph[spec["node_id"]]
+        step: CallNode | WorkflowNode
+        if isinstance(node, ParallelNode):
+            step = node.branches[spec["branch"]]
+        elif isinstance(node, ForeachNode):
+            step = node.step
+        else:  # pragma: no cover - specs are only made for these two kinds
+            raise RunFailed("not a parallel or foreach node", node_id=spec["node_id"])
+        scope = Scope.from_dict(spec["scope"])
+        value = await self._run_step_node(step, spec["child_id"], spec["prefix"], scope)
+        return {
+            "value": value,
+            "compensations": self.compensations,
+            "nodes": {k: v.to_dict() for k, v in self.nodes.items()},
+        }
+
+    async def _finish(
+        self, status: Any, *, result: Any = None, error: dict[str, Any] | None = None
+    ) -> RunOutcome:
+        await self.emit(f"run_{status}", result=result, error=error)
+        return RunOutcome(status=status, result=result, error=error, nodes=self.nodes)
+
+    # --- one workflow (top level or sub-workflow) ------------------------------------------
+    async def _execute(self, workflow: Workflow, scope: Scope, prefix: str) -> Any:
+        graph = WorkflowGraph(workflow)
+        order = list(workflow.graph)
+        status = {node_id: "pending" for node_id in order}
+        activated: set[str] = set()
+        last_output: list[Any] = [None]
+        for node_id in order:
+            self.nodes[prefix + node_id] = NodeState()
+        while True:
+            ready = self._next_ready(workflow, graph, status, activated)
+            if ready is None:
+                break
+            node_id, skip_reason = ready
+            state = self.nodes[prefix + node_id]
+            if skip_reason:
+                status[node_id] = state.status = "skipped"
+                state.error = skip_reason
+                await self.emit("node_skipped", node_id=prefix + node_id, reason=skip_reason)
+                continue
+            outcome, targets = await self._run_node(workflow, node_id, scope, prefix, last_output)
+            status[node_id] = outcome
+            activated.update(targets)
+        for node_id in order:
+            if status[node_id] == "pending":
+                state = self.nodes[prefix + node_id]
+                state.status = "skipped"
+                state.error = "not activated" if node_id in graph.activated else "not reached"
+                await self.emit("node_skipped", node_id=prefix + node_id, reason=state.error)
+        if workflow.outputs is not None:
+            return self._render(workflow.outputs, scope, None)
+        return last_output[0]
+
+    @staticmethod
+    def _next_ready(
+        workflow: Workflow, graph: WorkflowGraph, status: dict[str, str], activated: set[str]
+    ) -> tuple[str, str | None] | None:
+        for node_id, node in workflow.graph.items():
+            if status[node_id] != "pending":
+                continue
+            if node_id in graph.activated and node_id not in activated:
+                continue
+            deps = [status.get(d, "skipped") for d in node.depends_on]
+            if any(d not in SETTLED for d in deps):
+                continue
+            if "failed" in deps:
+                return node_id, "a dependency failed"
+            if deps and all(d == "skipped" for d in deps):
+                return node_id, "every dependency was skipped"
+            return node_id, None
+        return None
+
+    async def _run_node(
+        self, workflow: Workflow, node_id: str, scope: Scope, prefix: str, last_output: list[Any]
+    ) -> tuple[str, set[str]]:
+        """Run one node; returns its final status and the nodes it activates."""
+        node = workflow.graph[node_id]
+        full_id = prefix + node_id
+        state = self.nodes[full_id]
+        state.status, state.started_at = "running", self.clock()
+        await self.emit("node_started", node_id=full_id, kind=node.kind)
+        targets: set[str] = set()
+        try:
+            if isinstance(node, CallNode | WorkflowNode):
+                state.output = await self._run_step_node(node, full_id, prefix, scope)
+                scope.set_output(node.output, state.output)
+                last_output[0] = state.output
+            elif isinstance(node, BranchNode):
+                target = self._choose(node, scope, full_id)
+                state.output = {"goto": target}
+                targets = {target} if target else set()
+            elif isinstance(node, ParallelNode):
+                state.output, targets = await self._parallel(workflow, node_id, node, scope, prefix)
+            elif isinstance(node, ForeachNode):
+                state.output = await self._foreach(workflow, node_id, node, scope, prefix)
+                scope.set_output(node.output, state.output)
+            elif isinstance(node, YieldNode):
+                state.output = await self._yield(node, full_id, scope)
+                scope.yields[node_id] = state.output
+            elif isinstance(node, CompensateNode):
+                state.output = await self._compensate_node(node, full_id, scope)
+            elif isinstance(node, ErrorNode):
+                message = self._render(node.message, scope, full_id)
+                raise RunFailed(str(message), node_id=full_id)
+        except FallbackTriggered as fallback:
+            state.status, state.error, state.ended_at = "failed", fallback.message, self.clock()
+            await self.emit(
+                "node_failed", node_id=full_id, error=fallback.message, fallback=fallback.target
+            )
+            return "failed", {fallback.target}
+        except RunFailed as failure:
+            state.status, state.error, state.ended_at = "failed", failure.message, self.clock()
+            await self.emit("node_failed", node_id=full_id, error=failure.message)
+            raise
+        except (UnresolvedReferenceError, ExpressionError, InvalidInputError) as exc:
+            state.status, state.error, state.ended_at = "failed", exc.message, self.clock()
+            await self.emit("node_failed", node_id=full_id, error=exc.message)
+            raise RunFailed(exc.message, node_id=full_id) from None
+        state.status, state.ended_at = "succeeded", self.clock()
+        await self.emit("node_succeeded", node_id=full_id, output=state.output)
+        return "succeeded", targets
+
+    # --- node kinds -------------------------------------------------------------------------
+    async def _run_step_node(
+        self,
+        node: CallNode | WorkflowNode,
+        full_id: str,
+        prefix: str,
+        scope: Scope,
+    ) -> Any:
+        """A call or a sub-workflow (also as a parallel branch or a foreach item)."""
+        args = self._render(node.args, scope, full_id)
+        self.nodes.setdefault(full_id, NodeState()).input = args
+        if isinstance(node, WorkflowNode):
+            return await self._sub_workflow(node, full_id, args)
+        key = f"{self.run_id}:{full_id}"  # a foreach item's id ends in its index
+        outcome = await call_with_retries(
+            self, node, full_id, args, idempotency_key=key, scope=scope
+        )
+        if node.compensate_with is not None:
+            scope.set_output(node.output, outcome)
+            comp_args = self._render(node.compensate_with.args, scope, full_id)
+            self.compensations.append(
+                {
+                    "node_id": full_id,
+                    "call": node.compensate_with.call,
+                    "args": comp_args,
+                    "ignore_error": node.compensate_with.ignore_error,
+                }
+            )
+        return outcome
+
+    async def _sub_workflow(self, node: WorkflowNode, full_id: str, args: Any) -> Any:
+        child = self.document.workflows.get(node.workflow)
+        if child is None:
+            raise RunFailed(f"sub-workflow '{node.workflow}' is not defined", node_id=full_id)
+        try:
+            values = check_values(child.params, args, what=f"{full_id}.args")
+        except InvalidInputError as exc:
+            raise RunFailed(
+                exc.message, node_id=full_id, context={"violations": exc.violations}
+            ) from None
+        try:
+            return await self._execute(child, Scope(params=values), f"{full_id}/")
+        except RunFailed as failure:
+            fallback = node.on_error.fallback if node.on_error else None
+            if fallback:
+                raise FallbackTriggered(failure.message, fallback) from None
+            raise
+
+    def _choose(self, node: BranchNode, scope: Scope, full_id: str) -> str | None:
+        for case in node.on:
+            if case.when is None or self._truthy(case.when, scope, full_id):
+                return case.goto
+        return node.default
+
+    async def _parallel(
+        self, workflow: Workflow, node_id: str, node: ParallelNode, scope: Scope, prefix: str
+    ) -> tuple[dict[str, Any], set[str]]:
+        full_id = prefix + node_id
+        children = [
+            {
+                "child_id": f"{full_id}/{name}",
+                "workflow_id": self._workflow_id(workflow),
+                "node_id": node_id,
+                "branch": name,
+                "prefix": f"{full_id}/{name}/",
+                "scope": scope.to_dict(),
+                "id": f"{self.run_id}/{full_id}/{name}",
+            }
+            for name in node.branches
+        ]
+        mode = node.on_partial_failure
+        outcomes = await self.steps.gather(
+            f"parallel:{full_id}",
+            children,
+            run_child=self._child_entry,
+            concurrency=node.concurrency,
+            fail_fast=mode == "abort",
+        )
+        results: dict[str, Any] = {}
+        failures: dict[str, str] = {}
+        for name, outcome in zip(node.branches, outcomes, strict=True):
+            branch = node.branches[name]
+            if outcome.ok:
+                value = self._absorb_child(outcome.value)
+                results[name] = value
+                scope.set_output(branch.output, value)
+            else:
+                failures[name] = outcome.error or "failed"
+        self.nodes[full_id].detail = {
+            "branches": {n: ("failed" if n in failures else "succeeded") for n in node.branches}
+        }
+        if not failures:
+            return results, set()
+        if mode == "continue":
+            return {**results, "_failed": failures}, set()
+        message = f"parallel '{full_id}': " + "; ".join(
+            f"{n} failed: {e}" for n, e in failures.items()
+        )
+        target = mode if mode in workflow.graph else None
+        if target is not None:
+            compensate = workflow.graph[target]
+            if isinstance(compensate, CompensateNode):
+                target_state = self.nodes[prefix + target]
+                target_state.started_at = self.clock()
+                target_state.output = await self._compensate_node(
+                    compensate, prefix + target, scope
+                )
+                target_state.status, target_state.ended_at = "succeeded", self.clock()
+                raise RunFailed(
+                    message,
+                    node_id=full_id,
+                    context={"partial_results": results, "compensated_by": target, "handled": True},
+                )
+        raise RunFailed(message, node_id=full_id, context={"partial_results": results})
+
+    async def _foreach(
+        self, workflow: Workflow, node_id: str, node: ForeachNode, scope: Scope, prefix: str
+    ) -> list[Any]:
+        full_id = prefix + node_id
+        items = (
+            evaluate(
+                parse_expression(node.items, node_id=full_id),
+                self._resolver(scope, full_id),
+                node_id=full_id,
+            )
+            if isinstance(node.items, str)
+            else self._render(node.items, scope, full_id)
+        )
+        if not isinstance(items, list):
+            raise RunFailed(
+                f"foreach '{full_id}' items must be a list, got {type(items).__name__}",
+                node_id=full_id,
+            )
+        bound = node.max_iterations or 0
+        if len(items) > bound:
+            raise RunFailed(
+                f"foreach '{full_id}' has {len(items)} items, more than max_iterations {bound}",
+                node_id=full_id,
+            )
+        self.nodes[full_id].input = {"items": items}
+        children = [
+            {
+                "child_id": f"{full_id}/{i}",
+                "workflow_id": self._workflow_id(workflow),
+                "node_id": node_id,
+                "iteration": i,
+                "prefix": f"{full_id}/{i}/",
+                "scope": scope.with_local(node.as_, item).to_dict(),
+                "id": f"{self.run_id}/{full_id}/{i}",
+            }
+            for i, item in enumerate(items)
+        ]
+        outcomes = await self.steps.gather(
+            f"foreach:{full_id}",
+            children,
+            run_child=self._child_entry,
+            concurrency=node.concurrency,
+            fail_fast=True,
+        )
+        failed = [(i, o.error) for i, o in enumerate(outcomes) if not o.ok]
+        if failed:
+            index, error = failed[0]
+            fallback = node.step.on_error.fallback if node.step.on_error else None
+            message = f"foreach '{full_id}' item {index} failed: {error}"
+            if fallback:
+                raise FallbackTriggered(message, fallback)
+            raise RunFailed(message, node_id=full_id)
+        return [self._absorb_child(o.value) for o in outcomes]
+
+    async def _yield(self, node: YieldNode, full_id: str, scope: Scope) -> dict[str, Any]:
+        message = str(self._render(node.message, scope, full_id))
+        expects = {k: v.model_dump(exclude_none=True) for k, v in node.expects.items()}
+        state = self.nodes[full_id]
+        state.status, state.detail = "waiting_input", {"message": message, "expects": expects}
+        await self.emit("waiting_input", node_id=full_id, message=message, expects=expects)
+        values = await self.steps.wait_for_input(f"yield:{full_id}", node.timeout)
+        if values is None:
+            raise RunFailed(f"no answer to '{full_id}' within {node.timeout} s", node_id=full_id)
+        checked = check_values(node.expects, values, what="values")
+        await self.emit("resumed", node_id=full_id, values=checked)
+        return checked
+
+    async def _compensate_node(
+        self, node: CompensateNode, full_id: str, scope: Scope
+    ) -> list[dict[str, Any]]:
+        done: list[dict[str, Any]] = []
+        for index, step in enumerate(node.steps):
+            try:
+                args = self._render(step.args, scope, full_id)
+            except UnresolvedReferenceError as exc:
+                if step.ignore_error or node.ignore_error:
+                    done.append({"call": step.call, "skipped": exc.message})
+                    continue
+                raise RunFailed(exc.message, node_id=full_id) from None
+            result = await self._compensation_call(f"{full_id}:{index}", step.call, args)
+            if not result["ok"] and not (step.ignore_error or node.ignore_error):
+                raise RunFailed(
+                    f"compensation {step.call} failed: {result['error']}", node_id=full_id
+                )
+            done.append(result)
+        return done
+
+    async def _compensate(self, failure: RunFailed | None) -> None:
+        """Saga: run registered compensations newest first (unless a node handled it)."""
+        if failure is not None and failure.context.get("handled"):
+            return
+        for entry in reversed(self.compensations):
+            await self._compensation_call(f"saga:{entry['node_id']}", entry["call"], entry["args"])
+
+    async def _compensation_call(self, name: str, tool: str, args: Any) -> dict[str, Any]:
+        async def attempt() -> dict[str, Any]:
+            try:
+                result = await self.tools.call(
+                    tool, args, idempotency_key=f"{self.run_id}:{name}", timeout_s=None
+                )
+            except Exception as exc:  # a failed compensation is recorded, never fatal here
+                return {"call": tool, "ok": False, "error": str(exc)}
+            return {
+                "call": tool,
+                "ok": result.ok,
+                "status_code": result.status_code,
+                "error": None if result.ok else f"HTTP {result.status_code}",
+            }
+
+        outcome = await self.steps.step(f"compensate:{name}", attempt)
+        await self.emit("compensated", name=name, **outcome)
+        return outcome
+
+    # --- children ---------------------------------------------------------------------------
+    async def _child_entry(self, spec: dict[str, Any]) -> dict[str, Any]:
+        child = Interpreter(
+            self.document,
+            run_id=self.run_id,
+            tools=self.tools,
+            steps=self.steps,
+            events=self.events,
+            clock=self.clock,
+        )
+        child._seq = self._seq * 1000 + len(self.nodes)  # keep event numbers distinct
+        return await child.run_child(spec)
+
+    def _absorb_child(self, value: Any) -> Any:
+        if isinstance(value, dict) and "value" in value and "compensations" in value:
+            self.compensations.extend(value["compensations"])
+            for node_id, state in value.get("nodes", {}).items():
+                self.nodes[node_id] = NodeState(**state)
+            return value["value"]
+        return value
+
+    def _workflow_id(self, workflow: Workflow) -> str:
+        return next(k for k, v in self.document.workflows.items() if v is workflow)
+
+    # --- values -----------------------------------------------------------------------------
+    def _render(self, value: Any, scope: Scope, node_id: str | None) -> Any:
+        return render(value, scope.lookup, node_id=node_id)
+
+    def _resolver(self, scope: Scope, node_id: str) -> Callable[[Any], Any]:
+        return lambda ref: resolve_reference(ref, scope.lookup, node_id=node_id)
+
+    def _truthy(self, text: str, scope: Scope, node_id: str) -> bool:
+        value = evaluate(
+            parse_expression(text, node_id=node_id), self._resolver(scope, node_id), node_id=node_id
+        )
+        return bool(value)
+
+
+class Scope:
+    """Names a reference can resolve to: locals (foreach), params, outputs, yield answers."""
+
+    def __init__(
+        self,
+        *,
+        params: dict[str, Any] | None = None,
+        outputs: dict[str, Any] | None = None,
+        yields: dict[str, Any] | None = None,
+        local: dict[str, Any] | None = None,
+    ) -> None:
+        self.params = params or {}
+        self.outputs = outputs or {}
+        self.yields = yields or {}
+        self.local = local or {}
+
+    def lookup(self, name: str) -> Any:
+        """The value of ``name``; KeyError when nothing has that name."""
+        for space in (self.local, self.params, self.outputs, self.yields):
+            if name in space:
+                return space[name]
+        raise KeyError(name)
+
+    def set_output(self, name: str | None, value: Any) -> None:
+        """Store a node's output under its declared name."""
+        if name:
+            self.outputs[name] = value
+
+    def with_local(self, name: str, value: Any) -> Scope:
+        """A copy with one more local variable."""
+        return Scope(
+            params=self.params,
+            outputs=dict(self.outputs),
+            yields=self.yields,
+            local={**self.local, name: value},
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (for child specs)."""
+        return {
+            "params": self.params,
+            "outputs": self.outputs,
+            "yields": self.yields,
+            "local": self.local,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Scope:
+        """Inverse of :meth:`to_dict`."""
+        return cls(
+            params=data.get("params"),
+            outputs=data.get("outputs"),
+            yields=data.get("yields"),
+            local=data.get("local"),
+        )
+
+
+__all__ = ["DynamicToolsError", "Interpreter", "RunFailed", "Scope"]

@@ -1,0 +1,112 @@
+"""The engine's ports: the only ways the pure core touches the world.
+
+Adapters implement them: the DBOS runtime (durable steps, child workflows, recv/send for
+yields), the HTTP tool runner, the event store. In-memory implementations for tests and dry
+runs live in ``engine/local.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeVar
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """What a tool call answered."""
+
+    status_code: int
+    body: Any
+    headers: Mapping[str, str] = field(default_factory=dict)
+    elapsed_ms: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        """A 2xx or 3xx answer."""
+        return self.status_code < 400
+
+
+class ToolCallFailed(Exception):
+    """A tool call could not be made or got no answer (transport failure, timeout, refusal).
+
+    ``kind`` is ``transport``, ``timeout`` or ``refused`` (never retried).
+    """
+
+    def __init__(self, message: str, *, kind: str = "transport") -> None:
+        super().__init__(message)
+        self.message = message
+        self.kind = kind
+
+
+class ToolRunner(Protocol):
+    """Calls tools by name (registered tools and the built-in ``rest_call``)."""
+
+    async def call(
+        self, tool: str, args: Mapping[str, Any], *, idempotency_key: str, timeout_s: float | None
+    ) -> ToolResult:
+        """Call ``tool``; raise :class:`ToolCallFailed` when no answer was received."""
+        ...
+
+    def knows(self, tool: str) -> bool:
+        """Whether ``tool`` can be called."""
+        ...
+
+
+@dataclass(frozen=True)
+class ChildOutcome:
+    """How one child (a parallel branch or a foreach item) ended."""
+
+    ok: bool
+    value: Any = None
+    error: str | None = None
+
+
+ChildFn = Callable[[dict[str, Any]], Awaitable[Any]]
+
+
+class StepRunner(Protocol):
+    """Makes the interpreter's side effects durable (or not, in memory).
+
+    Rules an implementation must keep (DURABILITY.md): steps are issued in a deterministic
+    order with distinct names; a completed step returns its recorded result on replay.
+    """
+
+    async def step(self, name: str, fn: Callable[[], Awaitable[T]]) -> T:
+        """Run ``fn`` once as the step ``name`` and record its result."""
+        ...
+
+    async def sleep(self, name: str, seconds: float) -> None:
+        """Wait (durably) before a retry."""
+        ...
+
+    async def wait_for_input(self, name: str, timeout_s: float | None) -> dict[str, Any] | None:
+        """Wait for the answer to yield ``name``; None on timeout."""
+        ...
+
+    async def gather(
+        self,
+        name: str,
+        children: list[dict[str, Any]],
+        *,
+        run_child: ChildFn,
+        concurrency: int | None,
+        fail_fast: bool,
+    ) -> list[ChildOutcome]:
+        """Run children (JSON specs) at once, outcomes in the order given.
+
+        A durable implementation runs each child as a child workflow whose id is the spec's
+        ``id`` and calls ``run_child(spec)`` inside it. With ``fail_fast`` the first failure
+        cancels the children still running (their outcomes say so).
+        """
+        ...
+
+
+class EventSink(Protocol):
+    """Receives run events (node started, attempt failed, waiting for input, ...)."""
+
+    async def emit(self, event: dict[str, Any]) -> None:
+        """Record or forward one event."""
+        ...

@@ -1,0 +1,80 @@
+"""What a run records: per-node state and the run's outcome (JSON-ready, for views and audit)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+NodeStatus = Literal[
+    "pending",
+    "running",
+    "succeeded",
+    "failed",
+    "skipped",
+    "waiting_input",
+    "cancelled",
+]
+RunStatus = Literal["pending", "running", "waiting_input", "succeeded", "failed", "cancelled"]
+SETTLED: frozenset[str] = frozenset({"succeeded", "failed", "skipped", "cancelled"})
+
+
+@dataclass
+class NodeState:
+    """One node of one run: status, input, output, error, attempts and times."""
+
+    status: NodeStatus = "pending"
+    input: Any = None
+    output: Any = None
+    error: str | None = None
+    attempts: int = 0
+    started_at: str | None = None
+    ended_at: str | None = None
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return asdict(self)
+
+
+@dataclass
+class RunOutcome:
+    """How a run ended."""
+
+    status: RunStatus
+    result: Any = None
+    error: dict[str, Any] | None = None
+    nodes: dict[str, NodeState] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {
+            "status": self.status,
+            "result": self.result,
+            "error": self.error,
+            "nodes": {k: v.to_dict() for k, v in self.nodes.items()},
+        }
+
+
+class RunFailed(Exception):
+    """The run cannot go on: an error node, a call out of retries, a failed branch."""
+
+    def __init__(
+        self, message: str, *, node_id: str | None, context: dict[str, Any] | None = None
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.node_id = node_id
+        self.context = context or {}
+
+    def to_dict(self) -> dict[str, Any]:
+        """The run's ``error`` field."""
+        return {"message": self.message, "node_id": self.node_id, **self.context}
+
+
+class FallbackTriggered(Exception):
+    """A node failed and names a fallback: the run goes on at ``target``."""
+
+    def __init__(self, message: str, target: str) -> None:
+        super().__init__(message)
+        self.message = message
+        self.target = target

@@ -1,0 +1,156 @@
+"""One call node: attempts as durable steps, retries with backoff, fallback or failure.
+
+Each attempt is one step named ``call:<node>:<attempt>`` whose recorded result is plain JSON
+(never an exception), so a replayed run sees the same outcome. The idempotency key is the
+same for every attempt of the same node (and foreach item): the API can tell a retry from a
+new operation. ``sql_query`` runs here, in memory, over the run's named outputs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from dynamic_tools.engine.expressions import evaluate, parse_expression
+from dynamic_tools.engine.models import CallNode
+from dynamic_tools.engine.ports import ToolCallFailed, ToolRunner
+from dynamic_tools.engine.references import resolve_reference
+from dynamic_tools.engine.retry import Failure, parse_retry_after, retry_delay, should_retry
+from dynamic_tools.engine.sql_query import SqlQueryError, run_sql_query
+from dynamic_tools.engine.state import FallbackTriggered, RunFailed
+
+if TYPE_CHECKING:
+    from dynamic_tools.engine.interpreter import Interpreter, Scope
+
+
+async def call_with_retries(
+    interp: Interpreter,
+    node: CallNode,
+    full_id: str,
+    args: Any,
+    *,
+    idempotency_key: str,
+    scope: Scope,
+) -> Any:
+    """The body of the first successful attempt; raises RunFailed or FallbackTriggered."""
+    state = interp.nodes[full_id]
+    retries = node.on_error.retry if node.on_error else 0
+    attempt = 0
+    while True:
+        attempt += 1
+        state.attempts = attempt
+
+        async def one_attempt() -> dict[str, Any]:
+            if node.call == "sql_query":  # CPU-bound and time-limited: keep the loop free
+                return await asyncio.to_thread(_sql, args, scope)
+            return await _call_tool(interp.tools, node.call, args, idempotency_key, node.timeout)
+
+        record = await interp.steps.step(f"call:{full_id}:{attempt}", one_attempt)
+        if record["ok"] and node.success and not _success(node, record["body"], scope, full_id):
+            record = {
+                **record,
+                "ok": False,
+                "failure": {
+                    "kind": "success_check",
+                    "message": f"success criteria not met: {node.success}",
+                    "status_code": record.get("status_code"),
+                },
+            }
+        if record["ok"]:
+            state.detail = {"status_code": record.get("status_code")}
+            return record["body"]
+        failure = Failure(**record["failure"])
+        await interp.emit(
+            "attempt_failed",
+            node_id=full_id,
+            attempt=attempt,
+            max_attempts=1 + retries,
+            error=failure.message,
+            status_code=failure.status_code,
+        )
+        if should_retry(node.on_error, failure, attempt):
+            assert node.on_error is not None
+            delay = retry_delay(node.on_error, attempt, failure, seed=f"{interp.run_id}:{full_id}")
+            next_at = (datetime.now(UTC) + timedelta(seconds=delay)).isoformat(
+                timespec="milliseconds"
+            )
+            state.detail = {
+                "next_attempt": attempt + 1,
+                "next_attempt_at": next_at,
+                "last_error": failure.message,
+            }
+            await interp.emit(
+                "retry_scheduled",
+                node_id=full_id,
+                attempt=attempt + 1,
+                max_attempts=1 + retries,
+                delay_s=delay,
+                next_attempt_at=next_at,
+            )
+            await interp.steps.sleep(f"sleep:{full_id}:{attempt}", delay)
+            continue
+        message = f"{node.call} failed after {attempt} attempt(s): {failure.message}"
+        state.detail = {"status_code": failure.status_code, "body": record.get("body")}
+        if node.on_error and node.on_error.fallback:
+            raise FallbackTriggered(message, node.on_error.fallback)
+        raise RunFailed(
+            message,
+            node_id=full_id,
+            context={"status_code": failure.status_code, "attempts": attempt},
+        )
+
+
+async def _call_tool(
+    tools: ToolRunner, tool: str, args: Any, key: str, timeout_s: float | None
+) -> dict[str, Any]:
+    try:
+        call = tools.call(tool, args, idempotency_key=key, timeout_s=timeout_s)
+        result = await (asyncio.wait_for(call, timeout_s) if timeout_s else call)
+    except TimeoutError:
+        return _failed("timeout", f"timed out after {timeout_s} s")
+    except ToolCallFailed as exc:
+        return _failed(exc.kind, exc.message)
+    if result.ok:
+        return {"ok": True, "status_code": result.status_code, "body": result.body}
+    headers = {k.lower(): v for k, v in result.headers.items()}
+    failure = _failed(
+        "status",
+        f"HTTP {result.status_code}",
+        status=result.status_code,
+        retry_after=parse_retry_after(headers.get("retry-after")),
+    )
+    return {**failure, "status_code": result.status_code, "body": result.body}
+
+
+def _sql(args: Any, scope: Scope) -> dict[str, Any]:
+    try:
+        rows = run_sql_query(str(args.get("sql", "")), scope.outputs)
+    except SqlQueryError as exc:
+        return _failed("refused", exc.message)
+    return {"ok": True, "status_code": None, "body": rows}
+
+
+def _success(node: CallNode, body: Any, scope: Scope, full_id: str) -> bool:
+    assert node.success is not None
+    local = scope.with_local("result", body)
+    value = evaluate(
+        parse_expression(node.success, node_id=full_id),
+        lambda ref: resolve_reference(ref, local.lookup, node_id=full_id),
+        node_id=full_id,
+    )
+    return bool(value)
+
+
+def _failed(
+    kind: str, message: str, *, status: int | None = None, retry_after: float | None = None
+) -> dict[str, Any]:
+    return {
+        "ok": False,
+        "failure": {
+            "kind": kind,
+            "message": message,
+            "status_code": status,
+            "retry_after_s": retry_after,
+        },
+    }
