@@ -139,7 +139,13 @@ class TargetRefusedError(OutboundError):
 
 
 class TransportError(OutboundError):
-    """Connecting, sending or receiving failed, or timed out."""
+    """Connecting, sending or receiving failed, or timed out (``timed_out``)."""
 
     code = "transport_error"
     retryable = True
+
+    def __init__(
+        self, message: str, *, context: dict[str, Any] | None = None, timed_out: bool = False
+    ) -> None:
+        super().__init__(message, context=context)
+        self.timed_out = timed_out

@@ -325,6 +325,11 @@ class WorkflowDocument(_Model):
     domain: str = Field(default="default", min_length=1)
     version: str = "1.0"
     description: str | None = None
+    base_url: str | None = Field(
+        default=None,
+        description="Base URL for the built-in rest_call (its args give method and path).",
+        pattern=r"^https?://[^\s]+$",
+    )
     workflows: dict[str, Workflow] = Field(min_length=1)
 
     @field_validator("version", mode="before")

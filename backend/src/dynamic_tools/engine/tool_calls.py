@@ -36,6 +36,8 @@ async def call_with_retries(
     """The body of the first successful attempt; raises RunFailed or FallbackTriggered."""
     state = interp.nodes[full_id]
     retries = node.on_error.retry if node.on_error else 0
+    if node.call == "rest_call" and isinstance(args, dict) and "base_url" not in args:
+        args = {**args, "base_url": interp.document.base_url}
     attempt = 0
     while True:
         attempt += 1

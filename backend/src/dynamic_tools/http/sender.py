@@ -57,7 +57,11 @@ class HttpSender:
         self.max_response_bytes = max_response_bytes
 
     async def send(
-        self, request: PreparedRequest, *, extra_headers: dict[str, str] | None = None
+        self,
+        request: PreparedRequest,
+        *,
+        extra_headers: dict[str, str] | None = None,
+        timeout_s: float | None = None,
     ) -> HttpResult:
         """Send ``request``; raise only when it could not be sent or received."""
         url = httpx.URL(request.url)
@@ -71,6 +75,7 @@ class HttpSender:
                 params=_query_params(request),
                 headers=headers,
                 json=request.body if request.body is not None else None,
+                timeout=timeout_s if timeout_s else self.client.timeout,
             )
             response = await self.client.send(outbound, follow_redirects=False, stream=True)
             try:
@@ -79,7 +84,9 @@ class HttpSender:
                 await response.aclose()
         except httpx.TimeoutException as exc:
             raise TransportError(
-                self._describe("timed out", request, exc), context=self._where(request)
+                self._describe("timed out", request, exc),
+                context=self._where(request),
+                timed_out=True,
             ) from None
         except httpx.HTTPError as exc:
             raise TransportError(

@@ -1,0 +1,104 @@
+"""The launcher port (start, resume, cancel runs) and the local, non-durable launcher.
+
+The local launcher runs each run as an asyncio task with in-memory steps: used for dry runs
+and tests. The durable launcher (DBOS) keeps the same contract; callers cannot tell them apart
+except that durable runs survive a restart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from dynamic_tools.engine.interpreter import Interpreter
+from dynamic_tools.engine.local import LocalSteps
+from dynamic_tools.engine.models import WorkflowDocument
+from dynamic_tools.engine.ports import EventSink, ToolRunner
+from dynamic_tools.engine.state import RunOutcome
+from dynamic_tools.errors import ConflictError, NotFoundError
+
+
+def yield_step_name(node_id: str) -> str:
+    """The name under which a yield waits for its answer (shared by every launcher)."""
+    return f"yield:{node_id}"
+
+
+class RunLauncher(Protocol):
+    """Starts, resumes and cancels runs."""
+
+    async def start(
+        self, *, run_id: str, document: WorkflowDocument, workflow_id: str, params: dict[str, Any]
+    ) -> None:
+        """Start a run in the background (returns once it is started)."""
+        ...
+
+    async def resume(self, run_id: str, node_id: str, values: dict[str, Any]) -> None:
+        """Deliver the (already validated) answer of the yield ``node_id``."""
+        ...
+
+    async def cancel(self, run_id: str) -> None:
+        """Cancel a run: running steps stop and compensations run."""
+        ...
+
+
+class LocalLauncher:
+    """Runs as asyncio tasks in this process; nothing survives a restart."""
+
+    def __init__(
+        self,
+        *,
+        tools: ToolRunner,
+        events: EventSink,
+        on_finished: Callable[[str, RunOutcome], None] | None = None,
+    ) -> None:
+        self.tools = tools
+        self.events = events
+        self.on_finished = on_finished
+        self._tasks: dict[str, asyncio.Task[RunOutcome]] = {}
+        self._steps: dict[str, LocalSteps] = {}
+
+    async def start(
+        self, *, run_id: str, document: WorkflowDocument, workflow_id: str, params: dict[str, Any]
+    ) -> None:
+        """Start the run as a task."""
+        if run_id in self._tasks:
+            raise ConflictError(f"run '{run_id}' already exists", context={"run_id": run_id})
+        steps = LocalSteps(real_sleep=True)
+        interpreter = Interpreter(
+            document, run_id=run_id, tools=self.tools, steps=steps, events=self.events
+        )
+        self._steps[run_id] = steps
+        task = asyncio.create_task(interpreter.run(workflow_id, params), name=f"run:{run_id}")
+        self._tasks[run_id] = task
+        if self.on_finished is not None:
+            callback = self.on_finished
+            task.add_done_callback(
+                lambda t: None if t.cancelled() or t.exception() else callback(run_id, t.result())
+            )
+        await asyncio.sleep(0)
+
+    async def resume(self, run_id: str, node_id: str, values: dict[str, Any]) -> None:
+        """Answer the yield."""
+        steps = self._steps.get(run_id)
+        if steps is None:
+            raise NotFoundError(f"run '{run_id}' is not running here", context={"run_id": run_id})
+        steps.answer(yield_step_name(node_id), values)
+
+    async def cancel(self, run_id: str) -> None:
+        """Cancel the task (the interpreter compensates before it ends)."""
+        task = self._tasks.get(run_id)
+        if task is None:
+            raise NotFoundError(f"run '{run_id}' is not running here", context={"run_id": run_id})
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+    async def wait(self, run_id: str) -> RunOutcome:
+        """The outcome of a run started here (for tests and the CLI)."""
+        return await self._tasks[run_id]
+
+    async def aclose(self) -> None:
+        """Cancel every run still going."""
+        for task in self._tasks.values():
+            task.cancel()
+        await asyncio.gather(*self._tasks.values(), return_exceptions=True)

@@ -1,0 +1,143 @@
+"""The engine's ToolRunner over real HTTP: registered tools and the built-in ``rest_call``.
+
+Every call is checked before anything is sent: the arguments against the tool's input schema
+(jsonschema), the request built in code from the registry (``http/request_builder``), the
+target through the SSRF guard. Every request carries the ``Idempotency-Key`` the engine gives
+(run id + node id [+ item index]), the same for every retry of the same operation.
+
+``rest_call`` args: ``method``, ``path`` (appended to the document's ``base_url``), optional
+``query`` (object), ``body`` and ``headers`` (object of strings). It is held to the same rules
+as a tool: dot segments refused, no line breaks in headers, the final URL must stay under the
+base URL.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from jsonschema import Draft202012Validator
+
+from dynamic_tools.engine.ports import ToolCallFailed, ToolResult
+from dynamic_tools.errors import (
+    DynamicToolsError,
+    NotFoundError,
+    TransportError,
+)
+from dynamic_tools.http.request_builder import SecretLookup, build_request
+from dynamic_tools.http.sender import HttpSender
+from dynamic_tools.tools.models import ToolConfig
+from dynamic_tools.tools.registry import ToolRegistry
+
+BUILTINS = frozenset({"rest_call", "sql_query"})
+_REST_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
+_SEGMENT = "path_segment_"
+
+
+class HttpToolRunner:
+    """Calls registry tools (and ``rest_call``) for workflow runs."""
+
+    def __init__(self, registry: ToolRegistry, sender: HttpSender, secret: SecretLookup) -> None:
+        self.registry = registry
+        self.sender = sender
+        self.secret = secret
+
+    def knows(self, tool: str) -> bool:
+        """A registered tool or a built-in."""
+        return tool in BUILTINS or tool in self.registry
+
+    async def call(
+        self, tool: str, args: Mapping[str, Any], *, idempotency_key: str, timeout_s: float | None
+    ) -> ToolResult:
+        """Validate, build, send; raise :class:`ToolCallFailed` when nothing was answered."""
+        try:
+            config = rest_call_tool(args) if tool == "rest_call" else self.registry.get(tool)
+            arguments = rest_call_arguments(args) if tool == "rest_call" else dict(args)
+        except NotFoundError:
+            raise ToolCallFailed(f"tool '{tool}' is not registered", kind="refused") from None
+        except DynamicToolsError as exc:
+            raise ToolCallFailed(exc.message, kind="refused") from None
+        errors = sorted(
+            Draft202012Validator(config.input_schema()).iter_errors(arguments),
+            key=lambda e: list(e.path),
+        )
+        if errors:
+            details = "; ".join(
+                f"{'.'.join(map(str, e.path)) or '(args)'}: {e.message}" for e in errors[:5]
+            )
+            raise ToolCallFailed(
+                f"arguments of '{tool}' do not match its schema: {details}", kind="refused"
+            )
+        try:
+            request = build_request(config, arguments, secret=self.secret)
+            result = await self.sender.send(
+                request, extra_headers={"Idempotency-Key": idempotency_key}, timeout_s=timeout_s
+            )
+        except TransportError as exc:
+            raise ToolCallFailed(
+                exc.message, kind="timeout" if exc.timed_out else "transport"
+            ) from None
+        except DynamicToolsError as exc:
+            raise ToolCallFailed(exc.message, kind="refused") from None
+        return ToolResult(result.status_code, result.body, result.headers, result.execution_time_ms)
+
+
+def rest_call_tool(args: Mapping[str, Any]) -> ToolConfig:
+    """A one-off tool for a ``rest_call``: the path's segments become path parameters."""
+    base_url = args.get("base_url")
+    if not base_url:
+        raise ToolCallFailed("rest_call needs the document's base_url", kind="refused")
+    method = str(args.get("method", "GET")).upper()
+    if method not in _REST_METHODS:
+        raise ToolCallFailed(
+            f"rest_call method '{method}' is not one of {_REST_METHODS}", kind="refused"
+        )
+    segments = _segments(args.get("path"))
+    parameters: dict[str, Any] = {
+        f"{_SEGMENT}{i}": {"type": "string", "in": "path", "required": True}
+        for i in range(len(segments))
+    }
+    for key in _query(args):
+        if key.startswith(_SEGMENT):
+            raise ToolCallFailed(f"rest_call query name '{key}' is reserved", kind="refused")
+        parameters[key] = {"in": "query"}
+    body = args.get("body")
+    if body is not None and not isinstance(body, dict):
+        raise ToolCallFailed("rest_call body must be an object", kind="refused")
+    return ToolConfig.model_validate(
+        {
+            "name": "rest_call",
+            "description": "A REST call against the document's base URL",
+            "api": {
+                "method": method,
+                "base_url": base_url,
+                "path": "/" + "/".join(f"{{{_SEGMENT}{i}}}" for i in range(len(segments))),
+            },
+            "parameters": parameters,
+            "static_params": {
+                "header": {str(k): str(v) for k, v in (args.get("headers") or {}).items()},
+                "body": body or {},
+            },
+        }
+    )
+
+
+def rest_call_arguments(args: Mapping[str, Any]) -> dict[str, Any]:
+    """The arguments of the one-off tool: path segments, then query values."""
+    segments = _segments(args.get("path"))
+    arguments: dict[str, Any] = {f"{_SEGMENT}{i}": seg for i, seg in enumerate(segments)}
+    arguments.update(_query(args))
+    return arguments
+
+
+def _query(args: Mapping[str, Any]) -> dict[str, Any]:
+    query = args.get("query") or {}
+    if not isinstance(query, dict):
+        raise ToolCallFailed("rest_call query must be an object", kind="refused")
+    return {str(k): v for k, v in query.items()}
+
+
+def _segments(path: Any) -> list[str]:
+    if not isinstance(path, str) or not path.startswith("/"):
+        raise ToolCallFailed("rest_call needs a path starting with '/'", kind="refused")
+    return [segment for segment in path.split("/")[1:] if segment != ""]
