@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -11,11 +11,19 @@ from rich.table import Table
 
 from dynamic_tools.settings import Settings
 
+if TYPE_CHECKING:
+    from dynamic_tools.cli.runs import RunsClient
+
 app = typer.Typer(
     help="Dynamic Tools: HTTP APIs as tools that LLMs use correctly.", no_args_is_help=True
 )
 tools_app = typer.Typer(help="Inspect the tool registry.", no_args_is_help=True)
 app.add_typer(tools_app, name="tools")
+runs_app = typer.Typer(
+    help="List and show workflow runs (through the server's API).", no_args_is_help=True
+)
+app.add_typer(runs_app, name="runs")
+ServerOption = Annotated[str | None, typer.Option(help="Server URL (default: this config's)")]
 console = Console()
 
 
@@ -118,3 +126,90 @@ def _print_violations(
             highlight=False,
             soft_wrap=True,
         )
+
+
+def _client(server: str | None) -> RunsClient:
+    from dynamic_tools.cli.runs import RunsClient
+
+    settings = Settings()
+    token = settings.api_token.get_secret_value() if settings.api_token else None
+    return RunsClient(server or settings.base_url, token)
+
+
+@app.command()
+def run(
+    workflow: Annotated[str, typer.Argument(help="Workflow id")],
+    param: Annotated[list[str] | None, typer.Option("-p", "--param", help="key=value")] = None,
+    server: ServerOption = None,
+    follow: Annotated[bool, typer.Option(help="Show progress until the run ends")] = True,
+) -> None:
+    """Start a workflow run on the server and show its progress live."""
+    import httpx
+
+    from dynamic_tools.cli.runs import describe_event, parse_params, print_run
+
+    try:
+        params = parse_params(param or [])
+    except ValueError as exc:
+        console.print(f"[red]{exc}[/]")
+        raise typer.Exit(code=2) from None
+    client = _client(server)
+    try:
+        started = client.start(workflow, params)
+    except httpx.HTTPStatusError as exc:
+        _print_error(exc.response)
+        raise typer.Exit(code=1) from None
+    except httpx.HTTPError as exc:
+        console.print(f"[red]cannot reach the server: {type(exc).__name__}[/]")
+        raise typer.Exit(code=1) from None
+    run_id = started["run_id"]
+    console.print(f"run [bold]{run_id}[/] started", highlight=False)
+    if not follow:
+        return
+    with console.status(f"running {workflow}…"):
+        for event in client.events(run_id):
+            line = describe_event(event)
+            if line:
+                console.print(line, highlight=False)
+    final = client.get(run_id)
+    print_run(console, final)
+    raise typer.Exit(code=0 if final["status"] == "succeeded" else 1)
+
+
+@runs_app.command("list")
+def runs_list(
+    status: Annotated[str | None, typer.Option(help="Filter by status")] = None,
+    workflow: Annotated[str | None, typer.Option(help="Filter by workflow id")] = None,
+    server: ServerOption = None,
+) -> None:
+    """List runs, newest first."""
+    from dynamic_tools.cli.runs import print_runs
+
+    print_runs(console, _client(server).list(status=status, workflow_id=workflow))
+
+
+@runs_app.command("show")
+def runs_show(run_id: str, server: ServerOption = None) -> None:
+    """Show one run with its nodes, result and error."""
+    import httpx
+
+    from dynamic_tools.cli.runs import print_run
+
+    try:
+        print_run(console, _client(server).get(run_id))
+    except httpx.HTTPStatusError as exc:
+        _print_error(exc.response)
+        raise typer.Exit(code=1) from None
+
+
+def _print_error(response: object) -> None:
+    import httpx
+
+    assert isinstance(response, httpx.Response)
+    try:
+        body = response.json()
+    except ValueError:
+        body = {"message": response.text}
+    console.print(f"[red]{response.status_code}: {body.get('message', body)}[/]", highlight=False)
+    for violation in body.get("violations", []):
+        console.print(f"  {violation.get('path')}: {violation.get('message')}", highlight=False)
