@@ -1,24 +1,45 @@
-"""Builds the registry, clients and services from :class:`Settings` (no work at import time)."""
+"""Builds the registry, clients and services from :class:`Settings` (no work at import time).
+
+:func:`build_services` only constructs objects; :meth:`Services.start` (the app's lifespan)
+does the I/O in this order: database migrations → workflow repository load → launcher start.
+:meth:`Services.aclose` stops the launcher first (local runs are cancelled and record it), then
+the run store, the database and the clients.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 import openai
 from loguru import logger
+from sqlalchemy import Engine
 
+from dynamic_tools.engine.models import ParamSpec
+from dynamic_tools.engine.params import check_values
+from dynamic_tools.engine.ports import ToolRunner
+from dynamic_tools.errors import ConflictError, NotFoundError
 from dynamic_tools.http.sender import HttpSender
 from dynamic_tools.http.target_guard import TargetGuard
 from dynamic_tools.logs import redactor
+from dynamic_tools.persistence.db import make_engine, migrate
+from dynamic_tools.persistence.run_store import RunRecord, RunStore
+from dynamic_tools.runtime.launcher import LocalLauncher, RunLauncher
+from dynamic_tools.runtime.tool_runner import HttpToolRunner
+from dynamic_tools.runtime.workflow_repository import WorkflowRepository
 from dynamic_tools.selection.llm import LLMClient, OpenAIChatClient
 from dynamic_tools.selection.pipeline import PipelineOptions, SingleShotPipeline
 from dynamic_tools.settings import Settings
 from dynamic_tools.tools.registry import ToolRegistry
 
 SEEDED_FOLDERS = ("tools", "workflows", "catalogs", "markdown")
+RESUME_WAIT_S = 2.0  # a resume answers once the run took the answer (or after this long)
+INTERRUPTED = "the server stopped before the run ended (runs of the local launcher are not durable)"
 
 
 @dataclass
@@ -32,12 +53,116 @@ class Services:
     sender: HttpSender
     llm: LLMClient | None
     pipeline: SingleShotPipeline
+    database: Engine
+    workflows: WorkflowRepository
+    run_store: RunStore
+    tool_runner: ToolRunner
+    launcher: RunLauncher
+    runs: RunService
+
+    async def start(self) -> None:
+        """Migrate the database, load the workflows, start the launcher."""
+        await asyncio.to_thread(migrate, self.database)
+        problems = await asyncio.to_thread(self.workflows.reload)
+        for problem in problems:
+            logger.bind(**problem.to_dict()).warning(
+                "workflow file problem: {} ({})", problem.file, problem.message
+            )
+        logger.info("loaded {} workflows", len(self.workflows.list()))
+        if isinstance(self.launcher, LocalLauncher):  # its runs died with the last process
+            interrupted = await self.run_store.interrupt_unfinished(INTERRUPTED)
+            if interrupted:
+                logger.warning("marked {} unfinished runs as failed", len(interrupted))
+        await _call_if_present(self.launcher, "launch")
 
     async def aclose(self) -> None:
-        """Close the clients."""
-        await self.http_client.aclose()
-        if isinstance(self.llm, OpenAIChatClient):
-            await self.llm.client.close()
+        """Stop the launcher (cancelling local runs), then close the store and the clients."""
+        try:
+            await _call_if_present(self.launcher, "shutdown")  # the durable launcher
+            await _call_if_present(self.launcher, "aclose")  # the local launcher
+            await self.run_store.aclose()
+        finally:
+            self.database.dispose()
+            await self.http_client.aclose()
+            if isinstance(self.llm, OpenAIChatClient):
+                await self.llm.client.close()
+
+
+async def _call_if_present(target: Any, name: str) -> None:
+    method = getattr(target, name, None)
+    if method is not None:
+        await method()
+
+
+class RunService:
+    """Starts, resumes and cancels runs (for REST, MCP and the CLI alike).
+
+    The repository checks the params and the document, the store records the run, the
+    launcher executes it.
+    """
+
+    def __init__(
+        self, workflows: WorkflowRepository, store: RunStore, launcher: RunLauncher
+    ) -> None:
+        self.workflows = workflows
+        self.store = store
+        self.launcher = launcher
+
+    async def start(self, workflow_id: str, params: dict[str, Any]) -> RunRecord:
+        """Check params (422 per field) and the document, record the run, launch it."""
+        prepared = self.workflows.prepare_run(workflow_id, params)
+        run = await self.store.create_run(
+            workflow_id=workflow_id,
+            params=prepared.params,
+            document_version=prepared.version,
+            node_ids=prepared.node_ids,
+        )
+        try:
+            await self.launcher.start(
+                run_id=run.run_id,
+                document=prepared.document,
+                workflow_id=workflow_id,
+                params=prepared.params,
+            )
+        except BaseException:
+            await self.store.finish(run.run_id, "failed", {"message": "the run could not start"})
+            raise
+        return await self.store.get_run(run.run_id)
+
+    async def resume(
+        self, run_id: str, values: dict[str, Any], node_id: str | None = None
+    ) -> RunRecord:
+        """Answer the yield the run waits on; values are checked against its ``expects``."""
+        run = await self.store.get_run(run_id)
+        prompt = run.waiting.get(node_id) if node_id else run.waiting_prompt()
+        if run.status != "waiting_input" or prompt is None:
+            raise ConflictError(
+                f"run '{run_id}' is {run.status}, not waiting for "
+                + (f"'{node_id}'" if node_id else "input"),
+                context={"run_id": run_id, "status": run.status},
+            )
+        node_id = node_id or str(prompt["node_id"])
+        specs = {k: ParamSpec.model_validate(v) for k, v in (prompt.get("expects") or {}).items()}
+        checked = check_values(specs, values, what="values")
+        await self.launcher.resume(run_id, node_id, checked)
+        answered = str(node_id)
+        return await self.store.wait_until(
+            run_id, lambda r: r.terminal or answered not in r.waiting, timeout_s=RESUME_WAIT_S
+        )
+
+    async def cancel(self, run_id: str) -> RunRecord:
+        """Cancel an active run (409 when it has already ended)."""
+        run = await self.store.get_run(run_id)
+        if run.terminal:
+            raise ConflictError(
+                f"run '{run_id}' has already ended ({run.status})",
+                context={"run_id": run_id, "status": run.status},
+            )
+        # Not running in this process (NotFoundError): the store records the cancellation.
+        with contextlib.suppress(NotFoundError):
+            await self.launcher.cancel(run_id)
+        await self.store.finish(run_id, "cancelled", {"message": "the run was cancelled"})
+        return await self.store.get_run(run_id)
 
 
 def seed_registry(settings: Settings) -> list[str]:
@@ -101,13 +226,28 @@ def make_guard(settings: Settings) -> TargetGuard:
     return guard
 
 
+def make_launcher(settings: Settings, *, tools: ToolRunner, store: RunStore) -> RunLauncher:
+    """The run launcher: the one place that chooses how runs execute.
+
+    For now the in-process :class:`LocalLauncher` (runs do not survive a restart; unfinished
+    ones are marked failed on the next start). The durable DBOS launcher has the same contract
+    and replaces it here.
+    """
+    del settings  # the durable launcher will read its settings here
+    return LocalLauncher(tools=tools, events=store, on_finished=store.record_outcome_soon)
+
+
 def build_services(
     settings: Settings,
     *,
     llm: LLMClient | None = None,
     http_transport: httpx.AsyncBaseTransport | None = None,
+    tool_runner: ToolRunner | None = None,
 ) -> Services:
-    """Build every service. ``llm`` and ``http_transport`` let tests inject doubles."""
+    """Build every service (no I/O but reading tool files; see :meth:`Services.start`).
+
+    ``llm``, ``http_transport`` and ``tool_runner`` let tests inject doubles.
+    """
     copied = seed_registry(settings)
     if copied:
         logger.info("seeded registry {} with {}", str(settings.registry_root), copied)
@@ -139,4 +279,23 @@ def build_services(
             context_max_chars=settings.llm_context_max_chars,
         ),
     )
-    return Services(settings, registry, guard, http_client, sender, chosen_llm, pipeline)
+    database = make_engine(settings.effective_database_url)
+    store = RunStore(database)
+    tools = tool_runner or HttpToolRunner(registry, sender, make_secret_lookup(settings))
+    workflows = WorkflowRepository(settings.workflows_dir, known_tools=registry.names)
+    launcher = make_launcher(settings, tools=tools, store=store)
+    return Services(
+        settings=settings,
+        registry=registry,
+        guard=guard,
+        http_client=http_client,
+        sender=sender,
+        llm=chosen_llm,
+        pipeline=pipeline,
+        database=database,
+        workflows=workflows,
+        run_store=store,
+        tool_runner=tools,
+        launcher=launcher,
+        runs=RunService(workflows, store, launcher),
+    )

@@ -13,8 +13,9 @@ from dynamic_tools import __version__
 from dynamic_tools.api.edge import EdgeMiddleware
 from dynamic_tools.api.errors import install_error_handlers
 from dynamic_tools.api.metrics import Metrics
-from dynamic_tools.api.routes import health, tools, workflow
+from dynamic_tools.api.routes import health, runs, tools, workflow, workflows
 from dynamic_tools.bootstrap import build_services
+from dynamic_tools.engine.ports import ToolRunner
 from dynamic_tools.logs import configure_logging
 from dynamic_tools.selection.llm import LLMClient
 from dynamic_tools.settings import Settings, get_settings
@@ -25,16 +26,20 @@ def create_app(
     *,
     llm: LLMClient | None = None,
     http_transport: httpx.AsyncBaseTransport | None = None,
+    tool_runner: ToolRunner | None = None,
 ) -> FastAPI:
-    """A new app. ``llm`` and ``http_transport`` let tests inject doubles."""
+    """A new app. ``llm``, ``http_transport`` and ``tool_runner`` let tests inject doubles."""
     settings = settings or get_settings()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         configure_logging(settings)
-        services = build_services(settings, llm=llm, http_transport=http_transport)
+        services = build_services(
+            settings, llm=llm, http_transport=http_transport, tool_runner=tool_runner
+        )
         app.state.services = services
         try:
+            await services.start()
             yield
         finally:
             await services.aclose()
@@ -53,6 +58,8 @@ def create_app(
     app.include_router(health.router)
     app.include_router(workflow.router)
     app.include_router(tools.router)
+    app.include_router(workflows.router)
+    app.include_router(runs.router)
     if settings.enable_demo_api:
         from dynamic_tools.demo.travel_api import create_travel_router
 

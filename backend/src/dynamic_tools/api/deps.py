@@ -7,7 +7,9 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
-from dynamic_tools.bootstrap import Services
+from dynamic_tools.bootstrap import RunService, Services
+from dynamic_tools.persistence.run_store import RunStore
+from dynamic_tools.runtime.workflow_repository import WorkflowRepository
 from dynamic_tools.selection.pipeline import SingleShotPipeline
 from dynamic_tools.tools.registry import ToolRegistry
 
@@ -28,9 +30,27 @@ async def get_pipeline(services: Annotated[Services, Depends(get_services)]) -> 
     return services.pipeline
 
 
+async def get_workflows(services: Annotated[Services, Depends(get_services)]) -> WorkflowRepository:
+    """The workflow documents."""
+    return services.workflows
+
+
+async def get_run_store(services: Annotated[Services, Depends(get_services)]) -> RunStore:
+    """The run store (views and events)."""
+    return services.run_store
+
+
+async def get_runs(services: Annotated[Services, Depends(get_services)]) -> RunService:
+    """Start, resume and cancel runs."""
+    return services.runs
+
+
 ServicesDep = Annotated[Services, Depends(get_services)]
 RegistryDep = Annotated[ToolRegistry, Depends(get_registry)]
 PipelineDep = Annotated[SingleShotPipeline, Depends(get_pipeline)]
+WorkflowsDep = Annotated[WorkflowRepository, Depends(get_workflows)]
+RunStoreDep = Annotated[RunStore, Depends(get_run_store)]
+RunsDep = Annotated[RunService, Depends(get_runs)]
 
 
 def token_matches(expected: str, authorization: str | None) -> bool:

@@ -234,19 +234,25 @@ class Interpreter:
         except FallbackTriggered as fallback:
             state.status, state.error, state.ended_at = "failed", fallback.message, self.clock()
             await self.emit(
-                "node_failed", node_id=full_id, error=fallback.message, fallback=fallback.target
+                "node_failed",
+                node_id=full_id,
+                error=fallback.message,
+                fallback=fallback.target,
+                input=state.input,
             )
             return "failed", {fallback.target}
         except RunFailed as failure:
             state.status, state.error, state.ended_at = "failed", failure.message, self.clock()
-            await self.emit("node_failed", node_id=full_id, error=failure.message)
+            await self.emit(
+                "node_failed", node_id=full_id, error=failure.message, input=state.input
+            )
             raise
         except (UnresolvedReferenceError, ExpressionError, InvalidInputError) as exc:
             state.status, state.error, state.ended_at = "failed", exc.message, self.clock()
-            await self.emit("node_failed", node_id=full_id, error=exc.message)
+            await self.emit("node_failed", node_id=full_id, error=exc.message, input=state.input)
             raise RunFailed(exc.message, node_id=full_id) from None
         state.status, state.ended_at = "succeeded", self.clock()
-        await self.emit("node_succeeded", node_id=full_id, output=state.output)
+        await self.emit("node_succeeded", node_id=full_id, output=state.output, input=state.input)
         return "succeeded", targets
 
     # --- node kinds -------------------------------------------------------------------------

@@ -1,0 +1,122 @@
+"""``/runs``: list and inspect runs, stream their events, answer yields, cancel."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from datetime import datetime
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Header, Query
+from fastapi.responses import StreamingResponse
+from pydantic import BaseModel, Field
+
+from dynamic_tools.api.deps import RunsDep, RunStoreDep
+from dynamic_tools.engine.state import RunStatus
+from dynamic_tools.errors import InvalidInputError
+from dynamic_tools.persistence.run_store import RunStore
+
+router = APIRouter(prefix="/runs", tags=["Runs"])
+
+
+class ResumeBody(BaseModel):
+    """The answer to the yield a run waits on."""
+
+    values: dict[str, Any] = Field(default_factory=dict)
+    node_id: str | None = Field(
+        default=None, description="The yield to answer when several wait; default: the first."
+    )
+
+
+@router.get("", summary="List runs")
+async def list_runs(
+    store: RunStoreDep,
+    status: RunStatus | None = None,
+    workflow_id: str | None = None,
+    since: Annotated[datetime | None, Query(description="Created at or after (ISO 8601)")] = None,
+    until: Annotated[datetime | None, Query(description="Created before (ISO 8601)")] = None,
+    limit: Annotated[int, Query(ge=1, le=500)] = 50,
+    offset: Annotated[int, Query(ge=0)] = 0,
+) -> dict[str, Any]:
+    """Runs, newest first, with their durations."""
+    found, total = await store.list_runs(
+        status=status,
+        workflow_id=workflow_id,
+        since=since,
+        until=until,
+        limit=limit,
+        offset=offset,
+    )
+    return {
+        "runs": [run.summary() for run in found],
+        "total": total,
+        "limit": limit,
+        "offset": offset,
+    }
+
+
+@router.get("/{run_id}", summary="Get a run")
+async def get_run(run_id: str, store: RunStoreDep) -> dict[str, Any]:
+    """Status, params, per-node input/output/error/attempts/timings, result, error, waiting."""
+    return (await store.get_run(run_id)).to_dict()
+
+
+@router.get(
+    "/{run_id}/events",
+    summary="Stream run events (SSE)",
+    response_class=StreamingResponse,
+    responses={200: {"content": {"text/event-stream": {}}}},
+)
+async def run_events(
+    run_id: str,
+    store: RunStoreDep,
+    after: Annotated[int | None, Query(ge=0, description="Resume after this event id")] = None,
+    last_event_id: Annotated[str | None, Header()] = None,
+) -> StreamingResponse:
+    """Server-sent events, live, from ``after`` (or ``Last-Event-ID``) to the terminal event."""
+    start = after if after is not None else _event_id(last_event_id)
+    await store.get_run(run_id)  # 404 before the stream starts
+    return StreamingResponse(
+        _stream(store, run_id, start),
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+    )
+
+
+@router.post("/{run_id}/resume", summary="Answer a yield")
+async def resume_run(run_id: str, body: ResumeBody, runs: RunsDep) -> dict[str, Any]:
+    """Validate ``values`` against the yield's ``expects`` (422) and resume (409 if not waiting)."""
+    run = await runs.resume(run_id, body.values, body.node_id)
+    return {"run_id": run.run_id, "status": run.status}
+
+
+@router.post("/{run_id}/cancel", summary="Cancel a run")
+async def cancel_run(run_id: str, runs: RunsDep) -> dict[str, Any]:
+    """Cancel a run that has not ended (409 otherwise); compensations run."""
+    run = await runs.cancel(run_id)
+    return {"run_id": run.run_id, "status": run.status}
+
+
+def _event_id(header: str | None) -> int:
+    if header is None or not header.strip():
+        return 0
+    try:
+        value = int(header.strip())
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise InvalidInputError(
+            "Last-Event-ID must be an event id (a non-negative integer)",
+            violations=[{"path": "header.last-event-id", "message": "not an event id"}],
+        )
+    return value
+
+
+async def _stream(store: RunStore, run_id: str, after: int) -> AsyncIterator[str]:
+    yield "retry: 2000\n\n"
+    async for event in store.subscribe(run_id, after=after):
+        if event is None:
+            yield ": keep-alive\n\n"
+            continue
+        data = json.dumps(event.to_dict(), separators=(",", ":"), default=str)
+        yield f"id: {event.position}\nevent: {event.type}\ndata: {data}\n\n"

@@ -1,0 +1,156 @@
+"""``/workflows``: workflow documents and starting runs.
+
+Documents: list, get, validate, save (with the expected version), rename, delete, step plan,
+input preview. Runs: ``POST /workflows/{id}/runs``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Query, Response, status
+from pydantic import BaseModel, Field
+
+from dynamic_tools.api.deps import RunsDep, WorkflowsDep
+from dynamic_tools.engine.loaders import MAX_DOCUMENT_BYTES
+
+router = APIRouter(prefix="/workflows", tags=["Workflows"])
+
+_EXAMPLE = """domain: demo
+workflows:
+  hello:
+    params: {city: {type: str, required: true}}
+    graph:
+      search: {call: search_hotels, args: {city: $city, checkin: "2026-12-01",
+               checkout: "2026-12-02"}, output: hotels}
+"""
+
+
+class DocumentBody(BaseModel):
+    """A workflow document as text."""
+
+    content: str = Field(max_length=MAX_DOCUMENT_BYTES, examples=[_EXAMPLE])
+    format: Literal["yaml", "json", "xml"] | None = Field(
+        default=None, description="Default: from the file name, else from the content."
+    )
+
+
+class SaveBody(DocumentBody):
+    """A document to write, and the version it replaces."""
+
+    expected_version: str | None = Field(
+        default=None, description="The version read before editing; a stale one answers 409."
+    )
+    overwrite: bool = Field(default=False, description="Replace an existing file without one.")
+    file: str | None = Field(
+        default=None, description="File name for a new document (POST); default <first id>.<ext>"
+    )
+
+
+class RenameBody(BaseModel):
+    """The new id of a workflow."""
+
+    new_id: str
+    expected_version: str | None = None
+
+
+class RunBody(BaseModel):
+    """Parameters of a new run."""
+
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
+@router.get("", summary="List workflows")
+async def list_workflows(workflows: WorkflowsDep) -> dict[str, Any]:
+    """Every workflow (id, description, file, format, version, params) and file problems."""
+    return {
+        "workflows": workflows.list(),
+        "problems": [p.to_dict() for p in workflows.problems],
+    }
+
+
+@router.post("/validate", summary="Validate a document")
+async def validate_workflow(body: DocumentBody, workflows: WorkflowsDep) -> dict[str, Any]:
+    """Every violation (path, rule, message, line, expected, actual, severity); nothing saved."""
+    violations = workflows.validate(body.content, body.format)
+    return {
+        "valid": not any(v.get("severity") == "error" for v in violations),
+        "violations": violations,
+    }
+
+
+@router.post("", status_code=status.HTTP_201_CREATED, summary="Save a new document")
+async def create_workflow(body: SaveBody, workflows: WorkflowsDep) -> dict[str, Any]:
+    """Validate and write a document (to ``file``, default ``<first workflow id>.<ext>``)."""
+    return workflows.save(
+        body.file,
+        body.content,
+        body.format,
+        expected_version=body.expected_version,
+        overwrite=body.overwrite,
+    )
+
+
+@router.post("/_reload", summary="Reload workflow files")
+async def reload_workflows(workflows: WorkflowsDep) -> dict[str, Any]:
+    """Read the workflows directory again (after editing files by hand)."""
+    problems = workflows.reload()
+    return {"workflows": [w["id"] for w in workflows.list()], "problems": problems}
+
+
+@router.get("/{workflow_id}", summary="Get a workflow")
+async def get_workflow(workflow_id: str, workflows: WorkflowsDep) -> dict[str, Any]:
+    """The workflow's document (content, format, version), parsed form and violations."""
+    return workflows.get(workflow_id)
+
+
+@router.put("/{workflow_id}", summary="Save the document of a workflow")
+async def save_workflow(
+    workflow_id: str, body: SaveBody, workflows: WorkflowsDep
+) -> dict[str, Any]:
+    """Validate and write the document holding ``workflow_id`` (or ``<id>.<ext>``)."""
+    return workflows.save(
+        workflow_id,
+        body.content,
+        body.format,
+        expected_version=body.expected_version,
+        overwrite=body.overwrite,
+    )
+
+
+@router.post("/{workflow_id}/rename", summary="Rename a workflow")
+async def rename_workflow(
+    workflow_id: str, body: RenameBody, workflows: WorkflowsDep
+) -> dict[str, Any]:
+    """Rename it and every sub-workflow call to it."""
+    return workflows.rename(workflow_id, body.new_id, expected_version=body.expected_version)
+
+
+@router.delete("/{workflow_id}", status_code=status.HTTP_204_NO_CONTENT, summary="Delete")
+async def delete_workflow(
+    workflow_id: str,
+    workflows: WorkflowsDep,
+    expected_version: Annotated[str | None, Query()] = None,
+) -> Response:
+    """Remove the workflow from its document (409 while another workflow calls it)."""
+    workflows.delete(workflow_id, expected_version=expected_version)
+    return Response(status_code=status.HTTP_204_NO_CONTENT)
+
+
+@router.get("/{workflow_id}/plan", summary="Step plan")
+async def workflow_plan(workflow_id: str, workflows: WorkflowsDep) -> dict[str, Any]:
+    """The nodes in the order they run, with what activates each and on what condition."""
+    return workflows.step_plan(workflow_id)
+
+
+@router.get("/{workflow_id}/inputs", summary="Preview inputs")
+async def workflow_inputs(workflow_id: str, workflows: WorkflowsDep) -> dict[str, Any]:
+    """Parameters (type, required, default, example, description) and their JSON Schema."""
+    return workflows.preview_inputs(workflow_id)
+
+
+@router.post("/{workflow_id}/runs", status_code=status.HTTP_202_ACCEPTED, summary="Start a run")
+async def start_run(workflow_id: str, body: RunBody, runs: RunsDep) -> dict[str, Any]:
+    """Check the params (422 naming each field) and the document, then start the run."""
+    run = await runs.start(workflow_id, body.params)
+    return {"run_id": run.run_id, "status": run.status}

@@ -1,0 +1,1 @@
+"""SQLAlchemy stores (runs and their events) and the Alembic migrations that create them."""

@@ -1,0 +1,210 @@
+"""The database: engine, tables and migrations (SQLite by default, PostgreSQL by URL).
+
+- ``make_engine(url)`` accepts the forms users write (``sqlite:///file``,
+  ``postgresql://user@host/db``, ``postgres://...``) and picks the installed driver
+  (psycopg 3 for PostgreSQL). SQLite gets WAL, a busy timeout and foreign keys; its write
+  transactions start with ``BEGIN IMMEDIATE`` (see :func:`write_transaction`) so two writers
+  never fail half-way on a stale snapshot.
+- ``schema`` (PostgreSQL only) puts every table, and Alembic's version table, in that schema by
+  setting ``search_path`` on each connection: tests use a unique schema per run.
+- ``migrate(engine)`` upgrades to the newest revision with Alembic's API; the server calls it on
+  start, so no manual step is needed. On PostgreSQL an advisory lock keeps replicas that start
+  together from migrating twice.
+
+The table definitions here are what queries use; the migrations under ``migrations/versions``
+create the same tables (a test compares the two).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import (
+    JSON,
+    Column,
+    DateTime,
+    Dialect,
+    Engine,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    UniqueConstraint,
+    create_engine,
+    event,
+    text,
+)
+from sqlalchemy.engine import Connection, make_url
+from sqlalchemy.types import TypeDecorator, TypeEngine
+
+MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
+_MIGRATION_LOCK_ID = 0x64796E746F6F6C  # pg_advisory_lock key: "dyntool"
+_SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
+
+
+class UtcDateTime(TypeDecorator[datetime]):
+    """A timezone-aware UTC datetime on every backend (SQLite stores it naive, in UTC)."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        """Store in UTC."""
+        if value is None:
+            return None
+        aware = value if value.tzinfo else value.replace(tzinfo=UTC)
+        utc = aware.astimezone(UTC)
+        return utc.replace(tzinfo=None) if dialect.name == "sqlite" else utc
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        """Read back as an aware UTC datetime."""
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def json_type() -> TypeEngine[Any]:
+    """JSON; on PostgreSQL ``json``, not ``jsonb``, which would lose key (node) order."""
+    return JSON()
+
+
+metadata = MetaData()
+
+runs = Table(
+    "runs",
+    metadata,
+    Column("run_id", String(64), primary_key=True),
+    Column("workflow_id", String(128), nullable=False),
+    Column("document_version", String(64), nullable=True),
+    Column("status", String(16), nullable=False),
+    Column("params", json_type(), nullable=False),
+    Column("result", json_type(), nullable=True),
+    Column("error", json_type(), nullable=True),
+    Column("nodes", json_type(), nullable=False),
+    Column("waiting", json_type(), nullable=True),
+    Column("event_count", Integer, nullable=False),
+    Column("created_at", UtcDateTime(), nullable=False),
+    Column("updated_at", UtcDateTime(), nullable=False),
+    Column("started_at", UtcDateTime(), nullable=True),
+    Column("finished_at", UtcDateTime(), nullable=True),
+    Index("ix_runs_workflow_id", "workflow_id"),
+    Index("ix_runs_status", "status"),
+    Index("ix_runs_created_at", "created_at"),
+)
+
+run_events = Table(
+    "run_events",
+    metadata,
+    Column(
+        "run_id",
+        String(64),
+        ForeignKey("runs.run_id", ondelete="CASCADE", name="fk_run_events_run_id"),
+        primary_key=True,
+    ),
+    Column("position", Integer, primary_key=True),
+    Column("seq", Integer, nullable=False),
+    Column("source", String(1024), nullable=False),
+    Column("type", String(64), nullable=False),
+    Column("data", json_type(), nullable=False),
+    Column("at", UtcDateTime(), nullable=False),
+    UniqueConstraint("run_id", "seq", "source", name="uq_run_events_run_seq_source"),
+)
+
+
+def normalize_url(url: str) -> str:
+    """A SQLAlchemy URL with an installed driver (``postgresql://`` → psycopg 3)."""
+    if url.startswith("postgres://"):
+        url = "postgresql://" + url[len("postgres://") :]
+    if url.startswith("postgresql://"):
+        url = "postgresql+psycopg://" + url[len("postgresql://") :]
+    return url
+
+
+def make_engine(url: str, *, schema: str | None = None) -> Engine:
+    """An engine for ``url``; ``schema`` (PostgreSQL) holds every table."""
+    url = normalize_url(url)
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        if parsed.database and parsed.database != ":memory:":
+            Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
+        _sqlite_setup(engine)
+        return engine
+    engine = create_engine(url, pool_pre_ping=True)
+    if schema is not None:
+        if not _SCHEMA_NAME.match(schema):
+            raise ValueError(f"'{schema}' is not a plain lower-case schema name")
+
+        @event.listens_for(engine, "connect")
+        def _search_path(dbapi_connection: Any, _record: Any) -> None:
+            with dbapi_connection.cursor() as cursor:
+                cursor.execute(f"SET search_path TO {schema}")
+            dbapi_connection.commit()
+
+    return engine
+
+
+def _sqlite_setup(engine: Engine) -> None:
+    """WAL, busy timeout, foreign keys; transactions begun by us (the pysqlite recipe)."""
+
+    @event.listens_for(engine, "connect")
+    def _connect(dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.isolation_level = None  # let the "begin" hook issue BEGIN
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA busy_timeout=30000")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _begin(connection: Connection) -> None:
+        immediate = connection.get_execution_options().get("dt_write", False)
+        connection.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+
+
+@contextmanager
+def write_transaction(engine: Engine) -> Iterator[Connection]:
+    """A transaction meant to write: SQLite takes its write lock at BEGIN (no stale reads)."""
+    with engine.connect() as connection:
+        connection.execution_options(dt_write=True)
+        with connection.begin():
+            yield connection
+
+
+def alembic_config(connection: Connection | None = None) -> Config:
+    """Alembic's configuration for the packaged migrations (``connection`` handed to env.py)."""
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    if connection is not None:
+        config.attributes["connection"] = connection
+    return config
+
+
+def migrate(engine: Engine) -> None:
+    """Upgrade the database to the newest revision (idempotent)."""
+    with write_transaction(engine) as connection:
+        if connection.dialect.name == "postgresql":
+            lock = text("SELECT pg_advisory_xact_lock(:key)")
+            connection.execute(lock, {"key": _MIGRATION_LOCK_ID})
+        command.upgrade(alembic_config(connection), "head")
+
+
+def ping(engine: Engine) -> None:
+    """Run ``SELECT 1`` (readiness); raises when the database does not answer."""
+    with engine.connect() as connection:
+        connection.execute(text("SELECT 1"))
+
+
+def utc_now() -> datetime:
+    """The current time, aware, in UTC."""
+    return datetime.now(UTC)

@@ -1,0 +1,385 @@
+"""RunStore: runs and their events in the database, and the engine's EventSink.
+
+Every event is stored as a row of ``run_events`` and applied, in the same transaction, to the
+run's row (status, per-node state, result, error, the yield it waits on). Statuses go
+``pending → running ⇄ waiting_input → succeeded | failed | cancelled``; a terminal status is
+never left.
+
+Design choices:
+
+- **A sync SQLAlchemy engine behind** :func:`asyncio.to_thread`. The same code serves SQLite
+  and PostgreSQL with the drivers already needed (pysqlite, psycopg 3), Alembic migrates with
+  it, and each call is one short transaction, so a thread hop costs far less than the query.
+- **Per-run serialisation in the database**, not in this process: the run row is read
+  ``FOR UPDATE`` (PostgreSQL) or under SQLite's write lock (``BEGIN IMMEDIATE``), so parallel
+  branches, threads and replicas emitting for the same run never lose an update.
+- **Replays are idempotent.** A replayed (durable) run emits the same events again; an event is
+  identified by ``(run_id, seq, source)`` and a duplicate is ignored. ``source`` is the node (or
+  compensation) the event is about: the interpreter numbers the events of parallel children
+  from the same base, so ``seq`` alone is not unique across branches.
+- **Order** is the store's ``position`` (1, 2, 3 … per run, in commit order); SSE ids and
+  ``after`` use it. Events the store writes itself (``run_created``, an interruption, a forced
+  cancel) get ``seq = -position``.
+- **Live streams**: :meth:`subscribe` wakes on an in-process notification when this process
+  stored an event, and otherwise polls the table every ``poll_interval_s``, which is how a
+  stream follows a run executing on another replica.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+import uuid
+from collections.abc import AsyncIterator, Callable, Iterator
+from datetime import datetime
+from typing import Any
+
+from loguru import logger
+from sqlalchemy import Engine, func, insert, select, update
+from sqlalchemy.engine import Connection
+from sqlalchemy.exc import IntegrityError
+
+from dynamic_tools.engine.state import RunOutcome
+from dynamic_tools.errors import ConflictError, NotFoundError
+from dynamic_tools.persistence.db import run_events, runs, utc_now, write_transaction
+from dynamic_tools.persistence.run_view import (
+    ACTIVE,
+    RunEvent,
+    RunRecord,
+    apply_event,
+    event_source,
+    merge_outcome,
+    parse_time,
+)
+
+__all__ = ["RunEvent", "RunRecord", "RunStore"]
+
+
+class RunStore:
+    """Runs and run events in one database (see the module docstring for the rules)."""
+
+    def __init__(self, engine: Engine, *, poll_interval_s: float = 1.0) -> None:
+        self.engine = engine
+        self.poll_interval_s = poll_interval_s
+        self._listeners: dict[str, set[tuple[asyncio.AbstractEventLoop, asyncio.Event]]] = {}
+        self._listeners_lock = threading.Lock()
+        self._background: set[asyncio.Task[None]] = set()
+
+    # --- runs ------------------------------------------------------------------------------
+    async def create_run(
+        self,
+        *,
+        workflow_id: str,
+        params: dict[str, Any],
+        document_version: str | None = None,
+        node_ids: list[str] | None = None,
+        run_id: str | None = None,
+    ) -> RunRecord:
+        """Record a new ``pending`` run (nodes listed as pending) and its ``run_created`` event."""
+        run_id = run_id or uuid.uuid4().hex
+        return await asyncio.to_thread(
+            self._create_sync, run_id, workflow_id, params, document_version, node_ids or []
+        )
+
+    def _create_sync(
+        self,
+        run_id: str,
+        workflow_id: str,
+        params: dict[str, Any],
+        version: str | None,
+        node_ids: list[str],
+    ) -> RunRecord:
+        now = utc_now()
+        nodes = {node_id: {"status": "pending", "attempts": 0} for node_id in node_ids}
+        try:
+            with write_transaction(self.engine) as conn:
+                conn.execute(
+                    insert(runs).values(
+                        run_id=run_id,
+                        workflow_id=workflow_id,
+                        document_version=version,
+                        status="pending",
+                        params=params,
+                        nodes=nodes,
+                        event_count=0,
+                        created_at=now,
+                        updated_at=now,
+                    )
+                )
+                created = {"run_id": run_id, "type": "run_created", "at": now}
+                self._append(conn, {**created, "workflow_id": workflow_id})
+        except IntegrityError:
+            raise ConflictError(
+                f"run '{run_id}' already exists", context={"run_id": run_id}
+            ) from None
+        return self._get_sync(run_id)
+
+    async def get_run(self, run_id: str) -> RunRecord:
+        """One run; :class:`NotFoundError` when unknown."""
+        return await asyncio.to_thread(self._get_sync, run_id)
+
+    def _get_sync(self, run_id: str) -> RunRecord:
+        with self.engine.connect() as conn:
+            row = conn.execute(select(runs).where(runs.c.run_id == run_id)).mappings().first()
+        if row is None:
+            raise NotFoundError(f"run '{run_id}' does not exist", context={"run_id": run_id})
+        return RunRecord.from_row(row)
+
+    async def list_runs(
+        self,
+        *,
+        status: str | None = None,
+        workflow_id: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        limit: int = 50,
+        offset: int = 0,
+    ) -> tuple[list[RunRecord], int]:
+        """Runs matching the filters, newest first, and how many match in all."""
+        return await asyncio.to_thread(
+            self._list_sync, status, workflow_id, since, until, limit, offset
+        )
+
+    def _list_sync(
+        self,
+        status: str | None,
+        workflow_id: str | None,
+        since: datetime | None,
+        until: datetime | None,
+        limit: int,
+        offset: int,
+    ) -> tuple[list[RunRecord], int]:
+        conditions = []
+        if status:
+            conditions.append(runs.c.status == status)
+        if workflow_id:
+            conditions.append(runs.c.workflow_id == workflow_id)
+        if since:
+            conditions.append(runs.c.created_at >= since)
+        if until:
+            conditions.append(runs.c.created_at < until)
+        query = (
+            select(runs)
+            .where(*conditions)
+            .order_by(runs.c.created_at.desc(), runs.c.run_id)
+            .limit(limit)
+            .offset(offset)
+        )
+        with self.engine.connect() as conn:
+            rows = conn.execute(query).mappings().all()
+            total = conn.execute(select(func.count()).select_from(runs).where(*conditions))
+            count = int(total.scalar_one())
+        return [RunRecord.from_row(row) for row in rows], count
+
+    # --- events ----------------------------------------------------------------------------
+    async def emit(self, event: dict[str, Any]) -> None:
+        """EventSink: store ``event`` and apply it to its run (duplicates are ignored)."""
+        stored = await asyncio.to_thread(self._emit_sync, event)
+        if stored is not None:
+            self._notify(stored.run_id)
+
+    def _emit_sync(self, event: dict[str, Any]) -> RunEvent | None:
+        try:
+            with write_transaction(self.engine) as conn:
+                return self._append(conn, event)
+        except IntegrityError:  # a concurrent duplicate (same run, seq and source)
+            return None
+
+    def _append(self, conn: Connection, event: dict[str, Any]) -> RunEvent | None:
+        run_id = str(event.get("run_id", ""))
+        query = select(runs).where(runs.c.run_id == run_id).with_for_update()
+        row = conn.execute(query).mappings().first()
+        if row is None:
+            logger.warning("event {} for unknown run {} dropped", event.get("type"), run_id)
+            return None
+        position = int(row["event_count"]) + 1
+        seq = event.get("seq")
+        seq = int(seq) if isinstance(seq, int) else -position
+        source = event_source(event)
+        duplicate = conn.execute(
+            select(run_events.c.position).where(
+                run_events.c.run_id == run_id,
+                run_events.c.seq == seq,
+                run_events.c.source == source,
+            )
+        ).first()
+        if duplicate is not None:
+            return None
+        at = parse_time(event.get("at"))
+        data = {k: v for k, v in event.items() if k not in ("run_id", "seq", "type", "at")}
+        conn.execute(
+            insert(run_events).values(
+                run_id=run_id,
+                position=position,
+                seq=seq,
+                source=source,
+                type=str(event["type"]),
+                data=data,
+                at=at,
+            )
+        )
+        view = apply_event(dict(row), event, at)
+        conn.execute(
+            update(runs)
+            .where(runs.c.run_id == run_id)
+            .values(**view, event_count=position, updated_at=utc_now())
+        )
+        return RunEvent(run_id, position, seq, str(event["type"]), at, data)
+
+    async def events(self, run_id: str, *, after: int = 0, limit: int = 1000) -> list[RunEvent]:
+        """Events of a run with ``position > after``, in order; NotFoundError when unknown."""
+        return await asyncio.to_thread(self._events_sync, run_id, after, limit)
+
+    def _events_sync(self, run_id: str, after: int, limit: int) -> list[RunEvent]:
+        query = (
+            select(run_events)
+            .where(run_events.c.run_id == run_id, run_events.c.position > after)
+            .order_by(run_events.c.position)
+            .limit(limit)
+        )
+        with self.engine.connect() as conn:
+            rows = conn.execute(query).mappings().all()
+            if not rows:
+                exists = conn.execute(select(runs.c.run_id).where(runs.c.run_id == run_id))
+                if exists.first() is None:
+                    raise NotFoundError(
+                        f"run '{run_id}' does not exist", context={"run_id": run_id}
+                    )
+        return [RunEvent.from_row(row) for row in rows]
+
+    async def subscribe(
+        self, run_id: str, *, after: int = 0, heartbeat_s: float = 15.0
+    ) -> AsyncIterator[RunEvent | None]:
+        """Events after ``after``, live, ending after the terminal event.
+
+        Yields None when nothing happened for ``heartbeat_s`` (for keep-alive comments).
+        """
+        with self._listening(run_id) as wake:
+            idle = 0.0
+            while True:
+                wake.clear()
+                batch = await self.events(run_id, after=after)
+                for item in batch:
+                    after = item.position
+                    yield item
+                    if item.terminal:
+                        return
+                if batch:
+                    idle = 0.0
+                    continue
+                run = await self.get_run(run_id)
+                if run.terminal and run.event_count <= after:
+                    return
+                try:
+                    await asyncio.wait_for(wake.wait(), self.poll_interval_s)
+                except TimeoutError:
+                    idle += self.poll_interval_s
+                    if idle >= heartbeat_s:
+                        idle = 0.0
+                        yield None
+
+    async def wait_until(
+        self, run_id: str, predicate: Callable[[RunRecord], bool], *, timeout_s: float
+    ) -> RunRecord:
+        """The run once ``predicate`` holds for it, or as it is after ``timeout_s``."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_s
+        with self._listening(run_id) as wake:
+            while True:
+                wake.clear()
+                run = await self.get_run(run_id)
+                remaining = deadline - loop.time()
+                if predicate(run) or remaining <= 0:
+                    return run
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(wake.wait(), min(remaining, self.poll_interval_s))
+
+    @contextlib.contextmanager
+    def _listening(self, run_id: str) -> Iterator[asyncio.Event]:
+        """An event set whenever this process stores an event of ``run_id``."""
+        wake = asyncio.Event()
+        entry = (asyncio.get_running_loop(), wake)
+        with self._listeners_lock:
+            self._listeners.setdefault(run_id, set()).add(entry)
+        try:
+            yield wake
+        finally:
+            with self._listeners_lock:
+                listeners = self._listeners.get(run_id, set())
+                listeners.discard(entry)
+                if not listeners:
+                    self._listeners.pop(run_id, None)
+
+    def _notify(self, run_id: str) -> None:
+        with self._listeners_lock:
+            listeners = list(self._listeners.get(run_id, ()))
+        for loop, wake in listeners:
+            if not loop.is_closed():
+                loop.call_soon_threadsafe(wake.set)
+
+    # --- state changes the store makes itself -----------------------------------------------
+    async def finish(self, run_id: str, status: str, error: dict[str, Any] | None = None) -> bool:
+        """End a run that is still active with ``status``; False if it had already ended."""
+        if status not in ("failed", "cancelled"):
+            raise ValueError(f"a run cannot be finished as '{status}'")
+        event = {"run_id": run_id, "type": f"run_{status}", "error": error, "by": "store"}
+
+        def work() -> bool:
+            with write_transaction(self.engine) as conn:
+                row = conn.execute(
+                    select(runs.c.status).where(runs.c.run_id == run_id).with_for_update()
+                ).first()
+                if row is None:
+                    raise NotFoundError(
+                        f"run '{run_id}' does not exist", context={"run_id": run_id}
+                    )
+                if row[0] not in ACTIVE:
+                    return False
+                self._append(conn, event)
+                return True
+
+        changed = await asyncio.to_thread(work)
+        if changed:
+            self._notify(run_id)
+        return changed
+
+    async def interrupt_unfinished(self, message: str) -> list[str]:
+        """Fail every run still active (after a restart of a non-durable launcher)."""
+
+        def active_ids() -> list[str]:
+            with self.engine.connect() as conn:
+                query = select(runs.c.run_id).where(runs.c.status.in_(sorted(ACTIVE)))
+                return [str(r[0]) for r in conn.execute(query)]
+
+        interrupted = []
+        for run_id in await asyncio.to_thread(active_ids):
+            if await self.finish(run_id, "failed", {"message": message, "reason": "interrupted"}):
+                interrupted.append(run_id)
+        return interrupted
+
+    async def record_outcome(self, run_id: str, outcome: RunOutcome) -> None:
+        """Merge a finished run's final node states (inputs, child items) into its view."""
+
+        def work() -> None:
+            with write_transaction(self.engine) as conn:
+                row = conn.execute(
+                    select(runs.c.nodes).where(runs.c.run_id == run_id).with_for_update()
+                ).first()
+                if row is None:
+                    return
+                nodes = merge_outcome(dict(row[0] or {}), outcome)
+                conn.execute(update(runs).where(runs.c.run_id == run_id).values(nodes=nodes))
+
+        await asyncio.to_thread(work)
+
+    def record_outcome_soon(self, run_id: str, outcome: RunOutcome) -> None:
+        """:meth:`record_outcome` in the background (for a launcher's sync done-callback)."""
+        task = asyncio.get_running_loop().create_task(self.record_outcome(run_id, outcome))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def aclose(self) -> None:
+        """Wait for background writes."""
+        if self._background:
+            await asyncio.gather(*self._background, return_exceptions=True)

@@ -1,0 +1,288 @@
+"""The run view: how engine events change a run's row, and the records the store returns.
+
+Events (``engine/interpreter.py``, ``engine/tool_calls.py``) and what they change:
+
+- ``run_created`` (the store) → ``pending``; ``run_started`` → ``running``;
+- ``node_started`` / ``node_succeeded`` / ``node_failed`` / ``node_skipped`` → the node's
+  status, kind, times, output, error (``fallback`` goes to the node's detail);
+- ``attempt_failed`` / ``retry_scheduled`` → the node's attempts and retry detail;
+- ``waiting_input`` → the node and the run wait; the yield's message and expects are kept;
+- ``resumed`` → the node runs again with the answer; the run is ``running`` once no yield waits;
+- ``compensated`` → listed in the compensated node's detail;
+- ``run_succeeded`` / ``run_failed`` / ``run_cancelled`` → terminal status, result, error.
+
+An optional ``input`` on any node event is kept as the node's input. A terminal run keeps its
+status whatever comes after.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from dynamic_tools.engine.state import RunOutcome
+from dynamic_tools.persistence.db import utc_now
+
+TERMINAL_EVENTS = {
+    "run_succeeded": "succeeded",
+    "run_failed": "failed",
+    "run_cancelled": "cancelled",
+}
+TERMINAL = frozenset(TERMINAL_EVENTS.values())
+ACTIVE = frozenset({"pending", "running", "waiting_input"})
+_NODE_STATUS = {
+    "node_started": "running",
+    "node_succeeded": "succeeded",
+    "node_failed": "failed",
+    "node_skipped": "skipped",
+}
+
+
+def parse_time(value: Any) -> datetime:
+    """An event's ``at`` (ISO 8601 text or a datetime) as an aware datetime; now if missing."""
+    if isinstance(value, datetime):
+        return value
+    if isinstance(value, str):
+        try:
+            parsed = datetime.fromisoformat(value)
+        except ValueError:
+            return utc_now()
+        return parsed if parsed.tzinfo else parsed.replace(tzinfo=utc_now().tzinfo)
+    return utc_now()
+
+
+def iso(value: datetime | None) -> str | None:
+    """ISO 8601 text with milliseconds, or None."""
+    return value.isoformat(timespec="milliseconds") if value else None
+
+
+def _millis(start: datetime | str | None, end: datetime | str | None) -> float | None:
+    if start is None or end is None:
+        return None
+    return round((parse_time(end) - parse_time(start)).total_seconds() * 1000, 3)
+
+
+def event_source(event: Mapping[str, Any]) -> str:
+    """What an event is about (its node or compensation step); '' for run-level events."""
+    return str(event.get("node_id") or event.get("name") or "")
+
+
+def apply_event(row: dict[str, Any], event: Mapping[str, Any], at: datetime) -> dict[str, Any]:
+    """The run columns changed by ``event`` (``row`` is the run's current row)."""
+    kind = str(event.get("type", ""))
+    status = str(row["status"])
+    nodes: dict[str, dict[str, Any]] = {k: dict(v) for k, v in (row["nodes"] or {}).items()}
+    waiting: dict[str, Any] = dict(row.get("waiting") or {})
+    changes: dict[str, Any] = {}
+    node_id = event.get("node_id")
+    node = nodes.setdefault(str(node_id), {"status": "pending", "attempts": 0}) if node_id else {}
+    if node_id and "input" in event:
+        node["input"] = event["input"]
+    if kind == "run_started" and status in ACTIVE:
+        changes.update(status="running", started_at=row.get("started_at") or at)
+    elif kind in _NODE_STATUS and node_id:
+        node["status"] = _NODE_STATUS[kind]
+        if kind == "node_started":
+            node.update(kind=event.get("kind"), started_at=iso(at), ended_at=None, error=None)
+            if event.get("kind") in ("call", "workflow"):
+                node["attempts"] = max(int(node.get("attempts") or 0), 1)
+        elif kind == "node_succeeded":
+            node.update(output=event.get("output"), ended_at=iso(at))
+        elif kind == "node_failed":
+            node.update(error=event.get("error"), ended_at=iso(at))
+            if event.get("fallback"):
+                node.setdefault("detail", {})["fallback"] = event["fallback"]
+        else:
+            node.update(error=event.get("reason"))
+    elif kind in ("attempt_failed", "retry_scheduled") and node_id:
+        node["attempts"] = max(int(node.get("attempts") or 0), int(event.get("attempt") or 0))
+        detail = node.setdefault("detail", {})
+        if kind == "attempt_failed":
+            detail.update(last_error=event.get("error"), status_code=event.get("status_code"))
+        else:
+            detail.update(
+                next_attempt=event.get("attempt"),
+                next_attempt_at=event.get("next_attempt_at"),
+                delay_s=event.get("delay_s"),
+            )
+        detail["max_attempts"] = event.get("max_attempts")
+    elif kind == "waiting_input" and node_id:
+        prompt = {"message": event.get("message", ""), "expects": event.get("expects") or {}}
+        node.update(status="waiting_input", detail=prompt)
+        waiting[str(node_id)] = prompt
+        if status in ACTIVE:
+            changes["status"] = "waiting_input"
+    elif kind == "resumed" and node_id:
+        node["status"] = "running"
+        node.setdefault("detail", {})["answer"] = event.get("values")
+        waiting.pop(str(node_id), None)
+        if status == "waiting_input" and not waiting:
+            changes["status"] = "running"
+    elif kind == "compensated":
+        name = str(event.get("name", ""))
+        target = name[len("saga:") :] if name.startswith("saga:") else name.rsplit(":", 1)[0]
+        step = {k: event.get(k) for k in ("name", "call", "ok", "status_code", "error")}
+        entry = nodes.setdefault(target, {"status": "pending", "attempts": 0})
+        entry.setdefault("detail", {}).setdefault("compensations", []).append(step)
+    elif kind in TERMINAL_EVENTS and status in ACTIVE:
+        changes.update(
+            status=TERMINAL_EVENTS[kind],
+            result=event.get("result"),
+            error=event.get("error"),
+            finished_at=at,
+        )
+        waiting = {}
+    changes.update(nodes=nodes, waiting=waiting or None)
+    return changes
+
+
+def merge_outcome(nodes: dict[str, Any], outcome: RunOutcome) -> dict[str, Any]:
+    """Node views completed with a finished run's final states (inputs, foreach items)."""
+    merged = dict(nodes)
+    for node_id, state in outcome.nodes.items():
+        current = dict(merged.get(node_id) or {})
+        final = state.to_dict()
+        detail = {**(current.get("detail") or {}), **(final.pop("detail") or {})}
+        current.update({k: v for k, v in final.items() if v is not None or k not in current})
+        merged[node_id] = {**current, "detail": detail}
+    return merged
+
+
+@dataclass(frozen=True)
+class RunEvent:
+    """One stored event; ``position`` orders a run's events (SSE id, ``after``)."""
+
+    run_id: str
+    position: int
+    seq: int
+    type: str
+    at: datetime
+    data: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def terminal(self) -> bool:
+        """Whether the event ends the run."""
+        return self.type in TERMINAL_EVENTS
+
+    @classmethod
+    def from_row(cls, row: Mapping[Any, Any]) -> RunEvent:
+        """From a ``run_events`` row."""
+        return cls(
+            run_id=row["run_id"],
+            position=row["position"],
+            seq=row["seq"],
+            type=row["type"],
+            at=row["at"],
+            data=dict(row["data"] or {}),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The event as the engine emitted it, plus ``position``."""
+        return {
+            **self.data,
+            "run_id": self.run_id,
+            "seq": self.seq,
+            "position": self.position,
+            "type": self.type,
+            "at": iso(self.at),
+        }
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """One run as stored: status, params, per-node state, outcome, times."""
+
+    run_id: str
+    workflow_id: str
+    document_version: str | None
+    status: str
+    params: dict[str, Any]
+    result: Any
+    error: dict[str, Any] | None
+    nodes: dict[str, dict[str, Any]]
+    waiting: dict[str, dict[str, Any]]
+    event_count: int
+    created_at: datetime
+    updated_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+
+    @classmethod
+    def from_row(cls, row: Mapping[Any, Any]) -> RunRecord:
+        """From a ``runs`` row."""
+        return cls(
+            run_id=row["run_id"],
+            workflow_id=row["workflow_id"],
+            document_version=row["document_version"],
+            status=row["status"],
+            params=dict(row["params"] or {}),
+            result=row["result"],
+            error=row["error"],
+            nodes=dict(row["nodes"] or {}),
+            waiting=dict(row["waiting"] or {}),
+            event_count=int(row["event_count"]),
+            created_at=row["created_at"],
+            updated_at=row["updated_at"],
+            started_at=row["started_at"],
+            finished_at=row["finished_at"],
+        )
+
+    @property
+    def terminal(self) -> bool:
+        """Whether the run has ended."""
+        return self.status in TERMINAL
+
+    @property
+    def duration_ms(self) -> float | None:
+        """From start (or creation) to the end; None while the run is active."""
+        return _millis(self.started_at or self.created_at, self.finished_at)
+
+    def waiting_prompt(self) -> dict[str, Any] | None:
+        """The yield the run waits on: ``node_id``, ``message``, ``expects`` (None if none)."""
+        if self.status != "waiting_input" or not self.waiting:
+            return None
+        node_id, prompt = next(iter(self.waiting.items()))
+        return {"node_id": node_id, **prompt}
+
+    def summary(self) -> dict[str, Any]:
+        """The list form: ids, status, times, duration."""
+        return {
+            "run_id": self.run_id,
+            "workflow_id": self.workflow_id,
+            "status": self.status,
+            "created_at": iso(self.created_at),
+            "started_at": iso(self.started_at),
+            "finished_at": iso(self.finished_at),
+            "duration_ms": self.duration_ms,
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        """The full view: params, per-node state with timings, result, error, waiting."""
+        nodes = {
+            node_id: {
+                "status": node.get("status", "pending"),
+                "kind": node.get("kind"),
+                "input": node.get("input"),
+                "output": node.get("output"),
+                "error": node.get("error"),
+                "attempts": node.get("attempts", 0),
+                "started_at": node.get("started_at"),
+                "ended_at": node.get("ended_at"),
+                "duration_ms": _millis(node.get("started_at"), node.get("ended_at")),
+                "detail": node.get("detail") or {},
+            }
+            for node_id, node in self.nodes.items()
+        }
+        return {
+            **self.summary(),
+            "document_version": self.document_version,
+            "params": self.params,
+            "nodes": nodes,
+            "result": self.result,
+            "error": self.error,
+            "waiting": self.waiting_prompt(),
+            "updated_at": iso(self.updated_at),
+            "event_count": self.event_count,
+        }

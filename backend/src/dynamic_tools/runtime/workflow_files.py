@@ -1,0 +1,290 @@
+"""Workflow files on disk: reading them, their versions, and edits that keep their layout.
+
+- A file's ``version`` is the hash of its text (``atomic_files.content_version``); a write names
+  the version it replaces, or asks to overwrite (:func:`check_version`).
+- Rename and remove edit the text (:func:`rewrite_document`): YAML line by line (the workflow's
+  key, the ``workflow:`` values of sub-workflow calls, or the removed workflow's lines with its
+  leading comments), XML element by element; JSON is re-serialised. An edit is kept only if it
+  loads back to exactly the model the same change gives on the parsed data; otherwise YAML is
+  re-serialised (comments are lost) and XML is refused with :class:`ConflictError`.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from dynamic_tools.atomic_files import content_version
+from dynamic_tools.engine.loaders import DocumentFormat, LoadedDocument, load_document
+from dynamic_tools.engine.models import (
+    ForeachNode,
+    ParallelNode,
+    Workflow,
+    WorkflowDocument,
+    WorkflowNode,
+)
+from dynamic_tools.errors import ConflictError, WorkflowInvalidError
+
+SUFFIXES: dict[str, DocumentFormat] = {
+    ".yaml": "yaml",
+    ".yml": "yaml",
+    ".json": "json",
+    ".xml": "xml",
+}
+EXTENSIONS: dict[str, str] = {"yaml": ".yaml", "json": ".json", "xml": ".xml"}
+FILE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,120}\.(yaml|yml|json|xml)$")
+
+Violations = list[dict[str, Any]]
+PathKey = tuple[str | int, ...]
+
+
+@dataclass
+class DocumentFile:
+    """One file of the directory: its text, version, parsed form and violations."""
+
+    path: Path
+    text: str
+    version: str
+    format: DocumentFormat
+    loaded: LoadedDocument | None
+    violations: Violations = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        """The file name."""
+        return self.path.name
+
+    @property
+    def errors(self) -> Violations:
+        """Violations that stop a run."""
+        return [v for v in self.violations if v.get("severity", "error") == "error"]
+
+    @property
+    def workflows(self) -> list[Workflow]:
+        """The workflows it defines (none when it does not load)."""
+        return list(self.loaded.document.workflows.values()) if self.loaded else []
+
+
+@dataclass(frozen=True)
+class LoadProblem:
+    """A file (or a workflow in it) that could not be loaded."""
+
+    file: str
+    rule: str
+    message: str
+    line: int | None = None
+    violations: Violations = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {
+            "file": self.file,
+            "rule": self.rule,
+            "message": self.message,
+            "line": self.line,
+            "violations": self.violations,
+        }
+
+
+def violation(path: str, rule: str, message: str, actual: Any = None) -> dict[str, Any]:
+    """A violation in the validator's shape."""
+    return {
+        "path": path,
+        "rule": rule,
+        "message": message,
+        "line": None,
+        "expected": None,
+        "actual": actual,
+        "severity": "error",
+    }
+
+
+def read_document_file(path: Path, problems: list[LoadProblem]) -> DocumentFile:
+    """Read and parse one file; a failure is appended to ``problems``, never raised."""
+    fmt = SUFFIXES[path.suffix]
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        problems.append(LoadProblem(path.name, "unreadable", str(exc)))
+        return DocumentFile(path, "", "", fmt, None, [violation("(file)", "unreadable", str(exc))])
+    try:
+        loaded = load_document(text, name=path.name, fmt=fmt)
+    except WorkflowInvalidError as exc:
+        line = next((v.get("line") for v in exc.violations if v.get("line")), None)
+        problems.append(LoadProblem(path.name, "invalid", exc.message, line, exc.violations))
+        return DocumentFile(path, text, content_version(text), fmt, None, exc.violations)
+    return DocumentFile(path, text, content_version(text), fmt, loaded)
+
+
+def check_version(path: Path, expected: str | None, overwrite: bool) -> None:
+    """Raise :class:`ConflictError` unless a write over ``path`` may go ahead.
+
+    The version on disk must equal ``expected``; without ``expected`` the file must not exist
+    (or ``overwrite`` is set).
+    """
+    current = content_version(path.read_text(encoding="utf-8")) if path.exists() else None
+    context = {"file": path.name, "expected_version": expected, "current_version": current}
+    if expected is not None and current is None:
+        raise ConflictError(f"{path.name} does not exist any more", context=context)
+    if expected is not None and expected != current:
+        raise ConflictError(
+            f"{path.name} changed since version {expected} (now {current})", context=context
+        )
+    if expected is None and current is not None and not overwrite:
+        raise ConflictError(
+            f"{path.name} exists; send its expected_version (or overwrite)", context=context
+        )
+
+
+def workflow_calls(workflow: Workflow) -> set[str]:
+    """Ids of the sub-workflows a workflow calls (nodes, parallel branches, foreach steps)."""
+    called: set[str] = set()
+    for node in workflow.graph.values():
+        steps = (
+            list(node.branches.values())
+            if isinstance(node, ParallelNode)
+            else [node.step]
+            if isinstance(node, ForeachNode)
+            else [node]
+        )
+        called |= {s.workflow for s in steps if isinstance(s, WorkflowNode)}
+    return called
+
+
+# --- edits ----------------------------------------------------------------------------------
+def rewrite_document(
+    loaded: LoadedDocument | None,
+    text: str,
+    name: str,
+    *,
+    rename: tuple[str, str] | None = None,
+    remove: str | None = None,
+) -> str:
+    """``text`` (the source of ``loaded``) with one workflow renamed or removed.
+
+    Args:
+        loaded: the parsed document.
+        text: its source text.
+        name: the file name (for errors).
+        rename: ``(old id, new id)``: the workflow and every sub-workflow call to it.
+        remove: the id of a workflow to remove.
+    """
+    if loaded is None:
+        raise ConflictError(f"{name} does not load; edit the file itself", context={"file": name})
+    raw = copy.deepcopy(loaded.raw)
+    refs: list[PathKey] = []
+    if rename is not None:
+        old, new = rename
+        found = list(_references(raw, old))
+        refs = [path for path, _ in found]
+        for _, item in found:
+            item["workflow"] = new
+        if old in raw["workflows"]:
+            raw["workflows"] = {(new if k == old else k): v for k, v in raw["workflows"].items()}
+    if remove is not None:
+        raw["workflows"].pop(remove)
+    expected = WorkflowDocument.model_validate(raw).model_dump()
+    if loaded.format == "json":
+        return json.dumps(raw, indent=2, ensure_ascii=False) + "\n"
+    if loaded.format == "yaml":
+        lines, where = text.splitlines(keepends=True), loaded.lines
+        edit = _yaml_rename(lines, where, rename, refs) if rename else None
+        edit = _yaml_remove(lines, where, remove) if remove else edit
+    else:
+        edit = _xml_edit(text, rename, remove)
+    if edit is not None:
+        try:
+            if load_document(edit, fmt=loaded.format).document.model_dump() == expected:
+                return edit
+        except WorkflowInvalidError:
+            pass
+    if loaded.format == "yaml":
+        return yaml.safe_dump(raw, sort_keys=False, allow_unicode=True)
+    raise ConflictError(
+        f"{name} could not be rewritten safely; edit the file itself", context={"file": name}
+    )
+
+
+def _references(raw: dict[str, Any], target: str) -> Iterator[tuple[PathKey, Any]]:
+    """``(path, mapping)`` of every ``workflow: target`` sub-workflow call in raw data."""
+    for workflow_id, workflow in (raw.get("workflows") or {}).items():
+        graph = workflow.get("graph") if isinstance(workflow, dict) else None
+        for node_id, node in (graph or {}).items():
+            if not isinstance(node, dict):
+                continue
+            items: list[tuple[PathKey, Any]] = [((node_id,), node)]
+            branches = node.get("branches")
+            if isinstance(branches, dict):
+                items += [((node_id, "branches", k), v) for k, v in branches.items()]
+            elif isinstance(branches, list):
+                items += [((node_id, "branches", i), v) for i, v in enumerate(branches)]
+            items.append(((node_id, "step"), node.get("step")))
+            for sub, item in items:
+                if isinstance(item, dict) and item.get("workflow") == target:
+                    yield ("workflows", workflow_id, "graph", *sub, "workflow"), item
+
+
+def _yaml_rename(
+    lines: list[str], where: dict[PathKey, int], rename: tuple[str, str], refs: list[PathKey]
+) -> str | None:
+    old, new = rename
+    lines = list(lines)
+    edits = [(where.get(("workflows", old)), rf"^(\s*)(['\"]?){re.escape(old)}\2(\s*:)")]
+    edits += [
+        (where.get(p), rf"(\bworkflow\s*:\s*)(['\"]?){re.escape(old)}\2(?![\w-])") for p in refs
+    ]
+    for line, pattern in edits:
+        if line is None:
+            return None
+        replacement = rf"\g<1>\g<2>{new}\g<2>" + (r"\g<3>" if pattern.startswith("^") else "")
+        lines[line - 1], count = re.subn(pattern, replacement, lines[line - 1], count=1)
+        if count != 1:
+            return None
+    return "".join(lines)
+
+
+def _yaml_remove(lines: list[str], where: dict[PathKey, int], workflow_id: str) -> str | None:
+    start = where.get(("workflows", workflow_id))
+    if start is None:
+        return None
+    later = [
+        line
+        for path, line in where.items()
+        if line > start and (len(path) == 1 or (len(path) == 2 and path[0] == "workflows"))
+    ]
+    first, last = start - 1, min(later, default=len(lines) + 1) - 1
+    while last > first + 1 and (not lines[last - 1].strip() or _comment(lines[last - 1])):
+        last -= 1
+    while first > 0 and _comment(lines[first - 1]):
+        first -= 1
+    return "".join(lines[:first] + lines[last:])
+
+
+def _comment(line: str) -> bool:
+    return line.lstrip().startswith("#")
+
+
+def _xml_edit(text: str, rename: tuple[str, str] | None, remove: str | None) -> str | None:
+    if rename is not None:
+        old, new = (re.escape(rename[0]), rename[1])
+        text = re.sub(
+            rf"(<workflow\b[^>]*?\sid\s*=\s*)(['\"]){old}\2", rf"\g<1>\g<2>{new}\g<2>", text
+        )
+        return re.sub(
+            rf"(<subworkflow\b[^>]*?\sworkflow\s*=\s*)(['\"]){old}\2",
+            rf"\g<1>\g<2>{new}\g<2>",
+            text,
+        )
+    element = (
+        rf"[ \t]*<workflow\b[^>]*?\sid\s*=\s*(['\"]){re.escape(str(remove))}\1[^>]*?"
+        r"(?:/>|>.*?</workflow\s*>)[ \t]*\r?\n?"
+    )
+    edited, count = re.subn(element, "", text, count=1, flags=re.S)
+    return edited if count == 1 else None

@@ -1,0 +1,202 @@
+"""Read-only views of one workflow: its step plan and a preview of its inputs.
+
+The step plan lists nodes in the order the interpreter takes them: it repeatedly runs the first
+node, in document order, whose dependencies are settled, and a node that runs only when
+activated (a branch ``goto``/``default``, a fallback, an ``on_partial_failure`` target, a
+compensate node) comes after the node that can activate it. Each step says why it runs
+(``always``, ``after dependencies`` or ``when activated``) and by whom and on what condition
+it can be activated.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dynamic_tools.engine.graph import Path, WorkflowGraph
+from dynamic_tools.engine.models import (
+    BranchNode,
+    CallNode,
+    CompensateNode,
+    ErrorNode,
+    ForeachNode,
+    ParallelNode,
+    ParamSpec,
+    Workflow,
+    WorkflowNode,
+    YieldNode,
+)
+
+JSON_TYPES = {
+    "str": "string",
+    "string": "string",
+    "int": "integer",
+    "integer": "integer",
+    "float": "number",
+    "number": "number",
+    "bool": "boolean",
+    "boolean": "boolean",
+    "list": "array",
+    "array": "array",
+    "dict": "object",
+    "object": "object",
+}
+
+
+def _activation(graph: WorkflowGraph, source: str, path: Path) -> dict[str, Any]:
+    """How ``source`` activates a node, from where the target is named in it."""
+    node = graph.nodes[source]
+    if path[0] == "on" and isinstance(node, BranchNode):
+        return {"node": source, "via": "branch", "when": node.on[int(path[1])].when}
+    if path[0] == "default":
+        return {"node": source, "via": "branch_default", "when": None}
+    if path[0] == "on_partial_failure":
+        return {"node": source, "via": "on_partial_failure", "when": "a branch failed"}
+    where = f" of branch '{path[1]}'" if path[0] == "branches" else ""
+    where = " of its step" if path[0] == "step" else where
+    return {"node": source, "via": "fallback", "when": f"the call{where} failed after retries"}
+
+
+def step_plan(workflow: Workflow) -> list[dict[str, Any]]:
+    """The plan of ``workflow``: one entry per node, in the order they would run."""
+    graph = WorkflowGraph(workflow)
+    activators: dict[str, list[dict[str, Any]]] = {}
+    for source in graph.nodes:
+        for path, target in graph.activation_targets(source):
+            activators.setdefault(target, []).append(_activation(graph, source, path))
+    order: list[str] = []
+    placed: set[str] = set()
+    while True:
+        ready = next(
+            (
+                node_id
+                for node_id, node in graph.nodes.items()
+                if node_id not in placed
+                and all(d in placed for d in node.depends_on if d in graph.nodes)
+                and (
+                    node_id not in graph.activated
+                    or any(a["node"] in placed for a in activators.get(node_id, []))
+                )
+            ),
+            None,
+        )
+        if ready is None:
+            break
+        order.append(ready)
+        placed.add(ready)
+    never = [n for n in graph.nodes if n not in placed]
+    steps = []
+    for index, node_id in enumerate([*order, *never], start=1):
+        node = graph.nodes[node_id]
+        if node_id in never:
+            runs = "never"
+        elif node_id in graph.activated:
+            runs = "when activated"
+        else:
+            runs = "after dependencies" if node.depends_on else "always"
+        steps.append(
+            {
+                "order": index,
+                "node_id": node_id,
+                "kind": node.kind,
+                "description": node.description,
+                "depends_on": list(node.depends_on),
+                "runs": runs,
+                "activated_by": activators.get(node_id, []),
+                **_details(node),
+            }
+        )
+    return steps
+
+
+def _step(node: CallNode | WorkflowNode) -> dict[str, Any]:
+    if isinstance(node, WorkflowNode):
+        return {"workflow": node.workflow, "output": node.output}
+    retry = node.on_error.retry if node.on_error else 0
+    return {
+        "tool": node.call,
+        "output": node.output,
+        "retries": retry,
+        "fallback": node.on_error.fallback if node.on_error else None,
+        "compensate_with": node.compensate_with.call if node.compensate_with else None,
+        "success": node.success,
+    }
+
+
+def _details(node: Any) -> dict[str, Any]:
+    """What the node does: its tool or sub-workflow, conditions, messages."""
+    if isinstance(node, CallNode | WorkflowNode):
+        return {**_step(node), "timeout": node.timeout}
+    if isinstance(node, BranchNode):
+        cases = [{"when": c.when, "goto": c.goto} for c in node.on]
+        return {"condition": {"cases": cases, "default": node.default}}
+    if isinstance(node, ParallelNode):
+        return {
+            "branches": {name: _step(branch) for name, branch in node.branches.items()},
+            "on_partial_failure": node.on_partial_failure,
+            "concurrency": node.concurrency,
+        }
+    if isinstance(node, ForeachNode):
+        return {
+            "items": node.items,
+            "as": node.as_,
+            "step": _step(node.step),
+            "output": node.output,
+            "max_iterations": node.max_iterations,
+            "concurrency": node.concurrency,
+        }
+    if isinstance(node, YieldNode):
+        expects = {k: v.model_dump(exclude_none=True) for k, v in node.expects.items()}
+        return {"message": node.message, "expects": expects}
+    if isinstance(node, CompensateNode):
+        return {"steps": [step.call for step in node.steps]}
+    if isinstance(node, ErrorNode):
+        return {"message": node.message}
+    return {}  # pragma: no cover - every node kind is handled above
+
+
+def param_schema(spec: ParamSpec) -> dict[str, Any]:
+    """The JSON Schema of one parameter."""
+    schema: dict[str, Any] = {}
+    if spec.type in JSON_TYPES:
+        schema["type"] = JSON_TYPES[spec.type]
+    for key in ("format", "description", "enum", "default"):
+        value = getattr(spec, key)
+        if value is not None:
+            schema[key] = value
+    if spec.example is not None:
+        schema["examples"] = [spec.example]
+    return schema
+
+
+def preview_inputs(workflow: Workflow) -> dict[str, Any]:
+    """The parameters, their JSON Schema and an example params object.
+
+    Each parameter has type, JSON type, required, default, example, description, format and
+    enum; the example object takes each example, else the default.
+    """
+    params = [
+        {
+            "name": name,
+            "type": spec.type,
+            "json_type": JSON_TYPES.get(spec.type),
+            "required": spec.required and spec.default is None,
+            "default": spec.default,
+            "example": spec.example,
+            "description": spec.description,
+            "format": spec.format,
+            "enum": spec.enum,
+        }
+        for name, spec in workflow.params.items()
+    ]
+    schema = {
+        "type": "object",
+        "properties": {name: param_schema(spec) for name, spec in workflow.params.items()},
+        "required": [p["name"] for p in params if p["required"]],
+        "additionalProperties": False,
+    }
+    example = {
+        p["name"]: p["example"] if p["example"] is not None else p["default"]
+        for p in params
+        if p["example"] is not None or p["default"] is not None
+    }
+    return {"params": params, "schema": schema, "example": example}

@@ -1,0 +1,390 @@
+"""WorkflowRepository: the workflow documents of the runtime registry directory.
+
+Rules:
+- Documents load from ``<workflows dir>/*.yaml|*.yml|*.json|*.xml`` in file-name order (hidden
+  and temporary files are skipped); one document may hold several workflows.
+- A file that does not load is a problem (file, line, violations); the other files still load.
+- A workflow id defined in two files: the first file (name order) keeps it, and a problem names
+  both files.
+- Each document is validated against the registry's tools plus the built-ins and every workflow
+  id; the result is kept until the tool names change or the directory is reloaded.
+- A document's ``version`` is the hash of its text. A save must name the current version (or
+  ask to ``overwrite``); it is validated first and nothing is written when it has errors;
+  writes are atomic.
+- Rename and delete edit the document's text keeping its layout (see ``workflow_files``).
+"""
+
+from __future__ import annotations
+
+import builtins
+import re
+import threading
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dynamic_tools.atomic_files import content_version, remove_atomic, write_atomic
+from dynamic_tools.engine.loaders import DocumentFormat, detect_format
+from dynamic_tools.engine.loaders import load_document as parse_document
+from dynamic_tools.engine.models import (
+    IDENTIFIER,
+    Workflow,
+    WorkflowDocument,
+)
+from dynamic_tools.engine.params import check_values
+from dynamic_tools.engine.validator import BUILTIN_TOOLS, validate_document
+from dynamic_tools.errors import (
+    ConflictError,
+    InvalidInputError,
+    NotFoundError,
+    WorkflowInvalidError,
+)
+from dynamic_tools.runtime.workflow_files import (
+    EXTENSIONS,
+    FILE_NAME,
+    SUFFIXES,
+    DocumentFile,
+    LoadProblem,
+    Violations,
+    check_version,
+    read_document_file,
+    rewrite_document,
+    violation,
+    workflow_calls,
+)
+from dynamic_tools.runtime.workflow_plan import preview_inputs, step_plan
+
+
+@dataclass(frozen=True)
+class PreparedRun:
+    """Everything a launcher needs to start a run, checked."""
+
+    workflow_id: str
+    document: WorkflowDocument
+    params: dict[str, Any]
+    version: str
+    node_ids: list[str]
+
+
+class WorkflowRepository:
+    """The workflow documents of one directory (see the module docstring for the rules)."""
+
+    def __init__(
+        self, directory: Path, *, known_tools: Callable[[], Collection[str]] = lambda: ()
+    ) -> None:
+        self.directory = directory
+        self._known_tools = known_tools
+        self._files: dict[str, DocumentFile] = {}
+        self._index: dict[str, DocumentFile] = {}
+        self._problems: list[LoadProblem] = []
+        self._tools_seen: frozenset[str] | None = None
+        self._lock = threading.RLock()
+
+    # --- loading ---------------------------------------------------------------------------
+    def reload(self) -> builtins.list[LoadProblem]:
+        """Read the directory again; returns the problems (also kept in ``problems``)."""
+        files: dict[str, DocumentFile] = {}
+        problems: list[LoadProblem] = []
+        paths = sorted(self.directory.iterdir()) if self.directory.is_dir() else []
+        for path in paths:
+            if path.is_file() and not path.name.startswith(".") and path.suffix in SUFFIXES:
+                files[path.name] = read_document_file(path, problems)
+        index: dict[str, DocumentFile] = {}
+        for doc in files.values():
+            for workflow_id in doc.loaded.document.workflows if doc.loaded else ():
+                assert doc.loaded is not None
+                if workflow_id in index:
+                    first = index[workflow_id].name
+                    problems.append(
+                        LoadProblem(
+                            doc.name,
+                            "duplicate_workflow",
+                            f"workflow '{workflow_id}' is defined in both {first} and "
+                            f"{doc.name}; the one in {first} is used",
+                            line=doc.loaded.line_of(("workflows", workflow_id)),
+                        )
+                    )
+                    continue
+                index[workflow_id] = doc
+        with self._lock:
+            self._files, self._index, self._problems = files, index, problems
+            self._validate_all()
+        return problems
+
+    @property
+    def problems(self) -> builtins.list[LoadProblem]:
+        """Problems of the last load."""
+        return builtins.list(self._problems)
+
+    def _tools(self) -> frozenset[str]:
+        return frozenset(self._known_tools()) | BUILTIN_TOOLS
+
+    def _validate_all(self) -> None:
+        tools = self._tools()
+        for doc in self._files.values():
+            if doc.loaded is not None:
+                report = validate_document(
+                    doc.loaded, known_tools=tools, known_workflows=set(self._index)
+                )
+                doc.violations = [v.to_dict() for v in report.violations]
+        self._tools_seen = tools
+
+    def _fresh(self) -> None:
+        """Validate again when the registry's tool names changed since the last validation."""
+        with self._lock:
+            if self._tools() != self._tools_seen:
+                self._validate_all()
+
+    def _doc(self, workflow_id: str) -> DocumentFile:
+        self._fresh()
+        doc = self._index.get(workflow_id)
+        if doc is None or doc.loaded is None:
+            raise NotFoundError(
+                f"workflow '{workflow_id}' does not exist", context={"workflow_id": workflow_id}
+            )
+        return doc
+
+    def workflow(self, workflow_id: str) -> Workflow:
+        """The parsed workflow; :class:`NotFoundError` when unknown."""
+        loaded = self._doc(workflow_id).loaded
+        assert loaded is not None
+        return loaded.document.workflows[workflow_id]
+
+    # --- reading ---------------------------------------------------------------------------
+    def list(self) -> builtins.list[dict[str, Any]]:
+        """Every workflow: id, description, file, format, version, params, validity."""
+        self._fresh()
+        return [self._summary(workflow_id, doc) for workflow_id, doc in self._index.items()]
+
+    def _summary(self, workflow_id: str, doc: DocumentFile) -> dict[str, Any]:
+        assert doc.loaded is not None
+        workflow = doc.loaded.document.workflows[workflow_id]
+        errors = _scoped(doc.errors, workflow_id)
+        return {
+            "id": workflow_id,
+            "title": workflow.description.split("\n", 1)[0],
+            "description": workflow.description,
+            "domain": doc.loaded.document.domain,
+            "file": doc.name,
+            "format": doc.format,
+            "version": doc.version,
+            "params": {
+                n: p.model_dump(mode="json", exclude_none=True) for n, p in workflow.params.items()
+            },
+            "valid": not errors,
+            "errors": len(errors),
+        }
+
+    def get(self, workflow_id: str) -> dict[str, Any]:
+        """One workflow: its document's content, format and version, parsed form, violations."""
+        doc = self._doc(workflow_id)
+        assert doc.loaded is not None
+        workflow = doc.loaded.document.workflows[workflow_id]
+        return {
+            **self._summary(workflow_id, doc),
+            "content": doc.text,
+            "parsed": workflow.model_dump(mode="json", by_alias=True, exclude_none=True),
+            "document_workflows": builtins.list(doc.loaded.document.workflows),
+            "violations": _scoped(doc.violations, workflow_id),
+        }
+
+    def validate(self, content: str, fmt: DocumentFormat | None = None) -> Violations:
+        """Every violation of ``content`` (none means it can be saved and run)."""
+        try:
+            loaded = parse_document(content, fmt=fmt)
+        except WorkflowInvalidError as exc:
+            return exc.violations
+        known = set(self._index) | set(loaded.document.workflows)
+        report = validate_document(loaded, known_tools=self._tools(), known_workflows=known)
+        return [v.to_dict() for v in report.violations]
+
+    def step_plan(self, workflow_id: str) -> dict[str, Any]:
+        """The nodes in the order the interpreter takes them, with how each gets to run."""
+        return {"workflow_id": workflow_id, "steps": step_plan(self.workflow(workflow_id))}
+
+    def preview_inputs(self, workflow_id: str) -> dict[str, Any]:
+        """The parameters (type, required, default, example, description) and their schema."""
+        return {"workflow_id": workflow_id, **preview_inputs(self.workflow(workflow_id))}
+
+    def prepare_run(self, workflow_id: str, params: dict[str, Any]) -> PreparedRun:
+        """Check params and the document for a run.
+
+        The document given to the launcher includes the sub-workflows it calls from other files.
+        """
+        doc = self._doc(workflow_id)
+        assert doc.loaded is not None
+        document = doc.loaded.document
+        values = check_values(document.workflows[workflow_id].params, params)
+        if doc.errors:
+            raise WorkflowInvalidError(
+                f"workflow '{workflow_id}' cannot run: {doc.name} has {len(doc.errors)} error(s)",
+                violations=doc.violations,
+                context={"workflow_id": workflow_id, "file": doc.name},
+            )
+        extra: dict[str, Workflow] = {}
+        pending = [w for wf in document.workflows.values() for w in workflow_calls(wf)]
+        while pending:
+            called = pending.pop()
+            if called in document.workflows or called in extra or called not in self._index:
+                continue
+            extra[called] = self.workflow(called)
+            pending.extend(workflow_calls(extra[called]))
+        if extra:
+            document = document.model_copy(update={"workflows": {**document.workflows, **extra}})
+        node_ids = builtins.list(document.workflows[workflow_id].graph)
+        return PreparedRun(workflow_id, document, values, doc.version, node_ids)
+
+    # --- writing ---------------------------------------------------------------------------
+    def save(
+        self,
+        target: str | None,
+        content: str,
+        fmt: DocumentFormat | None = None,
+        *,
+        expected_version: str | None = None,
+        overwrite: bool = False,
+    ) -> dict[str, Any]:
+        """Validate and write a document.
+
+        ``target`` is a workflow id (the file holding it, or ``<id>.<ext>``), a file name, or
+        None (``<first workflow id>.<ext>``). Errors raise :class:`WorkflowInvalidError` and
+        nothing is written; a stale ``expected_version``, an existing file without a version
+        or ``overwrite``, or a workflow id defined in another file raise :class:`ConflictError`.
+        """
+        with self._lock:
+            if fmt is None:
+                by_name = SUFFIXES.get(Path(target).suffix) if target else None
+                fmt = by_name or detect_format("", content)
+            loaded = parse_document(content, fmt=fmt)
+            path, required = self._target(target, fmt, loaded.document)
+            if required is not None and required not in loaded.document.workflows:
+                raise WorkflowInvalidError(
+                    f"the document does not define workflow '{required}'",
+                    violations=[
+                        violation("workflows", "missing_workflow", f"'{required}' is missing")
+                    ],
+                )
+            for workflow_id in loaded.document.workflows:
+                owner = self._index.get(workflow_id)
+                if owner is not None and owner.path != path:
+                    raise ConflictError(
+                        f"workflow '{workflow_id}' is already defined in {owner.name}",
+                        context={"workflow_id": workflow_id, "file": owner.name},
+                    )
+            violations = self.validate(content, fmt)
+            errors = [v for v in violations if v.get("severity") == "error"]
+            if errors:
+                raise WorkflowInvalidError(
+                    f"the document has {len(errors)} error(s)", violations=violations
+                )
+            check_version(path, expected_version, overwrite)
+            write_atomic(path, content)
+            self.reload()
+        return {
+            "file": path.name,
+            "format": fmt,
+            "version": content_version(content),
+            "workflows": builtins.list(loaded.document.workflows),
+            "violations": violations,
+        }
+
+    def _target(
+        self, target: str | None, fmt: DocumentFormat, document: WorkflowDocument
+    ) -> tuple[Path, str | None]:
+        if target is None:
+            return self.directory / (next(iter(document.workflows)) + EXTENSIONS[fmt]), None
+        if FILE_NAME.match(target):
+            if SUFFIXES[Path(target).suffix] != fmt:
+                raise InvalidInputError(
+                    f"{target} is not a {fmt} file name",
+                    violations=[{"path": "format", "message": f"{target} needs its own format"}],
+                )
+            return self.directory / target, None
+        if re.match(IDENTIFIER, target):
+            owner = self._index.get(target)
+            if owner is not None and owner.format != fmt:
+                raise InvalidInputError(
+                    f"workflow '{target}' is kept in {owner.name}; send {owner.format}",
+                    violations=[{"path": "format", "message": f"expected {owner.format}"}],
+                )
+            return (owner.path if owner else self.directory / (target + EXTENSIONS[fmt])), target
+        raise InvalidInputError(
+            f"'{target}' is neither a workflow id nor a file name",
+            violations=[{"path": "file", "message": "expected <name>.yaml|yml|json|xml"}],
+        )
+
+    def rename(
+        self, workflow_id: str, new_id: str, *, expected_version: str | None = None
+    ) -> dict[str, Any]:
+        """Rename a workflow and the sub-workflow calls to it (in every file)."""
+        with self._lock:
+            doc = self._doc(workflow_id)
+            if not re.match(IDENTIFIER, new_id):
+                raise InvalidInputError(
+                    f"'{new_id}' is not a valid workflow id",
+                    violations=[{"path": "new_id", "message": f"must match {IDENTIFIER}"}],
+                )
+            if new_id in self._index:
+                owner = self._index[new_id].name
+                raise ConflictError(
+                    f"workflow '{new_id}' already exists in {owner}",
+                    context={"workflow_id": new_id, "file": owner},
+                )
+            if expected_version is not None:
+                check_version(doc.path, expected_version, True)
+            renaming = (workflow_id, new_id)
+            edits = [
+                (other, rewrite_document(other.loaded, other.text, other.name, rename=renaming))
+                for other in self._files.values()
+                if other is doc or any(workflow_id in workflow_calls(w) for w in other.workflows)
+            ]
+            for other, text in edits:
+                write_atomic(other.path, text)
+            self.reload()
+            renamed = self._doc(new_id)
+        return {
+            "id": new_id,
+            "previous_id": workflow_id,
+            "file": renamed.name,
+            "version": renamed.version,
+            "updated_files": [other.name for other, _ in edits],
+        }
+
+    def delete(self, workflow_id: str, *, expected_version: str | None = None) -> dict[str, Any]:
+        """Remove a workflow (its file when it held only this one); refused while it is called."""
+        with self._lock:
+            doc = self._doc(workflow_id)
+            users = sorted(
+                wid
+                for wid, owner in self._index.items()
+                if wid != workflow_id and owner.loaded
+                if workflow_id in workflow_calls(owner.loaded.document.workflows[wid])
+            )
+            if users:
+                raise ConflictError(
+                    f"workflow '{workflow_id}' is called by {', '.join(users)}",
+                    context={"workflow_id": workflow_id, "used_by": users},
+                )
+            if expected_version is not None:
+                check_version(doc.path, expected_version, True)
+            alone = len(doc.workflows) == 1
+            if alone:
+                remove_atomic(doc.path)
+            else:
+                text = rewrite_document(doc.loaded, doc.text, doc.name, remove=workflow_id)
+                write_atomic(doc.path, text)
+            self.reload()
+        return {"id": workflow_id, "file": doc.name, "file_removed": alone}
+
+
+# --- helpers --------------------------------------------------------------------------------
+def _scoped(violations: Violations, workflow_id: str) -> Violations:
+    prefix = f"workflows.{workflow_id}"
+    return [
+        v
+        for v in violations
+        if not str(v.get("path", "")).startswith("workflows.")
+        or v["path"] == prefix
+        or str(v["path"]).startswith(prefix + ".")
+    ]
