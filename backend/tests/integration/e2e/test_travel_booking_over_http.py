@@ -84,6 +84,7 @@ def test_health_metrics_docs_and_tools(server: str) -> None:
     assert httpx.get(f"{server}/healthz").json()["status"] == "ok"
     ready = httpx.get(f"{server}/readyz").json()
     assert ready["status"] == "ready" and ready["checks"]["registry"]["tools"] == 10
+    assert ready["checks"]["database"] == {"ok": True, "backend": "sqlite"}
     assert httpx.get(f"{server}/docs").status_code == 200
     tools = httpx.get(f"{server}/tools").json()
     assert sorted(t["name"] for t in tools["tools"]) == sorted(TRAVEL_TOOLS)

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse
+from loguru import logger
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from dynamic_tools import __version__
 from dynamic_tools.api.deps import ServicesDep
+from dynamic_tools.persistence.db import ping
 
 router = APIRouter(tags=["Health"])
 
@@ -22,7 +25,7 @@ async def healthz() -> dict[str, str]:
 
 @router.get("/readyz", summary="Readiness")
 async def readyz(services: ServicesDep) -> JSONResponse:
-    """Ready when the registry directory can be read (tool file problems are reported)."""
+    """Ready when the database answers and the registry can be read (problems are reported)."""
     checks: dict[str, Any] = {}
     tools_dir = services.settings.tools_dir
     checks["registry"] = {
@@ -30,6 +33,12 @@ async def readyz(services: ServicesDep) -> JSONResponse:
         "tools": len(services.registry.names()),
         "problems": len(services.registry.problems),
     }
+    try:
+        await asyncio.to_thread(ping, services.database)
+        checks["database"] = {"ok": True, "backend": services.database.dialect.name}
+    except Exception as exc:  # any driver error means "not ready"; the reason is logged
+        logger.warning("readiness: the database does not answer ({})", type(exc).__name__)
+        checks["database"] = {"ok": False, "error": type(exc).__name__}
     checks["llm"] = {"configured": services.llm is not None}
     ready = all(c.get("ok", True) for c in checks.values())
     return JSONResponse(
