@@ -59,6 +59,7 @@ def make_settings(tmp_path: Path, registry_root: Path) -> Callable[..., Settings
             "log_level": "INFO",
             "allowed_target_hosts": [],
             "api_token": None,
+            "durable_runs": False,  # DBOS is one per process: durable tests opt in
         }
         values.update(overrides)
         return Settings(_env_file=None, **values)  # type: ignore[call-arg]

@@ -229,11 +229,20 @@ def make_guard(settings: Settings) -> TargetGuard:
 def make_launcher(settings: Settings, *, tools: ToolRunner, store: RunStore) -> RunLauncher:
     """The run launcher: the one place that chooses how runs execute.
 
-    For now the in-process :class:`LocalLauncher` (runs do not survive a restart; unfinished
-    ones are marked failed on the next start). The durable DBOS launcher has the same contract
-    and replaces it here.
+    ``DURABLE_RUNS`` (default): the DBOS :class:`DurableLauncher` — runs survive kill -9 and
+    restarts, a yield can be answered days later. Otherwise the in-process
+    :class:`LocalLauncher` (unfinished runs are marked failed on the next start).
     """
-    del settings  # the durable launcher will read its settings here
+    if settings.durable_runs:
+        from dynamic_tools.runtime.durable import DurableConfig, DurableLauncher
+
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        config = DurableConfig(
+            database_url=settings.durable_database_url, executor_id=settings.effective_executor_id
+        )
+        return DurableLauncher(
+            config, tools=tools, events=store, on_finished=store.record_outcome_soon
+        )
     return LocalLauncher(tools=tools, events=store, on_finished=store.record_outcome_soon)
 
 

@@ -8,6 +8,7 @@ that reading the process environment stays in this file.
 from __future__ import annotations
 
 import os
+import socket
 from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Literal
@@ -65,6 +66,16 @@ class Settings(BaseSettings):
         default=None,
         description="When set and the registry root is empty, copy this example directory "
         "into it on start (make run seeds from examples/travel). The source is never modified.",
+    )
+
+    durable_runs: bool = Field(
+        default=True,
+        description="Run workflows durably on DBOS (they survive a restart); false runs them "
+        "in-process only.",
+    )
+    executor_id: str | None = Field(
+        default=None,
+        description="This replica's stable, unique id for durable runs; default HOSTNAME-PORT.",
     )
 
     # --- LLM -------------------------------------------------------------------------------
@@ -156,6 +167,20 @@ class Settings(BaseSettings):
     def effective_database_url(self) -> str:
         """``DATABASE_URL`` or a SQLite file in the data directory."""
         return self.database_url or f"sqlite:///{self.data_dir / 'dynamic_tools.sqlite'}"
+
+    @property
+    def effective_executor_id(self) -> str:
+        """``EXECUTOR_ID`` or ``<hostname>-<port>`` (stable across restarts of one replica)."""
+        return self.executor_id or f"{socket.gethostname()}-{self.port}"
+
+    @property
+    def durable_database_url(self) -> str:
+        """DBOS's system database: PostgreSQL when DATABASE_URL is one, else a SQLite file."""
+        url = self.effective_database_url
+        if url.startswith("postgresql"):
+            rest = url.split("://", 1)[1]
+            return f"postgresql://{rest}"
+        return f"sqlite:///{self.data_dir / 'runs_dbos.sqlite'}"
 
     @property
     def llm_configured(self) -> bool:

@@ -1,0 +1,534 @@
+"""Durable runs on DBOS Transact: the launcher, the run workflows, and a client for other processes.
+
+One generic DBOS workflow, :func:`run_workflow`, interprets any document. The run id is the
+DBOS workflow id; the inputs are the document (as JSON), the workflow id and the params, so
+editing a document never changes a run in flight. Parallel branches and foreach items run as
+:func:`run_child_workflow` children (``durable_steps.py`` explains the order of operations and
+how a cancel reaches a running run).
+
+Where the tools and events come from: DBOS calls the workflow functions itself (on recovery,
+after a restart), so they cannot receive them as arguments. :meth:`DurableLauncher.launch`
+puts the tool runner, the event sink and the registry of live runs in the module-level
+``_runtime`` before DBOS starts, and :meth:`DurableLauncher.shutdown` clears it. DBOS is a
+process-wide singleton, so only one launcher can be launched per process.
+
+How DURABILITY.md's rules are kept:
+
+1. step order: ``durable_steps.py`` (named steps, children as child workflows with the spec's
+   id, ``DBOS.asyncio_wait`` to collect them);
+2. :data:`APP_VERSION` is pinned;
+3. the executor id is :attr:`DurableConfig.executor_id`, required;
+4. no automatic failover: :meth:`DurableLauncher.take_over` is explicit;
+5. a yield waits with its own timeout, or a century;
+6. both workflows have ``max_recovery_attempts=None``;
+7. SQLite is put in WAL mode before launch (:func:`enable_wal`);
+8. everything is stored with DBOS's portable JSON serializer;
+9. :meth:`DurableLauncher.launch` is called once, from the app's lifespan; other processes use
+   :class:`DurableRunClient` (a ``DBOSClient``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import os
+import sqlite3
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dbos import (
+    DBOS,
+    DBOSClient,
+    DBOSConfig,
+    DBOSPortableJSONSerializer,
+    SetWorkflowID,
+    WorkflowHandleAsync,
+    WorkflowSerializationFormat,
+    WorkflowStatus,
+)
+from dbos import error as dbos_errors
+from loguru import logger
+from sqlalchemy import make_url
+
+from dynamic_tools.engine.interpreter import Interpreter
+from dynamic_tools.engine.models import WorkflowDocument
+from dynamic_tools.engine.ports import EventSink, ToolRunner
+from dynamic_tools.engine.state import NodeState, RunOutcome
+from dynamic_tools.errors import ConfigurationError, ConflictError, NotFoundError
+from dynamic_tools.runtime.durable_steps import (
+    CANCEL_ATTRIBUTE,
+    DurableSteps,
+    LiveExecution,
+    LiveRuns,
+    ShutdownAwareEvents,
+)
+from dynamic_tools.runtime.launcher import yield_step_name
+
+APP_VERSION = "dynamic-tools-interpreter-1"
+"""The DBOS application version of every run (rule 2).
+
+DBOS recovers only the runs of the version it runs, so this is a constant, not the package
+version. Bump it ONLY when the order in which operations are issued changes (the interpreter,
+``engine/tool_calls.py`` or ``durable_steps.py``): runs paused under the old version are then
+stranded until a process of the old version finishes them.
+"""
+
+RUN_WORKFLOW = "dynamic_tools.run"
+CHILD_WORKFLOW = "dynamic_tools.run_child"
+FINISHED = ("SUCCESS", "ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED")
+WAIT_POLL_S = 0.2
+
+
+@dataclass(frozen=True)
+class DurableConfig:
+    """Where runs are stored and who runs them.
+
+    Attributes:
+        database_url: The DBOS system database: ``sqlite:///path/runs.sqlite`` (one process)
+            or ``postgresql://user@host:5432/db`` (any number of replicas).
+        executor_id: This replica's id: unique among replicas and stable across its restarts
+            (a replica recovers the runs of its own id).
+        app_name: The DBOS application name (lowercase letters, digits, ``-``, ``_``).
+        schema: The PostgreSQL schema of DBOS's tables (ignored for SQLite).
+        cancel_poll_s: How often this process looks for cancel requests made by another
+            process for the runs it executes. Requests made here take effect at once.
+        notification_poll_s: How often DBOS polls for messages on SQLite (PostgreSQL is told
+            by LISTEN/NOTIFY): the delay before a yield sees its answer.
+        log_level: DBOS's own log level.
+    """
+
+    database_url: str
+    executor_id: str
+    app_name: str = "dynamic-tools"
+    schema: str = "dbos"
+    cancel_poll_s: float = 1.0
+    notification_poll_s: float = 1.0
+    log_level: str = "WARNING"
+
+    def __post_init__(self) -> None:
+        if not self.executor_id.strip():
+            raise ConfigurationError("durable runs need an executor id (one per replica)")
+        if self.cancel_poll_s <= 0 or self.notification_poll_s <= 0:
+            raise ConfigurationError("poll intervals must be positive")
+
+    @property
+    def is_sqlite(self) -> bool:
+        """Whether the system database is a SQLite file."""
+        return self.database_url.startswith("sqlite")
+
+
+def sqlite_url(path: str | os.PathLike[str]) -> str:
+    """The database URL of a SQLite file."""
+    return f"sqlite:///{os.fspath(path)}"
+
+
+def enable_wal(database_url: str) -> None:
+    """Put a SQLite database in WAL mode (persistent; 3-4x faster steps, rule 7)."""
+    path = make_url(database_url).database
+    if not path or path == ":memory:":
+        raise ConfigurationError(f"durable runs need a SQLite file, not '{database_url}'")
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    with contextlib.closing(sqlite3.connect(path)) as connection:
+        mode = connection.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+    if str(mode).lower() != "wal":
+        raise ConfigurationError(f"could not put '{path}' in WAL mode (got {mode})")
+
+
+def dbos_config(config: DurableConfig) -> DBOSConfig:
+    """The DBOS configuration for ``config``."""
+    dbos: DBOSConfig = {
+        "name": config.app_name,
+        "system_database_url": config.database_url,
+        "application_version": APP_VERSION,
+        "executor_id": config.executor_id,
+        "serializer": DBOSPortableJSONSerializer(),
+        "log_level": config.log_level,
+        "notification_listener_polling_interval_sec": config.notification_poll_s,
+    }
+    if not config.is_sqlite:
+        dbos["dbos_system_schema"] = config.schema
+    return dbos
+
+
+def outcome_from_dict(data: dict[str, Any]) -> RunOutcome:
+    """Inverse of :meth:`RunOutcome.to_dict`."""
+    return RunOutcome(
+        status=data["status"],
+        result=data.get("result"),
+        error=data.get("error"),
+        nodes={k: NodeState(**v) for k, v in (data.get("nodes") or {}).items()},
+    )
+
+
+# --- what the workflows run with (set by DurableLauncher.launch) ------------------------------
+@dataclass
+class _Runtime:
+    tools: ToolRunner
+    events: EventSink
+    live: LiveRuns
+    on_finished: Callable[[str, RunOutcome], None] | None
+
+
+_runtime: _Runtime | None = None
+
+
+def _current() -> _Runtime:
+    if _runtime is None:  # pragma: no cover - DBOS only runs workflows after launch()
+        raise ConfigurationError("no durable launcher is launched in this process")
+    return _runtime
+
+
+def _interpreter(
+    document: dict[str, Any], run_id: str, execution: LiveExecution, runtime: _Runtime
+) -> Interpreter:
+    steps = DurableSteps(execution, runtime.live, functools.partial(_start_child, document, run_id))
+    return Interpreter(
+        WorkflowDocument.model_validate(document),
+        run_id=run_id,
+        tools=runtime.tools,
+        steps=steps,
+        events=ShutdownAwareEvents(runtime.events, runtime.live),
+    )
+
+
+async def _start_child(
+    document: dict[str, Any], run_id: str, spec: dict[str, Any], seq_base: int
+) -> WorkflowHandleAsync[dict[str, Any]]:
+    with SetWorkflowID(spec["id"]):
+        return await DBOS.start_workflow_async(run_child_workflow, document, run_id, spec, seq_base)
+
+
+@DBOS.workflow(
+    name=RUN_WORKFLOW,
+    max_recovery_attempts=None,
+    serialization_type=WorkflowSerializationFormat.PORTABLE,
+)
+async def run_workflow(
+    document: dict[str, Any], workflow_id: str, params: dict[str, Any]
+) -> dict[str, Any]:
+    """Run ``workflow_id`` of ``document``; the DBOS workflow id is the run id.
+
+    Returns the run's outcome (:meth:`RunOutcome.to_dict`): a failed or cancelled run is a
+    successful DBOS workflow.
+    """
+    runtime = _current()
+    run_id = str(DBOS.workflow_id)
+    with runtime.live.execution(run_id, run_id) as execution:
+        interpreter = _interpreter(document, run_id, execution, runtime)
+        try:
+            outcome = await interpreter.run(workflow_id, params)
+        except asyncio.CancelledError:
+            if not execution.delivered:  # shutting down: leave the run to the next process
+                raise
+            outcome = RunOutcome(
+                "cancelled",
+                error={"message": "the run was cancelled"},
+                nodes=interpreter.nodes,
+            )
+    if runtime.on_finished is not None:  # at least once: again if the process dies right here
+        try:
+            runtime.on_finished(run_id, outcome)
+        except Exception as exc:  # the run's outcome is recorded regardless
+            logger.warning("on_finished failed for run {}: {}", run_id, exc)
+    return outcome.to_dict()
+
+
+@DBOS.workflow(
+    name=CHILD_WORKFLOW,
+    max_recovery_attempts=None,
+    serialization_type=WorkflowSerializationFormat.PORTABLE,
+)
+async def run_child_workflow(
+    document: dict[str, Any], run_id: str, spec: dict[str, Any], seq_base: int
+) -> dict[str, Any]:
+    """Run one parallel branch or foreach item of ``run_id`` (``Interpreter.run_child``)."""
+    runtime = _current()
+    with runtime.live.execution(run_id, str(DBOS.workflow_id)) as execution:
+        interpreter = _interpreter(document, run_id, execution, runtime)
+        interpreter._seq = seq_base  # number events as Interpreter._child_entry does
+        try:
+            return {"ok": True, "value": await interpreter.run_child(spec)}
+        except asyncio.CancelledError:
+            if not execution.delivered:
+                raise
+            return {"ok": False, "cancelled": True, "error": "cancelled: the run was cancelled"}
+        except Exception as exc:  # a failed child is an outcome, as in LocalSteps
+            return {"ok": False, "error": getattr(exc, "message", str(exc))}
+
+
+# --- routing answers ---------------------------------------------------------------------------
+Existing = Callable[[list[str]], Awaitable[set[str]]]
+
+
+async def yield_owner(run_id: str, node_id: str, existing: Existing) -> str:
+    """The workflow that waits for the yield ``node_id`` of ``run_id``.
+
+    A yield inside a parallel branch or a foreach item waits in that child workflow, whose id
+    (``{run_id}/{node}/{branch-or-index}``) prefixes the yield's own path: the deepest such
+    workflow that exists is the one waiting.
+    """
+    parts = node_id.split("/")
+    candidates = [run_id] + [f"{run_id}/{'/'.join(parts[:i])}" for i in range(1, len(parts))]
+    found = await existing(candidates)
+    if run_id not in found:
+        raise NotFoundError(f"run '{run_id}' does not exist", context={"run_id": run_id})
+    return max((c for c in candidates if c in found), key=len)
+
+
+def _statuses_to_ids(statuses: list[WorkflowStatus]) -> set[str]:
+    return {s.workflow_id for s in statuses}
+
+
+class DurableLauncher:
+    """Runs as DBOS workflows: they survive a crash; a paused run can be answered from anywhere.
+
+    After a crash, a replica resumes the runs of its own executor id when it launches again;
+    the runs of a replica that is gone for good need :meth:`take_over`. Keeps the
+    :class:`~dynamic_tools.runtime.launcher.RunLauncher` contract. Call :meth:`launch` once
+    per process (the app's lifespan) from the event loop that serves the app, and
+    :meth:`shutdown` at the end.
+    """
+
+    def __init__(
+        self,
+        config: DurableConfig,
+        *,
+        tools: ToolRunner,
+        events: EventSink,
+        on_finished: Callable[[str, RunOutcome], None] | None = None,
+    ) -> None:
+        self.config = config
+        self.tools = tools
+        self.events = events
+        self.on_finished = on_finished
+        self.live = LiveRuns()
+        self._handles: dict[str, WorkflowHandleAsync[dict[str, Any]]] = {}
+        self._poller: asyncio.Task[None] | None = None
+        self._launched = False
+
+    # --- lifecycle ----------------------------------------------------------------------------
+    async def launch(self) -> None:
+        """Start DBOS in this process; runs left unfinished by this executor resume now."""
+        global _runtime
+        if _runtime is not None:
+            raise ConflictError("a durable launcher is already launched in this process")
+        if self.config.is_sqlite:
+            enable_wal(self.config.database_url)
+        _runtime = _Runtime(self.tools, self.events, self.live, self.on_finished)
+        try:
+            DBOS(config=dbos_config(self.config))
+            DBOS.launch()  # in the running loop: DBOS runs recovered workflows on it
+        except BaseException:
+            _runtime = None
+            DBOS.destroy()
+            raise
+        self._launched = True
+        self._poller = asyncio.create_task(self._poll_cancel_requests(), name="durable-cancels")
+
+    async def shutdown(self) -> None:
+        """Stop executing runs without recording anything, then stop DBOS.
+
+        Runs in flight stay pending in the database and resume when an executor with the same
+        id launches again.
+        """
+        global _runtime
+        if not self._launched:
+            return
+        self._launched = False
+        self.live.shutting_down = True
+        tasks = self.live.tasks()
+        if self._poller is not None:
+            tasks.append(self._poller)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        DBOS.destroy()
+        _runtime = None
+        # DBOS made its (now stopped) thread pool this loop's default executor: give the loop a
+        # fresh one, so asyncio.to_thread works again (e.g. for a later launch in this loop).
+        asyncio.get_running_loop().set_default_executor(
+            ThreadPoolExecutor(thread_name_prefix="asyncio")
+        )
+
+    def _require_launched(self) -> None:
+        if not self._launched:
+            raise ConfigurationError("the durable launcher is not launched")
+
+    # --- RunLauncher --------------------------------------------------------------------------
+    async def start(
+        self, *, run_id: str, document: WorkflowDocument, workflow_id: str, params: dict[str, Any]
+    ) -> None:
+        """Start the run (returns once it is recorded and started)."""
+        self._require_launched()
+        if await DBOS.get_workflow_status_async(run_id) is not None:
+            raise ConflictError(f"run '{run_id}' already exists", context={"run_id": run_id})
+        body = document.model_dump(mode="json", by_alias=True)
+        with SetWorkflowID(run_id):
+            handle = await DBOS.start_workflow_async(run_workflow, body, workflow_id, params)
+        self._handles[run_id] = handle
+        task = getattr(handle, "task", None)
+        if isinstance(task, asyncio.Future):  # forget it once done; wait() then asks the database
+            task.add_done_callback(lambda _: self._handles.pop(run_id, None))
+
+    async def resume(self, run_id: str, node_id: str, values: dict[str, Any]) -> None:
+        """Send the answer of the yield ``node_id`` (kept until the yield reads it)."""
+        self._require_launched()
+        target = await yield_owner(run_id, node_id, self._existing)
+        await DBOS.send_async(target, values, topic=yield_step_name(node_id))
+
+    async def cancel(self, run_id: str) -> None:
+        """Cancel the run: its step in flight stops, its compensations run, it ends cancelled.
+
+        The request is recorded first, so a run that is not executing now (its process is
+        down) is cancelled when it resumes. Returns once the run has ended when it executes in
+        this process, at once otherwise.
+        """
+        self._require_launched()
+        status = await DBOS.get_workflow_status_async(run_id)
+        if status is None:
+            raise NotFoundError(f"run '{run_id}' does not exist", context={"run_id": run_id})
+        if status.status in FINISHED:
+            return
+        await DBOS.update_workflow_attributes_async(run_id, {CANCEL_ATTRIBUTE: True}, merge=True)
+        if self.live.is_live(run_id):
+            self.live.request_cancel(run_id)
+            await self.wait(run_id)
+
+    # --- more -----------------------------------------------------------------------------------
+    async def wait(self, run_id: str) -> RunOutcome:
+        """The outcome of a run, once it has ended (wherever it runs)."""
+        self._require_launched()
+        handle = self._handles.get(run_id)
+        if handle is None:
+            try:
+                handle = await DBOS.retrieve_workflow_async(run_id)
+            except dbos_errors.DBOSNonExistentWorkflowError:
+                raise NotFoundError(
+                    f"run '{run_id}' does not exist", context={"run_id": run_id}
+                ) from None
+        try:
+            result = await handle.get_result(polling_interval_sec=WAIT_POLL_S)
+        except Exception as exc:
+            return RunOutcome("failed", error={"message": f"the run crashed: {exc}"})
+        return outcome_from_dict(result)
+
+    async def take_over(self, executor_id: str) -> list[str]:
+        """Resume here the unfinished runs of another executor (rule 4); returns their ids.
+
+        Only for a replica that is gone for good: the caller must have checked that it is not
+        running (its host or pod is gone), otherwise a step in flight there runs twice. DBOS
+        re-queues the workflows; any live executor of the same version picks them up.
+        """
+        self._require_launched()
+        if executor_id == self.config.executor_id:
+            raise ConflictError("an executor cannot take over its own runs")
+        pending = await DBOS.list_workflows_async(
+            executor_id=executor_id, status="PENDING", load_input=False, load_output=False
+        )
+        ids = [s.workflow_id for s in pending]
+        for workflow_id in ids:
+            await DBOS.resume_workflow_async(workflow_id)
+        return ids
+
+    async def _existing(self, ids: list[str]) -> set[str]:
+        statuses = await DBOS.list_workflows_async(
+            workflow_ids=ids, load_input=False, load_output=False
+        )
+        return _statuses_to_ids(statuses)
+
+    async def _poll_cancel_requests(self) -> None:
+        """Deliver cancel requests made by other processes to the runs executing here."""
+        while True:
+            await asyncio.sleep(self.config.cancel_poll_s)
+            ids = self.live.unrequested()
+            if not ids:
+                continue
+            try:
+                # (filtering by attributes in SQL is not supported on SQLite)
+                statuses = await DBOS.list_workflows_async(
+                    workflow_ids=ids, load_input=False, load_output=False
+                )
+            except Exception as exc:  # the database may be briefly unreachable
+                logger.warning("could not check for cancel requests: {}", exc)
+                continue
+            for status in statuses:
+                if (status.attributes or {}).get(CANCEL_ATTRIBUTE):
+                    self.live.request_cancel(status.workflow_id)
+
+
+class DurableRunClient:
+    """Answers, cancels and waits for durable runs from a process that did not launch DBOS.
+
+    For the CLI and tests (rule 9): it talks to the system database through a ``DBOSClient``
+    and never calls ``DBOS.launch()``. Close it with :meth:`close`.
+    """
+
+    def __init__(self, config: DurableConfig) -> None:
+        self.config = config
+        self._client = DBOSClient(
+            system_database_url=config.database_url,
+            dbos_system_schema=None if config.is_sqlite else config.schema,
+            serializer=DBOSPortableJSONSerializer(),
+            application_name=config.app_name,
+        )
+
+    async def resume(self, run_id: str, node_id: str, values: dict[str, Any]) -> None:
+        """Send the answer of the yield ``node_id``; delivered even if no process runs now."""
+        target = await yield_owner(run_id, node_id, self._existing)
+        await self._client.send_async(target, values, topic=yield_step_name(node_id))
+
+    async def cancel(self, run_id: str) -> None:
+        """Record a cancel request; the process executing the run (now or later) acts on it."""
+        status = await self.status(run_id)
+        if status is None:
+            raise NotFoundError(f"run '{run_id}' does not exist", context={"run_id": run_id})
+        if status in FINISHED:
+            return
+        await self._client.update_workflow_attributes_async(
+            run_id, {CANCEL_ATTRIBUTE: True}, merge=True
+        )
+
+    async def wait(self, run_id: str) -> RunOutcome:
+        """The outcome of a run, once it has ended."""
+        handle: WorkflowHandleAsync[dict[str, Any]]
+        try:
+            handle = await self._client.retrieve_workflow_async(run_id)
+        except dbos_errors.DBOSNonExistentWorkflowError:
+            raise NotFoundError(
+                f"run '{run_id}' does not exist", context={"run_id": run_id}
+            ) from None
+        return outcome_from_dict(await handle.get_result(polling_interval_sec=WAIT_POLL_S))
+
+    async def status(self, run_id: str) -> str | None:
+        """DBOS's status of the run's workflow (``PENDING``, ``SUCCESS``...), None if unknown."""
+        statuses = await self._client.list_workflows_async(
+            workflow_ids=[run_id], load_input=False, load_output=False
+        )
+        return statuses[0].status if statuses else None
+
+    async def _existing(self, ids: list[str]) -> set[str]:
+        statuses = await self._client.list_workflows_async(
+            workflow_ids=ids, load_input=False, load_output=False
+        )
+        return _statuses_to_ids(statuses)
+
+    def close(self) -> None:
+        """Release the database connections."""
+        self._client.destroy()
+
+
+__all__ = [
+    "APP_VERSION",
+    "DurableConfig",
+    "DurableLauncher",
+    "DurableRunClient",
+    "enable_wal",
+    "outcome_from_dict",
+    "run_child_workflow",
+    "run_workflow",
+    "sqlite_url",
+]

@@ -1,0 +1,394 @@
+"""The interpreter's StepRunner on DBOS Transact, and cancellation of runs in flight.
+
+DBOS replays a workflow by issuing its operations again in the same order: an operation
+that has a recorded result returns it without running. So the sequence of operations a run
+issues must depend only on recorded results, never on timing (DURABILITY.md rule 1):
+
+- ``step`` is one DBOS step named as the interpreter names it (``call:<node>:<attempt>``);
+- ``sleep`` is a step that records the wake-up time, then a plain wait until then;
+- ``wait_for_input`` is ``recv`` on the yield's topic, with the yield's own timeout (rule 5);
+- ``gather`` runs each child as a DBOS child workflow whose id is the spec's ``id``; they are
+  started in list order, and :meth:`DBOS.asyncio_wait` records which ones finished, so the
+  results are collected in the same order on replay.
+
+Why cancellation is not DBOS's own cancel: a cancelled DBOS workflow refuses every further
+step, so the saga's compensations could not run. Instead a cancel request is recorded as the
+workflow attribute ``cancel_requested`` (by :class:`~dynamic_tools.runtime.durable.
+DurableLauncher` or from another process by ``DurableRunClient``) and the executions of that
+run in this process are told at once (:class:`LiveRuns`). An execution turns the request
+into a *recorded* result at the first operation it can, so a replay takes the same path:
+
+- a step in flight (or the next one) records :data:`CANCELLED` as its result; the tool call
+  in flight is abandoned;
+- a yield waiting for its answer receives :data:`CANCELLED` as a message on its own topic,
+  sent from outside the workflow (so it adds no operation of its own);
+- a retry delay ends early; the next step records :data:`CANCELLED`;
+- a ``gather`` returns when its children, which see the same request, end cancelled.
+
+The runner then raises :class:`asyncio.CancelledError` into the interpreter, which runs the
+registered compensations (as ordinary steps: the request is delivered only once) and ends the
+run ``cancelled``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import time
+from collections.abc import Awaitable, Callable, Coroutine, Iterator
+from dataclasses import dataclass, field
+from typing import Any, TypeVar, cast
+
+from dbos import DBOS, WorkflowHandleAsync
+from loguru import logger
+
+from dynamic_tools.engine.ports import ChildFn, ChildOutcome, EventSink
+
+T = TypeVar("T")
+
+CANCEL_ATTRIBUTE = "cancel_requested"
+"""The workflow attribute that records a cancel request on the run's root workflow."""
+
+CANCEL_KEY = "__dynamic_tools_run_cancelled__"
+CANCELLED: dict[str, Any] = {CANCEL_KEY: True}
+"""The recorded result (of a step, or a yield's message) that says "the run was cancelled here"."""
+
+NO_TIMEOUT_S = 100 * 365 * 86400.0
+"""A yield without a timeout waits a century: DBOS's ``recv`` needs a number (60 s by default)."""
+
+SETTLE_POLL_S = 0.2
+"""How often a replayed run polls the database for a child that another execution finishes."""
+
+StartChild = Callable[[dict[str, Any], int], Awaitable[WorkflowHandleAsync[Any]]]
+
+
+def is_cancel_marker(value: Any) -> bool:
+    """Whether a recorded result is the cancellation marker."""
+    return isinstance(value, dict) and value.get(CANCEL_KEY) is True
+
+
+def detached(coro: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
+    """Run ``coro`` as a task outside any workflow context, so DBOS records nothing it does."""
+    return asyncio.get_running_loop().create_task(coro, context=contextvars.Context())
+
+
+@dataclass(eq=False)
+class LiveExecution:
+    """One execution, in this process, of a run's root workflow or of one of its children.
+
+    ``delivered`` turns true once this execution raised the run's cancellation into the
+    interpreter: later steps (the compensations) then run normally.
+    """
+
+    workflow_id: str
+    run: LiveRun
+    task: asyncio.Task[Any] | None
+    waiting_topic: str | None = None
+    delivered: bool = False
+
+    def must_interrupt(self) -> bool:
+        """A cancel was requested and not yet delivered to this execution."""
+        return self.run.cancel_requested.is_set() and not self.delivered
+
+
+@dataclass(eq=False)
+class LiveRun:
+    """A run with executions in this process, and whether its cancellation was requested."""
+
+    run_id: str
+    cancel_requested: asyncio.Event = field(default_factory=asyncio.Event)
+    executions: set[LiveExecution] = field(default_factory=set)
+
+
+class LiveRuns:
+    """The runs executing in this process: cancel requests reach their executions here.
+
+    One instance per launcher. Everything runs on the event loop that launched DBOS, so no
+    lock is needed.
+    """
+
+    def __init__(self) -> None:
+        self._runs: dict[str, LiveRun] = {}
+        self._background: set[asyncio.Task[Any]] = set()
+        self.shutting_down = False
+
+    @contextlib.contextmanager
+    def execution(self, run_id: str, workflow_id: str) -> Iterator[LiveExecution]:
+        """Register the current task as an execution of ``run_id`` while the block runs."""
+        run = self._runs.get(run_id)
+        if run is None:
+            run = self._runs[run_id] = LiveRun(run_id)
+        execution = LiveExecution(workflow_id, run, asyncio.current_task())
+        run.executions.add(execution)
+        try:
+            yield execution
+        finally:
+            run.executions.discard(execution)
+            if not run.executions:
+                self._runs.pop(run_id, None)
+
+    def is_live(self, run_id: str) -> bool:
+        """Whether ``run_id`` has an execution in this process."""
+        return run_id in self._runs
+
+    def unrequested(self) -> list[str]:
+        """Live runs whose cancellation has not been requested (yet)."""
+        return [r.run_id for r in self._runs.values() if not r.cancel_requested.is_set()]
+
+    def request_cancel(self, run_id: str) -> None:
+        """Tell every execution of ``run_id`` here that the run is cancelled."""
+        run = self._runs.get(run_id)
+        if run is None or run.cancel_requested.is_set():
+            return
+        run.cancel_requested.set()
+        for execution in run.executions:
+            if execution.waiting_topic is not None and not execution.delivered:
+                self.send_marker(execution.workflow_id, execution.waiting_topic)
+
+    def send_marker(self, workflow_id: str, topic: str) -> None:
+        """Send :data:`CANCELLED` to a waiting yield, from outside any workflow."""
+        task = detached(DBOS.send_async(workflow_id, CANCELLED, topic=topic))
+        self._background.add(task)
+        task.add_done_callback(self._sent)
+
+    def _sent(self, task: asyncio.Task[Any]) -> None:
+        self._background.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            logger.warning("could not deliver a cancellation: {}", task.exception())
+
+    def abort(self, workflow_ids: list[str]) -> None:
+        """Stop the executions of these (natively cancelled) child workflows now."""
+        wanted = set(workflow_ids)
+        for run in self._runs.values():
+            for execution in run.executions:
+                if execution.workflow_id in wanted and execution.task is not None:
+                    execution.task.cancel()
+
+    def tasks(self) -> list[asyncio.Task[Any]]:
+        """The tasks of every live execution."""
+        return [e.task for r in self._runs.values() for e in r.executions if e.task is not None]
+
+
+class ShutdownAwareEvents:
+    """Forwards events, except while the process shuts down.
+
+    Shutting down cancels the executions' tasks; the interpreter takes that for a cancelled
+    run and would report ``run_cancelled``. Those events are dropped: the run resumes after
+    the restart, and its replay re-emits what came before (the sink drops duplicates by
+    ``(run_id, seq)``).
+    """
+
+    def __init__(self, sink: EventSink, live: LiveRuns) -> None:
+        self.sink = sink
+        self.live = live
+
+    async def emit(self, event: dict[str, Any]) -> None:
+        """Forward ``event`` unless shutting down."""
+        if not self.live.shutting_down:
+            await self.sink.emit(event)
+
+
+class DurableSteps:
+    """A :class:`~dynamic_tools.engine.ports.StepRunner` whose operations are DBOS operations.
+
+    Must be used inside a DBOS workflow; ``start_child(spec, seq_base)`` starts the child
+    workflow for one spec of :meth:`gather` (the caller sets its id).
+    """
+
+    def __init__(self, execution: LiveExecution, live: LiveRuns, start_child: StartChild) -> None:
+        self.execution = execution
+        self.live = live
+        self.start_child = start_child
+
+    def _check(self) -> None:
+        if self.live.shutting_down:  # never record anything while shutting down
+            raise asyncio.CancelledError
+
+    def _deliver(self) -> None:
+        self.execution.delivered = True
+        raise asyncio.CancelledError
+
+    async def _unless_cancelled(self, work: Awaitable[T]) -> T | dict[str, Any]:
+        """``work``'s result, or :data:`CANCELLED` when the run is cancelled first."""
+        task = asyncio.ensure_future(work)
+        if self.execution.delivered:
+            return await task
+        waiter = asyncio.ensure_future(self.execution.run.cancel_requested.wait())
+        try:
+            await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            waiter.cancel()
+        if task.done():
+            return task.result()
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        return CANCELLED
+
+    async def step(self, name: str, fn: Callable[[], Awaitable[T]]) -> T:
+        """Run ``fn`` once as the DBOS step ``name``; its result is recorded as JSON."""
+        self._check()
+
+        async def guarded() -> Any:
+            if self.execution.must_interrupt():
+                return CANCELLED
+            return await self._unless_cancelled(fn())
+
+        result = await DBOS.run_step_async({"name": name}, guarded)
+        if is_cancel_marker(result) and not self.execution.delivered:
+            self._deliver()
+        return cast(T, result)
+
+    async def sleep(self, name: str, seconds: float) -> None:
+        """Record the wake-up time as the step ``name``, then wait until then.
+
+        A cancel request ends the wait early; the next step records the cancellation.
+        """
+        self._check()
+
+        async def wake_up_at() -> float:
+            return time.time() + seconds
+
+        until = float(await DBOS.run_step_async({"name": name}, wake_up_at))
+        remaining = until - time.time()
+        if remaining > 0:
+            await self._unless_cancelled(asyncio.sleep(remaining))
+
+    async def wait_for_input(self, name: str, timeout_s: float | None) -> dict[str, Any] | None:
+        """``recv`` on the topic ``name``; None when the yield's own timeout passes."""
+        self._check()
+        execution = self.execution
+        execution.waiting_topic = name
+        try:
+            if execution.must_interrupt():
+                self.live.send_marker(execution.workflow_id, name)
+            value = await DBOS.recv_async(
+                name, timeout_seconds=NO_TIMEOUT_S if timeout_s is None else timeout_s
+            )
+        finally:
+            execution.waiting_topic = None
+        if is_cancel_marker(value):
+            if execution.delivered:  # a late duplicate: the cancellation is under way
+                return None
+            self._deliver()
+        return cast("dict[str, Any] | None", value)
+
+    async def gather(
+        self,
+        name: str,
+        children: list[dict[str, Any]],
+        *,
+        run_child: ChildFn,
+        concurrency: int | None,
+        fail_fast: bool,
+    ) -> list[ChildOutcome]:
+        """Run each child as a child workflow (id = the spec's ``id``); outcomes in list order.
+
+        At most ``concurrency`` run at once; a slot is refilled, in list order, as soon as a
+        child ends. With ``fail_fast`` the first failure cancels the children still running
+        (DBOS cancel: they stop at their next step, without compensation, like the local
+        runner's cancelled tasks).
+        """
+        self._check()
+        seq_base = child_seq_base(run_child)
+        limit = max(1, concurrency or len(children))
+        outcomes: list[ChildOutcome | None] = [None] * len(children)
+        handles: dict[int, WorkflowHandleAsync[Any]] = {}
+        running: dict[int, asyncio.Task[None]] = {}
+        next_index = 0
+
+        async def start_next() -> None:
+            nonlocal next_index
+            index, next_index = next_index, next_index + 1
+            spec = children[index]
+            handle = await self.start_child(spec, int(spec.get("seq_base", seq_base)))
+            handles[index] = handle
+            running[index] = detached(settled(handle))
+
+        try:
+            while next_index < len(children) and len(running) < limit:
+                await start_next()
+            while running:
+                order = sorted(running)
+                waits: list[Awaitable[Any]] = [running[i] for i in order]
+                done, _ = await DBOS.asyncio_wait(waits, return_when=asyncio.FIRST_COMPLETED)
+                failed = cancelled = False
+                for index, wait in zip(order, waits, strict=True):
+                    if wait not in done:
+                        continue
+                    del running[index]
+                    try:
+                        result = await handles[index].get_result()
+                    except Exception as exc:  # the child workflow itself crashed (a bug)
+                        result = {"ok": False, "error": f"the child workflow crashed: {exc}"}
+                    outcome = child_outcome(result)
+                    outcomes[index] = outcome
+                    cancelled = cancelled or (
+                        isinstance(result, dict) and bool(result.get("cancelled"))
+                    )
+                    failed = failed or not outcome.ok
+                if cancelled:
+                    self._deliver()
+                if failed and fail_fast:
+                    await self._cancel_children(children, sorted(running))
+                    break
+                while next_index < len(children) and len(running) < limit:
+                    await start_next()
+        finally:
+            for task in running.values():
+                task.cancel()
+        return [o or ChildOutcome(False, error="cancelled: another child failed") for o in outcomes]
+
+    async def _cancel_children(self, children: list[dict[str, Any]], indices: list[int]) -> None:
+        if not indices:
+            return
+        ids = [children[i]["id"] for i in indices]
+        await DBOS.cancel_workflows_async(ids, cancel_children=True)
+        self.live.abort(ids)
+
+
+async def settled(handle: WorkflowHandleAsync[Any]) -> None:
+    """Wait until a child workflow ends, however it ends, recording nothing."""
+    task = getattr(handle, "task", None)
+    with contextlib.suppress(Exception):
+        if isinstance(task, asyncio.Future):
+            await asyncio.shield(task)
+        else:
+            await handle.get_result(polling_interval_sec=SETTLE_POLL_S)
+
+
+def child_outcome(result: Any) -> ChildOutcome:
+    """A child workflow's result as a :class:`ChildOutcome`."""
+    if not isinstance(result, dict):
+        return ChildOutcome(False, error="the child workflow returned nothing")
+    if result.get("ok"):
+        return ChildOutcome(True, value=result.get("value"))
+    return ChildOutcome(False, error=str(result.get("error") or "failed"))
+
+
+def child_seq_base(run_child: ChildFn) -> int:
+    """The first event number of a child, as ``Interpreter._child_entry`` numbers it.
+
+    The durable child cannot call ``run_child`` (it may run after a restart, in a new
+    process), so it numbers its events the same way from this base. A spec's own
+    ``seq_base``, when the interpreter provides one, wins.
+    """
+    owner = getattr(run_child, "__self__", None)
+    seq = getattr(owner, "_seq", None)
+    nodes = getattr(owner, "nodes", None)
+    if isinstance(seq, int) and isinstance(nodes, dict):
+        return seq * 1000 + len(nodes)
+    return 0
+
+
+__all__ = [
+    "CANCELLED",
+    "CANCEL_ATTRIBUTE",
+    "NO_TIMEOUT_S",
+    "DurableSteps",
+    "LiveExecution",
+    "LiveRun",
+    "LiveRuns",
+    "ShutdownAwareEvents",
+    "is_cancel_marker",
+]
