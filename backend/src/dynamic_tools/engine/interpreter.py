@@ -322,8 +322,9 @@ class Interpreter:
                 "prefix": f"{full_id}/{name}/",
                 "scope": scope.to_dict(),
                 "id": f"{self.run_id}/{full_id}/{name}",
+                "seq_base": self._child_seq_base(index),
             }
-            for name in node.branches
+            for index, name in enumerate(node.branches)
         ]
         mode = node.on_partial_failure
         outcomes = await self.steps.gather(
@@ -404,6 +405,7 @@ class Interpreter:
                 "prefix": f"{full_id}/{i}/",
                 "scope": scope.with_local(node.as_, item).to_dict(),
                 "id": f"{self.run_id}/{full_id}/{i}",
+                "seq_base": self._child_seq_base(i),
             }
             for i, item in enumerate(items)
         ]
@@ -493,8 +495,16 @@ class Interpreter:
             events=self.events,
             clock=self.clock,
         )
-        child._seq = self._seq * 1000 + len(self.nodes)  # keep event numbers distinct
+        child._seq = int(spec["seq_base"])
         return await child.run_child(spec)
+
+    def _child_seq_base(self, index: int) -> int:
+        """Where a child's event numbers start: distinct per child, deterministic on replay.
+
+        Each child gets a block of 100,000 numbers after its parent's current number, so
+        siblings never share a number (a sink keyed on (run_id, seq) keeps every event).
+        """
+        return (self._seq * 1000 + index + 1) * 100_000
 
     def _absorb_child(self, value: Any) -> Any:
         if isinstance(value, dict) and "value" in value and "compensations" in value:

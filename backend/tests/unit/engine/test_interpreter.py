@@ -313,3 +313,23 @@ async def test_foreach_over_dates_then_sql_finds_the_cheapest() -> None:
     ]
     assert outcome.result[0] == {"id": "FL-1-3", "date": "2026-12-01", "price": 107}
     assert "call:find_cheapest:1" in steps.names
+
+
+async def test_event_numbers_stay_distinct_across_parallel_branches() -> None:
+    interp, _, _, events = make(TRAVEL, travel_mocks())
+    params = {
+        "origin": "AMS",
+        "destination": "LIS",
+        "checkin": "2026-12-01",
+        "checkout": "2026-12-03",
+        "passenger": "Ada",
+    }
+    assert (await interp.run("book_trip", params)).status == "succeeded"
+    numbers = [e["seq"] for e in events.events]
+    assert len(numbers) == len(set(numbers))
+    branches = {
+        e["node_id"].split("/")[1]
+        for e in events.events
+        if e.get("node_id", "").startswith("flight_and_hotel/")
+    }
+    assert branches == {"flight", "hotel"}
