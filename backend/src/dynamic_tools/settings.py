@@ -177,7 +177,7 @@ class Settings(BaseSettings):
     def durable_database_url(self) -> str:
         """DBOS's system database: PostgreSQL when DATABASE_URL is one, else a SQLite file."""
         url = self.effective_database_url
-        if url.startswith("postgresql"):
+        if url.startswith(("postgresql", "postgres:")):
             rest = url.split("://", 1)[1]
             return f"postgresql://{rest}"
         return f"sqlite:///{self.data_dir / 'runs_dbos.sqlite'}"

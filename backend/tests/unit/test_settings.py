@@ -32,3 +32,13 @@ def test_bad_values_are_reported_by_name(monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setenv("PORT", "eighty")
     with pytest.raises(ValueError, match="port"):
         Settings(_env_file=None)  # type: ignore[call-arg]
+
+
+def test_durable_runs_share_postgres_or_use_their_own_sqlite_file(tmp_path: Path) -> None:
+    pg = Settings(_env_file=None, database_url="postgresql+psycopg://u@db:5432/app")  # type: ignore[call-arg]
+    assert pg.durable_database_url == "postgresql://u@db:5432/app"
+    short = Settings(_env_file=None, database_url="postgres://u@db/app")  # type: ignore[call-arg]
+    assert short.durable_database_url == "postgresql://u@db/app"
+    lite = Settings(_env_file=None, data_dir=tmp_path, port=8123)  # type: ignore[call-arg]
+    assert lite.durable_database_url == f"sqlite:///{tmp_path / 'runs_dbos.sqlite'}"
+    assert lite.effective_executor_id.endswith("-8123")
