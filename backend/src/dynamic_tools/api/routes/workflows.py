@@ -60,6 +60,20 @@ class RunBody(BaseModel):
     params: dict[str, Any] = Field(default_factory=dict)
 
 
+class DryRunBody(BaseModel):
+    """A dry run: params, a mock answer per tool, answers to yields."""
+
+    params: dict[str, Any] = Field(default_factory=dict)
+    mocks: dict[str, Any] = Field(
+        default_factory=dict,
+        description="tool → body of a 200 answer, or {status_code, body, headers}, "
+        "or {responses: [...]} used one per call",
+    )
+    answers: dict[str, dict[str, Any]] = Field(
+        default_factory=dict, description="yield node id → values"
+    )
+
+
 @router.get("", summary="List workflows")
 async def list_workflows(workflows: WorkflowsDep) -> dict[str, Any]:
     """Every workflow (id, description, file, format, version, params) and file problems."""
@@ -154,3 +168,16 @@ async def start_run(workflow_id: str, body: RunBody, runs: RunsDep) -> dict[str,
     """Check the params (422 naming each field) and the document, then start the run."""
     run = await runs.start(workflow_id, body.params)
     return {"run_id": run.run_id, "status": run.status}
+
+
+@router.post("/{workflow_id}/dry-run", summary="Dry run against mock responses (no I/O)")
+async def dry_run_workflow(
+    workflow_id: str, body: DryRunBody, workflows: WorkflowsDep
+) -> dict[str, Any]:
+    """Run the workflow against ``mocks``: nothing is called, nothing is recorded."""
+    from dynamic_tools.runtime.dry_run import dry_run
+
+    prepared = workflows.prepare_run(workflow_id, body.params)
+    return await dry_run(
+        prepared.document, workflow_id, prepared.params, mocks=body.mocks, answers=body.answers
+    )

@@ -1,0 +1,79 @@
+"""Dry runs: a workflow run against mock responses, with no I/O and nothing recorded.
+
+Each mock is the body of a 200 answer, or ``{"status_code": ..., "body": ..., "headers": ...}``
+when it has a ``status_code`` key, or a list of those wrapped as ``{"responses": [...]}`` used
+one per call (the last repeats). Yields are answered from ``answers`` (node id → values); a
+yield without an answer ends the dry run as ``waiting_input``. Delays are not waited out.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from dynamic_tools.engine.interpreter import Interpreter
+from dynamic_tools.engine.local import EventList, LocalSteps, MockTools, Responses
+from dynamic_tools.engine.models import WorkflowDocument
+from dynamic_tools.engine.ports import ToolResult
+
+DRY_RUN_TIMEOUT_S = 30.0
+
+
+def to_mock(spec: Any) -> Any:
+    """One mock from its JSON form."""
+    if isinstance(spec, dict) and "responses" in spec and isinstance(spec["responses"], list):
+        return Responses([to_mock(item) for item in spec["responses"]])
+    if isinstance(spec, dict) and isinstance(spec.get("status_code"), int):
+        return ToolResult(spec["status_code"], spec.get("body"), spec.get("headers") or {})
+    return spec
+
+
+async def dry_run(
+    document: WorkflowDocument,
+    workflow_id: str,
+    params: dict[str, Any],
+    *,
+    mocks: dict[str, Any],
+    answers: dict[str, dict[str, Any]],
+) -> dict[str, Any]:
+    """Run ``workflow_id`` against ``mocks``; the outcome, the events and the calls made."""
+    tools = MockTools({name: to_mock(spec) for name, spec in mocks.items()})
+    steps, events = LocalSteps(), EventList()
+    for node_id, values in answers.items():
+        steps.answer(f"yield:{node_id}", values)
+    interpreter = Interpreter(document, run_id="dry-run", tools=tools, steps=steps, events=events)
+    task = asyncio.create_task(interpreter.run(workflow_id, params))
+    while not task.done():
+        await asyncio.sleep(0.005)
+        unanswered = [n for n in steps.waiting() if n.removeprefix("yield:") not in answers]
+        if unanswered:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+            return _report(
+                "waiting_input",
+                None,
+                {"message": "no answer for " + ", ".join(unanswered)},
+                interpreter,
+                events,
+                tools,
+            )
+    outcome = await asyncio.wait_for(task, DRY_RUN_TIMEOUT_S)
+    return _report(outcome.status, outcome.result, outcome.error, interpreter, events, tools)
+
+
+def _report(
+    status: str,
+    result: Any,
+    error: Any,
+    interpreter: Interpreter,
+    events: EventList,
+    tools: MockTools,
+) -> dict[str, Any]:
+    return {
+        "status": status,
+        "result": result,
+        "error": error,
+        "nodes": {k: v.to_dict() for k, v in interpreter.nodes.items()},
+        "calls": [{"tool": t, "args": a, "idempotency_key": k} for t, a, k in tools.calls],
+        "events": events.events,
+    }
