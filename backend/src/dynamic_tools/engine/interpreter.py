@@ -15,6 +15,7 @@ compensate node already handled the failure.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -100,9 +101,8 @@ class Interpreter:
             values = check_values(workflow.params, params)
             scope = Scope(params=values)
             if workflow.timeout:
-                result = await asyncio.wait_for(
-                    self._execute(workflow, scope, ""), workflow.timeout
-                )
+                remaining = await self._remaining_time(workflow.timeout)
+                result = await asyncio.wait_for(self._execute(workflow, scope, ""), remaining)
             else:
                 result = await self._execute(workflow, scope, "")
         except InvalidInputError as exc:
@@ -121,6 +121,19 @@ class Interpreter:
             await self._finish("cancelled", error={"message": "the run was cancelled"})
             raise
         return await self._finish("succeeded", result=result)
+
+    async def _remaining_time(self, timeout_s: float) -> float:
+        """Seconds left of the workflow's timeout, from a start time recorded as a step.
+
+        The start is a step, so a run recovered after a crash keeps its original deadline
+        instead of starting the clock again.
+        """
+
+        async def started_at() -> float:
+            return time.time()
+
+        start = await self.steps.step("workflow:started_at", started_at)
+        return max(start + timeout_s - time.time(), 0.0)
 
     async def run_child(self, spec: dict[str, Any]) -> dict[str, Any]:
         """Run one parallel branch or foreach item (a spec made by this class)."""

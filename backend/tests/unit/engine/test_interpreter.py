@@ -333,3 +333,24 @@ async def test_event_numbers_stay_distinct_across_parallel_branches() -> None:
         if e.get("node_id", "").startswith("flight_and_hotel/")
     }
     assert branches == {"flight", "hotel"}
+
+
+async def test_the_workflow_deadline_is_recorded_so_a_replay_keeps_it() -> None:
+    class Slow(MockTools):
+        async def call(
+            self,
+            tool: str,
+            args: Mapping[str, Any],
+            *,
+            idempotency_key: str,
+            timeout_s: float | None,
+        ) -> ToolResult:
+            await asyncio.sleep(1)
+            return ToolResult(200, {})
+
+    steps = LocalSteps()
+    interp = Interpreter(doc(EDGES), run_id="r", tools=Slow({}), steps=steps, events=EventList())
+    outcome = await interp.run("deadline", {})
+    assert outcome.status == "failed"
+    assert outcome.error["message"] == "the workflow timed out after 0.05 s"
+    assert steps.names[0] == "workflow:started_at"
