@@ -328,7 +328,13 @@ async def test_cancelling_a_run_cancels_the_branch_waiting_for_input(
     outcome = await launcher.wait("fan")
 
     assert outcome.status == "cancelled"
+    # The branch's own status is written just after the parent sees its outcome: wait for it.
     child = await DBOS.get_workflow_status_async("fan/fan/approval")
+    for _ in range(200):
+        if child is not None and child.status == "SUCCESS":
+            break
+        await asyncio.sleep(0.05)
+        child = await DBOS.get_workflow_status_async("fan/fan/approval")
     assert child is not None and child.status == "SUCCESS"
     assert child.output == {
         "ok": False,
