@@ -9,7 +9,6 @@ the run store, the database and the clients.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,16 +19,14 @@ import openai
 from loguru import logger
 from sqlalchemy import Engine
 
-from dynamic_tools.engine.models import ParamSpec
-from dynamic_tools.engine.params import check_values
 from dynamic_tools.engine.ports import ToolRunner
-from dynamic_tools.errors import ConflictError, NotFoundError
 from dynamic_tools.http.sender import HttpSender
 from dynamic_tools.http.target_guard import TargetGuard
 from dynamic_tools.logs import redactor
 from dynamic_tools.persistence.db import make_engine, migrate
-from dynamic_tools.persistence.run_store import RunRecord, RunStore
+from dynamic_tools.persistence.run_store import RunStore
 from dynamic_tools.runtime.launcher import LocalLauncher, RunLauncher
+from dynamic_tools.runtime.runs import RunService
 from dynamic_tools.runtime.tool_runner import HttpToolRunner
 from dynamic_tools.runtime.workflow_repository import WorkflowRepository
 from dynamic_tools.selection.llm import LLMClient, OpenAIChatClient
@@ -38,7 +35,6 @@ from dynamic_tools.settings import Settings
 from dynamic_tools.tools.registry import ToolRegistry
 
 SEEDED_FOLDERS = ("tools", "workflows", "catalogs", "markdown")
-RESUME_WAIT_S = 2.0  # a resume answers once the run took the answer (or after this long)
 INTERRUPTED = "the server stopped before the run ended (runs of the local launcher are not durable)"
 
 
@@ -92,77 +88,6 @@ async def _call_if_present(target: Any, name: str) -> None:
     method = getattr(target, name, None)
     if method is not None:
         await method()
-
-
-class RunService:
-    """Starts, resumes and cancels runs (for REST, MCP and the CLI alike).
-
-    The repository checks the params and the document, the store records the run, the
-    launcher executes it.
-    """
-
-    def __init__(
-        self, workflows: WorkflowRepository, store: RunStore, launcher: RunLauncher
-    ) -> None:
-        self.workflows = workflows
-        self.store = store
-        self.launcher = launcher
-
-    async def start(self, workflow_id: str, params: dict[str, Any]) -> RunRecord:
-        """Check params (422 per field) and the document, record the run, launch it."""
-        prepared = self.workflows.prepare_run(workflow_id, params)
-        run = await self.store.create_run(
-            workflow_id=workflow_id,
-            params=prepared.params,
-            document_version=prepared.version,
-            node_ids=prepared.node_ids,
-        )
-        try:
-            await self.launcher.start(
-                run_id=run.run_id,
-                document=prepared.document,
-                workflow_id=workflow_id,
-                params=prepared.params,
-            )
-        except BaseException:
-            await self.store.finish(run.run_id, "failed", {"message": "the run could not start"})
-            raise
-        return await self.store.get_run(run.run_id)
-
-    async def resume(
-        self, run_id: str, values: dict[str, Any], node_id: str | None = None
-    ) -> RunRecord:
-        """Answer the yield the run waits on; values are checked against its ``expects``."""
-        run = await self.store.get_run(run_id)
-        prompt = run.waiting.get(node_id) if node_id else run.waiting_prompt()
-        if run.status != "waiting_input" or prompt is None:
-            raise ConflictError(
-                f"run '{run_id}' is {run.status}, not waiting for "
-                + (f"'{node_id}'" if node_id else "input"),
-                context={"run_id": run_id, "status": run.status},
-            )
-        node_id = node_id or str(prompt["node_id"])
-        specs = {k: ParamSpec.model_validate(v) for k, v in (prompt.get("expects") or {}).items()}
-        checked = check_values(specs, values, what="values")
-        await self.launcher.resume(run_id, node_id, checked)
-        answered = str(node_id)
-        return await self.store.wait_until(
-            run_id, lambda r: r.terminal or answered not in r.waiting, timeout_s=RESUME_WAIT_S
-        )
-
-    async def cancel(self, run_id: str) -> RunRecord:
-        """Cancel an active run (409 when it has already ended)."""
-        run = await self.store.get_run(run_id)
-        if run.terminal:
-            raise ConflictError(
-                f"run '{run_id}' has already ended ({run.status})",
-                context={"run_id": run_id, "status": run.status},
-            )
-        # Not running in this process (NotFoundError): the store records the cancellation.
-        with contextlib.suppress(NotFoundError):
-            await self.launcher.cancel(run_id)
-        await self.store.finish(run_id, "cancelled", {"message": "the run was cancelled"})
-        return await self.store.get_run(run_id)
 
 
 def seed_registry(settings: Settings) -> list[str]:

@@ -45,6 +45,16 @@ def travel_mocks(**overrides: Any) -> dict[str, Any]:
     return mocks
 
 
+class SlowTools(MockTools):
+    """Every call takes a second (for timeouts)."""
+
+    async def call(
+        self, tool: str, args: Mapping[str, Any], *, idempotency_key: str, timeout_s: float | None
+    ) -> ToolResult:
+        await asyncio.sleep(1)
+        return ToolResult(200, {})
+
+
 def make(
     path: Path, mocks: Mapping[str, Any], run_id: str = "run-1"
 ) -> tuple[Interpreter, MockTools, LocalSteps, EventList]:
@@ -223,21 +233,6 @@ async def test_success_criteria_and_foreach_bounds() -> None:
 
 
 async def test_a_node_timeout_fails_the_call() -> None:
-    async def slow(args: Mapping[str, Any]) -> ToolResult:
-        await asyncio.sleep(1)
-        return ToolResult(200, {})
-
-    class SlowTools(MockTools):
-        async def call(
-            self,
-            tool: str,
-            args: Mapping[str, Any],
-            *,
-            idempotency_key: str,
-            timeout_s: float | None,
-        ) -> ToolResult:
-            return await slow(args)
-
     interp = Interpreter(
         doc(EDGES), run_id="r", tools=SlowTools({}), steps=LocalSteps(), events=EventList()
     )
@@ -336,20 +331,10 @@ async def test_event_numbers_stay_distinct_across_parallel_branches() -> None:
 
 
 async def test_the_workflow_deadline_is_recorded_so_a_replay_keeps_it() -> None:
-    class Slow(MockTools):
-        async def call(
-            self,
-            tool: str,
-            args: Mapping[str, Any],
-            *,
-            idempotency_key: str,
-            timeout_s: float | None,
-        ) -> ToolResult:
-            await asyncio.sleep(1)
-            return ToolResult(200, {})
-
     steps = LocalSteps()
-    interp = Interpreter(doc(EDGES), run_id="r", tools=Slow({}), steps=steps, events=EventList())
+    interp = Interpreter(
+        doc(EDGES), run_id="r", tools=SlowTools({}), steps=steps, events=EventList()
+    )
     outcome = await interp.run("deadline", {})
     assert outcome.status == "failed"
     assert outcome.error["message"] == "the workflow timed out after 0.05 s"
