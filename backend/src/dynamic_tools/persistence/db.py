@@ -120,6 +120,22 @@ run_events = Table(
 )
 
 
+# Markdown workflow sessions (``persistence/markdown_store.py``): one row per session, the whole
+# session state as JSON, ``revision`` counting its changes.
+markdown_sessions = Table(
+    "markdown_sessions",
+    metadata,
+    Column("session_id", String(255), primary_key=True),
+    Column("status", String(16), nullable=False),
+    Column("title", String(512), nullable=True),
+    Column("state", json_type(), nullable=False),
+    Column("revision", Integer, nullable=False),
+    Column("created_at", UtcDateTime(), nullable=False),
+    Column("updated_at", UtcDateTime(), nullable=False),
+    Index("ix_markdown_sessions_updated_at", "updated_at"),
+)
+
+
 def normalize_url(url: str) -> str:
     """A SQLAlchemy URL with an installed driver (``postgresql://`` → psycopg 3)."""
     if url.startswith("postgres://"):
