@@ -40,6 +40,7 @@ class ToolRegistry:
         self._resolved: dict[str, ToolConfig] = {}
         self._problems: list[LoadProblem] = []
         self._lock = threading.RLock()
+        self.generation = 0  # bumped by every reload, so derived views know when to rebuild
 
     # --- loading ---------------------------------------------------------------------------
     def reload(self) -> list[LoadProblem]:
@@ -65,6 +66,7 @@ class ToolRegistry:
             resolved[loaded.config.name] = loaded.config.with_variables(self.variables)
         with self._lock:
             self._tools, self._resolved, self._problems = tools, resolved, problems
+            self.generation += 1
         return problems
 
     @property
