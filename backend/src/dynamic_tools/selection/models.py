@@ -84,6 +84,9 @@ class WorkflowResponse(BaseModel):
     selected_tool: str | None = Field(
         default=None, description="Name of the tool selected by LLM (present on success)"
     )
+    arguments: dict[str, Any] | None = Field(
+        default=None, description="The arguments the LLM chose, after validation"
+    )
     http_spec: dict[str, Any] | None = Field(
         default=None,
         description="The HTTP request built from the registry (secrets shown as ***)",

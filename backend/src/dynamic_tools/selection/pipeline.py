@@ -19,7 +19,7 @@ import json
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from loguru import logger
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt
@@ -62,6 +62,14 @@ class PipelineOptions:
         "no LLM is configured: set OPENAI_API_KEY (OpenAI) or OPENAI_BASE_URL "
         "(an OpenAI-compatible server such as Ollama or vLLM)"
     )
+
+
+class ToolSource(Protocol):
+    """Where tool ids are looked up: the registry, or an MCP session's own tools."""
+
+    def get_multiple(self, names: list[str]) -> tuple[list[ToolConfig], list[str]]:
+        """The tools found (in order) and the names not found."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -114,12 +122,22 @@ class SingleShotPipeline:
         self.ranker = ranker or ToolRanker()
         self.prepared = PreparedTools()
 
-    async def run(self, request: WorkflowRequest) -> WorkflowResponse:
-        """Run every stage; never raises for a failure of a stage."""
+    async def run(
+        self,
+        request: WorkflowRequest,
+        *,
+        source: ToolSource | None = None,
+        extra_headers: dict[str, str] | None = None,
+    ) -> WorkflowResponse:
+        """Run every stage; never raises for a failure of a stage.
+
+        ``source`` replaces the registry as the place tool ids are looked up (an MCP session's
+        own tools); ``extra_headers`` are added to the outbound call and never shown.
+        """
         response = WorkflowResponse(status="success")
         started = time.perf_counter()
         try:
-            await self._run(request, response)
+            await self._run(request, response, source or self.registry, extra_headers)
         except _StageFailed as failed:
             response.status = "error"
             response.error = failed.message
@@ -128,9 +146,15 @@ class SingleShotPipeline:
         response.timings_ms["total"] = _ms_since(started)
         return response
 
-    async def _run(self, request: WorkflowRequest, response: WorkflowResponse) -> None:
+    async def _run(
+        self,
+        request: WorkflowRequest,
+        response: WorkflowResponse,
+        source: ToolSource,
+        extra_headers: dict[str, str] | None,
+    ) -> None:
         with self._stage("tool_retrieval", response):
-            tools, missing = self.registry.get_multiple(request.tool_ids)
+            tools, missing = source.get_multiple(request.tool_ids)
             if missing:
                 raise _StageFailed("tool_retrieval", f"Tools not found in registry: {missing}")
 
@@ -166,6 +190,7 @@ class SingleShotPipeline:
                 raise _StageFailed("llm_selection", self.options.not_configured_message)
             selection = await self._select(request, prepared, functions, context, response)
             response.selected_tool = selection.tool.name
+            response.arguments = selection.arguments
             response.http_spec = selection.request.http_spec()
             if selection.attempts > 1:
                 response.warnings.append(
@@ -173,7 +198,7 @@ class SingleShotPipeline:
                 )
 
         with self._stage("api_execution", response):
-            result = await self.sender.send(selection.request)
+            result = await self.sender.send(selection.request, extra_headers=extra_headers)
             response.raw_response = result.to_dict()
             if result.truncated:
                 response.warnings.append("the API response was truncated at the size limit")
