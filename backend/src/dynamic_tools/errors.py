@@ -7,7 +7,9 @@ here and never below the routes.
 DynamicToolsError                 root; carries ``code``, ``message``, ``context``, ``retryable``
 ├── InvalidInputError             bad input from a caller; names the field(s)       → 422
 │   ├── ToolConfigError           a tool config violates the format (file, field)    → 422
-│   └── WorkflowInvalidError      a workflow document does not load or validate      → 422
+│   ├── WorkflowInvalidError      a workflow document does not load or validate      → 422
+│   └── MarkdownWorkflowError     a markdown workflow problem: ``error_type``, ``line``,
+│                                 ``suggestion`` (seed 004's error types)            → 422
 ├── NotFoundError                 an unknown id                                      → 404
 ├── ConflictError                 a stale version or an existing name                → 409
 ├── ConfigurationError            the server is not set up for this (e.g. no LLM)   → 503
@@ -149,3 +151,42 @@ class TransportError(OutboundError):
     ) -> None:
         super().__init__(message, context=context)
         self.timed_out = timed_out
+
+
+class MarkdownWorkflowError(InvalidInputError):
+    """A markdown workflow could not be loaded, or a step call does not fit the session's state.
+
+    ``error_type`` is one of seed 004's types (``file_not_found``, ``invalid_format``,
+    ``empty_workflow``, ``missing_tool_spec``, ``variable_missing``, ``step_out_of_order``,
+    ``no_workflow_loaded``) or one of two additions (``unknown_tool``: a step names a tool the
+    session cannot call; ``invalid_request``: the arguments of a call do not fit). It is also the
+    error's ``code``. ``line`` is the 1-based line of the markdown document the error is about
+    (None when no line applies); ``suggestion`` tells the model what to do next.
+    """
+
+    code = "markdown_workflow_error"
+
+    def __init__(
+        self,
+        error_type: str,
+        message: str,
+        *,
+        suggestion: str,
+        line: int | None = None,
+        violations: list[dict[str, Any]] | None = None,
+        context: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__(message, violations=violations, context=context)
+        self.code = error_type
+        self.error_type = error_type
+        self.suggestion = suggestion
+        self.line = line
+
+    def to_dict(self) -> dict[str, Any]:
+        """As :class:`InvalidInputError`, plus ``error_type``, ``line`` and ``suggestion``."""
+        return {
+            **super().to_dict(),
+            "error_type": self.error_type,
+            "line": self.line,
+            "suggestion": self.suggestion,
+        }
