@@ -10,9 +10,10 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from dynamic_tools.tools.schema_check import check_schema
 
 TOOL_NAME_PATTERN = r"^[a-zA-Z0-9_-]{1,64}$"
 HttpMethod = Literal["GET", "POST", "PUT", "PATCH", "DELETE"]
@@ -83,7 +84,7 @@ class Parameter(BaseModel):
     @model_validator(mode="after")
     def _check_schema(self) -> Parameter:
         try:
-            Draft202012Validator.check_schema(self.schema_)
+            check_schema(self.schema_)
         except SchemaError as exc:
             raise ValueError(f"not a valid JSON Schema: {exc.message}") from None
         return self
@@ -171,7 +172,7 @@ class ToolConfig(_Strict):
     def _check_output_schema(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
         if value is not None:
             try:
-                Draft202012Validator.check_schema(value)
+                check_schema(value)
             except SchemaError as exc:
                 raise ValueError(f"not a valid JSON Schema: {exc.message}") from None
         return value

@@ -1,0 +1,126 @@
+"""Reading an OpenAPI document: JSON or YAML (safe loading), with size and expansion limits.
+
+:func:`parse_document` turns bytes into plain data; :func:`detect_kind` says which OpenAPI
+generation it is. YAML goes through the C safe loader when PyYAML has it (no Python objects,
+no tags). YAML aliases are shared references, so a "billion laughs" document stays small in
+memory but would expand when walked; :func:`parse_document` counts the nodes a walk would
+visit and refuses a document that expands past ``max_nodes``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import yaml
+
+from dynamic_tools.errors import InvalidInputError
+from dynamic_tools.tools.openapi.issues import DocumentKind
+
+MAX_DOCUMENT_BYTES = 32 * 1024 * 1024
+MAX_YAML_NODES = 5_000_000
+_YamlLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def parse_document(
+    content: bytes | str,
+    *,
+    max_bytes: int = MAX_DOCUMENT_BYTES,
+    max_nodes: int = MAX_YAML_NODES,
+) -> Any:
+    """Parse JSON or YAML text into plain data (dicts, lists, scalars).
+
+    JSON is tried first when the text starts with ``{`` or ``[`` (it is much faster), then
+    YAML. Raises :class:`InvalidInputError` (violation path ``source``) when the content is
+    over ``max_bytes``, not UTF-8, not JSON/YAML (line and column given), or a YAML document
+    whose aliases expand past ``max_nodes``.
+    """
+    size = len(content)
+    if size > max_bytes:
+        raise _invalid(
+            f"the document is {size} bytes; the limit is {max_bytes}",
+            "max_size",
+            expected=max_bytes,
+            actual=size,
+        )
+    if isinstance(content, bytes):
+        try:
+            text = content.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise _invalid(
+                f"the document is not UTF-8 text (byte {exc.start})", "encoding"
+            ) from None
+    else:
+        text = content
+    stripped = text.lstrip()
+    if not stripped:
+        raise _invalid("the document is empty", "syntax")
+    json_error: json.JSONDecodeError | None = None
+    if stripped[0] in "{[":
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as exc:
+            json_error = exc
+    try:
+        data = yaml.load(text, Loader=_YamlLoader)  # a safe loader (C when available)
+    except yaml.YAMLError as exc:
+        if json_error is not None:
+            raise _invalid(
+                f"invalid JSON at line {json_error.lineno}, column {json_error.colno}: "
+                f"{json_error.msg}",
+                "syntax",
+            ) from None
+        raise _invalid(f"invalid YAML: {_yaml_where(exc)}", "syntax") from None
+    _check_expansion(data, max_nodes)
+    return data
+
+
+def detect_kind(document: Any) -> tuple[DocumentKind, str | None]:
+    """``(kind, version)``: ``openapi_2`` for Swagger 2.0, ``openapi_3`` for 3.0 and 3.1."""
+    if not isinstance(document, dict):
+        return "unknown", None
+    swagger = document.get("swagger")
+    if swagger is not None and str(swagger).strip() == "2.0":
+        return "openapi_2", "2.0"
+    version = document.get("openapi")
+    if isinstance(version, str) and version.strip().startswith(("3.0", "3.1")):
+        return "openapi_3", version.strip()
+    return "unknown", None if version is None and swagger is None else str(version or swagger)
+
+
+def _check_expansion(data: Any, max_nodes: int) -> None:
+    """Count the nodes a full walk visits (aliases count each time); refuse past the limit."""
+    count = 0
+    stack = [data]
+    while stack:
+        node = stack.pop()
+        count += 1
+        if count > max_nodes:
+            raise _invalid(
+                f"the document expands to more than {max_nodes} nodes (YAML aliases?)",
+                "max_nodes",
+                expected=max_nodes,
+            )
+        if isinstance(node, dict):
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+
+
+def _yaml_where(exc: yaml.YAMLError) -> str:
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or str(exc)
+    if mark is not None:
+        return f"line {mark.line + 1}, column {mark.column + 1}: {problem}"
+    return str(problem)
+
+
+def _invalid(
+    message: str, rule: str, *, expected: Any = None, actual: Any = None
+) -> InvalidInputError:
+    violation: dict[str, Any] = {"path": "source", "rule": rule, "message": message}
+    if expected is not None:
+        violation["expected"] = expected
+    if actual is not None:
+        violation["actual"] = actual
+    return InvalidInputError(message, violations=[violation], context={"field": "source"})

@@ -1,0 +1,309 @@
+"""One OpenAPI operation → the data of one :class:`ToolConfig`.
+
+- Parameters: path-level and operation-level ones merged (the operation's win); ``path``,
+  ``query`` and ``header`` parameters keep their place; a required ``cookie`` parameter makes
+  the operation unrepresentable (skipped), an optional one is dropped with a warning.
+- A JSON request body whose schema is an object: each property becomes an ``in: body``
+  parameter (``readOnly`` ones left out). Properties of ``allOf`` parts are merged; those of
+  ``oneOf`` / ``anyOf`` branches too, required only when every branch requires them. Any other
+  body (an array, a free-form object, form data, a file) cannot be sent by a tool: the
+  operation is skipped when the body is required, else the body is dropped; both warn.
+- ``output_schema``: the JSON schema of the first 2xx response that has one.
+- ``hints.category``: the first tag. ``annotations``: derived from the method.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from dynamic_tools.tools.models import AuthSpec
+from dynamic_tools.tools.openapi.issues import IssueLog, as_dict
+from dynamic_tools.tools.openapi.refs import SchemaResolver
+
+SUPPORTED_METHODS = frozenset({"get", "post", "put", "patch", "delete"})
+
+
+class Skip(Exception):
+    """The operation cannot be represented as a tool; ``rule`` and message say why."""
+
+    def __init__(self, rule: str, message: str) -> None:
+        super().__init__(message)
+        self.rule = rule
+        self.message = message
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Sizes that keep generated tools readable."""
+
+    input_depth: int = 8
+    output_depth: int = 3
+    description_chars: int = 1000
+
+
+def is_json(mime: str) -> bool:
+    """Whether a media type carries JSON (``application/json``, ``*+json``, ``*/*``)."""
+    base = mime.split(";", 1)[0].strip().lower()
+    return base in ("application/json", "*/*", "application/*") or base.endswith("+json")
+
+
+class OperationBuilder:
+    """Builds tool data for the operations of one document."""
+
+    def __init__(self, resolver: SchemaResolver, log: IssueLog, limits: Limits) -> None:
+        self.resolver = resolver
+        self.log = log
+        self.limits = limits
+
+    def build(
+        self,
+        *,
+        name: str,
+        method: str,
+        path: str,
+        where: str,
+        op: dict[str, Any],
+        item: dict[str, Any],
+        base_url: str,
+        auth: AuthSpec,
+    ) -> dict[str, Any]:
+        """The tool's data (not yet validated); raises :class:`Skip` when it cannot be one."""
+        if method not in SUPPORTED_METHODS:
+            raise Skip("unsupported_method", f"{method.upper()} operations are not supported")
+        parameters = self._parameters(op, item, path, where)
+        self._body(op, method, where, parameters)
+        tags = op.get("tags")
+        data: dict[str, Any] = {
+            "name": name,
+            "description": self._description(op, method, path),
+            "api": {"method": method.upper(), "base_url": base_url, "path": path},
+            "parameters": parameters,
+        }
+        if auth.type != "none":
+            data["auth"] = auth.model_dump(by_alias=True, exclude_defaults=True)
+        output = self._output(op, where)
+        if output is not None:
+            data["output_schema"] = output
+        if isinstance(tags, list) and tags and isinstance(tags[0], str):
+            data["hints"] = {"category": tags[0]}
+        return data
+
+    # --- parameters ------------------------------------------------------------------------
+    def _parameters(
+        self, op: dict[str, Any], item: dict[str, Any], path: str, where: str
+    ) -> dict[str, dict[str, Any]]:
+        merged: dict[tuple[str, str], dict[str, Any]] = {}
+        raw_list = [*_as_list(item.get("parameters")), *_as_list(op.get("parameters"))]
+        for index, raw in enumerate(raw_list):
+            param = self.resolver.deref(raw, f"{where}/parameters/{index}")
+            if not isinstance(param, dict):
+                raise Skip("unresolved_parameter", "a parameter reference does not resolve")
+            merged[(str(param.get("name", "")), str(param.get("in", "")))] = param
+        out: dict[str, dict[str, Any]] = {}
+        for (name, location), param in merged.items():
+            if not name:
+                raise Skip("invalid_parameter", "a parameter has no name")
+            if location == "cookie":
+                if param.get("required"):
+                    raise Skip(
+                        "cookie_parameter",
+                        f"required cookie parameter '{name}' cannot be sent by a tool",
+                    )
+                self.log.add(
+                    where, "cookie_parameter", f"optional cookie parameter '{name}' dropped"
+                )
+                continue
+            if location not in ("path", "query", "header"):
+                raise Skip(
+                    "invalid_parameter", f"parameter '{name}' has an unknown 'in': {location!r}"
+                )
+            if name in out:
+                raise Skip(
+                    "parameter_clash",
+                    f"parameter '{name}' appears in both {out[name]['in']} and {location}",
+                )
+            schema = self._param_schema(param)
+            out[name] = {
+                **schema,
+                "in": location,
+                "required": location == "path" or bool(param.get("required")),
+            }
+        for placeholder in _placeholders(path):
+            if placeholder not in out:
+                self.log.add(
+                    where,
+                    "undeclared_path_parameter",
+                    f"path parameter '{placeholder}' is not declared; added as a string",
+                )
+                out[placeholder] = {"type": "string", "in": "path", "required": True}
+        return out
+
+    def _param_schema(self, param: dict[str, Any]) -> dict[str, Any]:
+        raw = param.get("schema")
+        if raw is None and isinstance(param.get("content"), dict):
+            media = next(iter(param["content"].values()), None)
+            raw = media.get("schema") if isinstance(media, dict) else None
+        schema = self.resolver.schema(raw or {}, max_depth=self.limits.input_depth)
+        schema = _standalone(schema)
+        description = param.get("description")
+        if isinstance(description, str) and description.strip() and "description" not in schema:
+            schema["description"] = _cap(description.strip(), self.limits.description_chars)
+        return schema
+
+    # --- request body ----------------------------------------------------------------------
+    def _body(
+        self, op: dict[str, Any], method: str, where: str, parameters: dict[str, dict[str, Any]]
+    ) -> None:
+        if "requestBody" not in op:
+            return
+        body = self.resolver.deref(op["requestBody"], f"{where}/requestBody")
+        if not isinstance(body, dict):
+            raise Skip("unresolved_body", "the request body reference does not resolve")
+        required = bool(body.get("required"))
+        content = as_dict(body.get("content"))
+        mime = next((m for m in content if is_json(m)), None)
+        body_where = f"{where}/requestBody"
+        if mime is None:
+            kinds = ", ".join(content) or "none"
+            self._unusable(
+                required,
+                body_where,
+                "unsupported_body",
+                f"request body types ({kinds}) are not JSON",
+            )
+            return
+        if method in ("get", "delete"):
+            self._unusable(
+                required, body_where, "body_not_allowed", f"{method.upper()} with a request body"
+            )
+            return
+        media = as_dict(content[mime])
+        schema = self.resolver.schema(media.get("schema", {}), max_depth=self.limits.input_depth)
+        properties, needed = _object_properties(schema)
+        if properties is None:
+            kind = schema.get("type", "any") if isinstance(schema, dict) else "any"
+            self._unusable(
+                required,
+                body_where,
+                "non_object_body",
+                f"the JSON body is not an object with properties (type {kind})",
+            )
+            return
+        for prop, sub in properties.items():
+            if isinstance(sub, dict) and sub.get("readOnly") is True:
+                continue
+            if prop in parameters:
+                where_else = parameters[prop]["in"]
+                clash = f"body property '{prop}' has the same name as the {where_else} parameter"
+                if required and prop in needed:
+                    raise Skip("parameter_clash", clash)
+                self.log.add(
+                    body_where, "parameter_clash", f"{clash}; the optional property was dropped"
+                )
+                continue
+            parameters[prop] = {
+                **_standalone(sub if isinstance(sub, dict) else {}),
+                "in": "body",
+                "required": required and prop in needed,
+            }
+
+    def _unusable(self, required: bool, where: str, rule: str, what: str) -> None:
+        if required:
+            raise Skip(rule, f"{what}: a tool cannot send this body")
+        self.log.add(where, rule, f"{what}: the optional body was dropped")
+
+    # --- output and description ------------------------------------------------------------
+    def _output(self, op: dict[str, Any], where: str) -> dict[str, Any] | None:
+        responses = op.get("responses")
+        if not isinstance(responses, dict):
+            return None
+        codes = sorted((str(c) for c in responses if str(c).startswith("2")), key=_code_order)
+        for code in codes:
+            response = self.resolver.deref(responses[code], f"{where}/responses/{code}")
+            content = response.get("content") if isinstance(response, dict) else None
+            if not isinstance(content, dict):
+                continue
+            mime = next((m for m in content if is_json(m)), None)
+            media = content.get(mime) if mime else None
+            if isinstance(media, dict) and "schema" in media:
+                schema = self.resolver.schema(media["schema"], max_depth=self.limits.output_depth)
+                return schema if isinstance(schema, dict) else None
+        return None
+
+    def _description(self, op: dict[str, Any], method: str, path: str) -> str:
+        summary = str(op.get("summary") or "").strip()
+        details = str(op.get("description") or "").strip()
+        text = summary
+        if details and details != summary:
+            text = f"{summary}\n\n{details}" if summary else details
+        text = _cap(text, self.limits.description_chars) or f"{method.upper()} {path}"
+        return f"[deprecated] {text}" if op.get("deprecated") is True else text
+
+
+def _object_properties(schema: Any) -> tuple[dict[str, Any] | None, set[str]]:
+    """Properties and required names of an object schema (merging allOf/oneOf/anyOf)."""
+    if not isinstance(schema, dict):
+        return None, set()
+    properties: dict[str, Any] = {}
+    required: set[str] = set(schema.get("required") or [])
+    if isinstance(schema.get("properties"), dict):
+        properties.update(schema["properties"])
+    for part in schema.get("allOf") or []:
+        sub, needed = _object_properties(part)
+        if sub:
+            properties.update(sub)
+            required |= needed
+    branches: list[tuple[dict[str, Any], set[str]]] = []
+    for branch in schema.get("oneOf") or schema.get("anyOf") or []:
+        sub, needed = _object_properties(branch)
+        if sub:
+            branches.append((sub, needed))
+    if branches:
+        for sub, _ in branches:
+            for key, value in sub.items():
+                properties.setdefault(key, value)
+        required |= set.intersection(*(r for _, r in branches))
+    if not properties:
+        return None, set()
+    return properties, required
+
+
+def _standalone(schema: Any) -> dict[str, Any]:
+    """A parameter schema we may extend: a copy, a ``required`` list moved into ``allOf``.
+
+    (``required`` at the top of a parameter is the parameter's own flag.)
+    """
+    out = dict(schema) if isinstance(schema, dict) else {}
+    out.pop("in", None)
+    needed = out.pop("required", None)
+    if isinstance(needed, list) and needed:
+        out["allOf"] = [*out.get("allOf", []), {"required": needed}]
+    return out
+
+
+def _placeholders(path: str) -> list[str]:
+    names, rest = [], path
+    while "{" in rest and "}" in rest:
+        start = rest.index("{")
+        end = rest.find("}", start)
+        if end < 0:
+            break
+        names.append(rest[start + 1 : end])
+        rest = rest[end + 1 :]
+    return names
+
+
+def _code_order(code: str) -> tuple[int, str]:
+    return (0 if code.isdigit() else 1, code)
+
+
+def _cap(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1].rsplit(" ", 1)[0]
+    return cut.rstrip() + "…"
+
+
+def _as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
