@@ -103,7 +103,7 @@ def unknown_tool(
 ) -> MarkdownWorkflowError:
     """A step names a tool this session cannot call (``unknown`` lists every such tool)."""
     close = difflib.get_close_matches(tool, callable_tools, n=3)
-    guess = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+    guess = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
     return MarkdownWorkflowError(
         "unknown_tool",
         f"line {line}: step '{step}' names tool '{tool}', which this session cannot call",

@@ -230,7 +230,7 @@ class _Parser:
         step = self.current
         blank = not line_text.strip()
         if step is None or self.ended_by is not None:
-            if not self.steps and step is None and not blank:
+            if not self.steps and step is None:
                 self.preamble.append(line_text.strip())
             return
         if blank:
@@ -289,7 +289,7 @@ class _Parser:
             produced.update(step.output_variables)
         return MarkdownWorkflow(
             title=self.title,
-            description="\n".join(self.preamble).strip(),
+            description=re.sub(r"\n{3,}", "\n\n", "\n".join(self.preamble)).strip(),
             source=self.source,
             steps=steps,
             required_inputs=list(required.values()),
