@@ -116,11 +116,23 @@ class Settings(BaseSettings):
     enable_workflows: bool = True
     enable_tool_hints: bool = True
 
+    # --- MCP -------------------------------------------------------------------------------
+    mcp_api_name: str = Field(
+        default="api",
+        pattern=r"^[A-Za-z][A-Za-z0-9_-]{0,30}$",
+        description="Prefix of {prefix}_query/_execute/_plan when X-API-Name is not sent.",
+    )
+    mcp_allowed_hosts: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="Host headers /mcp accepts besides localhost (host or host:port, host:* for "
+        "any port; '*' turns DNS-rebinding protection off).",
+    )
+
     # --- logging ---------------------------------------------------------------------------
     log_level: Literal["TRACE", "DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
     log_json: bool = True
 
-    @field_validator("allowed_target_hosts", mode="before")
+    @field_validator("allowed_target_hosts", "mcp_allowed_hosts", mode="before")
     @classmethod
     def _split_hosts(cls, value: object) -> object:
         if isinstance(value, str):

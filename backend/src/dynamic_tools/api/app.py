@@ -17,6 +17,8 @@ from dynamic_tools.api.routes import health, runs, tools, workflow, workflows
 from dynamic_tools.bootstrap import build_services
 from dynamic_tools.engine.ports import ToolRunner
 from dynamic_tools.logs import configure_logging
+from dynamic_tools.mcp.app import build_mcp_endpoint
+from dynamic_tools.mcp.server import mount_mcp
 from dynamic_tools.selection.llm import LLMClient
 from dynamic_tools.settings import Settings, get_settings
 
@@ -40,7 +42,9 @@ def create_app(
         app.state.services = services
         try:
             await services.start()
-            yield
+            endpoint.surface.attach(services)
+            async with mcp_manager.run():
+                yield
         finally:
             await services.aclose()
 
@@ -51,6 +55,9 @@ def create_app(
         lifespan=lifespan,
     )
     app.state.settings = settings
+    endpoint = build_mcp_endpoint(settings)
+    mcp_manager = mount_mcp(app.router.routes, endpoint, settings)
+    app.state.mcp = endpoint
     app.state.metrics = Metrics()
     install_error_handlers(app)
     token = settings.api_token.get_secret_value() if settings.api_token else None

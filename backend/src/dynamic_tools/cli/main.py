@@ -52,6 +52,16 @@ def serve(
     )
 
 
+@app.command()
+def mcp() -> None:
+    """Serve MCP on stdin/stdout (for Claude Desktop, Cursor, VS Code); logs go to stderr."""
+    import anyio
+
+    from dynamic_tools.mcp.stdio import run_stdio
+
+    anyio.run(run_stdio, Settings())
+
+
 @tools_app.command("list")
 def list_tools(
     directory: Annotated[

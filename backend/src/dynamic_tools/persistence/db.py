@@ -136,6 +136,26 @@ markdown_sessions = Table(
 )
 
 
+# Recipes (``persistence/recipe_store.py``, MCP layer 2): a learned call of one tool, scoped to
+# the API it was learned on, kept while the tool's schema hash is unchanged.
+recipes = Table(
+    "recipes",
+    metadata,
+    Column("recipe_id", String(64), primary_key=True),
+    Column("scope", String(64), nullable=False),
+    Column("name", String(128), nullable=False),
+    Column("tool", String(128), nullable=False),
+    Column("fixed", json_type(), nullable=False),
+    Column("parameters", json_type(), nullable=False),
+    Column("schema_hash", String(64), nullable=False),
+    Column("question", String(2000), nullable=False),
+    Column("uses", Integer, nullable=False),
+    Column("created_at", UtcDateTime(), nullable=False),
+    Column("verified_at", UtcDateTime(), nullable=False),
+    UniqueConstraint("scope", "name", name="uq_recipes_scope_name"),
+)
+
+
 def normalize_url(url: str) -> str:
     """A SQLAlchemy URL with an installed driver (``postgresql://`` → psycopg 3)."""
     if url.startswith("postgres://"):

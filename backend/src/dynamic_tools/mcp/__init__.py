@@ -1,0 +1,1 @@
+"""The MCP adapter: tools in four layers, resources, prompts, tasks, error mapping."""

@@ -1,0 +1,215 @@
+"""Layer 1: each API operation as an MCP tool, plus ``{prefix}_query`` and ``{prefix}_execute``.
+
+An operation's ``inputSchema`` is its parameters' schema; its ``outputSchema`` is the declared
+output schema (wrapped as ``{"result": ...}`` when it is not an object, since 2025-11-25 needs
+an object at the root); its annotations come from the HTTP method. A call is validated against
+the schema, built from the tool config (never from the model's text), sent through the SSRF
+guard with the session's ``X-Target-Headers``, and answered as structured content.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import mcp_types as types
+from jsonschema import Draft202012Validator
+
+from dynamic_tools.errors import DynamicToolsError, InvalidInputError
+from dynamic_tools.http.request_builder import SecretLookup, build_request
+from dynamic_tools.http.sender import HttpSender
+from dynamic_tools.logs import redactor
+from dynamic_tools.mcp.errors import error_result, payload_result
+from dynamic_tools.tools.models import ToolConfig
+
+WRAPPED = "result"
+RETRYABLE_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504})
+
+
+def output_schema_of(config: ToolConfig) -> tuple[dict[str, Any] | None, bool]:
+    """The MCP output schema of a tool and whether results are wrapped in ``{"result": …}``."""
+    schema = config.output_schema
+    if schema is None:
+        return None, False
+    if schema.get("type") == "object":
+        return schema, False
+    return {"type": "object", "properties": {WRAPPED: schema}, "required": [WRAPPED]}, True
+
+
+def annotations_of(config: ToolConfig, title: str | None = None) -> types.ToolAnnotations:
+    """MCP annotations from the tool's (method-derived) annotations."""
+    a = config.effective_annotations
+    return types.ToolAnnotations(
+        title=title,
+        read_only_hint=a.read_only,
+        destructive_hint=a.destructive,
+        idempotent_hint=a.idempotent,
+        open_world_hint=a.open_world,
+    )
+
+
+def api_tool(config: ToolConfig, *, description: str) -> types.Tool:
+    """The MCP tool of one API operation."""
+    output_schema, _ = output_schema_of(config)
+    return types.Tool(
+        name=config.name,
+        description=description,
+        input_schema=config.input_schema(),
+        output_schema=output_schema,
+        annotations=annotations_of(config),
+    )
+
+
+def query_tool(prefix: str, label: str, names: Sequence[str]) -> types.Tool:
+    """``{prefix}_query``: a question in natural language → the single-shot pipeline."""
+    return types.Tool(
+        name=f"{prefix}_query",
+        description=(
+            f"[{label}] Ask for something in natural language; the server's LLM picks ONE of "
+            f"this API's {len(names)} operations and its arguments, the request is built and "
+            "validated in code, sent, and the response returned (optionally formatted). Use it "
+            "for single-API questions when no w_* workflow or r_* recipe fits."
+        ),
+        input_schema={
+            "type": "object",
+            "properties": {
+                "question": {"type": "string", "minLength": 1, "description": "What you need."},
+                "format_response": {
+                    "type": "boolean",
+                    "default": False,
+                    "description": "Also return a short answer written from the response.",
+                },
+            },
+            "required": ["question"],
+            "additionalProperties": False,
+        },
+        annotations=types.ToolAnnotations(
+            read_only_hint=False, destructive_hint=True, open_world_hint=True
+        ),
+    )
+
+
+def execute_tool(prefix: str, label: str, names: Sequence[str]) -> types.Tool:
+    """``{prefix}_execute``: a direct call of a named operation, validated against its schema."""
+    return types.Tool(
+        name=f"{prefix}_execute",
+        description=(
+            f"[{label}] Call one operation of this API directly: give its name and its "
+            "arguments; they are validated against the operation's input schema before any "
+            "request is sent. Operations: "
+            + ", ".join(names[:50])
+            + (" …" if len(names) > 50 else "")
+        ),
+        input_schema={
+            "type": "object",
+            "properties": {
+                "operation": {"type": "string", "enum": list(names)},
+                "arguments": {"type": "object", "default": {}},
+            },
+            "required": ["operation"],
+            "additionalProperties": False,
+        },
+        annotations=types.ToolAnnotations(
+            read_only_hint=False, destructive_hint=True, open_world_hint=True
+        ),
+    )
+
+
+class ApiCaller:
+    """Validates, builds and sends one API operation call; answers an MCP result."""
+
+    def __init__(self, sender: HttpSender, secret: SecretLookup) -> None:
+        self.sender = sender
+        self.secret = secret
+
+    async def call(
+        self,
+        config: ToolConfig,
+        arguments: dict[str, Any],
+        *,
+        extra_headers: dict[str, str] | None = None,
+    ) -> types.CallToolResult:
+        """Call ``config`` with ``arguments``; failures are ``isError`` results (§10 shape)."""
+        errors = sorted(
+            Draft202012Validator(config.input_schema()).iter_errors(arguments),
+            key=lambda e: list(e.path),
+        )
+        if errors:
+            violations = [
+                {
+                    "path": ".".join(str(p) for p in e.path) or "(arguments)",
+                    "rule": str(e.validator),
+                    "message": e.message,
+                }
+                for e in errors
+            ]
+            return error_result(
+                InvalidInputError(
+                    f"the arguments of '{config.name}' do not match its input schema: "
+                    + "; ".join(f"{v['path']}: {v['message']}" for v in violations[:5]),
+                    violations=violations,
+                    context={"tool": config.name},
+                )
+            )
+        try:
+            request = build_request(config, arguments, secret=self.secret)
+            result = await self.sender.send(request, extra_headers=extra_headers)
+        except DynamicToolsError as exc:
+            return error_result(exc, command=config.name)
+        body = result.body
+        if result.status_code >= 400:
+            return payload_result(
+                {
+                    "error_code": "API_ERROR",
+                    "category": "execution",
+                    "message": f"{config.name} answered HTTP {result.status_code}",
+                    "context": {"tool": config.name, "status_code": result.status_code},
+                    "retryable": result.status_code in RETRYABLE_STATUS,
+                    "suggested_action": _suggestion_for(result.status_code),
+                    "correlation_id": None,
+                    "command": config.name,
+                    "response_payload": redactor.scrub_any(body),
+                }
+            )
+        return success_result(config, body)
+
+
+def success_result(config: ToolConfig, body: Any) -> types.CallToolResult:
+    """A tool result for a 2xx answer: structured content conforming to the output schema."""
+    schema, wrapped = output_schema_of(config)
+    structured = {WRAPPED: body} if wrapped or not isinstance(body, dict) else body
+    if schema is not None:
+        problems = list(Draft202012Validator(schema).iter_errors(structured))
+        if problems:
+            return payload_result(
+                {
+                    "error_code": "OUTPUT_SCHEMA_MISMATCH",
+                    "category": "execution",
+                    "message": f"{config.name} answered, but not in its declared output schema: "
+                    + problems[0].message[:300],
+                    "context": {"tool": config.name},
+                    "retryable": False,
+                    "suggested_action": "Fix the tool's output_schema or the API; the raw "
+                    "answer is in response_payload.",
+                    "correlation_id": None,
+                    "command": config.name,
+                    "response_payload": redactor.scrub_any(body),
+                }
+            )
+    text = json.dumps(body, ensure_ascii=False, default=str) if body is not None else "(empty)"
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=text)], structured_content=structured
+    )
+
+
+def _suggestion_for(status: int) -> str:
+    if status in (401, 403):
+        return "The API refused the credentials; check the session's X-Target-Headers or secrets."
+    if status == 404:
+        return "The resource does not exist; search for a valid id first."
+    if status in (400, 409, 422):
+        return "Change the arguments as the response_payload explains and call again."
+    if status in RETRYABLE_STATUS:
+        return "Retry after a short wait."
+    return "Read response_payload and change the call."

@@ -1,0 +1,121 @@
+"""The core tools' calls: ``{prefix}_query`` (the single-shot pipeline) and ``{prefix}_execute``.
+
+``_query`` runs the pipeline over the session's API tools; a success is offered to the recipe
+learner (layer 2) when one is attached. ``_execute`` validates the operation name and its
+arguments before anything is sent.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import mcp_types as types
+from pydantic import ValidationError
+
+from dynamic_tools.errors import InvalidInputError
+from dynamic_tools.mcp.api_tools import ApiCaller
+from dynamic_tools.mcp.entries import Result, ToolCall
+from dynamic_tools.mcp.errors import error_result, payload_result
+from dynamic_tools.selection.models import WorkflowRequest, WorkflowResponse
+from dynamic_tools.selection.pipeline import SingleShotPipeline
+
+QueryListener = Callable[[ToolCall, str, WorkflowResponse], Awaitable[None]]
+
+_STAGE_CATEGORY = {
+    "tool_retrieval": "not_found",
+    "tool_context_generation": "validation",
+    "llm_selection": "execution",
+    "api_execution": "execution",
+    "response_formatting": "execution",
+}
+
+
+async def run_query(
+    pipeline: SingleShotPipeline, call: ToolCall, *, listener: QueryListener | None = None
+) -> Result:
+    """Answer a natural-language question with one validated API call."""
+    args = call.arguments
+    try:
+        request = WorkflowRequest(
+            user_instructions=str(args.get("question", "")),
+            tool_ids=list(call.view.api_tools) or ["(none)"],
+            format_response=bool(args.get("format_response", False)),
+        )
+    except ValidationError as exc:
+        return error_result(
+            InvalidInputError(
+                "the question is invalid",
+                violations=[
+                    {"path": "question", "rule": e["type"], "message": e["msg"]}
+                    for e in exc.errors()
+                ],
+            )
+        )
+    response = await call_pipeline(pipeline, call, request)
+    data = response.model_dump(mode="json", exclude_none=True)
+    if response.status == "error":
+        stage = response.error_stage or "llm_selection"
+        status = (response.raw_response or {}).get("status_code")
+        return payload_result(
+            {
+                "error_code": f"{stage.upper()}_FAILED",
+                "category": _STAGE_CATEGORY.get(stage, "execution"),
+                "message": response.error or "the pipeline failed",
+                "context": {"stage": stage, "tool": response.selected_tool},
+                "retryable": stage == "api_execution" and status in (429, 502, 503, 504),
+                "suggested_action": "Rephrase the question with the missing details, or call "
+                "an operation directly with the _execute tool.",
+                "correlation_id": None,
+                "command": response.selected_tool,
+                "response_payload": (response.raw_response or {}).get("body"),
+            }
+        )
+    if listener is not None:
+        await listener(call, request.user_instructions, response)
+    text = response.formatted_response or json.dumps(
+        (response.raw_response or {}).get("body"), ensure_ascii=False, default=str
+    )
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=text)], structured_content=data
+    )
+
+
+async def call_pipeline(
+    pipeline: SingleShotPipeline, call: ToolCall, request: WorkflowRequest
+) -> WorkflowResponse:
+    """Run the pipeline over the session's tools with its outbound headers."""
+    return await pipeline.run(
+        request, source=call.view, extra_headers=call.view.config.target_headers or None
+    )
+
+
+async def run_execute(caller: ApiCaller, call: ToolCall) -> Result:
+    """Call one named operation directly (validated against its input schema)."""
+    name = str(call.arguments.get("operation", ""))
+    arguments: Any = call.arguments.get("arguments") or {}
+    config = call.view.api_tools.get(name)
+    if config is None:
+        return error_result(
+            InvalidInputError(
+                f"'{name}' is not an operation of this API",
+                violations=[
+                    {
+                        "path": "operation",
+                        "rule": "enum",
+                        "message": "unknown operation",
+                        "expected": sorted(call.view.api_tools)[:50],
+                        "actual": name,
+                    }
+                ],
+            )
+        )
+    if not isinstance(arguments, dict):
+        return error_result(
+            InvalidInputError(
+                "arguments must be an object",
+                violations=[{"path": "arguments", "rule": "type", "message": "not an object"}],
+            )
+        )
+    return await caller.call(config, arguments, extra_headers=call.view.config.target_headers)

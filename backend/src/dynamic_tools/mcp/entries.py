@@ -1,0 +1,62 @@
+"""The building blocks of a session's tool list: entries, calls and the session view."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import mcp_types as types
+
+from dynamic_tools.engine.models import Workflow
+from dynamic_tools.mcp.session_config import SessionConfig
+from dynamic_tools.mcp.workflow_tools import CallChannel
+from dynamic_tools.tools.models import ToolConfig, ToolHints
+
+Result = types.CallToolResult | types.InputRequiredResult
+
+
+@dataclass
+class ToolCall:
+    """One ``tools/call``: the view it runs in, its arguments and the channel to the client."""
+
+    view: SessionView
+    arguments: dict[str, Any]
+    channel: CallChannel
+
+
+Handler = Callable[[ToolCall], Awaitable[Result]]
+
+
+@dataclass(frozen=True)
+class ToolEntry:
+    """A tool offered to a session: its MCP definition, its layer and its handler."""
+
+    tool: types.Tool
+    layer: str
+    handler: Handler
+
+
+@dataclass
+class SessionView:
+    """Everything one header configuration sees."""
+
+    config: SessionConfig
+    prefix: str
+    label: str
+    api_tools: dict[str, ToolConfig]
+    hints: dict[str, ToolHints]
+    workflows: dict[str, Workflow]
+    domains: dict[str, str]  # workflow id → domain
+    entries: dict[str, ToolEntry] = field(default_factory=dict)
+    tools: list[types.Tool] = field(default_factory=list)
+
+    def get_multiple(self, names: list[str]) -> tuple[list[ToolConfig], list[str]]:
+        """The session's API tools by name (the pipeline's tool source)."""
+        found = [self.api_tools[n] for n in dict.fromkeys(names) if n in self.api_tools]
+        missing = [n for n in dict.fromkeys(names) if n not in self.api_tools]
+        return found, missing
+
+    def add(self, entry: ToolEntry) -> None:
+        """Offer ``entry`` (a later entry with the same name replaces the earlier one)."""
+        self.entries[entry.tool.name] = entry

@@ -1,0 +1,202 @@
+"""The MCP server: the SDK's low-level ``Server`` wired to the session views.
+
+One endpoint serves both protocol revisions (the SDK routes on ``MCP-Protocol-Version``):
+2025-11-25 with sessions (``initialize``, elicitation, progress) and 2026-07-28 stateless.
+``mount_mcp`` adds ``/mcp`` to the FastAPI app (the session manager runs in the app's
+lifespan); ``serve_stdio`` runs the same server on stdin/stdout for desktop clients.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import mcp_types as types
+from mcp.server.lowlevel import NotificationOptions, Server
+from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from starlette.routing import Route
+
+from dynamic_tools import __version__
+from dynamic_tools.errors import DynamicToolsError, InvalidInputError
+from dynamic_tools.mcp.entries import Result, SessionView, ToolCall
+from dynamic_tools.mcp.errors import (
+    error_payload,
+    error_result,
+    invalid_params,
+    unexpected_result,
+    unknown_tool,
+)
+from dynamic_tools.mcp.resources import ResourceSet
+from dynamic_tools.mcp.session_config import parse_session_headers
+from dynamic_tools.mcp.surface import McpSurface
+from dynamic_tools.mcp.workflow_tools import CallChannel
+from dynamic_tools.settings import Settings
+
+INSTRUCTIONS = """\
+Dynamic Tools turns HTTP APIs into tools you can use safely. Choose in this order:
+1. A w_* tool when the request matches a workflow: the server runs every step for you
+   (ordering, branching, retries, rollback). Read workflow://{domain}/overview for the guide.
+2. An r_* recipe when one fits: a learned, parameterised call that needs no reasoning.
+3. {prefix}_plan(goal) to get a suggested workflow or tool order with reasons.
+4. The API operations directly (their descriptions list Requires/Next hints), or
+   {prefix}_query(question) for a single-API question in natural language.
+Errors come back as structured results (error_code, message, violations, suggested_action).
+"""
+
+
+class McpEndpoint:
+    """The SDK server plus what it serves: the surface (tools) and the resources."""
+
+    def __init__(self, surface: McpSurface, resources: ResourceSet | None = None) -> None:
+        self.surface = surface
+        self.resources = resources or ResourceSet()
+        self.server: Server[Any] = Server(
+            "dynamic-tools",
+            version=__version__,
+            title="Dynamic Tools",
+            instructions=INSTRUCTIONS,
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+            on_list_resources=self._list_resources,
+            on_list_resource_templates=self._list_templates,
+            on_read_resource=self._read_resource,
+        )
+
+    def initialization_options(self) -> Any:
+        """Initialisation options announcing list-changed notifications."""
+        return self.server.create_initialization_options(
+            NotificationOptions(tools_changed=True, resources_changed=True, prompts_changed=True)
+        )
+
+    async def view_for(self, ctx: Any) -> SessionView:
+        """The session view of the request's headers (the registry without headers)."""
+        request = getattr(ctx, "request", None)
+        headers = getattr(request, "headers", None)
+        try:
+            config = parse_session_headers(headers)
+        except InvalidInputError as exc:
+            raise invalid_params(exc.message, violations=exc.violations) from None
+        try:
+            return await self.surface.view(config)
+        except DynamicToolsError as exc:
+            raise invalid_params(exc.message, **error_payload(exc)) from None
+
+    # --- tools -----------------------------------------------------------------------------
+    async def _list_tools(
+        self, ctx: Any, params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        view = await self.view_for(ctx)
+        return types.ListToolsResult(tools=view.tools)
+
+    async def _call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> Result:
+        view = await self.view_for(ctx)
+        entry = view.entries.get(params.name)
+        if entry is None:
+            raise unknown_tool(params.name)
+        call = ToolCall(
+            view=view, arguments=dict(params.arguments or {}), channel=_channel(ctx, params)
+        )
+        try:
+            return await entry.handler(call)
+        except MCPError:
+            raise
+        except DynamicToolsError as exc:
+            return error_result(exc)
+        except Exception as exc:  # a bug: the model gets a correlation id, the log the details
+            return unexpected_result(exc, tool=params.name)
+
+    # --- resources -------------------------------------------------------------------------
+    async def _list_resources(
+        self, ctx: Any, params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        view = await self.view_for(ctx)
+        return types.ListResourcesResult(resources=self.resources.listing(view))
+
+    async def _list_templates(
+        self, ctx: Any, params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        view = await self.view_for(ctx)
+        return types.ListResourceTemplatesResult(resource_templates=self.resources.templates(view))
+
+    async def _read_resource(
+        self, ctx: Any, params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        view = await self.view_for(ctx)
+        try:
+            return await self.resources.read(view, str(params.uri))
+        except DynamicToolsError as exc:
+            raise MCPError(-32002, exc.message, error_payload(exc)) from None
+
+
+def _channel(ctx: Any, params: types.CallToolRequestParams) -> CallChannel:
+    """How this call can talk back: progress, elicitation (when offered), input responses."""
+    session = ctx.session
+    caps = session.client_capabilities
+
+    async def elicit_form(message: str, schema: dict[str, Any]) -> types.ElicitResult:
+        result: types.ElicitResult = await session.elicit_form(
+            message, schema, related_request_id=ctx.request_id
+        )
+        return result
+
+    can_elicit = (
+        ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS
+        and session.can_send_request
+        and caps is not None
+        and caps.elicitation is not None
+    )
+
+    async def tools_changed() -> None:
+        if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            await session.send_tool_list_changed()
+
+    responses = getattr(params, "input_responses", None)
+    return CallChannel(
+        tools_changed=tools_changed,
+        protocol_version=ctx.protocol_version,
+        progress=session.report_progress,
+        elicit=elicit_form if can_elicit else None,
+        input_responses=dict(responses) if responses else None,
+        request_state=getattr(params, "request_state", None),
+    )
+
+
+def transport_security(settings: Settings) -> TransportSecuritySettings:
+    """DNS-rebinding protection: localhost always; ``MCP_ALLOWED_HOSTS`` adds more."""
+    extra = list(settings.mcp_allowed_hosts)
+    if "*" in extra:
+        return TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    hosts = ["127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost"]
+    if settings.host not in ("0.0.0.0", "::", "127.0.0.1", "localhost"):
+        hosts += [settings.host, f"{settings.host}:*"]
+    hosts += extra
+    origins = [f"http://{h}" for h in hosts] + [f"https://{h}" for h in hosts]
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
+    )
+
+
+def mount_mcp(
+    routes: list[Any], endpoint: McpEndpoint, settings: Settings
+) -> StreamableHTTPSessionManager:
+    """Add ``/mcp`` (and ``/mcp/``) to ``routes``; the caller runs the manager in its lifespan."""
+    manager = StreamableHTTPSessionManager(
+        app=endpoint.server,
+        security_settings=transport_security(settings),
+        json_response=False,
+        stateless=False,
+    )
+    asgi = StreamableHTTPASGIApp(manager)
+    routes.append(Route("/mcp", endpoint=asgi))
+    routes.append(Route("/mcp/", endpoint=asgi))
+    return manager
+
+
+async def serve_stdio(endpoint: McpEndpoint) -> None:
+    """Serve the MCP endpoint on stdin/stdout until the client closes it."""
+    from mcp.server.stdio import stdio_server
+
+    async with stdio_server() as (read_stream, write_stream):
+        await endpoint.server.run(read_stream, write_stream, endpoint.initialization_options())

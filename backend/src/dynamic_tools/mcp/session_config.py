@@ -1,0 +1,142 @@
+"""Per-session configuration from request headers (seeds 000/001, agoda's api-agent).
+
+A client configures what it sees with headers sent on every request::
+
+    X-Target-URL          an OpenAPI 2.0/3.x document (JSON or YAML) whose operations become
+                          this session's API tools (with X-API-Type: rest)
+    X-API-Type            rest (the only type served; graphql is refused with a clear error)
+    X-API-Name            the prefix of {prefix}_query / {prefix}_execute
+    X-Target-Headers      JSON object of headers added to outbound calls (auth); never echoed
+    X-Tool-Hints          JSON object tool → {category, requires, outputs, next, hint}
+    X-Workflow-URL        a workflow document whose workflows become this session's w_* tools
+    X-Workflow-Resources  a markdown guide served as workflow://{domain}/overview
+
+Without these headers the server-side registry and workflows are served. URLs are fetched
+only from allowed hosts, or ``file://`` inside the registry directory.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from dynamic_tools.errors import InvalidInputError
+
+HEADER_NAMES = (
+    "x-target-url",
+    "x-api-type",
+    "x-api-name",
+    "x-target-headers",
+    "x-tool-hints",
+    "x-workflow-url",
+    "x-workflow-resources",
+)
+_PREFIX = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,30}$")
+_HEADER_NAME = re.compile(r"^[A-Za-z0-9!#$%&'*+.^_`|~-]+$")
+MAX_HEADER_CHARS = 64_000
+
+
+@dataclass(frozen=True)
+class SessionConfig:
+    """What one MCP session asked for through headers (all optional)."""
+
+    target_url: str | None = None
+    api_type: str = "rest"
+    api_name: str | None = None
+    target_headers: dict[str, str] = field(default_factory=dict, compare=False)
+    tool_hints_raw: str | None = None
+    workflow_url: str | None = None
+    workflow_resources_url: str | None = None
+    fingerprint: str = ""
+
+    @property
+    def uses_registry(self) -> bool:
+        """Whether the server-side registry supplies the API tools (no X-Target-URL)."""
+        return self.target_url is None
+
+
+def _violation(header: str, message: str) -> dict[str, Any]:
+    return {"path": f"header:{header}", "rule": "header", "message": message}
+
+
+def parse_session_headers(headers: Mapping[str, str] | None) -> SessionConfig:
+    """Read the session headers; every problem is named with its header.
+
+    Raises:
+        InvalidInputError: a header is malformed (violations name each header).
+    """
+    if not headers:
+        return SessionConfig()
+    values = {name: headers.get(name) for name in HEADER_NAMES}
+    present = {k: v.strip() for k, v in values.items() if v is not None and v.strip()}
+    if not present:
+        return SessionConfig()
+    violations: list[dict[str, Any]] = []
+    for name, value in present.items():
+        if len(value) > MAX_HEADER_CHARS:
+            violations.append(_violation(name, f"longer than {MAX_HEADER_CHARS} characters"))
+    api_type = present.get("x-api-type", "rest").lower()
+    if api_type != "rest":
+        violations.append(
+            _violation("x-api-type", f"'{api_type}' is not supported; use 'rest' (OpenAPI)")
+        )
+    api_name = present.get("x-api-name")
+    if api_name is not None and not _PREFIX.match(api_name):
+        violations.append(
+            _violation(
+                "x-api-name",
+                "must start with a letter and hold at most 31 letters, digits, '_' or '-'",
+            )
+        )
+    target_headers = _parse_target_headers(present.get("x-target-headers"), violations)
+    for name in ("x-target-url", "x-workflow-url", "x-workflow-resources"):
+        url = present.get(name)
+        if url is not None and not re.match(r"^(https?|file)://", url):
+            violations.append(_violation(name, "must be an http(s):// or file:// URL"))
+    if violations:
+        raise InvalidInputError(
+            "the session headers are invalid: " + "; ".join(v["message"] for v in violations),
+            violations=violations,
+        )
+    digest = hashlib.sha256(
+        json.dumps({k: present.get(k) for k in HEADER_NAMES}, sort_keys=True).encode()
+    ).hexdigest()
+    return SessionConfig(
+        target_url=present.get("x-target-url"),
+        api_type=api_type,
+        api_name=api_name,
+        target_headers=target_headers,
+        tool_hints_raw=present.get("x-tool-hints"),
+        workflow_url=present.get("x-workflow-url"),
+        workflow_resources_url=present.get("x-workflow-resources"),
+        fingerprint=digest,
+    )
+
+
+def _parse_target_headers(raw: str | None, violations: list[dict[str, Any]]) -> dict[str, str]:
+    """``X-Target-Headers``: a JSON object of header name → string value (values never echoed)."""
+    if raw is None:
+        return {}
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        violations.append(_violation("x-target-headers", f"not valid JSON (column {exc.colno})"))
+        return {}
+    if not isinstance(data, dict):
+        violations.append(_violation("x-target-headers", "must be a JSON object"))
+        return {}
+    headers: dict[str, str] = {}
+    for key, value in data.items():
+        if not isinstance(key, str) or not _HEADER_NAME.match(key):
+            violations.append(_violation("x-target-headers", f"'{key}' is not a header name"))
+        elif not isinstance(value, str) or "\r" in value or "\n" in value:
+            violations.append(
+                _violation("x-target-headers", f"the value of '{key}' must be a one-line string")
+            )
+        else:
+            headers[key] = value
+    return headers

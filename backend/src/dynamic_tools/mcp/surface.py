@@ -1,0 +1,242 @@
+"""What one MCP session sees: its tools (four layers), resources and the handlers behind them.
+
+:class:`McpSurface` builds a :class:`SessionView` per distinct header configuration and
+caches it until the registry or the workflows change. The same view decides ``tools/list``
+and which names ``tools/call`` accepts, so a filtered-out tool cannot be called.
+
+Layers (seed 000): 1 — one tool per API operation plus ``{prefix}_query`` and
+``{prefix}_execute``; 2 — recipes ``r_*``; 3 — the planner ``{prefix}_plan``; 4 — workflows
+``w_*`` (off with ``ENABLE_WORKFLOWS=false``), plus ``workflow.resume``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import mcp_types as types
+
+from dynamic_tools.engine.models import Workflow
+from dynamic_tools.mcp.api_tools import ApiCaller, api_tool, execute_tool, query_tool
+from dynamic_tools.mcp.core_calls import run_execute, run_query
+from dynamic_tools.mcp.entries import Handler, Result, SessionView, ToolCall, ToolEntry
+from dynamic_tools.mcp.recipes import RecipeLayer
+from dynamic_tools.mcp.session_config import SessionConfig
+from dynamic_tools.mcp.workflow_text import tool_description
+from dynamic_tools.mcp.workflow_tools import (
+    RUN_RESULT_SCHEMA,
+    WorkflowCalls,
+    workflow_annotations,
+    workflow_input_schema,
+)
+from dynamic_tools.persistence.recipe_store import RecipeStore
+from dynamic_tools.tools.hints import describe_tool, merge_hints, parse_tool_hints
+from dynamic_tools.tools.models import ToolConfig
+
+if TYPE_CHECKING:
+    from dynamic_tools.bootstrap import Services
+
+MAX_VIEWS = 64
+
+
+class McpSurface:
+    """Builds and caches session views over the running :class:`Services`."""
+
+    def __init__(self) -> None:
+        self._services: Services | None = None
+        self._views: OrderedDict[tuple[Any, ...], SessionView] = OrderedDict()
+        self._lock = asyncio.Lock()
+        self.extensions: list[Callable[[SessionView, Services], None]] = []
+        self.recipes: RecipeLayer | None = None
+
+    def attach(self, services: Services) -> None:
+        """Serve ``services`` (called from the app's lifespan once they started)."""
+        self._services = services
+        self._caller = ApiCaller(services.sender, _secret_lookup(services))
+        self.recipes = RecipeLayer(RecipeStore(services.database), self._caller)
+        self._views.clear()
+
+    @property
+    def services(self) -> Services:
+        """The running services; a clear error before the app has started."""
+        if self._services is None:
+            raise RuntimeError("the MCP surface is used before the server's services started")
+        return self._services
+
+    def _workflow_key(self) -> tuple[Any, ...]:
+        if not self.services.settings.enable_workflows:
+            return ()
+        return tuple((w["id"], w["version"], w["valid"]) for w in self.services.workflows.list())
+
+    async def view(self, config: SessionConfig) -> SessionView:
+        """The view of ``config``, built once per registry/workflow generation."""
+        services = self.services
+        recipes = self.recipes.generation if self.recipes else 0
+        key = (config.fingerprint, services.registry.generation, self._workflow_key(), recipes)
+        view = self._views.get(key)
+        if view is not None:
+            self._views.move_to_end(key)
+            return view
+        async with self._lock:
+            view = self._views.get(key)
+            if view is None:
+                view = await self._build(config)
+                self._views[key] = view
+                while len(self._views) > MAX_VIEWS:
+                    self._views.popitem(last=False)
+        return view
+
+    async def _build(self, config: SessionConfig) -> SessionView:
+        services = self.services
+        settings = services.settings
+        api_tools = {t.name: t for t in services.registry.all()}
+        prefix = config.api_name or settings.mcp_api_name
+        label = f"{prefix} API"
+        workflows: dict[str, Workflow] = {}
+        domains: dict[str, str] = {}
+        if settings.enable_workflows:
+            for summary in services.workflows.list():
+                if summary["valid"]:
+                    workflows[summary["id"]] = services.workflows.workflow(summary["id"])
+                    domains[summary["id"]] = summary["domain"]
+        overrides = parse_tool_hints(config.tool_hints_raw)
+        view = SessionView(
+            config=config,
+            prefix=prefix,
+            label=label,
+            api_tools=api_tools,
+            hints={n: merge_hints(t, overrides.get(n)) for n, t in api_tools.items()},
+            workflows=workflows,
+            domains=domains,
+        )
+        self._add_api_layer(view)
+        if self.recipes is not None:
+            await self.recipes.extend(view)
+        if settings.enable_workflows:
+            self._add_workflow_layer(view)
+        for extend in self.extensions:
+            extend(view, services)
+        view.tools = [e.tool for e in view.entries.values()]
+        return view
+
+    # --- layer 1 ---------------------------------------------------------------------------
+    def _add_api_layer(self, view: SessionView) -> None:
+        services = self.services
+        caller = self._caller
+        describe = services.settings.enable_tool_hints
+        for config in view.api_tools.values():
+            description = _describe(config, view, describe)
+            view.add(
+                ToolEntry(
+                    api_tool(config, description=description), "api", _api_handler(caller, config)
+                )
+            )
+        names = list(view.api_tools)
+        if names:
+            view.add(ToolEntry(query_tool(view.prefix, view.label, names), "core", self._query))
+            view.add(
+                ToolEntry(
+                    execute_tool(view.prefix, view.label, names), "core", _execute_handler(caller)
+                )
+            )
+
+    async def _query(self, call: ToolCall) -> Result:
+        listener = self.recipes.learn if self.recipes is not None else None
+        return await run_query(self.services.pipeline, call, listener=listener)
+
+    # --- layer 4 ---------------------------------------------------------------------------
+    def _add_workflow_layer(self, view: SessionView) -> None:
+        services = self.services
+        calls = WorkflowCalls(services.runs, services.run_store)
+        read_only = {n for n, t in view.api_tools.items() if t.effective_annotations.read_only}
+        for workflow_id, workflow in view.workflows.items():
+            tool = types.Tool(
+                name=f"w_{workflow_id}",
+                description=tool_description(
+                    workflow_id, workflow, domain=view.domains[workflow_id]
+                ),
+                input_schema=workflow_input_schema(workflow),
+                output_schema=RUN_RESULT_SCHEMA,
+                annotations=workflow_annotations(workflow, read_only),
+            )
+            view.add(ToolEntry(tool, "workflow", _workflow_handler(calls, workflow_id)))
+        if view.workflows:
+            view.add(ToolEntry(RESUME_TOOL, "workflow", _resume_handler(calls)))
+
+
+RESUME_TOOL = types.Tool(
+    name="workflow.resume",
+    description=(
+        "Answer the input a workflow run is waiting for (a w_* call that returned status "
+        "'waiting_input'), then follow the run to its end or its next question. values are "
+        "checked against the expected fields the waiting result listed."
+    ),
+    input_schema={
+        "type": "object",
+        "properties": {
+            "run_id": {"type": "string", "minLength": 1},
+            "values": {
+                "type": "object",
+                "description": "The answer: one entry per expected field.",
+            },
+            "node_id": {"type": "string", "description": "Optional: the yield to answer."},
+        },
+        "required": ["run_id", "values"],
+        "additionalProperties": False,
+    },
+    output_schema=RUN_RESULT_SCHEMA,
+    annotations=types.ToolAnnotations(
+        read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=True
+    ),
+)
+
+
+def _describe(config: ToolConfig, view: SessionView, with_hints: bool) -> str:
+    if not with_hints:
+        return config.description
+    return describe_tool(config, view.hints[config.name], api_label=view.label)
+
+
+def _secret_lookup(services: Services) -> Callable[[str], str | None]:
+    from dynamic_tools.bootstrap import make_secret_lookup
+
+    lookup: Callable[[str], str | None] = make_secret_lookup(services.settings)
+    return lookup
+
+
+def _api_handler(caller: ApiCaller, config: ToolConfig) -> Handler:
+    async def handle(call: ToolCall) -> Result:
+        return await caller.call(
+            config, call.arguments, extra_headers=call.view.config.target_headers
+        )
+
+    return handle
+
+
+def _execute_handler(caller: ApiCaller) -> Handler:
+    async def handle(call: ToolCall) -> Result:
+        return await run_execute(caller, call)
+
+    return handle
+
+
+def _workflow_handler(calls: WorkflowCalls, workflow_id: str) -> Handler:
+    async def handle(call: ToolCall) -> Result:
+        return await calls.start(workflow_id, call.arguments, call.channel)
+
+    return handle
+
+
+def _resume_handler(calls: WorkflowCalls) -> Handler:
+    async def handle(call: ToolCall) -> Result:
+        args = call.arguments
+        return await calls.resume(
+            str(args.get("run_id", "")),
+            dict(args.get("values") or {}),
+            args.get("node_id"),
+            call.channel,
+        )
+
+    return handle

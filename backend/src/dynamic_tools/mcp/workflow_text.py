@@ -1,0 +1,195 @@
+"""Text and JSON views of workflows for MCP clients (seed 000, strategies 2 and 3).
+
+- :func:`tool_description` — the ``w_<id>`` description block: the workflow's shape in text,
+  where it pauses, its failure behaviour and its params;
+- :func:`workflow_graph` — the structured JSON graph served as ``workflow://{domain}/{id}``;
+- :func:`overview` — the natural-language guide served as ``workflow://{domain}/overview``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from dynamic_tools.engine.models import (
+    BranchNode,
+    CallNode,
+    CompensateNode,
+    ErrorNode,
+    ForeachNode,
+    ParallelNode,
+    Workflow,
+    WorkflowNode,
+    YieldNode,
+)
+from dynamic_tools.runtime.workflow_plan import step_plan
+from dynamic_tools.tools.models import ToolConfig, ToolHints
+
+
+def _label(node_id: str, node: Any) -> str:
+    if isinstance(node, CallNode):
+        return node.call
+    if isinstance(node, WorkflowNode):
+        return f"w_{node.workflow}"
+    if isinstance(node, ParallelNode):
+        inner = " + ".join(_label(k, v) for k, v in node.branches.items())
+        return f"parallel({inner})"
+    if isinstance(node, ForeachNode):
+        return f"foreach {node.as_}: {_label(node_id, node.step)}"
+    if isinstance(node, YieldNode):
+        return f"ask the user ({node_id})"
+    if isinstance(node, BranchNode):
+        return f"branch {node_id}"
+    if isinstance(node, ErrorNode):
+        return f"fail ({node_id})"
+    if isinstance(node, CompensateNode):
+        return "undo: " + ", ".join(s.call for s in node.steps)
+    return node_id  # pragma: no cover - every node kind is listed above
+
+
+def shape_lines(workflow: Workflow) -> list[str]:
+    """The workflow's main path and its alternatives, one line each."""
+    steps = step_plan(workflow)
+    graph = workflow.graph
+    main = [s["node_id"] for s in steps if s["runs"] in ("always", "after dependencies")]
+    lines = [" → ".join(_label(n, graph[n]) for n in main) or "(no unconditional steps)"]
+    for node_id, node in graph.items():
+        if isinstance(node, BranchNode):
+            for case in node.on:
+                target = graph.get(case.goto)
+                what = _label(case.goto, target) if target is not None else case.goto
+                cond = f"when {case.when}" if case.when else "otherwise"
+                lines.append(f"  ↘ {node_id}: {cond} → {what}")
+            if node.default:
+                target = graph.get(node.default)
+                what = _label(node.default, target) if target is not None else node.default
+                lines.append(f"  ↘ {node_id}: otherwise → {what}")
+    for step in steps:
+        if step["runs"] == "when activated" and not any(
+            a["via"].startswith("branch") for a in step["activated_by"]
+        ):
+            via = step["activated_by"][0] if step["activated_by"] else {}
+            what = _label(step["node_id"], graph[step["node_id"]])
+            lines.append(f"  ↘ on {via.get('when') or 'activation'}: {what}")
+    return lines
+
+
+def failure_lines(workflow: Workflow) -> list[str]:
+    """How the workflow behaves on failure: retries, fallbacks, undo steps, timeouts."""
+    lines: list[str] = []
+    for node_id, node in workflow.graph.items():
+        if isinstance(node, CallNode | WorkflowNode) and node.on_error:
+            e = node.on_error
+            text = f"{node_id}: retry {e.retry}x" if e.retry else f"{node_id}: no retry"
+            if e.retry and e.backoff != "constant":
+                text += f" ({e.backoff} backoff)"
+            if e.fallback:
+                target = workflow.graph.get(e.fallback)
+                if isinstance(target, ErrorNode):
+                    text += f', then fail with "{target.message}"'
+                else:
+                    text += f", then {e.fallback}"
+            lines.append(text)
+        if isinstance(node, CallNode) and node.compensate_with:
+            lines.append(f"{node_id}: undone by {node.compensate_with.call} if the run aborts")
+        if isinstance(node, ParallelNode) and node.on_partial_failure != "abort":
+            lines.append(f"{node_id}: on a failed branch → {node.on_partial_failure}")
+    if workflow.timeout:
+        lines.append(f"whole workflow times out after {workflow.timeout}")
+    return lines or ["a failing step fails the run (no retries configured)"]
+
+
+def param_lines(workflow: Workflow) -> list[str]:
+    """``name (type, required) — description e.g. example`` per param."""
+    lines = []
+    for name, spec in workflow.params.items():
+        flags = [spec.type + (f":{spec.format}" if spec.format else "")]
+        flags.append("required" if spec.required and spec.default is None else "optional")
+        text = f"{name} ({', '.join(flags)})"
+        if spec.description:
+            text += f" — {spec.description}"
+        if spec.example is not None:
+            text += f" e.g. {spec.example}"
+        elif spec.default is not None:
+            text += f", default {spec.default}"
+        lines.append(text)
+    return lines or ["(none)"]
+
+
+def tool_description(workflow_id: str, workflow: Workflow, *, domain: str) -> str:
+    """The ``w_<id>`` description block of seed 000."""
+    pauses = [
+        f'{node_id}: "{node.message}" expects {", ".join(node.expects) or "an answer"}'
+        for node_id, node in workflow.graph.items()
+        if isinstance(node, YieldNode)
+    ]
+    block = [f"┌─ Workflow: {workflow_id}", "│"]
+    block += [f"│  {line}" for line in shape_lines(workflow)]
+    block.append("│")
+    if pauses:
+        block.append("│  Pauses for input:")
+        block += [f"│    {p}" for p in pauses]
+    block.append("│  On failure:")
+    block += [f"│    {line}" for line in failure_lines(workflow)]
+    block.append("│  Params:")
+    block += [f"│    {line}" for line in param_lines(workflow)]
+    block.append(
+        "└─ Runs deterministically on the server's engine (durable); one call does it all."
+    )
+    head = f"[{domain} workflow] {workflow.description or workflow_id}"
+    return head + "\n\n" + "\n".join(block)
+
+
+def workflow_graph(workflow_id: str, workflow: Workflow, *, domain: str) -> dict[str, Any]:
+    """The structured JSON graph of a workflow (``workflow://{domain}/{id}``)."""
+    return {
+        "workflow": workflow_id,
+        "tool": f"w_{workflow_id}",
+        "domain": domain,
+        "description": workflow.description,
+        "params": {
+            n: p.model_dump(mode="json", exclude_none=True) for n, p in workflow.params.items()
+        },
+        "steps": step_plan(workflow),
+        "outputs": workflow.outputs,
+    }
+
+
+def overview(
+    domain: str,
+    workflows: Mapping[str, Workflow],
+    tools: Sequence[ToolConfig],
+    hints: Mapping[str, ToolHints],
+) -> str:
+    """The natural-language guide of a domain: its workflows, the steps and the rules."""
+    by_name = {t.name: t for t in tools}
+    lines = [f"# {domain} — Workflow Guide", "", "## Available Workflows", ""]
+    for index, (workflow_id, workflow) in enumerate(workflows.items(), start=1):
+        lines.append(f"### {index}. {workflow.description or workflow_id} (`w_{workflow_id}`)")
+        lines.append("Steps: " + shape_lines(workflow)[0])
+        for line in shape_lines(workflow)[1:]:
+            lines.append(f"- {line.strip()}")
+        called = [n.call for n in workflow.graph.values() if isinstance(n, CallNode)]
+        for tool_name in dict.fromkeys(called):
+            tool = by_name.get(tool_name)
+            if tool is not None:
+                lines.append(f"- {tool_name}: {_first_sentence(tool.description)}")
+        lines.append("")
+    rules = []
+    for tool in tools:
+        h = hints.get(tool.name) or tool.hints
+        for required in h.requires:
+            rules.append(f"- Never call {tool.name} without {required} first.")
+        if h.hint:
+            rules.append(f"- {tool.name}: {h.hint}")
+        if tool.effective_annotations.destructive and not tool.effective_annotations.read_only:
+            rules.append(f"- {tool.name} changes or removes data; confirm with the user first.")
+    if rules:
+        lines += ["## Rules", *rules]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _first_sentence(text: str) -> str:
+    text = " ".join(text.split())
+    end = text.find(". ")
+    return text if end < 0 else text[: end + 1]

@@ -1,0 +1,368 @@
+"""Layer 4: each workflow as ``w_<id>``, run on the engine, followed until it ends or waits.
+
+A call starts a durable run and follows its events: a progress notification per finished
+step (when the client sent a progress token), cancellation of the MCP request cancels the run
+(compensations run), and the result comes back as structured content. A ``yield``:
+
+- on a 2025-11-25 session whose client supports elicitation: an ``elicitation/create`` form
+  (accept → the run resumes; decline → the run is cancelled; cancel → the call returns the
+  "waiting for input" result);
+- on 2026-07-28: an ``InputRequiredResult`` carrying the form; the client's retry (with
+  ``inputResponses`` and the echoed ``requestState``) resumes the run;
+- otherwise: a structured "waiting for input" result with the run id, message and expected
+  fields; ``workflow.resume(run_id, values)`` continues it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from dynamic_tools.engine.models import CallNode, ParamSpec, Workflow
+from dynamic_tools.errors import DynamicToolsError, InvalidInputError
+from dynamic_tools.mcp.errors import error_result, payload_result
+from dynamic_tools.persistence.run_store import RunStore
+from dynamic_tools.persistence.run_view import RunRecord
+from dynamic_tools.runtime.runs import RunService
+from dynamic_tools.runtime.workflow_plan import preview_inputs
+
+FINISHED_NODE_EVENTS = {
+    "node_succeeded": "succeeded",
+    "node_failed": "failed",
+    "node_skipped": "skipped",
+}
+MAX_ELICIT_ROUNDS = 3
+YIELD_KEY = "workflow_yield"
+
+RUN_RESULT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "run_id": {"type": "string"},
+        "workflow_id": {"type": "string"},
+        "status": {"type": "string", "enum": ["succeeded", "waiting_input"]},
+        "result": {},
+        "waiting": {"type": ["object", "null"]},
+        "resume_with": {"type": "string"},
+    },
+    "required": ["run_id", "status"],
+}
+
+Progress = Callable[[float, float | None, str | None], Awaitable[None]]
+Elicit = Callable[[str, dict[str, Any]], Awaitable[types.ElicitResult]]
+
+
+@dataclass
+class CallChannel:
+    """What a tool call can do back towards the client."""
+
+    protocol_version: str
+    progress: Progress
+    elicit: Elicit | None = None  # None: no elicitation on this session
+    input_responses: dict[str, Any] | None = None
+    request_state: str | None = None
+    tools_changed: Callable[[], Awaitable[None]] = field(default=lambda: _nothing())
+
+    @property
+    def modern(self) -> bool:
+        """A 2026-07-28 (stateless) request: yields become ``InputRequiredResult``."""
+        return self.protocol_version in MODERN_PROTOCOL_VERSIONS
+
+
+async def _nothing() -> None:
+    return None
+
+
+def workflow_input_schema(workflow: Workflow) -> dict[str, Any]:
+    """The ``w_<id>`` input schema: one property per param."""
+    schema: dict[str, Any] = preview_inputs(workflow)["schema"]
+    if not schema.get("required"):
+        schema.pop("required", None)
+    return schema
+
+
+def workflow_annotations(workflow: Workflow, read_only_tools: set[str]) -> types.ToolAnnotations:
+    """Read-only when every call is read-only; otherwise possibly destructive."""
+    calls = [n.call for n in workflow.graph.values() if isinstance(n, CallNode)]
+    read_only = bool(calls) and all(c in read_only_tools for c in calls)
+    return types.ToolAnnotations(
+        read_only_hint=read_only,
+        destructive_hint=not read_only,
+        idempotent_hint=False,
+        open_world_hint=True,
+    )
+
+
+def elicitation_schema(expects: dict[str, Any]) -> dict[str, Any]:
+    """A flat form schema (primitives only) from a yield's ``expects``."""
+    properties: dict[str, Any] = {}
+    required = []
+    kinds = {"str": "string", "int": "integer", "float": "number", "bool": "boolean"}
+    for name, raw in expects.items():
+        spec = ParamSpec.model_validate(raw)
+        prop: dict[str, Any] = {"type": kinds.get(spec.type, "string"), "title": name}
+        if spec.description:
+            prop["description"] = spec.description
+        if spec.enum:
+            prop["enum"] = spec.enum
+        if spec.format in ("date", "date-time", "email", "uri"):
+            prop["format"] = spec.format
+        if spec.default is not None:
+            prop["default"] = spec.default
+        properties[name] = prop
+        if spec.required and spec.default is None:
+            required.append(name)
+    schema: dict[str, Any] = {"type": "object", "properties": properties}
+    if required:
+        schema["required"] = required
+    return schema
+
+
+class WorkflowCalls:
+    """Starts, resumes and follows runs for MCP tool calls."""
+
+    def __init__(self, runs: RunService, store: RunStore) -> None:
+        self.runs = runs
+        self.store = store
+
+    async def start(
+        self, workflow_id: str, params: dict[str, Any], channel: CallChannel
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        """Start ``workflow_id`` (or, on a retry with input responses, resume its run)."""
+        if channel.modern and channel.request_state:
+            return await self._continue_from_state(channel, workflow_id)
+        try:
+            run = await self.runs.start(workflow_id, params)
+        except DynamicToolsError as exc:
+            return error_result(exc)
+        return await self.follow(run.run_id, channel, after=0)
+
+    async def resume(
+        self, run_id: str, values: dict[str, Any], node_id: str | None, channel: CallChannel
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        """``workflow.resume``: answer the waiting yield, then follow the run."""
+        if channel.modern and channel.request_state:
+            return await self._continue_from_state(channel, None)
+        try:
+            before = await self.store.get_run(run_id)
+            await self.runs.resume(run_id, values, node_id)
+        except DynamicToolsError as exc:
+            return error_result(exc)
+        return await self.follow(run_id, channel, after=before.event_count)
+
+    async def _continue_from_state(
+        self, channel: CallChannel, workflow_id: str | None
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        """A 2026-07-28 retry: the echoed state names the run; the responses answer its yield."""
+        try:
+            state = json.loads(channel.request_state or "")
+            run_id, node_id = str(state["run_id"]), str(state["node_id"])
+        except (ValueError, KeyError, TypeError):
+            return error_result(
+                InvalidInputError(
+                    "requestState is not one this server issued",
+                    violations=[{"path": "requestState", "rule": "format", "message": "unknown"}],
+                )
+            )
+        try:
+            run = await self.store.get_run(run_id)
+            if workflow_id is not None and run.workflow_id != workflow_id:
+                raise InvalidInputError(
+                    f"requestState belongs to a run of '{run.workflow_id}', not '{workflow_id}'",
+                    violations=[{"path": "requestState", "rule": "run", "message": "wrong run"}],
+                )
+            answer = (channel.input_responses or {}).get(YIELD_KEY)
+            content = _elicit_content(answer)
+            if content is None:  # declined or dismissed: the run stays waiting
+                return waiting_result(run)
+            await self.runs.resume(run_id, content, node_id)
+        except DynamicToolsError as exc:
+            return error_result(exc)
+        return await self.follow(run_id, channel, after=run.event_count)
+
+    async def follow(
+        self, run_id: str, channel: CallChannel, *, after: int
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        """Follow ``run_id``'s events from ``after`` until it ends or waits for input."""
+        try:
+            return await self._follow(run_id, channel, after)
+        except anyio.get_cancelled_exc_class():
+            with anyio.CancelScope(shield=True):
+                await self._cancel_quietly(run_id)
+            raise
+
+    async def _follow(
+        self, run_id: str, channel: CallChannel, after: int
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        run = await self.store.get_run(run_id)
+        top_level = set(run.nodes)
+        done = sum(
+            1 for n in run.nodes.values() if n.get("status") in FINISHED_NODE_EVENTS.values()
+        )
+        total = float(len(top_level)) or None
+        position = after
+        while True:
+            async for event in self.store.subscribe(run_id, after=position):
+                if event is None:
+                    continue
+                position = event.position
+                kind = event.type
+                node_id = event.data.get("node_id")
+                if kind in FINISHED_NODE_EVENTS and node_id in top_level:
+                    done += 1
+                    await channel.progress(
+                        float(done), total, f"{node_id}: {FINISHED_NODE_EVENTS[kind]}"
+                    )
+                if kind == "waiting_input" or event.terminal:
+                    break
+            run = await self.store.get_run(run_id)
+            if run.terminal:
+                return run_result(run)
+            prompt = run.waiting_prompt()
+            if prompt is None:  # the yield was answered meanwhile (another client)
+                continue
+            outcome = await self._ask(run, prompt, channel)
+            if outcome is not None:
+                return outcome
+
+    async def _ask(
+        self, run: RunRecord, prompt: dict[str, Any], channel: CallChannel
+    ) -> types.CallToolResult | types.InputRequiredResult | None:
+        """Get an answer for the waiting yield; None once the run took it."""
+        message = str(prompt.get("message") or "The workflow needs your input.")
+        schema = elicitation_schema(prompt.get("expects") or {})
+        node_id = str(prompt["node_id"])
+        if channel.modern:
+            return types.InputRequiredResult(
+                input_requests={
+                    YIELD_KEY: types.ElicitRequest(
+                        params=types.ElicitRequestFormParams(
+                            message=message, requested_schema=schema
+                        )
+                    )
+                },
+                request_state=json.dumps({"run_id": run.run_id, "node_id": node_id}),
+            )
+        if channel.elicit is None:
+            return waiting_result(run)
+        note = ""
+        for _ in range(MAX_ELICIT_ROUNDS):
+            answer = await channel.elicit(message + note, schema)
+            if answer.action == "decline":
+                await self._cancel_quietly(run.run_id)
+                final = await self.store.get_run(run.run_id)
+                return run_result(final, declined=node_id)
+            if answer.action != "accept":
+                return waiting_result(run)
+            try:
+                await self.runs.resume(run.run_id, dict(answer.content or {}), node_id)
+                return None
+            except InvalidInputError as exc:
+                note = f"\n(Your last answer was not accepted: {exc.message})"
+            except DynamicToolsError:
+                return None  # answered elsewhere or no longer waiting: keep following
+        return waiting_result(run)
+
+    async def _cancel_quietly(self, run_id: str) -> None:
+        with contextlib.suppress(DynamicToolsError):  # already ended: nothing to cancel
+            await self.runs.cancel(run_id)
+
+
+def _elicit_content(answer: Any) -> dict[str, Any] | None:
+    """The accepted form content of an elicitation response, else None."""
+    if answer is None:
+        return None
+    if isinstance(answer, types.ElicitResult):
+        data = answer.model_dump(by_alias=True, exclude_none=True)
+    elif isinstance(answer, dict):
+        data = answer
+    else:
+        data = getattr(answer, "model_dump", lambda **_: {})(by_alias=True, exclude_none=True)
+    if data.get("action") != "accept":
+        return None
+    content = data.get("content") or {}
+    return dict(content) if isinstance(content, dict) else None
+
+
+def waiting_result(run: RunRecord) -> types.CallToolResult:
+    """The structured "waiting for input" result (no elicitation available)."""
+    prompt = run.waiting_prompt() or {}
+    data = {
+        "run_id": run.run_id,
+        "workflow_id": run.workflow_id,
+        "status": "waiting_input",
+        "waiting": {
+            "node_id": prompt.get("node_id"),
+            "message": prompt.get("message"),
+            "expects": prompt.get("expects") or {},
+        },
+        "resume_with": "workflow.resume",
+    }
+    text = (
+        f"Run {run.run_id} is waiting for input at '{prompt.get('node_id')}': "
+        f"{prompt.get('message')}\nAsk the user, then call workflow.resume with "
+        f'{{"run_id": "{run.run_id}", "values": {{...}}}} giving: '
+        + ", ".join(
+            f"{k} ({v.get('type', 'any') if isinstance(v, dict) else v})"
+            for k, v in (prompt.get("expects") or {}).items()
+        )
+    )
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=text)], structured_content=data
+    )
+
+
+def run_result(run: RunRecord, *, declined: str | None = None) -> types.CallToolResult:
+    """The tool result of an ended run: the workflow result, or a §10 execution error."""
+    if run.status == "succeeded":
+        data = {
+            "run_id": run.run_id,
+            "workflow_id": run.workflow_id,
+            "status": "succeeded",
+            "result": run.result,
+        }
+        return types.CallToolResult(
+            content=[
+                types.TextContent(
+                    type="text", text=json.dumps(data, default=str, ensure_ascii=False)
+                )
+            ],
+            structured_content=data,
+        )
+    error = run.error or {}
+    step_id = error.get("node_id") or _failed_node(run)
+    node = run.nodes.get(step_id or "", {})
+    message = str(error.get("message") or f"the run ended {run.status}")
+    if declined:
+        message = f"the user declined the input asked at '{declined}'; the run was cancelled"
+    return payload_result(
+        {
+            "error_code": "WORKFLOW_CANCELLED" if run.status == "cancelled" else "WORKFLOW_FAILED",
+            "category": "execution",
+            "message": message,
+            "context": {"workflow_id": run.workflow_id, "run_id": run.run_id, "step_id": step_id},
+            "retryable": False,
+            "suggested_action": "Read the failing step's error and response_payload; fix the "
+            "inputs and call the workflow again."
+            if run.status == "failed"
+            else "Call the workflow again if the user still wants it.",
+            "correlation_id": run.run_id,
+            "step_id": step_id,
+            "command": (node.get("detail") or {}).get("tool") or node.get("kind"),
+            "response_payload": node.get("error") or error or None,
+            "status": run.status,
+        }
+    )
+
+
+def _failed_node(run: RunRecord) -> str | None:
+    for node_id, node in run.nodes.items():
+        if node.get("status") == "failed":
+            return node_id
+    return None
