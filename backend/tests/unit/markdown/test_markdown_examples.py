@@ -49,3 +49,11 @@ def test_the_flight_example_chains_search_check_and_booking() -> None:
     ]
     assert workflow.steps[0].output_variables == ["FLIGHT_ID", "PRICE"]
     assert [u.name for u in workflow.steps[1].reads] == ["FLIGHT_ID"]
+
+
+def test_the_reference_documents_complete_example_is_the_shipped_file() -> None:
+    doc = (EXAMPLES.parents[1] / "docs" / "markdown-workflows.md").read_text(encoding="utf-8")
+    section = doc.split("## A complete example", 1)[1]
+    block = section.split("````markdown\n", 1)[1].split("\n````", 1)[0]
+    assert block + "\n" == (EXAMPLES / "markdown" / "book_flight.md").read_text(encoding="utf-8")
+    assert "(docs/markdown-workflows.md)" in (EXAMPLES.parents[1] / "README.md").read_text()
