@@ -207,6 +207,6 @@ class RecipeLayer:
             schema_hash=schema_hash(config),
             question=question,
         )
+        self.generation += 1  # the view shows the new recipe (or its new use count)
         if created:
-            self.generation += 1
             await call.channel.tools_changed()
