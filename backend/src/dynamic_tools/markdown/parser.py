@@ -71,7 +71,7 @@ class _Step:
 
 def parse_markdown(text: str, *, source: str = "content") -> MarkdownWorkflow:
     """Parse a markdown workflow; :class:`MarkdownWorkflowError` names the first problem's line."""
-    return _Parser(text, source).parse()
+    return _Parser(text.removeprefix("\ufeff"), source).parse()
 
 
 class _Parser:

@@ -76,6 +76,11 @@ def test_every_part_of_the_format_is_read_with_its_line() -> None:
     ]
 
 
+def test_a_byte_order_mark_and_windows_line_ends_change_nothing() -> None:
+    text = (FIXTURES / "full.md").read_text()
+    assert parse_markdown("\ufeff" + text.replace("\n", "\r\n")) == parse_markdown(text)
+
+
 def test_a_parsed_workflow_survives_a_json_round_trip() -> None:
     workflow = parse_markdown((FIXTURES / "full.md").read_text())
     again = type(workflow).model_validate_json(workflow.model_dump_json())
