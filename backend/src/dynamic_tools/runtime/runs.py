@@ -13,7 +13,7 @@ from dynamic_tools.engine.params import check_values
 from dynamic_tools.errors import ConflictError, NotFoundError
 from dynamic_tools.persistence.run_store import RunRecord, RunStore
 from dynamic_tools.runtime.launcher import RunLauncher
-from dynamic_tools.runtime.workflow_repository import WorkflowRepository
+from dynamic_tools.runtime.workflow_repository import PreparedRun, WorkflowRepository
 
 RESUME_WAIT_S = 2.0  # a resume answers once the run took the answer (or after this long)
 
@@ -34,7 +34,11 @@ class RunService:
 
     async def start(self, workflow_id: str, params: dict[str, Any]) -> RunRecord:
         """Check params (422 per field) and the document, record the run, launch it."""
-        prepared = self.workflows.prepare_run(workflow_id, params)
+        return await self.start_prepared(self.workflows.prepare_run(workflow_id, params))
+
+    async def start_prepared(self, prepared: PreparedRun) -> RunRecord:
+        """Record and launch a checked run (e.g. of a document an MCP session brought)."""
+        workflow_id = prepared.workflow_id
         run = await self.store.create_run(
             workflow_id=workflow_id,
             params=prepared.params,
