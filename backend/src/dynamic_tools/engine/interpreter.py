@@ -8,8 +8,12 @@ the same order on every replay; concurrency comes only from ``parallel`` and ``f
 whose branches and items run as children through :meth:`StepRunner.gather`.
 
 Saga: a call with ``compensate_with`` registers its (rendered) compensation when it succeeds;
-when the run fails or is cancelled the registered compensations run newest first, unless a
-compensate node already handled the failure.
+when the run fails, times out or is cancelled the registered compensations run newest first,
+unless a compensate node already handled the failure. Calls inside parallel branches and
+foreach items register theirs in the child, which hands them to the parent however it ends
+(succeeded, failed, or cancelled mid-way); the parent appends them in branch / item order,
+after what it had registered before the fan-out, so they are undone first, the last branch
+or item first.
 """
 
 from __future__ import annotations
@@ -36,7 +40,15 @@ from dynamic_tools.engine.models import (
     YieldNode,
 )
 from dynamic_tools.engine.params import check_values
-from dynamic_tools.engine.ports import EventSink, StepRunner, ToolRunner
+from dynamic_tools.engine.ports import (
+    ChildCancelled,
+    ChildFailed,
+    ChildOutcome,
+    EventSink,
+    GatherCancelled,
+    StepRunner,
+    ToolRunner,
+)
 from dynamic_tools.engine.references import render, resolve_reference
 from dynamic_tools.engine.state import (
     SETTLED,
@@ -111,12 +123,14 @@ class Interpreter:
             )
         except TimeoutError:
             failure = RunFailed(f"the workflow timed out after {workflow.timeout} s", node_id=None)
+            self._mark_interrupted()
             await self._compensate(failure)
             return await self._finish("failed", error=failure.to_dict())
         except RunFailed as failure:
             await self._compensate(failure)
             return await self._finish("failed", error=failure.to_dict())
         except asyncio.CancelledError:
+            self._mark_interrupted()
             await asyncio.shield(self._compensate(None))
             await self._finish("cancelled", error={"message": "the run was cancelled"})
             raise
@@ -147,7 +161,24 @@ class Interpreter:
         else:  # pragma: no cover - specs are only made for these two kinds
             raise RunFailed("not a parallel or foreach node", node_id=spec["node_id"])
         scope = Scope.from_dict(spec["scope"])
-        value = await self._run_step_node(step, spec["child_id"], spec["prefix"], scope)
+        try:
+            value = await self._run_step_node(step, spec["child_id"], spec["prefix"], scope)
+        except asyncio.CancelledError:
+            self._mark_interrupted()
+            raise ChildCancelled(self._registered(None)) from None
+        except Exception as exc:
+            message = getattr(exc, "message", str(exc))
+            raise ChildFailed(message, self._registered(None)) from None
+        return self._registered(value)
+
+    def _mark_interrupted(self) -> None:
+        """Nodes still running or waiting when the run is cancelled or times out: cancelled."""
+        for state in self.nodes.values():
+            if state.status in ("running", "waiting_input"):
+                state.status, state.ended_at = "cancelled", self.clock()
+
+    def _registered(self, value: Any) -> dict[str, Any]:
+        """A child's value, plus what the parent must keep: compensations and node states."""
         return {
             "value": value,
             "compensations": self.compensations,
@@ -340,19 +371,15 @@ class Interpreter:
             for index, name in enumerate(node.branches)
         ]
         mode = node.on_partial_failure
-        outcomes = await self.steps.gather(
-            f"parallel:{full_id}",
-            children,
-            run_child=self._child_entry,
-            concurrency=node.concurrency,
-            fail_fast=mode == "abort",
+        outcomes = await self._gather(
+            f"parallel:{full_id}", children, concurrency=node.concurrency, fail_fast=mode == "abort"
         )
         results: dict[str, Any] = {}
         failures: dict[str, str] = {}
         for name, outcome in zip(node.branches, outcomes, strict=True):
             branch = node.branches[name]
+            value = self._absorb_child(outcome.value)
             if outcome.ok:
-                value = self._absorb_child(outcome.value)
                 results[name] = value
                 scope.set_output(branch.output, value)
             else:
@@ -422,13 +449,10 @@ class Interpreter:
             }
             for i, item in enumerate(items)
         ]
-        outcomes = await self.steps.gather(
-            f"foreach:{full_id}",
-            children,
-            run_child=self._child_entry,
-            concurrency=node.concurrency,
-            fail_fast=True,
+        outcomes = await self._gather(
+            f"foreach:{full_id}", children, concurrency=node.concurrency, fail_fast=True
         )
+        values = [self._absorb_child(o.value) for o in outcomes]
         failed = [(i, o.error) for i, o in enumerate(outcomes) if not o.ok]
         if failed:
             index, error = failed[0]
@@ -437,7 +461,7 @@ class Interpreter:
             if fallback:
                 raise FallbackTriggered(message, fallback)
             raise RunFailed(message, node_id=full_id)
-        return [self._absorb_child(o.value) for o in outcomes]
+        return values
 
     async def _yield(self, node: YieldNode, full_id: str, scope: Scope) -> dict[str, Any]:
         message = str(self._render(node.message, scope, full_id))
@@ -499,6 +523,28 @@ class Interpreter:
         return outcome
 
     # --- children ---------------------------------------------------------------------------
+    async def _gather(
+        self, name: str, children: list[dict[str, Any]], *, concurrency: int | None, fail_fast: bool
+    ) -> list[ChildOutcome]:
+        """Run the children; keep what they registered even if the run stops meanwhile.
+
+        When the run is cancelled or times out during the gather, the children's
+        compensations are kept here (they run with the parent's) before the cancellation
+        goes on.
+        """
+        try:
+            return await self.steps.gather(
+                name,
+                children,
+                run_child=self._child_entry,
+                concurrency=concurrency,
+                fail_fast=fail_fast,
+            )
+        except GatherCancelled as stopped:
+            for outcome in stopped.outcomes:
+                self._absorb_child(outcome.value)
+            raise
+
     async def _child_entry(self, spec: dict[str, Any]) -> dict[str, Any]:
         child = Interpreter(
             self.document,

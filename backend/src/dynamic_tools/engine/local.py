@@ -10,9 +10,18 @@ import asyncio
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
 
-from dynamic_tools.engine.ports import ChildFn, ChildOutcome, ToolCallFailed, ToolResult
+from dynamic_tools.engine.ports import (
+    ChildFn,
+    ChildOutcome,
+    GatherCancelled,
+    ToolCallFailed,
+    ToolResult,
+)
 
 T = TypeVar("T")
+
+SIBLING_FAILED = "cancelled: another child failed"
+RUN_CANCELLED = "cancelled: the run was cancelled"
 
 
 class LocalSteps:
@@ -69,37 +78,57 @@ class LocalSteps:
         concurrency: int | None,
         fail_fast: bool,
     ) -> list[ChildOutcome]:
-        """Run children as tasks, at most ``concurrency`` at once."""
+        """Run children as tasks, at most ``concurrency`` at once.
+
+        Cancelled itself (the run is cancelled or times out), it cancels the children, waits
+        for them to end and raises :class:`GatherCancelled` with their outcomes.
+        """
         limit = asyncio.Semaphore(concurrency or len(children) or 1)
         outcomes: list[ChildOutcome | None] = [None] * len(children)
         failed = asyncio.Event()
 
+        def stopped(payload: Any = None) -> ChildOutcome:
+            reason = SIBLING_FAILED if failed.is_set() else RUN_CANCELLED
+            return ChildOutcome(False, value=payload, error=reason, cancelled=True)
+
         async def one(index: int, spec: dict[str, Any]) -> None:
-            async with limit:
-                if fail_fast and failed.is_set():
-                    outcomes[index] = ChildOutcome(False, error="cancelled: another child failed")
-                    return
-                try:
+            try:
+                async with limit:
+                    if fail_fast and failed.is_set():
+                        outcomes[index] = stopped()
+                        return
                     outcomes[index] = ChildOutcome(True, value=await run_child(spec))
-                except asyncio.CancelledError:
-                    outcomes[index] = ChildOutcome(False, error="cancelled: another child failed")
-                except Exception as exc:
-                    outcomes[index] = ChildOutcome(False, error=getattr(exc, "message", str(exc)))
-                    failed.set()
+            except asyncio.CancelledError as exc:
+                outcomes[index] = stopped(getattr(exc, "payload", None))
+            except Exception as exc:
+                outcomes[index] = ChildOutcome(
+                    False,
+                    value=getattr(exc, "payload", None),
+                    error=getattr(exc, "message", str(exc)),
+                )
+                failed.set()
 
         tasks = [asyncio.create_task(one(i, spec)) for i, spec in enumerate(children)]
-        if fail_fast:
-            waiter = asyncio.create_task(failed.wait())
-            pending: set[asyncio.Task[Any]] = set(tasks)
-            while pending and not failed.is_set():
-                _, pending = await asyncio.wait(
-                    pending | {waiter}, return_when=asyncio.FIRST_COMPLETED
-                )
-                pending.discard(waiter)
-            for task in pending:
+        waiter = asyncio.create_task(failed.wait())
+        try:
+            if fail_fast:
+                pending: set[asyncio.Task[Any]] = set(tasks)
+                while pending and not failed.is_set():
+                    _, pending = await asyncio.wait(
+                        pending | {waiter}, return_when=asyncio.FIRST_COMPLETED
+                    )
+                    pending.discard(waiter)
+                for task in pending:
+                    task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+        except asyncio.CancelledError:
+            for task in tasks:
                 task.cancel()
+            if tasks:
+                await asyncio.wait(tasks)  # each child ends by itself, keeping what it registered
+            raise GatherCancelled([o or stopped() for o in outcomes]) from None
+        finally:
             waiter.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
         return [o or ChildOutcome(False, error="did not run") for o in outcomes]
 
 

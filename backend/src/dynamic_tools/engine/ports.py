@@ -7,6 +7,7 @@ runs live in ``engine/local.py``.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
@@ -57,11 +58,51 @@ class ToolRunner(Protocol):
 
 @dataclass(frozen=True)
 class ChildOutcome:
-    """How one child (a parallel branch or a foreach item) ended."""
+    """How one child (a parallel branch or a foreach item) ended.
+
+    ``value`` is what the child returned; for a failed or cancelled child it is what the
+    child had registered by then (its compensations and node states), when it got that far.
+    ``cancelled`` says the child was stopped (the run was cancelled or timed out, or a
+    sibling failed) rather than failing by itself.
+    """
 
     ok: bool
     value: Any = None
     error: str | None = None
+    cancelled: bool = False
+
+
+class ChildFailed(Exception):
+    """A child failed; ``payload`` is what it had registered (compensations, node states)."""
+
+    def __init__(self, message: str, payload: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.payload = payload
+
+
+class ChildCancelled(asyncio.CancelledError):
+    """A child was cancelled; ``payload`` is what it had registered (see :class:`ChildFailed`).
+
+    A subclass of :class:`asyncio.CancelledError`, so everything that handles a cancellation
+    still does.
+    """
+
+    def __init__(self, payload: Any) -> None:
+        super().__init__("the child was cancelled")
+        self.payload = payload
+
+
+class GatherCancelled(asyncio.CancelledError):
+    """A :meth:`StepRunner.gather` was cancelled (the run was cancelled or timed out).
+
+    Raised only once every child it started has ended; ``outcomes`` says how each did, so the
+    interpreter keeps the compensations registered inside the children (saga).
+    """
+
+    def __init__(self, outcomes: list[ChildOutcome]) -> None:
+        super().__init__("the children were cancelled")
+        self.outcomes = outcomes
 
 
 ChildFn = Callable[[dict[str, Any]], Awaitable[Any]]
@@ -99,7 +140,13 @@ class StepRunner(Protocol):
 
         A durable implementation runs each child as a child workflow whose id is the spec's
         ``id`` and calls ``run_child(spec)`` inside it. With ``fail_fast`` the first failure
-        cancels the children still running (their outcomes say so).
+        cancels the children still running (their outcomes say so). ``run_child`` raises
+        :class:`ChildFailed` or :class:`ChildCancelled` carrying what the child registered;
+        the outcome keeps it as its ``value``.
+
+        When the gather itself is cancelled (the run is cancelled or times out), the children
+        still running are cancelled too, and once they have all ended the gather raises
+        :class:`GatherCancelled` with every outcome (nothing a child registered is lost).
         """
         ...
 

@@ -55,6 +55,7 @@ from loguru import logger
 from sqlalchemy import make_url
 
 from dynamic_tools.engine.interpreter import Interpreter
+from dynamic_tools.engine.local import RUN_CANCELLED
 from dynamic_tools.engine.models import WorkflowDocument
 from dynamic_tools.engine.ports import EventSink, ToolRunner
 from dynamic_tools.engine.state import NodeState, RunOutcome
@@ -68,7 +69,7 @@ from dynamic_tools.runtime.durable_steps import (
 )
 from dynamic_tools.runtime.launcher import yield_step_name
 
-APP_VERSION = "dynamic-tools-interpreter-1"
+APP_VERSION = "dynamic-tools-interpreter-2"
 """The DBOS application version of every run (rule 2).
 
 DBOS recovers only the runs of the version it runs, so this is a constant, not the package
@@ -252,12 +253,15 @@ async def run_child_workflow(
         interpreter._seq = seq_base  # number events as Interpreter._child_entry does
         try:
             return {"ok": True, "value": await interpreter.run_child(spec)}
-        except asyncio.CancelledError:
+        except asyncio.CancelledError as exc:
             if not execution.delivered:
                 raise
-            return {"ok": False, "cancelled": True, "error": "cancelled: the run was cancelled"}
+            # What the child registered (its compensations) goes back to the parent.
+            payload = getattr(exc, "payload", None)
+            return {"ok": False, "cancelled": True, "error": RUN_CANCELLED, "value": payload}
         except Exception as exc:  # a failed child is an outcome, as in LocalSteps
-            return {"ok": False, "error": getattr(exc, "message", str(exc))}
+            error = getattr(exc, "message", str(exc))
+            return {"ok": False, "error": error, "value": getattr(exc, "payload", None)}
 
 
 # --- routing answers ---------------------------------------------------------------------------
@@ -441,10 +445,15 @@ class DurableLauncher:
         return _statuses_to_ids(statuses)
 
     async def _poll_cancel_requests(self) -> None:
-        """Deliver cancel requests made by other processes to the runs executing here."""
+        """Deliver cancel requests made by other processes to the runs executing here.
+
+        A request recorded on a run's root workflow cancels the run; one recorded on a child
+        workflow (a parallel whose other branch failed, in another process) stops that child.
+        """
         while True:
             await asyncio.sleep(self.config.cancel_poll_s)
-            ids = self.live.unrequested()
+            runs = set(self.live.unrequested())
+            ids = sorted(runs | set(self.live.uninterrupted()))
             if not ids:
                 continue
             try:
@@ -456,8 +465,12 @@ class DurableLauncher:
                 logger.warning("could not check for cancel requests: {}", exc)
                 continue
             for status in statuses:
-                if (status.attributes or {}).get(CANCEL_ATTRIBUTE):
+                if not (status.attributes or {}).get(CANCEL_ATTRIBUTE):
+                    continue
+                if status.workflow_id in runs:
                     self.live.request_cancel(status.workflow_id)
+                else:
+                    self.live.interrupt([status.workflow_id])
 
 
 class DurableRunClient:

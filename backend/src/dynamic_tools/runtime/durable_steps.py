@@ -23,11 +23,19 @@ into a *recorded* result at the first operation it can, so a replay takes the sa
 - a yield waiting for its answer receives :data:`CANCELLED` as a message on its own topic,
   sent from outside the workflow (so it adds no operation of its own);
 - a retry delay ends early; the next step records :data:`CANCELLED`;
-- a ``gather`` returns when its children, which see the same request, end cancelled.
+- a ``gather`` waits until its children, which see the same request, have ended; they end
+  cancelled and hand back what they registered (their compensations) as their recorded
+  result; the gather then raises :class:`~dynamic_tools.engine.ports.GatherCancelled` with
+  every child's outcome.
 
 The runner then raises :class:`asyncio.CancelledError` into the interpreter, which runs the
-registered compensations (as ordinary steps: the request is delivered only once) and ends the
-run ``cancelled``.
+registered compensations, the children's included (as ordinary steps: the request is
+delivered only once), and ends the run ``cancelled``.
+
+The same mechanism stops single children without cancelling the run (each execution has its
+own ``interrupted`` flag): the siblings of a failed branch (``on_partial_failure: abort``, a
+foreach) and, when the workflow's timeout hits during a gather, its running children. They
+end like cancelled children, so what they had booked is compensated with the rest.
 """
 
 from __future__ import annotations
@@ -37,13 +45,14 @@ import contextlib
 import contextvars
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar, cast
 
 from dbos import DBOS, WorkflowHandleAsync
 from loguru import logger
 
-from dynamic_tools.engine.ports import ChildFn, ChildOutcome, EventSink
+from dynamic_tools.engine.local import SIBLING_FAILED
+from dynamic_tools.engine.ports import ChildFn, ChildOutcome, EventSink, GatherCancelled
 
 T = TypeVar("T")
 
@@ -56,6 +65,8 @@ CANCELLED: dict[str, Any] = {CANCEL_KEY: True}
 
 NO_TIMEOUT_S = 100 * 365 * 86400.0
 """A yield without a timeout waits a century: DBOS's ``recv`` needs a number (60 s by default)."""
+
+NOT_STARTED = "cancelled before it started"
 
 SETTLE_POLL_S = 0.2
 """How often a replayed run polls the database for a child that another execution finishes."""
@@ -86,10 +97,11 @@ class LiveExecution:
     task: asyncio.Task[Any] | None
     waiting_topic: str | None = None
     delivered: bool = False
+    interrupted: asyncio.Event = field(default_factory=asyncio.Event)
 
     def must_interrupt(self) -> bool:
-        """A cancel was requested and not yet delivered to this execution."""
-        return self.run.cancel_requested.is_set() and not self.delivered
+        """A cancel was requested (of the run, or of this child) and not yet delivered."""
+        return self.interrupted.is_set() and not self.delivered
 
 
 @dataclass(eq=False)
@@ -120,6 +132,8 @@ class LiveRuns:
         if run is None:
             run = self._runs[run_id] = LiveRun(run_id)
         execution = LiveExecution(workflow_id, run, asyncio.current_task())
+        if run.cancel_requested.is_set():
+            execution.interrupted.set()
         run.executions.add(execution)
         try:
             yield execution
@@ -136,6 +150,15 @@ class LiveRuns:
         """Live runs whose cancellation has not been requested (yet)."""
         return [r.run_id for r in self._runs.values() if not r.cancel_requested.is_set()]
 
+    def uninterrupted(self) -> list[str]:
+        """Workflow ids of the live executions that were not told to stop (yet)."""
+        return [
+            e.workflow_id
+            for r in self._runs.values()
+            for e in r.executions
+            if not e.interrupted.is_set()
+        ]
+
     def request_cancel(self, run_id: str) -> None:
         """Tell every execution of ``run_id`` here that the run is cancelled."""
         run = self._runs.get(run_id)
@@ -143,8 +166,27 @@ class LiveRuns:
             return
         run.cancel_requested.set()
         for execution in run.executions:
-            if execution.waiting_topic is not None and not execution.delivered:
-                self.send_marker(execution.workflow_id, execution.waiting_topic)
+            self._interrupt(execution)
+
+    def interrupt(self, workflow_ids: list[str]) -> None:
+        """Tell these child workflows, and the children they started, to stop.
+
+        They stop as a cancelled run does (the step in flight is abandoned, a waiting yield
+        gets the marker) and hand back what they registered; the run itself goes on.
+        """
+        prefixes = tuple(f"{w}/" for w in workflow_ids)
+        wanted = set(workflow_ids)
+        for run in self._runs.values():
+            for execution in run.executions:
+                if execution.workflow_id in wanted or execution.workflow_id.startswith(prefixes):
+                    self._interrupt(execution)
+
+    def _interrupt(self, execution: LiveExecution) -> None:
+        if execution.interrupted.is_set():
+            return
+        execution.interrupted.set()
+        if execution.waiting_topic is not None and not execution.delivered:
+            self.send_marker(execution.workflow_id, execution.waiting_topic)
 
     def send_marker(self, workflow_id: str, topic: str) -> None:
         """Send :data:`CANCELLED` to a waiting yield, from outside any workflow."""
@@ -156,14 +198,6 @@ class LiveRuns:
         self._background.discard(task)
         if not task.cancelled() and task.exception() is not None:
             logger.warning("could not deliver a cancellation: {}", task.exception())
-
-    def abort(self, workflow_ids: list[str]) -> None:
-        """Stop the executions of these (natively cancelled) child workflows now."""
-        wanted = set(workflow_ids)
-        for run in self._runs.values():
-            for execution in run.executions:
-                if execution.workflow_id in wanted and execution.task is not None:
-                    execution.task.cancel()
 
     def tasks(self) -> list[asyncio.Task[Any]]:
         """The tasks of every live execution."""
@@ -214,7 +248,7 @@ class DurableSteps:
         task = asyncio.ensure_future(work)
         if self.execution.delivered:
             return await task
-        waiter = asyncio.ensure_future(self.execution.run.cancel_requested.wait())
+        waiter = asyncio.ensure_future(self.execution.interrupted.wait())
         try:
             await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
         finally:
@@ -285,9 +319,14 @@ class DurableSteps:
         """Run each child as a child workflow (id = the spec's ``id``); outcomes in list order.
 
         At most ``concurrency`` run at once; a slot is refilled, in list order, as soon as a
-        child ends. With ``fail_fast`` the first failure cancels the children still running
-        (DBOS cancel: they stop at their next step, without compensation, like the local
-        runner's cancelled tasks).
+        child ends. With ``fail_fast`` the first failure stops the children still running:
+        they are interrupted as a cancelled run is (their step in flight is abandoned) and end
+        with what they registered, which this gather waits for. A child that ends cancelled
+        without being stopped here means the run was cancelled: no more children start, the
+        running ones (told too) are waited for, and :class:`GatherCancelled` is raised with
+        every outcome. The same happens when this gather is itself cancelled by the run's
+        timeout (the running children are stopped first). Every decision depends only on
+        recorded results, except the timeout's moment.
         """
         self._check()
         seq_base = child_seq_base(run_child)
@@ -295,7 +334,9 @@ class DurableSteps:
         outcomes: list[ChildOutcome | None] = [None] * len(children)
         handles: dict[int, WorkflowHandleAsync[Any]] = {}
         running: dict[int, asyncio.Task[None]] = {}
+        stopped: set[int] = set()  # children this gather told to stop (a sibling failed)
         next_index = 0
+        run_cancelled = halted = False
 
         async def start_next() -> None:
             nonlocal next_index
@@ -305,6 +346,17 @@ class DurableSteps:
             handles[index] = handle
             running[index] = detached(settled(handle))
 
+        async def collect(index: int) -> None:
+            del running[index]
+            try:
+                result = await handles[index].get_result()
+            except Exception as exc:  # the child workflow itself crashed (a bug)
+                result = {"ok": False, "error": f"the child workflow crashed: {exc}"}
+            outcome = child_outcome(result)
+            if outcome.cancelled and index in stopped:
+                outcome = replace(outcome, error=SIBLING_FAILED)
+            outcomes[index] = outcome
+
         try:
             while next_index < len(children) and len(running) < limit:
                 await start_next()
@@ -312,39 +364,58 @@ class DurableSteps:
                 order = sorted(running)
                 waits: list[Awaitable[Any]] = [running[i] for i in order]
                 done, _ = await DBOS.asyncio_wait(waits, return_when=asyncio.FIRST_COMPLETED)
-                failed = cancelled = False
+                failed = False
                 for index, wait in zip(order, waits, strict=True):
                     if wait not in done:
                         continue
-                    del running[index]
-                    try:
-                        result = await handles[index].get_result()
-                    except Exception as exc:  # the child workflow itself crashed (a bug)
-                        result = {"ok": False, "error": f"the child workflow crashed: {exc}"}
-                    outcome = child_outcome(result)
-                    outcomes[index] = outcome
-                    cancelled = cancelled or (
-                        isinstance(result, dict) and bool(result.get("cancelled"))
-                    )
-                    failed = failed or not outcome.ok
-                if cancelled:
-                    self._deliver()
-                if failed and fail_fast:
-                    await self._cancel_children(children, sorted(running))
-                    break
+                    await collect(index)
+                    outcome = outcomes[index]
+                    assert outcome is not None
+                    if outcome.cancelled and index not in stopped:
+                        run_cancelled = True
+                    failed = failed or (not outcome.ok and not outcome.cancelled)
+                if failed and fail_fast and not stopped and running:
+                    stopped.update(running)
+                    await self._stop_children(children, sorted(running))
+                halted = halted or run_cancelled or (failed and fail_fast)
+                if halted:
+                    continue  # start nothing more; wait for the running ones to end
                 while next_index < len(children) and len(running) < limit:
                     await start_next()
+        except asyncio.CancelledError:
+            if self.live.shutting_down or not running:
+                raise
+            # The run's timeout: stop the children, wait for them, keep what they registered.
+            indices = sorted(running)
+            await self._stop_children(children, indices)
+            await asyncio.wait([running[i] for i in indices])
+            for index in indices:
+                await collect(index)
+            raise GatherCancelled(self._final(outcomes)) from None
         finally:
             for task in running.values():
                 task.cancel()
-        return [o or ChildOutcome(False, error="cancelled: another child failed") for o in outcomes]
+        if run_cancelled:
+            self.execution.delivered = True  # the run's cancellation reached this execution
+            raise GatherCancelled(self._final(outcomes))
+        return self._final(outcomes)
 
-    async def _cancel_children(self, children: list[dict[str, Any]], indices: list[int]) -> None:
+    @staticmethod
+    def _final(outcomes: list[ChildOutcome | None]) -> list[ChildOutcome]:
+        return [o or ChildOutcome(False, error=NOT_STARTED, cancelled=True) for o in outcomes]
+
+    async def _stop_children(self, children: list[dict[str, Any]], indices: list[int]) -> None:
+        """Stop these children: here at once, elsewhere through their recorded attribute."""
         if not indices:
             return
         ids = [children[i]["id"] for i in indices]
-        await DBOS.cancel_workflows_async(ids, cancel_children=True)
-        self.live.abort(ids)
+        self.live.interrupt(ids)
+        for workflow_id in ids:  # outside the workflow: not an operation of this run
+            await detached(
+                DBOS.update_workflow_attributes_async(
+                    workflow_id, {CANCEL_ATTRIBUTE: True}, merge=True
+                )
+            )
 
 
 async def settled(handle: WorkflowHandleAsync[Any]) -> None:
@@ -363,7 +434,12 @@ def child_outcome(result: Any) -> ChildOutcome:
         return ChildOutcome(False, error="the child workflow returned nothing")
     if result.get("ok"):
         return ChildOutcome(True, value=result.get("value"))
-    return ChildOutcome(False, error=str(result.get("error") or "failed"))
+    return ChildOutcome(
+        False,
+        value=result.get("value"),
+        error=str(result.get("error") or "failed"),
+        cancelled=bool(result.get("cancelled")),
+    )
 
 
 def child_seq_base(run_child: ChildFn) -> int:

@@ -41,6 +41,8 @@ from dynamic_tools.runtime.durable import (
 )
 from dynamic_tools.runtime.durable_steps import DurableSteps, LiveRuns
 from tests.conftest import EXAMPLES, FIXTURES
+from tests.unit.engine.test_saga_in_children import DOCUMENT as SAGA_IN_CHILDREN
+from tests.unit.engine.test_saga_in_children import HangingTools
 
 TRAVEL = EXAMPLES / "workflows" / "travel.yaml"
 EDGES = FIXTURES / "workflows" / "engine" / "saga_and_edges.yaml"
@@ -164,6 +166,19 @@ def serializations(config: DurableConfig) -> set[str]:
             return found
     finally:
         engine.dispose()
+
+
+async def final_status(workflow_id: str, timeout: float = 30.0) -> Any:
+    """A workflow's DBOS status once it has ended (a child's is written just after its
+    parent sees the outcome)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        status = await DBOS.get_workflow_status_async(workflow_id)
+        if status is not None and status.status != "PENDING":
+            return status
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{workflow_id} did not end: {status}")
+        await asyncio.sleep(0.05)
 
 
 async def step_names(run_id: str) -> list[str]:
@@ -336,11 +351,16 @@ async def test_cancelling_a_run_cancels_the_branch_waiting_for_input(
         await asyncio.sleep(0.05)
         child = await DBOS.get_workflow_status_async("fan/fan/approval")
     assert child is not None and child.status == "SUCCESS"
-    assert child.output == {
+    output = child.output
+    assert {k: output[k] for k in ("ok", "cancelled", "error")} == {
         "ok": False,
         "cancelled": True,
         "error": "cancelled: the run was cancelled",
     }
+    # The branch hands back what it registered (nothing to compensate here) and its nodes.
+    assert output["value"]["compensations"] == []
+    assert output["value"]["nodes"]["fan/approval/ask"]["status"] == "cancelled"
+    assert outcome.nodes["fan/approval/ask"].status == "cancelled"
 
 
 async def test_a_failed_branch_cancels_the_branch_still_running(
@@ -359,9 +379,12 @@ async def test_a_failed_branch_cancels_the_branch_still_running(
         "parallel 'fan': approval failed: cancelled: another child failed; "
         "search failed: search_flights failed after 1 attempt(s): HTTP 503"
     )
-    approval = await DBOS.get_workflow_status_async("fan/fan/approval")
-    assert approval is not None and approval.status == "CANCELLED"
-    await until(lambda: not launcher.live.is_live("fan"), what="the branch to stop waiting")
+    # The waiting branch was stopped as a cancelled run is: it ended by itself (a recorded
+    # outcome, with what it had registered), not killed by DBOS.
+    approval = await final_status("fan/fan/approval")
+    assert approval.status == "SUCCESS"
+    assert approval.output["cancelled"] is True
+    assert not launcher.live.is_live("fan")
 
 
 async def test_shutdown_leaves_a_paused_run_for_the_next_launch(
@@ -788,3 +811,68 @@ async def test_a_cancel_sent_while_the_process_is_down_compensates_after_the_res
     assert server.tools() == ["create_booking", "cancel_booking"]
     assert server.calls[1][1:] == ("hold-9:saga:hold", {"booking_id": "BK-1"})
     assert run.event_types()[-1] == "run_cancelled"
+
+
+# --- saga across child workflows ---------------------------------------------------------------
+def saga_document(deadline_s: float = 8.0) -> WorkflowDocument:
+    text = SAGA_IN_CHILDREN.replace("timeout: 0.5", f"timeout: {deadline_s}")
+    return load_document(text, name="saga_children.yaml").document
+
+
+async def test_cancel_during_a_foreach_undoes_what_every_item_booked(
+    config: DurableConfig, launch: Launch
+) -> None:
+    tools, events = HangingTools(), EventList()
+    launcher = await launch(config, tools, events)
+    await launcher.start(run_id="loop", document=saga_document(), workflow_id="loop", params={})
+    await tools.until_hanging(3)
+
+    await launcher.cancel("loop")
+    outcome = await launcher.wait("loop")
+
+    assert outcome.status == "cancelled"
+    assert tools.undone() == ["BK-F3", "BK-F2", "BK-F1"]
+    names = await step_names("loop")
+    assert [n for n in names if n.startswith("compensate:")] == [
+        f"compensate:saga:each/{i}/book" for i in (2, 1, 0)
+    ]
+    item = await final_status("loop/each/1")
+    assert item.output["cancelled"] is True
+    assert item.output["value"]["compensations"][0]["args"] == {"booking_id": "BK-F2"}
+
+
+async def test_a_failed_branch_stops_its_sibling_and_both_bookings_are_undone(
+    config: DurableConfig, launch: Launch
+) -> None:
+    tools = HangingTools(hang_before_failing=1)
+    launcher = await launch(config, tools)
+    await launcher.start(
+        run_id="fail", document=saga_document(), workflow_id="one_branch_fails", params={}
+    )
+    outcome = await asyncio.wait_for(launcher.wait("fail"), 60)
+
+    assert outcome.status == "failed"
+    assert "a failed: cancelled: another child failed" in outcome.error["message"]
+    assert tools.undone() == ["BK-FB", "BK-FA"]
+
+
+async def test_a_workflow_timeout_during_a_parallel_undoes_the_branches(
+    config: DurableConfig, launch: Launch
+) -> None:
+    tools = HangingTools()
+    launcher = await launch(config, tools)
+    await launcher.start(
+        run_id="late", document=saga_document(), workflow_id="fan_out_with_deadline", params={}
+    )
+    await tools.until_hanging(2)
+    outcome = await asyncio.wait_for(launcher.wait("late"), 60)
+
+    assert outcome.status == "failed"
+    assert outcome.error["message"] == "the workflow timed out after 8.0 s"
+    assert tools.undone() == ["BK-FB", "BK-FA"]
+    names = await step_names("late")
+    assert names[0] == "workflow:started_at"
+    assert [n for n in names if n.startswith("compensate:")] == [
+        "compensate:saga:both/b/book",
+        "compensate:saga:both/a/book",
+    ]
