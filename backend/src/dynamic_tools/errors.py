@@ -8,6 +8,8 @@ DynamicToolsError                 root; carries ``code``, ``message``, ``context
 ├── InvalidInputError             bad input from a caller; names the field(s)       → 422
 │   ├── ToolConfigError           a tool config violates the format (file, field)    → 422
 │   ├── WorkflowInvalidError      a workflow document does not load or validate      → 422
+│   ├── OpenAPIInvalidError       an OpenAPI document cannot be imported             → 422
+│   ├── DocumentSourceError       a document source may not or cannot be read        → 422
 │   └── MarkdownWorkflowError     a markdown workflow problem: ``error_type``, ``line``,
 │                                 ``suggestion`` (seed 004's error types)            → 422
 ├── NotFoundError                 an unknown id                                      → 404
@@ -83,6 +85,28 @@ class WorkflowInvalidError(InvalidInputError):
     """
 
     code = "workflow_invalid"
+
+
+class OpenAPIInvalidError(InvalidInputError):
+    """An OpenAPI document does not parse, is not OpenAPI 2.0/3.x, or yields no usable tool.
+
+    Each violation has ``path`` (a JSON pointer into the document, or the request field),
+    ``rule`` and ``message``.
+    """
+
+    code = "openapi_invalid"
+
+
+class DocumentSourceError(InvalidInputError):
+    """A document source (path or URL) may not or cannot be read.
+
+    Refusals: a path outside the allowed roots, a host not on the outbound allow-list, a
+    redirect, a scheme other than http(s)/file, credentials in the URL, a document over the
+    size limit; failures the caller can fix: no such file, an HTTP error status. The message
+    and ``context`` name the path or URL; violations point at the ``source`` field.
+    """
+
+    code = "invalid_source"
 
 
 class NotFoundError(DynamicToolsError):

@@ -13,7 +13,7 @@ from dynamic_tools import __version__
 from dynamic_tools.api.edge import EdgeMiddleware
 from dynamic_tools.api.errors import install_error_handlers
 from dynamic_tools.api.metrics import Metrics
-from dynamic_tools.api.routes import health, runs, tools, workflow, workflows
+from dynamic_tools.api.routes import catalogs, health, runs, tools, workflow, workflows
 from dynamic_tools.bootstrap import build_services
 from dynamic_tools.engine.ports import ToolRunner
 from dynamic_tools.logs import configure_logging
@@ -65,6 +65,7 @@ def create_app(
     app.include_router(health.router)
     app.include_router(workflow.router)
     app.include_router(tools.router)
+    app.include_router(catalogs.router)
     app.include_router(workflows.router)
     app.include_router(runs.router)
     if settings.enable_demo_api:

@@ -21,6 +21,7 @@ from dynamic_tools.atomic_files import remove_atomic, write_atomic
 from dynamic_tools.errors import ConflictError, NotFoundError, ToolConfigError
 from dynamic_tools.tools.loader import LoadedTool, LoadProblem, load_directory, parse_document
 from dynamic_tools.tools.models import ToolConfig
+from dynamic_tools.tools.openapi.catalog_files import load_catalog_tools
 
 
 def dump_tool(config: ToolConfig) -> dict[str, Any]:
@@ -33,8 +34,16 @@ def dump_tool(config: ToolConfig) -> dict[str, Any]:
 class ToolRegistry:
     """The registered tools, loaded from a directory of tool config files."""
 
-    def __init__(self, tools_dir: Path, *, variables: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        tools_dir: Path,
+        *,
+        variables: dict[str, str] | None = None,
+        catalogs_dir: Path | None = None,
+    ) -> None:
+        """``catalogs_dir`` defaults to ``catalogs/`` beside ``tools_dir`` (the registry root's)."""
         self.tools_dir = tools_dir
+        self.catalogs_dir = catalogs_dir or tools_dir.parent / "catalogs"
         self.variables = dict(variables or {})
         self._tools: dict[str, LoadedTool] = {}
         self._resolved: dict[str, ToolConfig] = {}
@@ -44,8 +53,30 @@ class ToolRegistry:
 
     # --- loading ---------------------------------------------------------------------------
     def reload(self) -> list[LoadProblem]:
-        """Read the directory again; returns the problems met (also kept in ``problems``)."""
+        """Read the directory again; returns the problems met (also kept in ``problems``).
+
+        Tools of enabled OpenAPI catalogs (``tools/openapi/catalog_files.py``) load after
+        ``tools/``; a catalog tool whose name is taken is refused with a problem naming both.
+        """
         result = load_directory(self.tools_dir)
+        taken = {loaded.config.name: loaded.file for loaded in result.tools}
+        catalog = load_catalog_tools(self.catalogs_dir)
+        result.problems.extend(catalog.problems)
+        for loaded in catalog.tools:
+            first = taken.get(loaded.config.name)
+            if first is not None:
+                result.problems.append(
+                    LoadProblem(
+                        file=f"catalogs/{loaded.file.name}",
+                        tool=loaded.config.name,
+                        field="name",
+                        reason=f"duplicate tool name; already defined in "
+                        f"{first.parent.name}/{first.name}",
+                    )
+                )
+                continue
+            taken[loaded.config.name] = loaded.file
+            result.tools.append(loaded)
         tools: dict[str, LoadedTool] = {}
         resolved: dict[str, ToolConfig] = {}
         problems = list(result.problems)
@@ -94,6 +125,11 @@ class ToolRegistry:
             raise NotFoundError(
                 f"tool '{name}' is not registered", context={"tool": name}
             ) from None
+
+    def origin(self, name: str) -> Path | None:
+        """The file tool ``name`` was loaded from (a tools file or a catalog manifest)."""
+        loaded = self._tools.get(name)
+        return loaded.file if loaded is not None else None
 
     def get_source(self, name: str) -> ToolConfig:
         """The tool as written in its file (``${VAR}`` not replaced)."""

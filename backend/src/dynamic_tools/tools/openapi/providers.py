@@ -1,7 +1,8 @@
 """Provider contracts: list/search operations whose results supply other tools' inputs.
 
-A *provider* is a GET tool whose output is an array of objects, or an object with one
-array-of-objects property (``{"total_count": 3, "items": [...]}``). Its *resource* is the last
+A *provider* is a GET tool on a collection path (its last segment is not a ``{placeholder}``)
+whose output is an array of objects, or an object with one array-of-objects property
+(``{"total_count": 3, "items": [...]}``). Its *resource* is the last
 literal path segment that is not a verb (``/pets`` → ``pet``, ``/pet/findByStatus`` → ``pet``,
 ``/repos/{owner}/{repo}/issues`` → ``issue``), made singular.
 
@@ -94,6 +95,8 @@ def _items(tool: ToolConfig) -> tuple[str, list[str]] | None:
     schema = tool.output_schema
     if tool.api.method != "GET" or not isinstance(schema, dict):
         return None
+    if tool.api.path.rstrip("/").rsplit("/", 1)[-1].startswith("{"):
+        return None  # one item, not a list
     fields = _item_fields(schema)
     if fields:
         return "", fields

@@ -1,0 +1,153 @@
+"""``/catalogs``: validate, preview and import OpenAPI documents; enable, disable, remove.
+
+Bodies are validated by FastAPI (422 naming the field); the catalog service raises the
+project's errors (422 with violations, 404, 409), mapped in ``api/errors.py``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Depends, Query, Request, status
+from pydantic import BaseModel, ConfigDict, Field
+
+from dynamic_tools.api.deps import ServicesDep
+from dynamic_tools.tools.catalogs import CatalogService
+from dynamic_tools.tools.openapi.catalog_files import CATALOG_NAME
+
+router = APIRouter(prefix="/catalogs", tags=["Catalogs"])
+_NAME = CATALOG_NAME.pattern
+_PREFIX = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$"
+
+
+async def get_catalogs(request: Request, services: ServicesDep) -> CatalogService:
+    """The catalog service of this app (built on first use, over the app's registry)."""
+    service: CatalogService | None = getattr(request.app.state, "catalog_service", None)
+    if service is None or service.registry is not services.registry:
+        service = CatalogService.create(
+            registry_root=services.settings.registry_root,
+            registry=services.registry,
+            guard=services.guard,
+            http_client=services.http_client,
+        )
+        request.app.state.catalog_service = service
+    return service
+
+
+CatalogsDep = Annotated[CatalogService, Depends(get_catalogs)]
+
+
+class SourceBody(BaseModel):
+    """Where the OpenAPI document is."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    source: str = Field(
+        min_length=1,
+        description="A path inside the registry root (relative paths start there), a "
+        "file:// URL, or an http(s) URL on an allowed host.",
+        examples=["https://petstore3.swagger.io/api/v3/openapi.json"],
+    )
+    source_type: Literal["url", "path"] | None = Field(
+        default=None, description="Inferred from the source when omitted."
+    )
+    base_url: str | None = Field(
+        default=None, description="Use this API base URL instead of the document's servers."
+    )
+
+
+class PreviewBody(SourceBody):
+    """A dry run of an import."""
+
+    name: str = Field(pattern=_NAME, description="Catalog name.")
+    prefix: str | None = Field(default=None, pattern=_PREFIX, description="Tool name prefix.")
+    include: list[str] | None = Field(
+        default=None, description="Only these operations (operationId, tool name or 'GET /path')."
+    )
+    max_preview_tokens: int | None = Field(
+        default=None, ge=1, le=200_000, description="Add a command list of about this size."
+    )
+
+
+class ImportBody(SourceBody):
+    """An import."""
+
+    name: str = Field(pattern=_NAME, description="Catalog name.")
+    prefix: str | None = Field(default=None, pattern=_PREFIX, description="Tool name prefix.")
+    include: list[str] | None = Field(default=None, description="Only these operations.")
+    overwrite: bool = Field(default=False, description="Replace an existing catalog.")
+    enabled: bool = Field(default=True, description="Register its tools at once.")
+
+
+class EnabledBody(BaseModel):
+    """Turn a catalog on or off."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool
+
+
+@router.get("", summary="List catalogs")
+async def list_catalogs(catalogs: CatalogsDep) -> dict[str, Any]:
+    """Every imported catalog with its config and number of registered tools."""
+    return {"catalogs": catalogs.list()}
+
+
+@router.get("/{name}", summary="Get a catalog")
+async def get_catalog(name: str, catalogs: CatalogsDep) -> dict[str, Any]:
+    """One catalog's config."""
+    return catalogs.get(name)
+
+
+@router.post("/validate", summary="Validate an OpenAPI document")
+async def validate_openapi(body: SourceBody, catalogs: CatalogsDep) -> dict[str, Any]:
+    """Kind, operation count, warnings and violations; nothing is written."""
+    return await catalogs.validate_openapi(
+        body.source, source_type=body.source_type, base_url=body.base_url
+    )
+
+
+@router.post("/preview", summary="Preview an import")
+async def preview_import(body: PreviewBody, catalogs: CatalogsDep) -> dict[str, Any]:
+    """Projected commands, groups, provider contracts and conflicts; nothing is written."""
+    return await catalogs.preview_import(
+        body.source,
+        body.name,
+        prefix=body.prefix,
+        include=body.include,
+        base_url=body.base_url,
+        max_preview_tokens=body.max_preview_tokens,
+        source_type=body.source_type,
+    )
+
+
+@router.post("", status_code=status.HTTP_201_CREATED, summary="Import an OpenAPI document")
+async def import_openapi(body: ImportBody, catalogs: CatalogsDep) -> dict[str, Any]:
+    """Write the catalog and its tools, then reload the registry; 409 if it exists."""
+    return await catalogs.import_openapi(
+        body.source,
+        body.name,
+        prefix=body.prefix,
+        overwrite=body.overwrite,
+        enabled=body.enabled,
+        include=body.include,
+        base_url=body.base_url,
+        source_type=body.source_type,
+    )
+
+
+@router.patch("/{name}/enabled", summary="Enable or disable a catalog")
+@router.post("/{name}/enabled", summary="Enable or disable a catalog", include_in_schema=False)
+async def set_enabled(name: str, body: EnabledBody, catalogs: CatalogsDep) -> dict[str, Any]:
+    """Register or unregister the catalog's tools; its files stay."""
+    return await catalogs.set_enabled(name, body.enabled)
+
+
+@router.delete("/{name}", summary="Remove a catalog")
+async def remove_catalog(
+    name: str,
+    catalogs: CatalogsDep,
+    remove_manifest: bool = Query(default=True, description="Also delete the tool manifest"),
+) -> dict[str, Any]:
+    """Delete the catalog's config (and its manifest); its tools are unregistered."""
+    return await catalogs.remove(name, remove_manifest=remove_manifest)

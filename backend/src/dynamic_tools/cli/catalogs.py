@@ -1,0 +1,118 @@
+"""``dynamic-tools import-openapi SOURCE --catalog NAME``: import an OpenAPI catalog locally.
+
+Runs the catalog service on this machine's registry root (``REGISTRY_CONFIG_PATH``): the
+document is validated, then ``catalogs/<name>.yaml`` and its tool manifest are written. The
+operator may name any local file; URLs are fetched only from hosts the outbound guard allows.
+A running server sees the new tools after ``POST /tools/_reload`` or a restart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+console = Console()
+MAX_WARNINGS_SHOWN = 20
+
+
+def import_openapi_command(
+    source: Annotated[str, typer.Argument(help="Path or http(s) URL of the OpenAPI document")],
+    catalog: Annotated[str, typer.Option("--catalog", help="Catalog name")],
+    prefix: Annotated[str | None, typer.Option(help="Prefix for the tool names")] = None,
+    overwrite: Annotated[bool, typer.Option(help="Replace an existing catalog")] = False,
+    base_url: Annotated[
+        str | None, typer.Option(help="API base URL instead of the document's servers")
+    ] = None,
+    include: Annotated[
+        list[str] | None,
+        typer.Option(help="Only this operation (operationId or 'GET /path'); repeatable"),
+    ] = None,
+    enabled: Annotated[bool, typer.Option(help="Register the tools at once")] = True,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON")] = False,
+) -> None:
+    """Import an OpenAPI 2.0/3.0/3.1 document as a tool catalog."""
+    from dynamic_tools.errors import DynamicToolsError
+
+    try:
+        result = asyncio.run(
+            _import(source, catalog, prefix, overwrite, base_url, include, enabled)
+        )
+    except DynamicToolsError as exc:
+        if as_json:
+            console.print_json(json.dumps(exc.to_dict()))
+        else:
+            console.print(f"[red]{exc.code}[/]: {exc.message}", highlight=False, soft_wrap=True)
+            for violation in getattr(exc, "violations", [])[:MAX_WARNINGS_SHOWN]:
+                console.print(
+                    f"  {violation.get('path')}: {violation.get('message')}",
+                    highlight=False,
+                    soft_wrap=True,
+                )
+        raise typer.Exit(code=1) from None
+    if as_json:
+        console.print_json(json.dumps(result))
+        return
+    _print_result(result)
+
+
+async def _import(
+    source: str,
+    catalog: str,
+    prefix: str | None,
+    overwrite: bool,
+    base_url: str | None,
+    include: list[str] | None,
+    enabled: bool,
+) -> dict[str, Any]:
+    import httpx
+
+    from dynamic_tools.http.document_fetch import DocumentFetcher
+    from dynamic_tools.http.target_guard import TargetGuard
+    from dynamic_tools.settings import Settings
+    from dynamic_tools.tools.catalogs import CatalogService
+    from dynamic_tools.tools.registry import ToolRegistry
+
+    settings = Settings()
+    registry = ToolRegistry(settings.tools_dir, variables=settings.template_variables())
+    registry.reload()
+    async with httpx.AsyncClient(follow_redirects=False, trust_env=False) as client:
+        fetcher = DocumentFetcher(
+            client=client, guard=TargetGuard(settings.allowed_target_hosts), local_roots=None
+        )
+        service = CatalogService(
+            catalogs_dir=settings.catalogs_dir, registry=registry, fetcher=fetcher
+        )
+        return await service.import_openapi(
+            source,
+            catalog,
+            prefix=prefix,
+            overwrite=overwrite,
+            enabled=enabled,
+            include=include or None,
+            base_url=base_url,
+        )
+
+
+def _print_result(result: dict[str, Any]) -> None:
+    console.print(
+        f"[green]imported[/] catalog [bold]{result['catalog_id']}[/]: "
+        f"{result['command_count']} tools, {result['provider_contract_count']} provider "
+        f"contracts, {len(result['warnings'])} warnings",
+        highlight=False,
+    )
+    console.print(f"  config:   {result['catalog_path']}", highlight=False, soft_wrap=True)
+    console.print(f"  manifest: {result['manifest_path']}", highlight=False, soft_wrap=True)
+    for warning in result["warnings"][:MAX_WARNINGS_SHOWN]:
+        console.print(
+            f"  [yellow]warning[/] {warning['path']}: {warning['message']}",
+            highlight=False,
+            soft_wrap=True,
+        )
+    hidden = len(result["warnings"]) - MAX_WARNINGS_SHOWN
+    if hidden > 0:
+        console.print(f"  … {hidden} more warnings (use --json)", highlight=False)
+    console.print("A running server loads it after POST /tools/_reload or a restart.")

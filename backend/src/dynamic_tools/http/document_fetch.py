@@ -1,0 +1,228 @@
+"""Fetching documents (OpenAPI descriptions, workflow files) by URL or local path.
+
+:class:`DocumentFetcher` reads a *source*:
+
+- ``http(s)://`` URLs only when the SSRF guard allows the host (``ALLOWED_TARGET_HOSTS``, or a
+  host whose every address is public); no redirects (a 3xx is refused with its location); the
+  body is capped at ``max_bytes`` (checked on ``Content-Length`` and while streaming); no
+  credentials in the URL.
+- Local paths and ``file://`` URLs only inside the allowed roots (the registry root for the
+  server; the CLI, run by the operator, may allow any path). Relative paths are taken from the
+  first root. Symbolic links are resolved before the check.
+
+Every refusal or fixable failure raises :class:`DocumentSourceError` naming the path or URL
+(violation path ``source``); a connection failure or timeout raises :class:`TransportError`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import unquote, urlsplit
+
+import httpx
+
+from dynamic_tools.errors import DocumentSourceError, TargetRefusedError, TransportError
+from dynamic_tools.http.target_guard import TargetGuard
+
+SourceType = Literal["url", "path"]
+DEFAULT_MAX_DOCUMENT_BYTES = 32 * 1024 * 1024
+USER_AGENT = "dynamic-tools/0.1 (document fetch)"
+
+
+@dataclass(frozen=True)
+class FetchedDocument:
+    """A document's bytes and where they came from.
+
+    Attributes:
+        content: the raw bytes.
+        source: the source as given.
+        source_type: ``url`` or ``path``.
+        location: the URL fetched, or the resolved file path.
+        document_url: the http(s) URL of the document (to resolve relative references in
+            it), or None for a local file.
+        media_type: the ``Content-Type`` of a fetched URL, without parameters.
+    """
+
+    content: bytes
+    source: str
+    source_type: SourceType
+    location: str
+    document_url: str | None = None
+    media_type: str | None = None
+
+
+def infer_source_type(source: str) -> SourceType:
+    """``url`` for ``http://`` and ``https://`` sources, else ``path`` (``file://`` included)."""
+    return "url" if source.strip().lower().startswith(("http://", "https://")) else "path"
+
+
+class DocumentFetcher:
+    """Reads documents from allowed URLs and allowed local directories."""
+
+    def __init__(
+        self,
+        *,
+        client: httpx.AsyncClient,
+        guard: TargetGuard,
+        local_roots: Sequence[Path] | None,
+        max_bytes: int = DEFAULT_MAX_DOCUMENT_BYTES,
+        timeout_s: float = 30.0,
+    ) -> None:
+        """``local_roots=None`` allows any local path (for the operator's CLI only)."""
+        self.client = client
+        self.guard = guard
+        self.local_roots = None if local_roots is None else [Path(r) for r in local_roots]
+        self.max_bytes = max_bytes
+        self.timeout_s = timeout_s
+
+    async def fetch(self, source: str, source_type: SourceType | None = None) -> FetchedDocument:
+        """The document at ``source`` (a URL or a path; the type is inferred when omitted)."""
+        source = source.strip()
+        if not source:
+            raise _refused("the source is empty", "required", source)
+        kind = source_type or infer_source_type(source)
+        if kind == "url":
+            return await self._fetch_url(source)
+        return await asyncio.to_thread(self._read_path, source)
+
+    # --- URLs ------------------------------------------------------------------------------
+    async def _fetch_url(self, source: str) -> FetchedDocument:
+        parts = urlsplit(source)
+        if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+            raise _refused(f"'{source}' is not an http(s) URL", "scheme", source)
+        if parts.username or parts.password:
+            raise _refused(
+                "a source URL must not carry credentials", "credentials", _no_auth(source)
+            )
+        try:
+            await self.guard.check(parts.scheme, parts.hostname, parts.port)
+        except TargetRefusedError as exc:
+            raise _refused(exc.message, "host_not_allowed", source, host=parts.hostname) from None
+        try:
+            async with self.client.stream(
+                "GET",
+                source,
+                headers={
+                    "User-Agent": USER_AGENT,
+                    "Accept": "application/json, application/yaml, */*",
+                },
+                follow_redirects=False,
+                timeout=self.timeout_s,
+            ) as response:
+                self._check_status(response, source)
+                content = await self._read_capped(response, source)
+                media_type = response.headers.get("content-type", "").split(";")[0].strip() or None
+        except httpx.TimeoutException:
+            raise TransportError(
+                f"fetching {_shown(source)} timed out",
+                context={"url": _shown(source)},
+                timed_out=True,
+            ) from None
+        except httpx.HTTPError as exc:
+            raise TransportError(
+                f"fetching {_shown(source)} failed ({type(exc).__name__})",
+                context={"url": _shown(source)},
+            ) from None
+        return FetchedDocument(content, source, "url", source, source, media_type)
+
+    def _check_status(self, response: httpx.Response, source: str) -> None:
+        status = response.status_code
+        if 300 <= status < 400:
+            location = response.headers.get("location", "")
+            raise _refused(
+                f"{_shown(source)} answered a redirect ({status}) to '{location}'; redirects are "
+                "not followed: use the final URL",
+                "redirect",
+                source,
+                status_code=status,
+            )
+        if status >= 400:
+            raise _refused(
+                f"{_shown(source)} answered HTTP {status}",
+                "http_status",
+                source,
+                status_code=status,
+            )
+
+    async def _read_capped(self, response: httpx.Response, source: str) -> bytes:
+        declared = response.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > self.max_bytes:
+            raise self._too_large(source, int(declared))
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in response.aiter_bytes():
+            size += len(chunk)
+            if size > self.max_bytes:
+                raise self._too_large(source, size)
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    def _too_large(self, source: str, size: int) -> DocumentSourceError:
+        return _refused(
+            f"{_shown(source)} is over the {self.max_bytes}-byte limit ({size} bytes or more)",
+            "max_size",
+            source,
+        )
+
+    # --- local files -----------------------------------------------------------------------
+    def _read_path(self, source: str) -> FetchedDocument:
+        raw = unquote(urlsplit(source).path) if source.lower().startswith("file://") else source
+        path = Path(raw).expanduser()
+        if not path.is_absolute():
+            path = (self.local_roots[0] if self.local_roots else Path.cwd()) / path
+        resolved = path.resolve()
+        if self.local_roots is not None and not any(
+            resolved.is_relative_to(root.resolve()) for root in self.local_roots
+        ):
+            roots = ", ".join(str(r) for r in self.local_roots) or "(none)"
+            raise _refused(
+                f"the path '{resolved}' is outside the registry root ({roots}); local documents "
+                "must be inside it",
+                "outside_root",
+                source,
+                path=str(resolved),
+            )
+        if not resolved.is_file():
+            raise _refused(f"no file at '{resolved}'", "not_found", source, path=str(resolved))
+        size = resolved.stat().st_size
+        if size > self.max_bytes:
+            raise _refused(
+                f"'{resolved}' is {size} bytes; the limit is {self.max_bytes}",
+                "max_size",
+                source,
+                path=str(resolved),
+            )
+        try:
+            content = resolved.read_bytes()
+        except OSError as exc:
+            raise _refused(
+                f"cannot read '{resolved}': {exc.strerror}",
+                "unreadable",
+                source,
+                path=str(resolved),
+            ) from None
+        return FetchedDocument(content, source, "path", str(resolved))
+
+
+def _shown(url: str) -> str:
+    """A URL for messages: without its query string (it may hold tokens)."""
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}{parts.path}"
+
+
+def _no_auth(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.hostname or ''}{parts.path}"
+
+
+def _refused(message: str, rule: str, source: str, **context: Any) -> DocumentSourceError:
+    shown = _shown(source) if infer_source_type(source) == "url" else source
+    return DocumentSourceError(
+        message,
+        violations=[{"path": "source", "rule": rule, "message": message}],
+        context={"source": shown, **context},
+    )

@@ -1,0 +1,444 @@
+"""OpenAPI catalogs (seed 003 §5.4): validate, preview, import, enable/disable, remove, list.
+
+Files, under the registry root's ``catalogs/`` directory:
+
+- ``<name>.yaml`` — the catalog config: ``name``, ``source``, ``source_type``, ``kind``,
+  ``openapi_version``, ``title``, ``prefix``, ``base_url`` (override or null), ``include``
+  (operation subset or null), ``enabled``, ``document_hash`` (``sha256:<hex>`` of the document
+  bytes), ``created_at``, ``updated_at``, ``manifest``, ``tool_count``.
+- ``<name>.tools.json`` — the generated tool manifest: a JSON list of tool configs in the
+  tool file format (JSON because a 1,200-tool catalog parses ten times faster than as YAML).
+
+The :class:`~dynamic_tools.tools.registry.ToolRegistry` loads the manifests of *enabled*
+catalogs after ``tools/`` (:func:`load_catalog_tools`); a disabled catalog keeps its files but
+its tools are not registered. Writes are atomic (manifest first, then the config, which is
+what makes a catalog exist); the registry is reloaded after every change.
+
+Errors: :class:`InvalidInputError` for a bad catalog name or ``include``;
+:class:`OpenAPIInvalidError` (with ``violations``) for a document that cannot be imported;
+:class:`DocumentSourceError` / :class:`TransportError` from the fetcher; :class:`ConflictError`
+for an existing catalog without ``overwrite`` or a tool name already registered elsewhere
+(both names and places given); :class:`NotFoundError` for an unknown catalog.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import hashlib
+import json
+import re
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import yaml
+
+from dynamic_tools.atomic_files import remove_atomic, write_atomic
+from dynamic_tools.errors import (
+    ConflictError,
+    InvalidInputError,
+    NotFoundError,
+    OpenAPIInvalidError,
+)
+from dynamic_tools.tools.openapi import (
+    ConversionOptions,
+    ConversionResult,
+    Issue,
+    convert_document,
+    find_provider_contracts,
+    parse_document,
+)
+from dynamic_tools.tools.openapi.catalog_files import (
+    CATALOG_NAME,
+    MANIFEST_SUFFIX,
+    load_catalog_tools,
+    load_manifest,
+    read_config,
+)
+from dynamic_tools.tools.openapi.preview import command_preview, group_prefixes
+
+if TYPE_CHECKING:
+    import httpx
+
+    from dynamic_tools.http.document_fetch import DocumentFetcher, FetchedDocument, SourceType
+    from dynamic_tools.http.target_guard import TargetGuard
+    from dynamic_tools.tools.registry import ToolRegistry
+
+
+class CatalogService:
+    """Catalog operations over one registry (the API, the MCP tools and the CLI share it).
+
+    Reads run the conversion in a worker thread; writes hold a lock so two imports of the
+    same catalog cannot interleave.
+    """
+
+    def __init__(
+        self, *, catalogs_dir: Path, registry: ToolRegistry, fetcher: DocumentFetcher
+    ) -> None:
+        self.catalogs_dir = catalogs_dir
+        self.registry = registry
+        self.fetcher = fetcher
+        self._lock = threading.Lock()
+
+    @classmethod
+    def create(
+        cls,
+        *,
+        registry_root: Path,
+        registry: ToolRegistry,
+        guard: TargetGuard,
+        http_client: httpx.AsyncClient,
+    ) -> CatalogService:
+        """The service of a server: catalogs in ``<registry_root>/catalogs``.
+
+        URLs go through ``guard`` (the outbound allow-list); local paths only inside
+        ``registry_root``.
+
+        Typical use: ``CatalogService.create(registry_root=settings.registry_root,
+        registry=services.registry, guard=services.guard, http_client=services.http_client)``.
+        """
+        from dynamic_tools.http.document_fetch import DocumentFetcher
+
+        fetcher = DocumentFetcher(client=http_client, guard=guard, local_roots=[registry_root])
+        return cls(catalogs_dir=registry_root / "catalogs", registry=registry, fetcher=fetcher)
+
+    # --- read-only -------------------------------------------------------------------------
+    async def validate_openapi(
+        self, source: str, *, source_type: SourceType | None = None, base_url: str | None = None
+    ) -> dict[str, Any]:
+        """Load and check a document; nothing is written.
+
+        Returns ``{valid, document_kind, openapi_version, title, operation_count,
+        tool_count, warnings[], violations[]}``; a document that does not parse is
+        ``valid: false`` with the parse error as a violation.
+        """
+        fetched = await self.fetcher.fetch(source, source_type)
+        try:
+            result = await asyncio.to_thread(
+                _convert, fetched, ConversionOptions(base_url=base_url)
+            )
+        except OpenAPIInvalidError as exc:
+            return {
+                "valid": False,
+                "document_kind": "unknown",
+                "openapi_version": None,
+                "title": None,
+                "operation_count": 0,
+                "tool_count": 0,
+                "warnings": [],
+                "violations": exc.violations,
+            }
+        return {
+            "valid": result.valid and bool(result.tools),
+            "document_kind": result.kind,
+            "openapi_version": result.version,
+            "title": result.title,
+            "operation_count": result.operation_count,
+            "tool_count": len(result.tools),
+            "warnings": [w.to_dict() for w in result.warnings],
+            "violations": [v.to_dict() for v in _all_violations(result)],
+        }
+
+    async def preview_import(
+        self,
+        source: str,
+        name: str,
+        *,
+        prefix: str | None = None,
+        include: Sequence[str] | None = None,
+        base_url: str | None = None,
+        max_preview_tokens: int | None = None,
+        source_type: SourceType | None = None,
+    ) -> dict[str, Any]:
+        """A dry run of :meth:`import_openapi`: what would be registered; nothing is written.
+
+        Returns ``{catalog: {name, title, kind, openapi_version, base_url, prefix},
+        valid, projected_command_count, projected_group_prefixes: [{group, count}],
+        provider_contract_count, provider_contracts: [{provider, output_field, items_at,
+        feeds: ["tool.param"]}], conflicts: [{tool, existing}], warnings[], violations[]}``,
+        plus ``command_preview`` (a list of ``{name, method, path, summary, parameters}``
+        cut at about ``max_preview_tokens`` tokens) and ``command_preview_truncated`` when a
+        token budget is given.
+        """
+        _check_name(name)
+        result = (await self._analyse(source, name, prefix, include, base_url, source_type)).result
+        contracts = find_provider_contracts(result.tools)
+        preview: dict[str, Any] = {
+            "catalog": {
+                "name": name,
+                "title": result.title,
+                "kind": result.kind,
+                "openapi_version": result.version,
+                "base_url": result.base_url,
+                "prefix": prefix,
+            },
+            "valid": result.valid and bool(result.tools),
+            "projected_command_count": len(result.tools),
+            "projected_group_prefixes": group_prefixes(result.tools, prefix),
+            "provider_contract_count": len(contracts),
+            "provider_contracts": [c.to_dict() for c in contracts],
+            "conflicts": self._conflicts(name, [t.name for t in result.tools]),
+            "warnings": [w.to_dict() for w in result.warnings],
+            "violations": [v.to_dict() for v in _all_violations(result)],
+        }
+        if max_preview_tokens is not None:
+            entries, truncated = command_preview(result.tools, max_preview_tokens)
+            preview["command_preview"] = entries
+            preview["command_preview_truncated"] = truncated
+        return preview
+
+    def list(self) -> list[dict[str, Any]]:
+        """Every catalog's config, by name, with ``registered_tools`` (0 when disabled)."""
+        catalogs = []
+        for path in sorted(self.catalogs_dir.glob("*.yaml")) if self.catalogs_dir.is_dir() else []:
+            config = read_config(path)
+            if config is not None:
+                catalogs.append(self._with_counts(config))
+        return catalogs
+
+    def get(self, name: str) -> dict[str, Any]:
+        """One catalog's config; :class:`NotFoundError` when there is none."""
+        config = read_config(self._config_path(name))
+        if config is None:
+            raise NotFoundError(f"catalog '{name}' does not exist", context={"catalog": name})
+        return self._with_counts(config)
+
+    # --- writes ----------------------------------------------------------------------------
+    async def import_openapi(
+        self,
+        source: str,
+        name: str,
+        *,
+        prefix: str | None = None,
+        overwrite: bool = False,
+        enabled: bool = True,
+        include: Sequence[str] | None = None,
+        base_url: str | None = None,
+        source_type: SourceType | None = None,
+    ) -> dict[str, Any]:
+        """Validate, then write the catalog and its manifest, then reload the registry.
+
+        Returns ``{catalog_id, catalog_path, manifest_path, enabled, command_count,
+        provider_contract_count, warnings[]}``. Nothing is written when the document has
+        violations (:class:`OpenAPIInvalidError`), when the catalog exists and ``overwrite``
+        is false, or when a tool name is already registered by another file or catalog
+        (:class:`ConflictError`).
+        """
+        _check_name(name)
+        if not overwrite and self._config_path(name).exists():
+            raise _exists(name)
+        analysis = await self._analyse(source, name, prefix, include, base_url, source_type)
+        result, fetched = analysis.result, analysis.fetched
+        violations = _all_violations(result)
+        if violations:
+            raise OpenAPIInvalidError(
+                f"the document cannot be imported as catalog '{name}'",
+                violations=[v.to_dict() for v in violations],
+                context={"catalog": name},
+            )
+        config = {
+            "name": name,
+            "source": fetched.source if fetched.source_type == "url" else fetched.location,
+            "source_type": fetched.source_type,
+            "kind": result.kind,
+            "openapi_version": result.version,
+            "title": result.title,
+            "prefix": prefix,
+            "base_url": base_url,
+            "include": list(include) if include is not None else None,
+            "enabled": enabled,
+            "document_hash": "sha256:" + hashlib.sha256(fetched.content).hexdigest(),
+            "manifest": f"{name}{MANIFEST_SUFFIX}",
+            "tool_count": len(result.tools),
+        }
+        from dynamic_tools.tools.registry import dump_tool
+
+        manifest = json.dumps([dump_tool(t) for t in result.tools], separators=(",", ":"))
+        await asyncio.to_thread(self._write, name, config, manifest, overwrite)
+        return {
+            "catalog_id": name,
+            "catalog_path": str(self._config_path(name)),
+            "manifest_path": str(self._manifest_path(name)),
+            "enabled": enabled,
+            "command_count": len(result.tools),
+            "provider_contract_count": len(find_provider_contracts(result.tools)),
+            "warnings": [w.to_dict() for w in result.warnings],
+        }
+
+    async def set_enabled(self, name: str, enabled: bool) -> dict[str, Any]:
+        """Turn a catalog's tools on or off (its files stay).
+
+        Returns ``{catalog_id, enabled, command_count_after_toggle}`` (the registry's size).
+        Enabling fails with :class:`ConflictError` when one of its names was registered since.
+        """
+        return await asyncio.to_thread(self._set_enabled, name, enabled)
+
+    async def remove(self, name: str, *, remove_manifest: bool = True) -> dict[str, Any]:
+        """Delete a catalog's config (and its manifest unless ``remove_manifest`` is false).
+
+        Returns ``{removed_catalog_id, manifest_removed, remaining_catalog_count}``.
+        """
+        return await asyncio.to_thread(self._remove, name, remove_manifest)
+
+    # --- internals -------------------------------------------------------------------------
+    async def _analyse(
+        self,
+        source: str,
+        name: str,
+        prefix: str | None,
+        include: Sequence[str] | None,
+        base_url: str | None,
+        source_type: SourceType | None,
+    ) -> _Analysis:
+        if prefix is not None and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]{0,31}", prefix):
+            raise _bad_field("prefix", "1-32 characters of [A-Za-z0-9_-], starting alphanumeric")
+        fetched = await self.fetcher.fetch(source, source_type)
+        options = ConversionOptions(
+            catalog=name,
+            prefix=prefix,
+            base_url=base_url,
+            document_url=fetched.document_url,
+            include=include,
+        )
+        return _Analysis(await asyncio.to_thread(_convert, fetched, options), fetched)
+
+    def _write(self, name: str, config: dict[str, Any], manifest: str, overwrite: bool) -> None:
+        with self._lock:
+            previous = read_config(self._config_path(name))
+            if previous is not None and not overwrite:
+                raise _exists(name)
+            if config["enabled"]:
+                clashes = self._conflicts(name, [t["name"] for t in json.loads(manifest)])
+                if clashes:
+                    raise _clash(name, clashes)
+            now = datetime.now(UTC).isoformat(timespec="seconds")
+            config["created_at"] = (previous or {}).get("created_at", now)
+            config["updated_at"] = now
+            write_atomic(self._manifest_path(name), manifest + "\n")
+            write_atomic(self._config_path(name), yaml.safe_dump(config, sort_keys=False))
+            self.registry.reload()
+
+    def _set_enabled(self, name: str, enabled: bool) -> dict[str, Any]:
+        with self._lock:
+            config = read_config(self._config_path(name))
+            if config is None:
+                raise NotFoundError(f"catalog '{name}' does not exist", context={"catalog": name})
+            if enabled and not config.get("enabled", True):
+                manifest = load_manifest(self._manifest_path(name), self.catalogs_dir.parent)
+                clashes = self._conflicts(name, [t.config.name for t in manifest.tools])
+                if clashes:
+                    raise _clash(name, clashes)
+            config["enabled"] = enabled
+            config["updated_at"] = datetime.now(UTC).isoformat(timespec="seconds")
+            write_atomic(self._config_path(name), yaml.safe_dump(config, sort_keys=False))
+            self.registry.reload()
+            return {
+                "catalog_id": name,
+                "enabled": enabled,
+                "command_count_after_toggle": len(self.registry.names()),
+            }
+
+    def _remove(self, name: str, remove_manifest: bool) -> dict[str, Any]:
+        with self._lock:
+            path = self._config_path(name)
+            if read_config(path) is None:
+                raise NotFoundError(f"catalog '{name}' does not exist", context={"catalog": name})
+            remove_atomic(path)
+            manifest = self._manifest_path(name)
+            removed = remove_manifest and manifest.exists()
+            if removed:
+                remove_atomic(manifest)
+            self.registry.reload()
+            return {
+                "removed_catalog_id": name,
+                "manifest_removed": removed,
+                "remaining_catalog_count": len(list(self.catalogs_dir.glob("*.yaml"))),
+            }
+
+    def _conflicts(self, name: str, tools: Sequence[str]) -> builtins.list[dict[str, str]]:
+        own = self._manifest_path(name).resolve()
+        clashes = []
+        for tool in tools:
+            origin = self.registry.origin(tool)
+            if origin is not None and origin.resolve() != own:
+                clashes.append(
+                    {"tool": tool, "existing": _describe_origin(origin, self.catalogs_dir)}
+                )
+        return clashes
+
+    def _with_counts(self, config: dict[str, Any]) -> dict[str, Any]:
+        own = self._manifest_path(str(config.get("name"))).resolve()
+        registered = 0
+        for tool in self.registry.names():
+            origin = self.registry.origin(tool)
+            registered += origin is not None and origin.resolve() == own
+        return {**config, "registered_tools": registered}
+
+    def _config_path(self, name: str) -> Path:
+        return self.catalogs_dir / f"{name}.yaml"
+
+    def _manifest_path(self, name: str) -> Path:
+        return self.catalogs_dir / f"{name}{MANIFEST_SUFFIX}"
+
+
+@dataclass(frozen=True)
+class _Analysis:
+    result: ConversionResult
+    fetched: FetchedDocument
+
+
+def _convert(fetched: FetchedDocument, options: ConversionOptions) -> ConversionResult:
+    try:
+        document = parse_document(fetched.content)
+    except InvalidInputError as exc:
+        raise OpenAPIInvalidError(exc.message, violations=exc.violations) from None
+    return convert_document(document, options)
+
+
+def _all_violations(result: ConversionResult) -> list[Issue]:
+    if result.valid and not result.tools and result.operation_count:
+        return [Issue("#/paths", "no_tools", "no operation could be converted; see warnings")]
+    return list(result.violations)
+
+
+def _describe_origin(origin: Path, catalogs_dir: Path) -> str:
+    if origin.parent.resolve() == catalogs_dir.resolve() and origin.name.endswith(MANIFEST_SUFFIX):
+        return f"catalog '{origin.name.removesuffix(MANIFEST_SUFFIX)}'"
+    return f"tools/{origin.name}"
+
+
+def _check_name(name: str) -> None:
+    if not CATALOG_NAME.match(name):
+        raise _bad_field("name", "1-64 characters of [A-Za-z0-9_-], starting alphanumeric")
+
+
+def _bad_field(field: str, expected: str) -> InvalidInputError:
+    return InvalidInputError(
+        f"'{field}' is invalid: {expected}",
+        violations=[{"path": field, "rule": "pattern", "message": expected}],
+    )
+
+
+def _exists(name: str) -> ConflictError:
+    return ConflictError(
+        f"catalog '{name}' already exists; pass overwrite to replace it",
+        context={"catalog": name},
+    )
+
+
+def _clash(name: str, clashes: list[dict[str, str]]) -> ConflictError:
+    first = clashes[0]
+    return ConflictError(
+        f"catalog '{name}' would register tool '{first['tool']}', already defined by "
+        f"{first['existing']}"
+        + (f" (and {len(clashes) - 1} more)" if len(clashes) > 1 else "")
+        + "; use a prefix or remove the other definition",
+        context={"catalog": name, "conflicts": clashes},
+    )
+
+
+__all__ = ["CATALOG_NAME", "CatalogService", "load_catalog_tools"]
