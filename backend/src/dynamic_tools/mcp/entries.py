@@ -8,7 +8,7 @@ from typing import Any
 
 import mcp_types as types
 
-from dynamic_tools.engine.models import Workflow
+from dynamic_tools.engine.models import Workflow, WorkflowDocument
 from dynamic_tools.mcp.session_config import SessionConfig
 from dynamic_tools.mcp.workflow_tools import CallChannel
 from dynamic_tools.tools.models import ToolConfig, ToolHints
@@ -48,6 +48,9 @@ class SessionView:
     hints: dict[str, ToolHints]
     workflows: dict[str, Workflow]
     domains: dict[str, str]  # workflow id → domain
+    guides: dict[str, Workflow] = field(default_factory=dict)  # X-Workflow-Resources only
+    document: WorkflowDocument | None = None  # X-Workflow-URL's document, when given
+    document_version: str | None = None
     entries: dict[str, ToolEntry] = field(default_factory=dict)
     tools: list[types.Tool] = field(default_factory=list)
 

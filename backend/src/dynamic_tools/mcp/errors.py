@@ -125,6 +125,6 @@ def unknown_tool(name: str) -> MCPError:
     )
 
 
-def invalid_params(message: str, **data: Any) -> MCPError:
-    """A JSON-RPC invalid-params error (for protocol-level mistakes)."""
-    return MCPError(INVALID_PARAMS, message, redactor.scrub_any(data) or None)
+def invalid_params(exc: DynamicToolsError) -> MCPError:
+    """A JSON-RPC invalid-params error carrying the §10 payload (e.g. bad session headers)."""
+    return MCPError(INVALID_PARAMS, str(redactor.scrub(exc.message)), error_payload(exc))

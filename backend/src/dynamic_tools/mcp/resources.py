@@ -53,7 +53,7 @@ class ResourceSet:
                     mime_type="text/markdown",
                 )
             )
-        for workflow_id, workflow in view.workflows.items():
+        for workflow_id, workflow in {**view.guides, **view.workflows}.items():
             items.append(
                 types.Resource(
                     uri=f"{SCHEME}{view.domains[workflow_id]}/{workflow_id}",
@@ -67,7 +67,7 @@ class ResourceSet:
     def templates(self, view: SessionView) -> list[types.ResourceTemplate]:
         """The URI templates of the workflow resources (and registered extras)."""
         items = list(self.templates_extra)
-        if view.workflows:
+        if view.workflows or view.guides:
             items += [
                 types.ResourceTemplate(
                     uri_template=SCHEME + "{domain}/overview",
@@ -96,7 +96,8 @@ class ResourceSet:
                 return _contents(uri, *found)
         if uri.startswith(SCHEME):
             domain, _, name = uri[len(SCHEME) :].partition("/")
-            in_domain = {w: wf for w, wf in view.workflows.items() if view.domains[w] == domain}
+            every = {**view.guides, **view.workflows}
+            in_domain = {w: wf for w, wf in every.items() if view.domains[w] == domain}
             if in_domain and name == "overview":
                 tools = [t for t in view.api_tools.values()]
                 return _contents(

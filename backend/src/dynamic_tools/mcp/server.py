@@ -19,7 +19,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.routing import Route
 
 from dynamic_tools import __version__
-from dynamic_tools.errors import DynamicToolsError, InvalidInputError
+from dynamic_tools.errors import DynamicToolsError
 from dynamic_tools.mcp.entries import Result, SessionView, ToolCall
 from dynamic_tools.mcp.errors import (
     error_payload,
@@ -75,13 +75,9 @@ class McpEndpoint:
         request = getattr(ctx, "request", None)
         headers = getattr(request, "headers", None)
         try:
-            config = parse_session_headers(headers)
-        except InvalidInputError as exc:
-            raise invalid_params(exc.message, violations=exc.violations) from None
-        try:
-            return await self.surface.view(config)
+            return await self.surface.view(parse_session_headers(headers))
         except DynamicToolsError as exc:
-            raise invalid_params(exc.message, **error_payload(exc)) from None
+            raise invalid_params(exc) from None
 
     # --- tools -----------------------------------------------------------------------------
     async def _list_tools(

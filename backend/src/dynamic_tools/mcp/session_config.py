@@ -54,6 +54,11 @@ class SessionConfig:
     fingerprint: str = ""
 
     @property
+    def brings_documents(self) -> bool:
+        """Whether the session names documents by URL (fetched again after a while)."""
+        return any((self.target_url, self.workflow_url, self.workflow_resources_url))
+
+    @property
     def uses_registry(self) -> bool:
         """Whether the server-side registry supplies the API tools (no X-Target-URL)."""
         return self.target_url is None

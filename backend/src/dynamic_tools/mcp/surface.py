@@ -12,6 +12,7 @@ Layers (seed 000): 1 — one tool per API operation plus ``{prefix}_query`` and
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -22,7 +23,10 @@ from dynamic_tools.engine.models import Workflow
 from dynamic_tools.mcp.api_tools import ApiCaller, api_tool, execute_tool, query_tool
 from dynamic_tools.mcp.core_calls import run_execute, run_query
 from dynamic_tools.mcp.entries import Handler, Result, SessionView, ToolCall, ToolEntry
+from dynamic_tools.errors import InvalidInputError
+from dynamic_tools.http.document_fetch import DocumentFetcher
 from dynamic_tools.mcp.recipes import RecipeLayer
+from dynamic_tools.mcp.session_sources import SessionSources
 from dynamic_tools.mcp.session_config import SessionConfig
 from dynamic_tools.mcp.workflow_text import tool_description
 from dynamic_tools.mcp.workflow_tools import (
@@ -31,7 +35,10 @@ from dynamic_tools.mcp.workflow_tools import (
     workflow_annotations,
     workflow_input_schema,
 )
+from dynamic_tools.engine.params import check_values
+from dynamic_tools.mcp.errors import error_result
 from dynamic_tools.persistence.recipe_store import RecipeStore
+from dynamic_tools.runtime.workflow_repository import PreparedRun
 from dynamic_tools.tools.hints import describe_tool, merge_hints, parse_tool_hints
 from dynamic_tools.tools.models import ToolConfig
 
@@ -39,6 +46,7 @@ if TYPE_CHECKING:
     from dynamic_tools.bootstrap import Services
 
 MAX_VIEWS = 64
+REFETCH_S = 60.0
 
 
 class McpSurface:
@@ -46,7 +54,7 @@ class McpSurface:
 
     def __init__(self) -> None:
         self._services: Services | None = None
-        self._views: OrderedDict[tuple[Any, ...], SessionView] = OrderedDict()
+        self._views: OrderedDict[tuple[Any, ...], tuple[float, SessionView]] = OrderedDict()
         self._lock = asyncio.Lock()
         self.extensions: list[Callable[[SessionView, Services], None]] = []
         self.recipes: RecipeLayer | None = None
@@ -54,6 +62,12 @@ class McpSurface:
     def attach(self, services: Services) -> None:
         """Serve ``services`` (called from the app's lifespan once they started)."""
         self._services = services
+        fetcher = DocumentFetcher(
+            client=services.http_client,
+            guard=services.guard,
+            local_roots=[services.settings.registry_root],
+        )
+        self.sources = SessionSources(fetcher, refetch_s=REFETCH_S)
         self._caller = ApiCaller(services.sender, _secret_lookup(services))
         self.recipes = RecipeLayer(RecipeStore(services.database), self._caller)
         self._views.clear()
@@ -71,46 +85,60 @@ class McpSurface:
         return tuple((w["id"], w["version"], w["valid"]) for w in self.services.workflows.list())
 
     async def view(self, config: SessionConfig) -> SessionView:
-        """The view of ``config``, built once per registry/workflow generation."""
+        """The view of ``config``, built once per registry/workflow/recipe generation.
+
+        Views of sessions that bring documents by URL are rebuilt after ``refetch_s``, so a
+        changed document is noticed.
+        """
         services = self.services
         recipes = self.recipes.generation if self.recipes else 0
         key = (config.fingerprint, services.registry.generation, self._workflow_key(), recipes)
-        view = self._views.get(key)
-        if view is not None:
+        now = time.monotonic()
+        cached = self._views.get(key)
+        if cached is not None and (not config.brings_documents or now - cached[0] < REFETCH_S):
             self._views.move_to_end(key)
-            return view
+            return cached[1]
         async with self._lock:
-            view = self._views.get(key)
-            if view is None:
-                view = await self._build(config)
-                self._views[key] = view
+            cached = self._views.get(key)
+            if cached is None or (config.brings_documents and now - cached[0] >= REFETCH_S):
+                cached = (time.monotonic(), await self._build(config))
+                self._views[key] = cached
                 while len(self._views) > MAX_VIEWS:
                     self._views.popitem(last=False)
-        return view
+        return cached[1]
 
     async def _build(self, config: SessionConfig) -> SessionView:
         services = self.services
         settings = services.settings
-        api_tools = {t.name: t for t in services.registry.all()}
         prefix = config.api_name or settings.mcp_api_name
-        label = f"{prefix} API"
-        workflows: dict[str, Workflow] = {}
-        domains: dict[str, str] = {}
-        if settings.enable_workflows:
-            for summary in services.workflows.list():
-                if summary["valid"]:
-                    workflows[summary["id"]] = services.workflows.workflow(summary["id"])
-                    domains[summary["id"]] = summary["domain"]
+        if config.target_url is None:
+            api_tools = {t.name: t for t in services.registry.all()}
+            label = f"{prefix} API"
+        else:
+            api = await self.sources.api(config.target_url)
+            api_tools = api.tools
+            label = f"{api.title or prefix} API"
         overrides = parse_tool_hints(config.tool_hints_raw)
+        unknown = sorted(set(overrides) - set(api_tools))
+        if unknown:
+            raise InvalidInputError(
+                "X-Tool-Hints names tools this session does not have: " + ", ".join(unknown),
+                violations=[
+                    {"path": f"header:x-tool-hints.{n}", "rule": "tool", "message": "unknown tool"}
+                    for n in unknown
+                ],
+            )
         view = SessionView(
             config=config,
             prefix=prefix,
             label=label,
             api_tools=api_tools,
             hints={n: merge_hints(t, overrides.get(n)) for n, t in api_tools.items()},
-            workflows=workflows,
-            domains=domains,
+            workflows={},
+            domains={},
         )
+        if settings.enable_workflows:
+            await self._load_workflows(view)
         self._add_api_layer(view)
         if self.recipes is not None:
             await self.recipes.extend(view)
@@ -120,6 +148,31 @@ class McpSurface:
             extend(view, services)
         view.tools = [e.tool for e in view.entries.values()]
         return view
+
+    async def _load_workflows(self, view: SessionView) -> None:
+        """The server's workflows, or the document of X-Workflow-URL; guides of X-Workflow-Resources."""
+        services, config = self.services, view.config
+        if config.workflow_url is None:
+            for summary in services.workflows.list():
+                if summary["valid"]:
+                    view.workflows[summary["id"]] = services.workflows.workflow(summary["id"])
+                    view.domains[summary["id"]] = summary["domain"]
+        else:
+            found = await self.sources.workflows(
+                config.workflow_url, "x-workflow-url", known_tools=services.registry.names()
+            )
+            view.document = found.document
+            view.document_version = found.content_hash[:16]
+            for workflow_id in found.valid:
+                view.workflows[workflow_id] = found.document.workflows[workflow_id]
+                view.domains[workflow_id] = found.document.domain
+        if config.workflow_resources_url is not None:
+            guides = await self.sources.workflows(
+                config.workflow_resources_url, "x-workflow-resources", known_tools=None
+            )
+            for workflow_id in guides.valid:
+                view.guides[workflow_id] = guides.document.workflows[workflow_id]
+                view.domains.setdefault(workflow_id, guides.document.domain)
 
     # --- layer 1 ---------------------------------------------------------------------------
     def _add_api_layer(self, view: SessionView) -> None:
@@ -161,7 +214,12 @@ class McpSurface:
                 output_schema=RUN_RESULT_SCHEMA,
                 annotations=workflow_annotations(workflow, read_only),
             )
-            view.add(ToolEntry(tool, "workflow", _workflow_handler(calls, workflow_id)))
+            handler = (
+                _workflow_handler(calls, workflow_id)
+                if view.document is None
+                else _document_handler(calls, view, workflow_id)
+            )
+            view.add(ToolEntry(tool, "workflow", handler))
         if view.workflows:
             view.add(ToolEntry(RESUME_TOOL, "workflow", _resume_handler(calls)))
 
@@ -225,6 +283,25 @@ def _execute_handler(caller: ApiCaller) -> Handler:
 def _workflow_handler(calls: WorkflowCalls, workflow_id: str) -> Handler:
     async def handle(call: ToolCall) -> Result:
         return await calls.start(workflow_id, call.arguments, call.channel)
+
+    return handle
+
+
+def _document_handler(calls: WorkflowCalls, view: SessionView, workflow_id: str) -> Handler:
+    """A workflow of the session's own document (X-Workflow-URL)."""
+    document = view.document
+    assert document is not None
+
+    async def handle(call: ToolCall) -> Result:
+        workflow = document.workflows[workflow_id]
+        try:
+            params = check_values(workflow.params, call.arguments)
+        except InvalidInputError as exc:
+            return error_result(exc)
+        prepared = PreparedRun(
+            workflow_id, document, params, view.document_version or "", list(workflow.graph)
+        )
+        return await calls.start_prepared(prepared, call.channel)
 
     return handle
 

@@ -31,6 +31,7 @@ from dynamic_tools.mcp.errors import error_result, payload_result
 from dynamic_tools.persistence.run_store import RunStore
 from dynamic_tools.persistence.run_view import RunRecord
 from dynamic_tools.runtime.runs import RunService
+from dynamic_tools.runtime.workflow_repository import PreparedRun
 from dynamic_tools.runtime.workflow_plan import preview_inputs
 
 FINISHED_NODE_EVENTS = {
@@ -139,6 +140,18 @@ class WorkflowCalls:
             return await self._continue_from_state(channel, workflow_id)
         try:
             run = await self.runs.start(workflow_id, params)
+        except DynamicToolsError as exc:
+            return error_result(exc)
+        return await self.follow(run.run_id, channel, after=0)
+
+    async def start_prepared(
+        self, prepared: PreparedRun, channel: CallChannel
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        """Start a checked run of a session's own document (or continue it on a retry)."""
+        if channel.modern and channel.request_state:
+            return await self._continue_from_state(channel, prepared.workflow_id)
+        try:
+            run = await self.runs.start_prepared(prepared)
         except DynamicToolsError as exc:
             return error_result(exc)
         return await self.follow(run.run_id, channel, after=0)
