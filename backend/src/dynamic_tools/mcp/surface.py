@@ -19,15 +19,16 @@ from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
 
-from dynamic_tools.engine.models import Workflow
+from dynamic_tools.engine.params import check_values
+from dynamic_tools.errors import InvalidInputError
+from dynamic_tools.http.document_fetch import DocumentFetcher
 from dynamic_tools.mcp.api_tools import ApiCaller, api_tool, execute_tool, query_tool
 from dynamic_tools.mcp.core_calls import run_execute, run_query
 from dynamic_tools.mcp.entries import Handler, Result, SessionView, ToolCall, ToolEntry
-from dynamic_tools.errors import InvalidInputError
-from dynamic_tools.http.document_fetch import DocumentFetcher
+from dynamic_tools.mcp.errors import error_result
 from dynamic_tools.mcp.recipes import RecipeLayer
-from dynamic_tools.mcp.session_sources import SessionSources
 from dynamic_tools.mcp.session_config import SessionConfig
+from dynamic_tools.mcp.session_sources import SessionSources
 from dynamic_tools.mcp.workflow_text import tool_description
 from dynamic_tools.mcp.workflow_tools import (
     RUN_RESULT_SCHEMA,
@@ -35,8 +36,6 @@ from dynamic_tools.mcp.workflow_tools import (
     workflow_annotations,
     workflow_input_schema,
 )
-from dynamic_tools.engine.params import check_values
-from dynamic_tools.mcp.errors import error_result
 from dynamic_tools.persistence.recipe_store import RecipeStore
 from dynamic_tools.runtime.workflow_repository import PreparedRun
 from dynamic_tools.tools.hints import describe_tool, merge_hints, parse_tool_hints
@@ -150,7 +149,7 @@ class McpSurface:
         return view
 
     async def _load_workflows(self, view: SessionView) -> None:
-        """The server's workflows, or the document of X-Workflow-URL; guides of X-Workflow-Resources."""
+        """Server workflows or X-Workflow-URL's; guides of X-Workflow-Resources."""
         services, config = self.services, view.config
         if config.workflow_url is None:
             for summary in services.workflows.list():

@@ -31,8 +31,8 @@ from dynamic_tools.mcp.errors import error_result, payload_result
 from dynamic_tools.persistence.run_store import RunStore
 from dynamic_tools.persistence.run_view import RunRecord
 from dynamic_tools.runtime.runs import RunService
-from dynamic_tools.runtime.workflow_repository import PreparedRun
 from dynamic_tools.runtime.workflow_plan import preview_inputs
+from dynamic_tools.runtime.workflow_repository import PreparedRun
 
 FINISHED_NODE_EVENTS = {
     "node_succeeded": "succeeded",
