@@ -139,7 +139,9 @@ def summarize_workflow(workflow_id: str, workflow: Workflow) -> WorkflowSummary:
         for step in inner:
             if isinstance(step, CallNode):
                 calls.append(step.call)
-                has_compensation = has_compensation or step.compensate_with is not None
+                if step.compensate_with is not None:
+                    has_compensation = True
+                    calls.append(step.compensate_with.call)
     return WorkflowSummary(
         id=workflow_id,
         description=workflow.description,
