@@ -26,6 +26,7 @@ from dynamic_tools.mcp.api_tools import ApiCaller, api_tool, execute_tool, query
 from dynamic_tools.mcp.core_calls import run_execute, run_query
 from dynamic_tools.mcp.entries import Handler, Result, SessionView, ToolCall, ToolEntry
 from dynamic_tools.mcp.errors import error_result
+from dynamic_tools.mcp.planner_tool import plan_result, plan_tool
 from dynamic_tools.mcp.recipes import RecipeLayer
 from dynamic_tools.mcp.session_config import SessionConfig
 from dynamic_tools.mcp.session_sources import SessionSources
@@ -40,6 +41,7 @@ from dynamic_tools.persistence.recipe_store import RecipeStore
 from dynamic_tools.runtime.workflow_repository import PreparedRun
 from dynamic_tools.tools.hints import describe_tool, merge_hints, parse_tool_hints
 from dynamic_tools.tools.models import ToolConfig
+from dynamic_tools.tools.planning import summarize_workflow
 
 if TYPE_CHECKING:
     from dynamic_tools.bootstrap import Services
@@ -188,6 +190,7 @@ class McpSurface:
         names = list(view.api_tools)
         if names:
             view.add(ToolEntry(query_tool(view.prefix, view.label, names), "core", self._query))
+            view.add(ToolEntry(plan_tool(view.prefix, view.label), "planner", _plan_handler(view)))
             view.add(
                 ToolEntry(
                     execute_tool(view.prefix, view.label, names), "core", _execute_handler(caller)
@@ -301,6 +304,16 @@ def _document_handler(calls: WorkflowCalls, view: SessionView, workflow_id: str)
             workflow_id, document, params, view.document_version or "", list(workflow.graph)
         )
         return await calls.start_prepared(prepared, call.channel)
+
+    return handle
+
+
+def _plan_handler(view: SessionView) -> Handler:
+    summaries = [summarize_workflow(w, wf) for w, wf in view.workflows.items()]
+    tools = list(view.api_tools.values())
+
+    async def handle(call: ToolCall) -> Result:
+        return plan_result(str(call.arguments.get("goal", "")), tools, summaries, view.hints)
 
     return handle
 

@@ -44,7 +44,8 @@ async def test_lists_the_four_layers_with_schemas_and_annotations(server: str, m
     assert search.annotations is not None and search.annotations.read_only_hint is True
     booking = by_name["create_booking"]
     assert booking.annotations is not None and booking.annotations.read_only_hint is False
-    assert "Category: booking" in (booking.description or "")  # the hint block (seed 000)
+    assert "├─ Category: action" in (booking.description or "")  # the hint block (seed 000)
+    assert "Requires: check_availability" in (booking.description or "")
 
     flight = by_name["w_book_flight"]
     assert flight.input_schema["required"] == ["origin", "destination", "date", "passenger"]
@@ -333,3 +334,31 @@ async def test_the_api_token_guards_mcp(start_server: Callable[..., str]) -> Non
     assert refused.status_code == 401
     async with mcp_client(url, headers={"Authorization": "Bearer tok-3f9a1c"}) as client:
         assert "search_flights" in names(await client.list_tools())
+
+
+async def test_plan_suggests_a_workflow_or_infers_an_order(
+    start_server: Callable[..., str],
+) -> None:
+    url = start_server()
+    async with mcp_client(url) as client:
+        suggested = await client.call_tool(
+            "api_plan", {"goal": "book a flight from AMS to BCN and wait for approval"}
+        )
+        blank = await client.call_tool("api_plan", {"goal": "   "})
+    assert not suggested.is_error, suggested.content
+    plan = suggested.structured_content
+    assert plan["kind"] == "workflow"
+    assert plan["workflow"]["tool"].startswith("w_book")
+    assert "origin" in plan["workflow"]["params"]
+    assert blank.is_error and blank.structured_content["violations"][0]["path"] == "goal"
+
+    no_workflows = start_server(enable_workflows=False)
+    async with mcp_client(no_workflows) as client:
+        inferred = await client.call_tool("api_plan", {"goal": "book a flight and pay for it"})
+    order = inferred.structured_content
+    assert order["kind"] == "tool_order", order
+    steps = [s["tool"] for s in order["steps"]]
+    assert steps.index("search_flights") < steps.index("check_availability")
+    assert steps.index("check_availability") < steps.index("create_booking")
+    assert steps.index("create_booking") < steps.index("process_payment")
+    assert any(u["kind"] == "branch" for u in order["undecided"])
