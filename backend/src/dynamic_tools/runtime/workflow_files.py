@@ -4,9 +4,12 @@
   the version it replaces, or asks to overwrite (:func:`check_version`).
 - Rename and remove edit the text (:func:`rewrite_document`): YAML line by line (the workflow's
   key, the ``workflow:`` values of sub-workflow calls, or the removed workflow's lines with its
-  leading comments), XML element by element; JSON is re-serialised. An edit is kept only if it
-  loads back to exactly the model the same change gives on the parsed data; otherwise YAML is
-  re-serialised (comments are lost) and XML is refused with :class:`ConflictError`.
+  leading comments), XML on the parsed element spans (attribute values, or the removed
+  ``<workflow>`` element with the comment before it); JSON is re-serialised. An edit is kept
+  only if it loads back to exactly the model the same change gives on the parsed data;
+  otherwise YAML is re-serialised (comments are lost) and XML is refused with
+  :class:`ConflictError` (a safeguard: an edit on the parsed spans of a document that loads
+  always passes that check).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from xml.parsers import expat
 
 import yaml
 
@@ -272,19 +276,145 @@ def _comment(line: str) -> bool:
 
 
 def _xml_edit(text: str, rename: tuple[str, str] | None, remove: str | None) -> str | None:
+    """Rename or remove a workflow in XML text, changing nothing else (comments included).
+
+    The text is parsed (expat, DTDs and entities refused as defusedxml does) to find the
+    exact byte spans of the elements concerned: the ``<workflow>`` children of the root and,
+    for a rename, every element whose ``workflow`` attribute names the old id (sub-workflow
+    calls). Only those attribute values, or that one element (with its indentation, its line
+    break and the comment just before it), are edited.
+    """
+    data = text.encode("utf-8")
+    try:
+        elements, comments = _xml_spans(data)
+    except (expat.ExpatError, ValueError):
+        return None
+    edits: list[tuple[int, int, bytes]] = []
     if rename is not None:
-        old, new = (re.escape(rename[0]), rename[1])
-        text = re.sub(
-            rf"(<workflow\b[^>]*?\sid\s*=\s*)(['\"]){old}\2", rf"\g<1>\g<2>{new}\g<2>", text
-        )
-        return re.sub(
-            rf"(<subworkflow\b[^>]*?\sworkflow\s*=\s*)(['\"]){old}\2",
-            rf"\g<1>\g<2>{new}\g<2>",
-            text,
-        )
-    element = (
-        rf"[ \t]*<workflow\b[^>]*?\sid\s*=\s*(['\"]){re.escape(str(remove))}\1[^>]*?"
-        r"(?:/>|>.*?</workflow\s*>)[ \t]*\r?\n?"
-    )
-    edited, count = re.subn(element, "", text, count=1, flags=re.S)
-    return edited if count == 1 else None
+        old, new = rename
+        for element in elements:
+            if element.depth == 1 and element.tag == "workflow" and element.attrs.get("id") == old:
+                edits.append(_attribute_edit(data, element, "id", new))
+            elif element.depth > 1 and element.attrs.get("workflow") == old:
+                edits.append(_attribute_edit(data, element, "workflow", new))
+    else:
+        matches = [
+            e
+            for e in elements
+            if e.depth == 1 and e.tag == "workflow" and e.attrs.get("id") == remove
+        ]
+        if len(matches) != 1:
+            return None
+        edits.append(_element_removal(data, matches[0], comments))
+    if not edits or any(edit is None for edit in edits):
+        return None
+    for begin, end, replacement in sorted(edits, reverse=True):
+        data = data[:begin] + replacement + data[end:]
+    return data.decode("utf-8")
+
+
+_ATTRIBUTE = re.compile(rb"""\s([\w:.-]+)\s*=\s*("[^"]*"|'[^']*')""")
+
+
+@dataclass(frozen=True)
+class _XmlElement:
+    tag: str
+    attrs: dict[str, str]
+    depth: int  # 0 for the root
+    start: int  # byte offset of "<"
+    start_tag_end: int  # just after the start tag's ">"
+    end: int  # just after the element (its end tag, or the "/>")
+
+
+def _xml_spans(data: bytes) -> tuple[list[_XmlElement], list[tuple[int, int]]]:
+    """Every element (with its byte spans) and every comment span of an XML document."""
+    parser = expat.ParserCreate(encoding="UTF-8")
+
+    def refuse(*_: Any) -> None:
+        raise ValueError("DTDs and entities are not allowed")
+
+    parser.StartDoctypeDeclHandler = refuse
+    parser.EntityDeclHandler = refuse
+    parser.UnparsedEntityDeclHandler = refuse
+    parser.ExternalEntityRefHandler = refuse
+    elements: list[_XmlElement] = []
+    comments: list[tuple[int, int]] = []
+    stack: list[tuple[str, dict[str, str], int, int]] = []
+
+    def start(tag: str, attrs: dict[str, str]) -> None:
+        begin = parser.CurrentByteIndex
+        stack.append((tag, attrs, begin, _tag_end(data, begin)))
+
+    def end(tag: str) -> None:
+        name, attrs, begin, start_tag_end = stack.pop()
+        if data[start_tag_end - 2 : start_tag_end] == b"/>":
+            finish = start_tag_end  # <tag ... />
+        else:
+            finish = _tag_end(data, parser.CurrentByteIndex)
+        elements.append(_XmlElement(name, attrs, len(stack), begin, start_tag_end, finish))
+
+    def comment(_: str) -> None:
+        begin = parser.CurrentByteIndex
+        comments.append((begin, data.index(b"-->", begin) + 3))
+
+    parser.StartElementHandler = start
+    parser.EndElementHandler = end
+    parser.CommentHandler = comment
+    parser.Parse(data, True)
+    return sorted(elements, key=lambda e: e.start), comments
+
+
+def _tag_end(data: bytes, begin: int) -> int:
+    """Just after the ``>`` closing the tag that starts at ``begin`` (quotes respected)."""
+    quote = 0
+    for index in range(begin, len(data)):
+        char = data[index]
+        if quote:
+            if char == quote:
+                quote = 0
+        elif char in b"\"'":
+            quote = char
+        elif char == ord(">"):
+            return index + 1
+    raise ValueError("unterminated tag")
+
+
+def _attribute_edit(
+    data: bytes, element: _XmlElement, name: str, value: str
+) -> tuple[int, int, bytes] | None:
+    """Replace the value of attribute ``name`` in the element's start tag."""
+    tag = data[element.start : element.start_tag_end]
+    # Attributes left to right, each value consumed whole (a value may contain "id='x'").
+    found = [m for m in _ATTRIBUTE.finditer(tag) if m.group(1) == name.encode()]
+    if len(found) != 1:
+        return None
+    quote = found[0].group(2)[:1]
+    begin = element.start + found[0].start(2)
+    return begin, element.start + found[0].end(2), quote + value.encode() + quote
+
+
+def _element_removal(
+    data: bytes, element: _XmlElement, comments: list[tuple[int, int]]
+) -> tuple[int, int, bytes]:
+    """The span of an element, with its indentation, line break and the comment before it."""
+    begin, end = element.start, element.end
+    while begin > 0 and data[begin - 1 : begin] in (b" ", b"\t"):
+        begin -= 1
+    before = [
+        c
+        for c in comments
+        if c[1] <= begin and not data[c[1] : begin].strip() and data[c[1] : begin].count(b"\n") < 2
+    ]
+    if before:  # a comment just before the element (only whitespace between) goes too
+        first = before[-1][0]
+        while first > 0 and data[first - 1 : first] in (b" ", b"\t"):
+            first -= 1
+        if first == 0 or data[first - 1 : first] == b"\n":
+            begin = first
+    while end < len(data) and data[end : end + 1] in (b" ", b"\t"):
+        end += 1
+    if data[end : end + 2] == b"\r\n":
+        end += 2
+    elif data[end : end + 1] == b"\n":
+        end += 1
+    return begin, end, b""

@@ -273,3 +273,89 @@ async def test_bad_and_duplicate_files_are_problems(
     assert len(listed["workflows"]) == 7 and len(listed["problems"]) == 2
     owner = (await client.get("/workflows/join_waitlist_if_full")).json()["file"]
     assert owner == "waitlist_check.json"
+
+
+ALONE = """  <workflow id="alone">
+    <graph><step id="look"><call tool="check_availability"/>
+      <args><arg name="flight_id" value="FL-AMSBCN-20261201-1"/></args></step></graph>
+  </workflow>
+"""
+XML_TWO_CALLERS = """<?xml version="1.0" encoding="UTF-8"?>
+<!-- Three workflows; the layout and every comment must survive a rename or a delete. -->
+<workflows domain="travel_booking" version="1.0">
+  <!-- Books one flight; called by fan_out. -->
+  <workflow description="books &lt;workflow id='reserve'&gt; &amp; more, a > b" id='reserve'>
+    <params><param name="flight" type="str" required="true"/></params>
+    <graph>
+      <step id="book"><call tool="create_booking"/>
+        <args><arg name="flight_id" value="$flight"/><arg name="passenger" value="Zoë"/></args>
+      </step>
+    </graph>
+  </workflow>
+  <!-- <workflow id="reserve"> inside a comment is left alone -->
+
+  <!-- Two bookings at once, then one per item. -->
+  <workflow id="fan_out"
+            description="fan out">
+    <graph>
+      <parallel id="both">
+        <subworkflow id="a" workflow="reserve"><args><arg name="flight" value="F1"/></args>
+        </subworkflow>
+        <subworkflow id="b" workflow = "reserve" ><args><arg name="flight" value="F2"/></args>
+        </subworkflow>
+      </parallel>
+      <foreach id="loop" items="range(1, 3)" as="f" max_iterations="3" depends_on="both">
+        <subworkflow id="each" workflow="reserve"><args><arg name="flight" value="$f"/></args>
+        </subworkflow>
+      </foreach>
+    </graph>
+  </workflow>
+{ALONE}</workflows>
+""".replace("{ALONE}", ALONE)
+
+
+async def test_xml_rename_and_delete_edit_only_what_they_must(
+    client: httpx.AsyncClient, settings: Settings
+) -> None:
+    saved = await client.post(
+        "/workflows", json={"content": XML_TWO_CALLERS, "format": "xml", "file": "fan.xml"}
+    )
+    assert saved.status_code == 201, saved.text
+    path = settings.workflows_dir / "fan.xml"
+
+    renamed = await client.post(
+        "/workflows/reserve/rename",
+        json={"new_id": "reserve_one", "expected_version": saved.json()["version"]},
+    )
+
+    assert renamed.status_code == 200, renamed.text
+    assert renamed.json()["updated_files"] == ["fan.xml"]
+    text = path.read_text()
+    # Exactly four attribute values changed: the id and the three sub-workflow calls.
+    expected = (
+        XML_TWO_CALLERS.replace("id='reserve'>", "id='reserve_one'>")
+        .replace('workflow="reserve"', 'workflow="reserve_one"')
+        .replace('workflow = "reserve"', 'workflow = "reserve_one"')
+    )
+    assert text == expected
+    assert "&lt;workflow id='reserve'&gt;" in text  # inside a value: untouched
+    assert '<!-- <workflow id="reserve"> inside a comment is left alone -->' in text
+    fan_out = (await client.get("/workflows/fan_out")).json()
+    assert fan_out["valid"] is True, fan_out["violations"]
+    assert fan_out["parsed"]["graph"]["both"]["branches"]["b"]["workflow"] == "reserve_one"
+    assert fan_out["parsed"]["graph"]["loop"]["step"]["workflow"] == "reserve_one"
+    assert (await client.get("/workflows/reserve")).status_code == 404
+
+    used = await client.delete("/workflows/reserve_one")
+    assert used.status_code == 409 and used.json()["context"]["used_by"] == ["fan_out"]
+    assert (await client.delete("/workflows/alone")).status_code == 204
+    assert path.read_text() == expected.replace(ALONE, "")
+    assert (await client.delete("/workflows/fan_out")).status_code == 204
+    text = path.read_text()
+    assert 'id="fan_out"' not in text and "Two bookings at once" not in text  # + its comment
+    assert '<!-- <workflow id="reserve"> inside a comment is left alone -->' in text
+    assert "<!-- Books one flight; called by fan_out. -->" in text
+    assert (await client.get("/workflows/reserve_one")).json()["valid"] is True
+    last = await client.delete("/workflows/reserve_one")
+    assert last.status_code == 204
+    assert not path.exists()  # it held only that workflow
