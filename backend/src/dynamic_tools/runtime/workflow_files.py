@@ -289,7 +289,7 @@ def _xml_edit(text: str, rename: tuple[str, str] | None, remove: str | None) -> 
         elements, comments = _xml_spans(data)
     except (expat.ExpatError, ValueError):
         return None
-    edits: list[tuple[int, int, bytes]] = []
+    edits: list[tuple[int, int, bytes] | None] = []
     if rename is not None:
         old, new = rename
         for element in elements:
@@ -306,9 +306,10 @@ def _xml_edit(text: str, rename: tuple[str, str] | None, remove: str | None) -> 
         if len(matches) != 1:
             return None
         edits.append(_element_removal(data, matches[0], comments))
-    if not edits or any(edit is None for edit in edits):
+    spans = [edit for edit in edits if edit is not None]
+    if not spans or len(spans) != len(edits):
         return None
-    for begin, end, replacement in sorted(edits, reverse=True):
+    for begin, end, replacement in sorted(spans, reverse=True):
         data = data[:begin] + replacement + data[end:]
     return data.decode("utf-8")
 
@@ -330,7 +331,7 @@ def _xml_spans(data: bytes) -> tuple[list[_XmlElement], list[tuple[int, int]]]:
     """Every element (with its byte spans) and every comment span of an XML document."""
     parser = expat.ParserCreate(encoding="UTF-8")
 
-    def refuse(*_: Any) -> None:
+    def refuse(*_: Any) -> Any:
         raise ValueError("DTDs and entities are not allowed")
 
     parser.StartDoctypeDeclHandler = refuse
