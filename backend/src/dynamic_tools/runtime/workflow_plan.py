@@ -4,8 +4,15 @@ The step plan lists nodes in the order the interpreter takes them: it repeatedly
 node, in document order, whose dependencies are settled, and a node that runs only when
 activated (a branch ``goto``/``default``, a fallback, an ``on_partial_failure`` target, a
 compensate node) comes after the node that can activate it. Each step says why it runs
-(``always``, ``after dependencies`` or ``when activated``) and by whom and on what condition
-it can be activated.
+(``always``, ``after dependencies``, ``when activated`` or ``on failure``) and by whom and on
+what condition it can be activated.
+
+Failure paths read where they happen: a node that only a failure activates (a fallback
+target, an ``on_partial_failure`` target) and every compensate node is listed right after the
+node whose failure activates it, with ``runs: "on failure"`` and ``on_failure: true``, not
+after the nodes of the success path that come before it in the document. A call with
+``compensate_with`` carries a ``compensation`` entry saying what undoes it and when (the saga
+runs those newest first, at the end, if the run fails, times out or is cancelled).
 """
 
 from __future__ import annotations
@@ -56,6 +63,9 @@ def _activation(graph: WorkflowGraph, source: str, path: Path) -> dict[str, Any]
     return {"node": source, "via": "fallback", "when": f"the call{where} failed after retries"}
 
 
+FAILURE_PATHS = frozenset({"fallback", "on_partial_failure"})
+
+
 def step_plan(workflow: Workflow) -> list[dict[str, Any]]:
     """The plan of ``workflow``: one entry per node, in the order they would run."""
     graph = WorkflowGraph(workflow)
@@ -63,32 +73,46 @@ def step_plan(workflow: Workflow) -> list[dict[str, Any]]:
     for source in graph.nodes:
         for path, target in graph.activation_targets(source):
             activators.setdefault(target, []).append(_activation(graph, source, path))
+    on_failure = {
+        node_id
+        for node_id in graph.activated
+        if isinstance(graph.nodes[node_id], CompensateNode)
+        or (activators.get(node_id) and all(a["via"] in FAILURE_PATHS for a in activators[node_id]))
+    }
     order: list[str] = []
     placed: set[str] = set()
-    while True:
-        ready = next(
-            (
-                node_id
-                for node_id, node in graph.nodes.items()
-                if node_id not in placed
-                and all(d in placed for d in node.depends_on if d in graph.nodes)
-                and (
-                    node_id not in graph.activated
-                    or any(a["node"] in placed for a in activators.get(node_id, []))
-                )
-            ),
-            None,
+
+    def can_run(node_id: str) -> bool:
+        node = graph.nodes[node_id]
+        return (
+            node_id not in placed
+            and all(d in placed for d in node.depends_on if d in graph.nodes)
+            and (
+                node_id not in graph.activated
+                or any(a["node"] in placed for a in activators.get(node_id, []))
+            )
         )
+
+    def place(node_id: str) -> None:
+        order.append(node_id)
+        placed.add(node_id)
+        for _, target in graph.activation_targets(node_id):  # its failure paths, right after it
+            if target in on_failure and target in graph.nodes and can_run(target):
+                place(target)
+
+    while True:
+        ready = next((node_id for node_id in graph.nodes if can_run(node_id)), None)
         if ready is None:
             break
-        order.append(ready)
-        placed.add(ready)
+        place(ready)
     never = [n for n in graph.nodes if n not in placed]
     steps = []
     for index, node_id in enumerate([*order, *never], start=1):
         node = graph.nodes[node_id]
         if node_id in never:
             runs = "never"
+        elif node_id in on_failure:
+            runs = "on failure"
         elif node_id in graph.activated:
             runs = "when activated"
         else:
@@ -101,6 +125,7 @@ def step_plan(workflow: Workflow) -> list[dict[str, Any]]:
                 "description": node.description,
                 "depends_on": list(node.depends_on),
                 "runs": runs,
+                "on_failure": node_id in on_failure,
                 "activated_by": activators.get(node_id, []),
                 **_details(node),
             }
@@ -118,6 +143,15 @@ def _step(node: CallNode | WorkflowNode) -> dict[str, Any]:
         "retries": retry,
         "fallback": node.on_error.fallback if node.on_error else None,
         "compensate_with": node.compensate_with.call if node.compensate_with else None,
+        "compensation": (
+            {
+                "call": node.compensate_with.call,
+                "when": "if the run fails, times out or is cancelled after this call "
+                "succeeded (undone newest first)",
+            }
+            if node.compensate_with
+            else None
+        ),
         "success": node.success,
     }
 

@@ -215,14 +215,17 @@ async def test_delete(client: httpx.AsyncClient, settings: Settings) -> None:
 
 async def test_plan_and_inputs(client: httpx.AsyncClient) -> None:
     plan = (await client.get("/workflows/book_flight/plan")).json()["steps"]
+    # A failure path is listed right after the node whose failure takes it (reserve's
+    # fallback before the waitlist branch), marked "on failure".
     assert [s["node_id"] for s in plan] == [
         "search",
         "check",
         "decide",
         "reserve",
-        "waitlist",
         "fail_booking",
+        "waitlist",
     ]
+    assert [s["on_failure"] for s in plan] == [False, False, False, False, True, False]
     assert plan[0]["runs"] == "always" and plan[0]["tool"] == "search_flights"
     assert plan[1]["runs"] == "after dependencies" and plan[1]["depends_on"] == ["search"]
     assert plan[2]["condition"]["cases"] == [
@@ -232,16 +235,24 @@ async def test_plan_and_inputs(client: httpx.AsyncClient) -> None:
         {"node": "decide", "via": "branch", "when": "$availability.seats_available > 0"}
     ]
     assert plan[3]["retries"] == 2 and plan[3]["compensate_with"] == "cancel_booking"
-    assert plan[4]["activated_by"][0]["via"] == "branch_default"
-    assert plan[5]["activated_by"][0] == {
+    assert plan[3]["compensation"]["call"] == "cancel_booking"
+    assert "fails, times out or is cancelled" in plan[3]["compensation"]["when"]
+    assert plan[0]["compensation"] is None
+    assert plan[4]["runs"] == "on failure"
+    assert plan[4]["activated_by"][0] == {
         "node": "reserve",
         "via": "fallback",
         "when": "the call failed after retries",
     }
+    assert plan[5]["runs"] == "when activated"
+    assert plan[5]["activated_by"][0]["via"] == "branch_default"
     trip = (await client.get("/workflows/book_trip/plan")).json()["steps"]
-    assert [s["node_id"] for s in trip] == ["flight_and_hotel", "confirm", "rollback_all"]
+    # The rollback runs when a branch fails, before confirm would: it is listed there.
+    assert [s["node_id"] for s in trip] == ["flight_and_hotel", "rollback_all", "confirm"]
+    assert [s["runs"] for s in trip] == ["always", "on failure", "after dependencies"]
     assert trip[0]["branches"]["flight"] == {"workflow": "book_flight", "output": "flight_booking"}
-    assert trip[2]["activated_by"][0]["via"] == "on_partial_failure"
+    assert trip[1]["activated_by"][0]["via"] == "on_partial_failure"
+    assert trip[1]["steps"] == ["cancel_booking", "cancel_hotel"]
 
     inputs = (await client.get("/workflows/find_cheapest_across_dates/inputs")).json()
     by_name = {p["name"]: p for p in inputs["params"]}
