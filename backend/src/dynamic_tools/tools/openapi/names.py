@@ -1,10 +1,11 @@
 """Tool names: ``[a-zA-Z0-9_-]``, at most 64 characters, unique, deterministic.
 
-A name comes from the operationId (else ``<method>_<path>``), with an optional prefix. Other
-characters become ``_``. A name over 64 characters is cut to 55 and given ``_`` plus the first
-8 hex digits of the SHA-1 of the full name, so the same document always yields the same names
-and two long names that share a beginning still differ. A name already taken gets ``_2``,
-``_3``... (inside the 64 characters), in document order.
+A name comes from the operationId (else ``<method> <path>``, e.g. ``get_pets_petId``), with
+an optional prefix. Other characters become ``_``. A name over 64 characters is cut to 55
+and given ``_`` plus the first 8 hex digits of the SHA-1 of the full name, so the same
+document always yields the same names and two long names that share a beginning still
+differ. A name already taken gets ``_2``, ``_3``... (inside the 64 characters), in document
+order.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ def base_name(operation_id: object, method: str, path: str) -> str:
     """The unsanitised, unprefixed name of an operation."""
     if isinstance(operation_id, str) and sanitise(operation_id):
         return operation_id
-    return f"{method.lower()}_{path}"
+    return f"{method.lower()} {path}"
 
 
 def shorten(name: str, limit: int = MAX_NAME) -> str:
