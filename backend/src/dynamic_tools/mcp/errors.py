@@ -73,7 +73,9 @@ def error_payload(
     category = category_of(exc)
     payload["error_code"] = str(payload["error_code"]).upper()
     payload["category"] = category
-    payload["suggested_action"] = suggested_action or _SUGGESTIONS[category]
+    payload["suggested_action"] = (
+        suggested_action or getattr(exc, "suggestion", None) or _SUGGESTIONS[category]
+    )
     payload["correlation_id"] = uuid.uuid4().hex
     payload.update({k: v for k, v in extra.items() if v is not None})
     scrubbed: dict[str, Any] = redactor.scrub_any(payload)

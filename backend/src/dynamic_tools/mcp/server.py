@@ -28,6 +28,7 @@ from dynamic_tools.mcp.errors import (
     unexpected_result,
     unknown_tool,
 )
+from dynamic_tools.mcp.markdown_tools import STDIO_SESSION
 from dynamic_tools.mcp.resources import ResourceSet
 from dynamic_tools.mcp.session_config import parse_session_headers
 from dynamic_tools.mcp.surface import McpSurface
@@ -149,7 +150,13 @@ def _channel(ctx: Any, params: types.CallToolRequestParams) -> CallChannel:
             await session.send_tool_list_changed()
 
     responses = getattr(params, "input_responses", None)
+    request = getattr(ctx, "request", None)
+    if request is None:
+        session_id: str | None = STDIO_SESSION
+    else:
+        session_id = request.headers.get("mcp-session-id")
     return CallChannel(
+        session_id=session_id,
         tools_changed=tools_changed,
         protocol_version=ctx.protocol_version,
         progress=session.report_progress,

@@ -22,10 +22,12 @@ import mcp_types as types
 from dynamic_tools.engine.params import check_values
 from dynamic_tools.errors import InvalidInputError
 from dynamic_tools.http.document_fetch import DocumentFetcher
+from dynamic_tools.markdown.service import MarkdownWorkflowService
 from dynamic_tools.mcp.api_tools import ApiCaller, api_tool, execute_tool, query_tool
 from dynamic_tools.mcp.core_calls import run_execute, run_query
 from dynamic_tools.mcp.entries import Handler, Result, SessionView, ToolCall, ToolEntry
 from dynamic_tools.mcp.errors import error_result
+from dynamic_tools.mcp.markdown_tools import add_markdown_tools
 from dynamic_tools.mcp.planner_tool import plan_result, plan_tool
 from dynamic_tools.mcp.recipes import RecipeLayer
 from dynamic_tools.mcp.session_config import SessionConfig
@@ -37,6 +39,7 @@ from dynamic_tools.mcp.workflow_tools import (
     workflow_annotations,
     workflow_input_schema,
 )
+from dynamic_tools.persistence.markdown_store import MarkdownSessionStore
 from dynamic_tools.persistence.recipe_store import RecipeStore
 from dynamic_tools.runtime.workflow_repository import PreparedRun
 from dynamic_tools.tools.hints import describe_tool, merge_hints, parse_tool_hints
@@ -71,6 +74,9 @@ class McpSurface:
         self.sources = SessionSources(fetcher, refetch_s=REFETCH_S)
         self._caller = ApiCaller(services.sender, _secret_lookup(services))
         self.recipes = RecipeLayer(RecipeStore(services.database), self._caller)
+        self.markdown = MarkdownWorkflowService(
+            MarkdownSessionStore(services.database), services.settings.registry_root
+        )
         self._views.clear()
 
     @property
@@ -145,6 +151,7 @@ class McpSurface:
             await self.recipes.extend(view)
         if settings.enable_workflows:
             self._add_workflow_layer(view)
+        add_markdown_tools(view, self.markdown)
         for extend in self.extensions:
             extend(view, services)
         view.tools = [e.tool for e in view.entries.values()]

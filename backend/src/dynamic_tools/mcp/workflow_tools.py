@@ -69,6 +69,7 @@ class CallChannel:
     input_responses: dict[str, Any] | None = None
     request_state: str | None = None
     tools_changed: Callable[[], Awaitable[None]] = field(default=lambda: _nothing())
+    session_id: str | None = None  # the MCP session (None on stateless requests)
 
     @property
     def modern(self) -> bool:

@@ -20,6 +20,7 @@ from tests.support.servers import serve
 def travel_root(registry_root: Path) -> Path:
     """The registry root with the travel workflows beside the tools."""
     shutil.copytree(EXAMPLES / "workflows", registry_root / "workflows")
+    shutil.copytree(EXAMPLES / "markdown", registry_root / "markdown")
     return registry_root
 
 
