@@ -10,7 +10,13 @@ RUNTIME_DIR ?= .runtime
 
 export HOST PORT
 
-.PHONY: install run test lint fmt typecheck bench clean
+.PHONY: install run test lint fmt typecheck bench clean frontend-test
+
+# The web UI (frontend/): node deps when the lock file changes, the bundle when a source is newer.
+NPM ?= npm
+FRONTEND_DEPS := frontend/node_modules/.installed
+FRONTEND_SRC := $(shell find frontend/src -type f 2>/dev/null) frontend/index.html \
+	frontend/package.json frontend/vite.config.ts frontend/tsconfig.json
 
 $(STAMP): backend/pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -20,14 +26,25 @@ $(STAMP): backend/pyproject.toml
 
 install: $(STAMP)
 
-run: $(STAMP)
+$(FRONTEND_DEPS): frontend/package-lock.json
+	cd frontend && $(NPM) ci --no-audit --no-fund
+	touch $@
+
+frontend/dist: $(FRONTEND_DEPS) $(FRONTEND_SRC)
+	cd frontend && $(NPM) run build
+	touch $@
+
+frontend-test: $(FRONTEND_DEPS)
+	cd frontend && $(NPM) test
+
+run: $(STAMP) frontend/dist
 	mkdir -p $(RUNTIME_DIR)
 	REGISTRY_CONFIG_PATH=$${REGISTRY_CONFIG_PATH:-$(CURDIR)/$(RUNTIME_DIR)/registry/config.yaml} \
 	DATA_DIR=$${DATA_DIR:-$(CURDIR)/$(RUNTIME_DIR)/data} \
 	SEED_EXAMPLES_FROM=$${SEED_EXAMPLES_FROM:-$(CURDIR)/examples/travel} \
 	$(VENV)/bin/dynamic-tools serve --host $(HOST) --port $(PORT)
 
-test: $(STAMP)
+test: $(STAMP) frontend/dist frontend-test
 	cd backend && .venv/bin/python -m pytest $(PYTEST_ARGS)
 	cd backend && .venv/bin/lint-imports
 

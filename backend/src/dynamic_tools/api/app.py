@@ -7,13 +7,13 @@ from contextlib import asynccontextmanager
 
 import httpx
 from fastapi import FastAPI
-from fastapi.responses import RedirectResponse
 
 from dynamic_tools import __version__
 from dynamic_tools.api.edge import EdgeMiddleware
 from dynamic_tools.api.errors import install_error_handlers
 from dynamic_tools.api.metrics import Metrics
 from dynamic_tools.api.routes import catalogs, health, runs, tools, workflow, workflows
+from dynamic_tools.api.routes.ui import install_ui
 from dynamic_tools.bootstrap import build_services
 from dynamic_tools.engine.ports import ToolRunner
 from dynamic_tools.logs import configure_logging
@@ -73,8 +73,5 @@ def create_app(
 
         app.include_router(create_travel_router(), prefix="/demo/travel", tags=["Demo travel API"])
 
-    @app.get("/", include_in_schema=False)
-    async def root() -> RedirectResponse:
-        return RedirectResponse("/docs")
-
+    install_ui(app)
     return app

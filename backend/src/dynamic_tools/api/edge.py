@@ -17,7 +17,7 @@ from dynamic_tools.api.deps import token_matches
 from dynamic_tools.api.metrics import Metrics
 
 OPEN_PATHS = frozenset({"/healthz", "/readyz"})
-OPEN_PREFIXES = ("/demo/",)
+OPEN_PREFIXES = ("/demo/", "/ui")
 
 
 class EdgeMiddleware:

@@ -1,0 +1,100 @@
+"""Fixtures of the browser tests: the bundle, Chromium, a live server with the travel example,
+pages that record console errors, and the artifacts directory for screenshots and timings."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import Browser, Page, expect
+
+from dynamic_tools.api.app import create_app
+from dynamic_tools.settings import Settings
+from tests.conftest import EXAMPLES, TEST_API_KEY
+from tests.support.browser import ARTIFACTS, launched_browser, require_bundle
+from tests.support.fake_llm import FakeLLM
+from tests.support.servers import serve
+
+expect.set_options(timeout=15_000)
+
+SECRET_ENV = "DT_UI_TEST_TRAVEL_KEY"
+SECRET_VALUE = "ui-secret-7f3a9c2e51"
+AUTHED_TOOL = """
+name: search_flights_partner
+description: Search flights through the partner gateway (authenticated with an API key).
+api: {method: GET, base_url: "${PUBLIC_BASE_URL}/demo/travel", path: /flights}
+parameters:
+  origin: {in: query, required: true, type: string, description: IATA code of departure}
+  destination: {in: query, required: true, type: string, description: IATA code of arrival}
+  date: {in: query, required: true, type: string, format: date, description: YYYY-MM-DD}
+auth: {type: api_key, in: header, name: X-API-Key, secret: "env:DT_UI_TEST_TRAVEL_KEY"}
+"""
+
+
+@pytest.fixture(scope="session")
+def artifacts() -> Path:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    return ARTIFACTS
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Browser]:
+    require_bundle()
+    with launched_browser() as launched:
+        yield launched  # type: ignore[misc]
+
+
+@pytest.fixture
+def ui_server(
+    make_settings: Callable[..., Settings],
+    registry_root: Path,
+    fake_llm: FakeLLM,
+    monkeypatch: pytest.MonkeyPatch,
+) -> Iterator[str]:
+    """The app on a free port: travel tools and workflows, the fake LLM, the demo API."""
+    shutil.copytree(EXAMPLES / "workflows", registry_root / "workflows")
+    (registry_root / "tools" / "search_flights_partner.yaml").write_text(AUTHED_TOOL)
+    monkeypatch.setenv(SECRET_ENV, SECRET_VALUE)
+    settings = make_settings(openai_base_url=fake_llm.base_url, openai_api_key=TEST_API_KEY)
+    with serve(create_app(settings), port=settings.port) as url:
+        yield url
+
+
+@pytest.fixture
+def page(browser: Browser) -> Iterator[Page]:
+    """A fresh page (1400x900); uncaught page errors fail the test at its end."""
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    new_page = context.new_page()
+    errors: list[str] = []
+    new_page.on("pageerror", lambda exc: errors.append(str(exc)))
+    new_page.set_default_timeout(15_000)
+    yield new_page
+    context.close()
+    assert not errors, f"uncaught errors in the page: {errors}"
+
+
+def navigation_ms(page: Page) -> dict[str, Any]:
+    """The Navigation Timing of the last full load, in milliseconds."""
+    value: dict[str, Any] = page.evaluate(
+        """() => {
+          const n = performance.getEntriesByType('navigation')[0];
+          const paint = performance.getEntriesByName('first-contentful-paint')[0];
+          const bytes = performance.getEntriesByType('resource')
+            .reduce((s, r) => s + (r.transferSize || 0), n.transferSize || 0);
+          return {dom_content_loaded: n.domContentLoadedEventEnd, load: n.loadEventEnd,
+                  first_contentful_paint: paint ? paint.startTime : null, transfer_bytes: bytes};
+        }"""
+    )
+    return value
+
+
+def record_timing(artifacts: Path, name: str, timing: dict[str, Any]) -> None:
+    """Add one measurement to artifacts/ui/timings.json (reported, never asserted)."""
+    path = artifacts / "timings.json"
+    data = json.loads(path.read_text()) if path.exists() else {}
+    data[name] = timing
+    path.write_text(json.dumps(data, indent=2))

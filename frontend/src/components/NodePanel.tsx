@@ -1,0 +1,67 @@
+// One node of a run: status, kind, attempts (n of max, last error, next retry), timings,
+// input, output, error, detail, and its children (branches, items, sub-workflow steps).
+import type { RunNode } from '../api/types'
+import { formatClock, formatDuration } from '../lib/format'
+import { retryInfo } from '../lib/runInfo'
+import { JsonBlock } from './JsonBlock'
+import { StatusBadge } from './StatusBadge'
+
+interface Props {
+  nodeId: string
+  node: RunNode | undefined
+  childIds: string[]
+  nodes: Record<string, RunNode>
+  onSelect: (id: string) => void
+  onClose: () => void
+}
+
+export function NodePanel({ nodeId, node, childIds, nodes, onSelect, onClose }: Props) {
+  const retry = node ? retryInfo(node) : null
+  const { last_error: _l, next_attempt: _n, next_attempt_at: _a, max_attempts: _m, delay_s: _d, ...detail } = node?.detail ?? {}
+  return (
+    <aside className="node-panel" data-testid="node-panel" data-node={nodeId}>
+      <div className="row spread">
+        <h3><code>{nodeId}</code></h3>
+        <button type="button" className="link" onClick={onClose} aria-label="Close node panel">✕</button>
+      </div>
+      {!node ? (
+        <div className="muted">Not run (yet): no state recorded for this node.</div>
+      ) : (
+        <>
+          <div className="row">
+            <StatusBadge status={node.status} />
+            <span className="muted">{node.kind ?? 'node'}</span>
+          </div>
+          <dl className="facts">
+            <dt>attempts</dt>
+            <dd data-testid="node-attempts">
+              {retry?.max ? `attempt ${retry.attempt} of ${retry.max}` : node.attempts}
+            </dd>
+            {retry?.lastError && (<><dt>last error</dt><dd>{retry.lastError}</dd></>)}
+            {retry?.nextAt && (<><dt>next retry</dt><dd data-testid="next-retry">{formatClock(retry.nextAt)}</dd></>)}
+            <dt>started</dt><dd>{formatClock(node.started_at)}</dd>
+            <dt>ended</dt><dd>{formatClock(node.ended_at)}</dd>
+            <dt>duration</dt><dd>{formatDuration(node.duration_ms)}</dd>
+          </dl>
+          {node.error && <div className="stage-error" data-testid="node-error">{node.error}</div>}
+          <JsonBlock label="input" value={node.input} testId="node-input" />
+          <JsonBlock label="output" value={node.output} testId="node-output" />
+          {Object.keys(detail).length > 0 && <JsonBlock label="detail" value={detail} />}
+        </>
+      )}
+      {childIds.length > 0 && (
+        <div className="children">
+          <div className="json-label">children</div>
+          <ul>
+            {childIds.map((id) => (
+              <li key={id}>
+                <button type="button" className="link" onClick={() => onSelect(id)}>{id.slice(nodeId.length + 1)}</button>{' '}
+                <StatusBadge status={nodes[id]?.status ?? 'pending'} /> <span className="muted">{formatDuration(nodes[id]?.duration_ms)}</span>
+              </li>
+            ))}
+          </ul>
+        </div>
+      )}
+    </aside>
+  )
+}

@@ -1,0 +1,75 @@
+// Run actions: cancel (while active), re-run with the same params (linked to the original),
+// export the run and its events as JSON.
+import { useState } from 'react'
+import { api, type ApiError, toApiError } from '../api/client'
+import type { RunDetail, RunEvent } from '../api/types'
+import { TERMINAL_RUN } from '../api/types'
+import { href, navigate } from '../lib/router'
+import { ErrorBox } from './ErrorBox'
+
+const RERUN_KEY = 'dt.rerunOf'
+
+export function originalOf(runId: string): string | null {
+  try {
+    const map = JSON.parse(localStorage.getItem(RERUN_KEY) ?? '{}') as Record<string, string>
+    return map[runId] ?? null
+  } catch {
+    return null
+  }
+}
+
+function rememberRerun(newId: string, originalId: string) {
+  try {
+    const map = JSON.parse(localStorage.getItem(RERUN_KEY) ?? '{}') as Record<string, string>
+    map[newId] = originalId
+    localStorage.setItem(RERUN_KEY, JSON.stringify(map))
+  } catch {
+    /* the link is a convenience */
+  }
+}
+
+export function exportRun(run: RunDetail, events: RunEvent[]): void {
+  const blob = new Blob([JSON.stringify({ run, events }, null, 2)], { type: 'application/json' })
+  const url = URL.createObjectURL(blob)
+  const a = document.createElement('a')
+  a.href = url
+  a.download = `run-${run.run_id}.json`
+  document.body.appendChild(a)
+  a.click()
+  a.remove()
+  setTimeout(() => URL.revokeObjectURL(url), 1000)
+}
+
+export function RunActions({ run, events, onChanged }: { run: RunDetail; events: RunEvent[]; onChanged: () => void }) {
+  const [error, setError] = useState<ApiError | null>(null)
+  const [busy, setBusy] = useState(false)
+  const act = async (method: string, path: string, body: unknown, then: (r: { run_id: string }) => void) => {
+    setBusy(true)
+    setError(null)
+    try {
+      then(await api<{ run_id: string }>(method, path, body))
+    } catch (exc) {
+      setError(toApiError(exc, `${method} ${path}`))
+    } finally {
+      setBusy(false)
+    }
+  }
+  const cancel = () => act('POST', `/runs/${encodeURIComponent(run.run_id)}/cancel`, {}, onChanged)
+  const rerun = () =>
+    act('POST', `/workflows/${encodeURIComponent(run.workflow_id)}/runs`, { params: run.params }, (r) => {
+      rememberRerun(r.run_id, run.run_id)
+      navigate(href('runs', r.run_id))
+    })
+  return (
+    <div className="run-actions">
+      <div className="row">
+        {!TERMINAL_RUN.has(run.status) && (
+          <button type="button" className="danger" disabled={busy} onClick={() => void cancel()}>Cancel run</button>
+        )}
+        <button type="button" disabled={busy} onClick={() => void rerun()} title="Start a new run with the same params">Re-run</button>
+        <button type="button" onClick={() => exportRun(run, events)}>Export JSON</button>
+      </div>
+      <ErrorBox error={error} />
+    </div>
+  )
+}

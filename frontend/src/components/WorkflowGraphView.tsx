@@ -1,0 +1,118 @@
+// A workflow's DAG drawn with React Flow, laid out by dagre; nodes coloured by their run state
+// when `statuses` is given. Clicking a node selects it.
+import { Background, Controls, Handle, MarkerType, Position, ReactFlow, type Edge, type Node, type NodeProps } from '@xyflow/react'
+import '@xyflow/react/dist/style.css'
+import { useMemo } from 'react'
+import { layoutGraph, type WorkflowGraph } from '../lib/graph'
+import { statusColor } from './StatusBadge'
+
+interface StepData extends Record<string, unknown> {
+  id: string
+  kind: string
+  detail: string
+  status: string | null
+  note: string | null
+  selected: boolean
+}
+
+function StepNode({ data }: NodeProps<Node<StepData>>) {
+  const color = data.status ? statusColor(data.status) : '#cfd6de'
+  return (
+    <div
+      className={`graph-node${data.selected ? ' graph-node-selected' : ''}`}
+      style={{ borderColor: color, background: data.status ? `${color}22` : '#fff' }}
+      data-testid={`graph-node-${data.id}`}
+      data-status={data.status ?? 'none'}
+      title={data.status ? `${data.id}: ${data.status}` : data.id}
+    >
+      <Handle type="target" position={Position.Top} />
+      <div className="graph-node-head">
+        <span className="graph-node-id">{data.id}</span>
+        <span className="graph-node-kind">{data.kind}</span>
+      </div>
+      <div className="graph-node-detail">{data.detail}</div>
+      {(data.status || data.note) && (
+        <div className="graph-node-status" style={{ color }}>
+          {data.status?.replace('_', ' ')}
+          {data.note ? ` · ${data.note}` : ''}
+        </div>
+      )}
+      <Handle type="source" position={Position.Bottom} />
+    </div>
+  )
+}
+
+const NODE_TYPES = { step: StepNode }
+const EDGE_COLORS = { depends: '#8795a1', branch: '#2f80ed', fallback: '#eb5757', failure: '#f2994a' }
+
+interface Props {
+  graph: WorkflowGraph
+  statuses?: Record<string, string>
+  notes?: Record<string, string>
+  selected?: string | null
+  onSelect?: (id: string) => void
+  height?: number
+}
+
+export function WorkflowGraphView({ graph, statuses, notes, selected, onSelect, height = 420 }: Props) {
+  const { nodes, edges } = useMemo(() => {
+    const positions = layoutGraph(graph)
+    const nodes: Node<StepData>[] = graph.nodes.map((n) => ({
+      id: n.id,
+      type: 'step',
+      position: { x: positions.get(n.id)?.x ?? 0, y: positions.get(n.id)?.y ?? 0 },
+      data: {
+        id: n.id,
+        kind: n.kind,
+        detail: n.detail,
+        status: statuses ? (statuses[n.id] ?? 'not run') : null,
+        note: notes?.[n.id] ?? null,
+        selected: selected === n.id,
+      },
+      draggable: false,
+    }))
+    const edges: Edge[] = graph.edges.map((e) => ({
+      id: e.id,
+      source: e.source,
+      target: e.target,
+      label: e.label,
+      animated: statuses ? statuses[e.source] === 'running' : false,
+      style: { stroke: EDGE_COLORS[e.kind], strokeDasharray: e.kind === 'depends' ? undefined : '6 4' },
+      labelStyle: { fontSize: 11, fill: EDGE_COLORS[e.kind] },
+      markerEnd: { type: MarkerType.ArrowClosed, color: EDGE_COLORS[e.kind] },
+    }))
+    return { nodes, edges }
+  }, [graph, statuses, notes, selected])
+
+  if (graph.nodes.length === 0) return <div className="graph-empty muted">no nodes to draw</div>
+  return (
+    <div className="graph" style={{ height }} data-testid="workflow-graph">
+      <ReactFlow
+        nodes={nodes}
+        edges={edges}
+        nodeTypes={NODE_TYPES}
+        fitView
+        fitViewOptions={{ padding: 0.15, maxZoom: 1.1 }}
+        nodesConnectable={false}
+        elementsSelectable={!!onSelect}
+        onNodeClick={(_, node) => onSelect?.(node.id)}
+        proOptions={{ hideAttribution: true }}
+        minZoom={0.2}
+      >
+        <Background gap={16} color="#eef1f4" />
+        <Controls showInteractive={false} />
+      </ReactFlow>
+    </div>
+  )
+}
+
+export function EdgeLegend() {
+  return (
+    <div className="legend">
+      <span className="legend-item"><span className="legend-line" style={{ borderColor: EDGE_COLORS.depends }} />depends on</span>
+      <span className="legend-item"><span className="legend-line dashed" style={{ borderColor: EDGE_COLORS.branch }} />branch</span>
+      <span className="legend-item"><span className="legend-line dashed" style={{ borderColor: EDGE_COLORS.fallback }} />fallback</span>
+      <span className="legend-item"><span className="legend-line dashed" style={{ borderColor: EDGE_COLORS.failure }} />on failure</span>
+    </div>
+  )
+}

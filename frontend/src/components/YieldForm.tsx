@@ -1,0 +1,45 @@
+// Answer the yield a run waits on: its message and a form from its `expects`
+// (POST /runs/{id}/resume; 422 names the bad field, 409 when it no longer waits).
+import { useState } from 'react'
+import { api, type ApiError, toApiError } from '../api/client'
+import type { Waiting } from '../api/types'
+import { fieldsFromExpects } from '../lib/fields'
+import { ErrorBox } from './ErrorBox'
+import { ParamsForm } from './ParamsForm'
+
+export function YieldForm({ runId, waiting, onAnswered }: { runId: string; waiting: Waiting; onAnswered: () => void }) {
+  const [busy, setBusy] = useState(false)
+  const [error, setError] = useState<ApiError | null>(null)
+  const where = `/runs/${encodeURIComponent(runId)}/resume`
+  const answer = async (values: Record<string, unknown>) => {
+    setBusy(true)
+    setError(null)
+    try {
+      await api('POST', where, { values, node_id: waiting.node_id })
+      onAnswered()
+    } catch (exc) {
+      setError(toApiError(exc, `POST ${where}`))
+    } finally {
+      setBusy(false)
+    }
+  }
+  return (
+    <div className="card yield-form" data-testid="yield-form">
+      <h3>
+        Waiting for your answer at <code>{waiting.node_id}</code>
+      </h3>
+      <p className="yield-message">{waiting.message}</p>
+      <ParamsForm
+        key={waiting.node_id}
+        testId="yield-values"
+        fields={fieldsFromExpects(waiting.expects)}
+        submitLabel="Send answer"
+        busy={busy}
+        violations={error?.violations}
+        violationPrefix="values"
+        onSubmit={(values) => void answer(values)}
+      />
+      <ErrorBox error={error} title="The answer was not accepted" />
+    </div>
+  )
+}

@@ -1,0 +1,31 @@
+import { describe, expect, it } from 'vitest'
+import { collectValues, fieldsFromExpects, fieldsFromInputs } from './fields'
+
+describe('fields', () => {
+  const fields = fieldsFromInputs([
+    { name: 'city', type: 'str', json_type: 'string', required: true, default: null, example: 'AMS', description: null, format: null, enum: null },
+    { name: 'days', type: 'int', json_type: 'integer', required: false, default: 7, example: null, description: null, format: null, enum: null },
+    { name: 'tags', type: 'list', json_type: 'array', required: false, default: null, example: null, description: null, format: null, enum: null },
+    { name: 'vip', type: 'bool', json_type: 'boolean', required: false, default: null, example: null, description: null, format: null, enum: null },
+  ])
+
+  it('types the values and leaves out empty optional ones', () => {
+    const { values, errors } = collectValues(fields, { city: 'BCN', days: '3', tags: '["a"]', vip: 'true' })
+    expect(errors).toEqual({})
+    expect(values).toEqual({ city: 'BCN', days: 3, tags: ['a'], vip: true })
+    expect(collectValues(fields, { city: 'X', days: '', tags: '', vip: 'false' }).values).toEqual({ city: 'X', vip: false })
+  })
+
+  it('names each bad field', () => {
+    const { errors } = collectValues(fields, { city: '', days: '2.5', tags: '[oops', vip: 'false' })
+    expect(errors).toEqual({ city: 'required', days: 'not an integer', tags: expect.stringContaining('not valid JSON') })
+  })
+
+  it('reads a yield expects in both forms', () => {
+    const f = fieldsFromExpects({ selected_flight_id: 'str', seats: { type: 'int', required: false } })
+    expect(f.map((x) => [x.name, x.jsonType, x.required])).toEqual([
+      ['selected_flight_id', 'string', true],
+      ['seats', 'integer', false],
+    ])
+  })
+})

@@ -1,0 +1,100 @@
+// Form fields from a workflow's params or a yield's `expects`, and typed values from the text
+// the user typed. Errors name the field.
+import type { InputParam, ParamSpec } from '../api/types'
+
+export type JsonType = 'string' | 'integer' | 'number' | 'boolean' | 'array' | 'object' | 'any'
+
+export interface Field {
+  name: string
+  jsonType: JsonType
+  required: boolean
+  defaultValue: unknown
+  example: unknown
+  description: string | null
+  format: string | null
+  enum: unknown[] | null
+}
+
+const TYPE_MAP: Record<string, JsonType> = {
+  str: 'string', string: 'string', int: 'integer', integer: 'integer', float: 'number', number: 'number',
+  bool: 'boolean', boolean: 'boolean', list: 'array', array: 'array', dict: 'object', object: 'object', any: 'any',
+}
+
+export function jsonType(type: string | null | undefined): JsonType {
+  return TYPE_MAP[type ?? 'any'] ?? 'any'
+}
+
+export function fieldsFromInputs(params: InputParam[]): Field[] {
+  return params.map((p) => ({
+    name: p.name,
+    jsonType: jsonType(p.json_type ?? p.type),
+    required: p.required,
+    defaultValue: p.default,
+    example: p.example,
+    description: p.description,
+    format: p.format,
+    enum: p.enum,
+  }))
+}
+
+/** Fields of a yield's `expects` ({name: type} or {name: {type, required, ...}}). */
+export function fieldsFromExpects(expects: Record<string, ParamSpec | string>): Field[] {
+  return Object.entries(expects).map(([name, spec]) => {
+    const s: ParamSpec = typeof spec === 'string' ? { type: spec, required: true } : spec
+    return {
+      name,
+      jsonType: jsonType(s.type),
+      required: s.required ?? true,
+      defaultValue: s.default ?? null,
+      example: s.example ?? null,
+      description: s.description ?? null,
+      format: s.format ?? null,
+      enum: s.enum ?? null,
+    }
+  })
+}
+
+/** The initial text of a field: its default, else empty. */
+export function initialText(field: Field): string {
+  const v = field.defaultValue
+  if (v === null || v === undefined) return field.jsonType === 'boolean' ? 'false' : ''
+  return typeof v === 'string' ? v : JSON.stringify(v)
+}
+
+/** Typed values from texts; `errors` maps a field name to what is wrong with it. */
+export function collectValues(fields: Field[], texts: Record<string, string>): { values: Record<string, unknown>; errors: Record<string, string> } {
+  const values: Record<string, unknown> = {}
+  const errors: Record<string, string> = {}
+  for (const f of fields) {
+    const text = (texts[f.name] ?? '').trim()
+    if (text === '' && f.jsonType !== 'boolean') {
+      if (f.required && (f.defaultValue === null || f.defaultValue === undefined)) errors[f.name] = 'required'
+      continue
+    }
+    switch (f.jsonType) {
+      case 'integer':
+      case 'number': {
+        const n = Number(text)
+        if (!Number.isFinite(n) || (f.jsonType === 'integer' && !Number.isInteger(n))) errors[f.name] = `not ${f.jsonType === 'integer' ? 'an integer' : 'a number'}`
+        else values[f.name] = n
+        break
+      }
+      case 'boolean':
+        values[f.name] = text === 'true'
+        break
+      case 'array':
+      case 'object':
+      case 'any':
+        try {
+          values[f.name] = JSON.parse(text)
+        } catch {
+          if (f.jsonType === 'any') values[f.name] = text
+          else errors[f.name] = `not valid JSON (${f.jsonType === 'array' ? 'a list like [1, 2]' : 'an object like {"a": 1}'})`
+        }
+        break
+      default:
+        values[f.name] = texts[f.name] ?? ''
+    }
+  }
+  return { values, errors }
+}

@@ -1,0 +1,118 @@
+// One run, live: status and actions, the error summary, the yield form, the graph coloured by
+// node state with a legend and a per-node side panel, a timeline and the event log.
+import { useMemo, useState } from 'react'
+import { api } from '../api/client'
+import type { WorkflowDetail } from '../api/types'
+import { ErrorBox } from '../components/ErrorBox'
+import { ErrorSummary } from '../components/ErrorSummary'
+import { EventLog } from '../components/EventLog'
+import { NodePanel } from '../components/NodePanel'
+import { originalOf, RunActions } from '../components/RunActions'
+import { RunTimeline } from '../components/RunTimeline'
+import { StatusBadge, StatusLegend } from '../components/StatusBadge'
+import { EdgeLegend, WorkflowGraphView } from '../components/WorkflowGraphView'
+import { YieldForm } from '../components/YieldForm'
+import { formatDuration, formatTime, elapsedMs } from '../lib/format'
+import { buildGraph, type WorkflowGraph } from '../lib/graph'
+import { href } from '../lib/router'
+import { childrenOf, retryInfo } from '../lib/runInfo'
+import { useApi } from '../lib/useApi'
+import { useRunView } from '../lib/useRunView'
+import { JsonBlock } from '../components/JsonBlock'
+
+export function RunPage({ runId }: { runId: string }) {
+  const view = useRunView(runId)
+  const run = view.run
+  const [selected, setSelected] = useState<string | null>(null)
+  const workflowId = run?.workflow_id ?? null
+  const workflow = useApi(
+    () => (workflowId ? api<WorkflowDetail>('GET', `/workflows/${encodeURIComponent(workflowId)}`) : Promise.resolve(null)),
+    [workflowId],
+    `GET /workflows/${workflowId ?? ''}`,
+  )
+
+  const graph: WorkflowGraph = useMemo(() => {
+    const g = buildGraph(workflow.data?.parsed?.graph)
+    const known = new Set(g.nodes.map((n) => n.id))
+    // Top-level nodes the run knows but the (possibly edited) document does not.
+    const extra = Object.entries(run?.nodes ?? {})
+      .filter(([id]) => !id.includes('/') && !known.has(id))
+      .map(([id, n]) => ({ id, kind: n.kind ?? 'node', detail: '' }))
+    return { nodes: [...g.nodes, ...extra], edges: g.edges }
+  }, [workflow.data, run?.nodes])
+
+  const statuses = useMemo(() => Object.fromEntries(Object.entries(run?.nodes ?? {}).map(([id, n]) => [id, n.status])), [run?.nodes])
+  const notes = useMemo(() => {
+    const out: Record<string, string> = {}
+    for (const [id, n] of Object.entries(run?.nodes ?? {})) {
+      const r = retryInfo(n)
+      if (r?.max) out[id] = `attempt ${r.attempt}/${r.max}`
+      const kids = childrenOf(run?.nodes ?? {}, id).filter((k) => k.split('/').length === id.split('/').length + 1)
+      if (kids.length) out[id] = `${kids.filter((k) => run?.nodes[k]?.status === 'succeeded').length}/${kids.length} done`
+    }
+    return out
+  }, [run?.nodes])
+
+  const original = originalOf(runId)
+  if (!run) {
+    return (
+      <div className="page">
+        <h1>Run <code>{runId}</code></h1>
+        <ErrorBox error={view.error} title="Could not load the run" />
+        {!view.error && <div className="muted">loading…</div>}
+      </div>
+    )
+  }
+  return (
+    <div className="page run-page">
+      <div className="row spread">
+        <h1>
+          Run <code title={run.run_id}>{run.run_id.slice(0, 8)}</code> of <a href={href('workflows', run.workflow_id)}><code>{run.workflow_id}</code></a>{' '}
+          <span data-testid="run-status"><StatusBadge status={run.status} /></span>
+        </h1>
+        <RunActions run={run} events={view.events} onChanged={view.refresh} />
+      </div>
+      <div className="muted small run-meta">
+        created {formatTime(run.created_at)} · started {formatTime(run.started_at)} · finished {formatTime(run.finished_at)} · duration{' '}
+        {formatDuration(run.duration_ms ?? elapsedMs(run.started_at))} · {run.event_count} events
+        {original && (
+          <> · re-run of <a href={href('runs', original)} data-testid="rerun-of">{original.slice(0, 8)}</a></>
+        )}
+      </div>
+      <ErrorBox error={view.error} title="Could not refresh the run" />
+      <ErrorBox error={view.streamError} title="Live events" />
+      <ErrorSummary run={run} onSelect={setSelected} />
+      {run.waiting && <YieldForm runId={run.run_id} waiting={run.waiting} onAnswered={view.refresh} />}
+      <div className="run-layout">
+        <div className="card graph-card">
+          <div className="row spread">
+            <h3>Graph</h3>
+            <StatusLegend />
+          </div>
+          <ErrorBox error={workflow.error} title="The workflow document could not be read; nodes are listed from the run" />
+          <WorkflowGraphView graph={graph} statuses={statuses} notes={notes} selected={selected} onSelect={setSelected} height={440} />
+          <EdgeLegend />
+        </div>
+        {selected && (
+          <NodePanel
+            nodeId={selected}
+            node={run.nodes[selected]}
+            nodes={run.nodes}
+            childIds={childrenOf(run.nodes, selected)}
+            onSelect={setSelected}
+            onClose={() => setSelected(null)}
+          />
+        )}
+      </div>
+      <div className="card">
+        <h3>Timeline</h3>
+        <RunTimeline run={run} onSelect={setSelected} />
+      </div>
+      <div className="two-col">
+        <JsonBlock label="params" value={run.params} />
+        <JsonBlock label="result" value={run.result} testId="run-result" />
+      </div>
+      <EventLog events={view.events} nodes={run.nodes} live={view.live} onSelectNode={setSelected} />
+    </div>
+  )
+}

@@ -1,0 +1,113 @@
+// The run list: filter by status, workflow and time; newest first, with durations; refreshes
+// itself while any listed run is active.
+import { useEffect, useState } from 'react'
+import { api, query } from '../api/client'
+import type { RunList, WorkflowList } from '../api/types'
+import { ErrorBox } from '../components/ErrorBox'
+import { StatusBadge } from '../components/StatusBadge'
+import { elapsedMs, formatDuration, formatTime } from '../lib/format'
+import { href } from '../lib/router'
+import { useApi } from '../lib/useApi'
+
+const STATUSES = ['pending', 'running', 'waiting_input', 'succeeded', 'failed', 'cancelled']
+const PAGE = 50
+
+function toIso(local: string): string | undefined {
+  if (!local) return undefined
+  const d = new Date(local)
+  return Number.isNaN(d.getTime()) ? undefined : d.toISOString()
+}
+
+export function RunsPage({ initialWorkflow }: { initialWorkflow: string }) {
+  const [status, setStatus] = useState('')
+  const [workflowId, setWorkflowId] = useState(initialWorkflow)
+  const [since, setSince] = useState('')
+  const [until, setUntil] = useState('')
+  const [offset, setOffset] = useState(0)
+  useEffect(() => setWorkflowId(initialWorkflow), [initialWorkflow])
+  const path = `/runs${query({ status, workflow_id: workflowId, since: toIso(since), until: toIso(until), limit: PAGE, offset })}`
+  const runs = useApi(() => api<RunList>('GET', path), [path], `GET ${path}`)
+  const workflows = useApi(() => api<WorkflowList>('GET', '/workflows'), [], 'GET /workflows')
+  const active = (runs.data?.runs ?? []).some((r) => ['pending', 'running', 'waiting_input'].includes(r.status))
+  useEffect(() => {
+    if (!active) return
+    const t = setInterval(runs.reload, 3000)
+    return () => clearInterval(t)
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [active, path])
+
+  const reset = (fn: () => void) => {
+    fn()
+    setOffset(0)
+  }
+  return (
+    <div className="page">
+      <div className="row spread">
+        <h1>Runs</h1>
+        <button type="button" onClick={runs.reload}>Refresh</button>
+      </div>
+      <div className="filters row" data-testid="run-filters">
+        <label>
+          status{' '}
+          <select aria-label="Status filter" value={status} onChange={(e) => reset(() => setStatus(e.target.value))}>
+            <option value="">any</option>
+            {STATUSES.map((s) => (
+              <option key={s} value={s}>{s.replace('_', ' ')}</option>
+            ))}
+          </select>
+        </label>
+        <label>
+          workflow{' '}
+          <select aria-label="Workflow filter" value={workflowId} onChange={(e) => reset(() => setWorkflowId(e.target.value))}>
+            <option value="">any</option>
+            {(workflows.data?.workflows ?? []).map((w) => (
+              <option key={w.id} value={w.id}>{w.id}</option>
+            ))}
+            {workflowId && !(workflows.data?.workflows ?? []).some((w) => w.id === workflowId) && <option value={workflowId}>{workflowId}</option>}
+          </select>
+        </label>
+        <label>
+          since <input type="datetime-local" aria-label="Since" value={since} onChange={(e) => reset(() => setSince(e.target.value))} />
+        </label>
+        <label>
+          until <input type="datetime-local" aria-label="Until" value={until} onChange={(e) => reset(() => setUntil(e.target.value))} />
+        </label>
+      </div>
+      <ErrorBox error={runs.error} title="Could not list the runs" />
+      {runs.data && (
+        <>
+          <table className="list-table" data-testid="run-list">
+            <thead>
+              <tr>
+                <th>run</th>
+                <th>workflow</th>
+                <th>status</th>
+                <th>created</th>
+                <th>duration</th>
+              </tr>
+            </thead>
+            <tbody>
+              {runs.data.runs.map((r) => (
+                <tr key={r.run_id} data-run={r.run_id}>
+                  <td><a href={href('runs', r.run_id)}><code>{r.run_id.slice(0, 8)}</code></a></td>
+                  <td><a href={href('workflows', r.workflow_id)}>{r.workflow_id}</a></td>
+                  <td><StatusBadge status={r.status} /></td>
+                  <td className="muted">{formatTime(r.created_at)}</td>
+                  <td>{r.duration_ms !== null ? formatDuration(r.duration_ms) : <span className="muted">{formatDuration(elapsedMs(r.started_at ?? r.created_at))} so far</span>}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          {runs.data.runs.length === 0 && <p className="muted">No runs match. Start one from a workflow.</p>}
+          <div className="row">
+            <button type="button" disabled={offset === 0} onClick={() => setOffset(Math.max(0, offset - PAGE))}>Newer</button>
+            <span className="muted">
+              {runs.data.total === 0 ? 0 : offset + 1}–{offset + runs.data.runs.length} of {runs.data.total}
+            </span>
+            <button type="button" disabled={offset + PAGE >= runs.data.total} onClick={() => setOffset(offset + PAGE)}>Older</button>
+          </div>
+        </>
+      )}
+    </div>
+  )
+}

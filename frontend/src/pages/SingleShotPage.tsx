@@ -1,0 +1,102 @@
+// POST /workflow from a form: instructions, candidate tools, formatting; the result as stages.
+import { useState } from 'react'
+import { api, type ApiError, toApiError } from '../api/client'
+import type { PipelineRequest, PipelineResponse, ToolList } from '../api/types'
+import { ErrorBox } from '../components/ErrorBox'
+import { StagePanel } from '../components/StagePanel'
+import { ToolPicker } from '../components/ToolPicker'
+import { loadHistory, remember, type PastInput } from '../lib/history'
+import { useApi } from '../lib/useApi'
+
+export function SingleShotPage() {
+  const tools = useApi(() => api<ToolList>('GET', '/tools'), [], 'GET /tools')
+  const [instructions, setInstructions] = useState('')
+  const [selected, setSelected] = useState<string[]>([])
+  const [formatResponse, setFormatResponse] = useState(false)
+  const [formatInstructions, setFormatInstructions] = useState('')
+  const [history, setHistory] = useState<PastInput[]>(loadHistory)
+  const [busy, setBusy] = useState(false)
+  const [error, setError] = useState<ApiError | null>(null)
+  const [result, setResult] = useState<{ response: PipelineResponse; formatRequested: boolean } | null>(null)
+
+  const recall = (index: number) => {
+    const past = history[index]
+    if (!past) return
+    setInstructions(past.user_instructions)
+    setSelected(past.tool_ids)
+    setFormatResponse(past.format_response)
+    setFormatInstructions(past.response_format_instructions ?? '')
+  }
+
+  const submit = async () => {
+    const body: PipelineRequest = {
+      user_instructions: instructions,
+      tool_ids: selected,
+      format_response: formatResponse,
+      response_format_instructions: formatResponse && formatInstructions.trim() ? formatInstructions : null,
+    }
+    setBusy(true)
+    setError(null)
+    setResult(null)
+    try {
+      const response = await api<PipelineResponse>('POST', '/workflow', body)
+      setResult({ response, formatRequested: formatResponse })
+      setHistory(remember(body))
+    } catch (exc) {
+      setError(toApiError(exc, 'POST /workflow'))
+    } finally {
+      setBusy(false)
+    }
+  }
+
+  return (
+    <div className="page single-shot">
+      <h1>Single-shot request</h1>
+      <p className="lead">
+        Describe what you want; the LLM picks one of the chosen tools and its arguments, the request is built and sent in code,
+        and every stage is reported.
+      </p>
+      <form
+        className="card"
+        onSubmit={(e) => {
+          e.preventDefault()
+          void submit()
+        }}
+      >
+        <div className="row spread">
+          <label htmlFor="instructions">Instructions</label>
+          {history.length > 0 && (
+            <select aria-label="Past inputs" value="" onChange={(e) => recall(Number(e.target.value))}>
+              <option value="">Recall a past input…</option>
+              {history.map((p, i) => (
+                <option key={p.at} value={i}>
+                  {p.user_instructions.slice(0, 70)} ({p.tool_ids.length} tools)
+                </option>
+              ))}
+            </select>
+          )}
+        </div>
+        <textarea id="instructions" rows={3} value={instructions} onChange={(e) => setInstructions(e.target.value)} placeholder="e.g. Find flights from AMS to BCN on 2026-12-01" />
+        <label>Tools the LLM may choose from</label>
+        <ErrorBox error={tools.error} title="Could not load the tools" />
+        {tools.data && <ToolPicker tools={tools.data.tools} selected={selected} onChange={setSelected} />}
+        <label className="inline">
+          <input type="checkbox" checked={formatResponse} onChange={(e) => setFormatResponse(e.target.checked)} /> Format the response
+          with the LLM
+        </label>
+        {formatResponse && (
+          <textarea aria-label="Formatting instructions" rows={2} value={formatInstructions} onChange={(e) => setFormatInstructions(e.target.value)} placeholder="Formatting instructions (optional), e.g. one sentence with the cheapest flight" />
+        )}
+        <div className="row">
+          <button type="submit" className="primary" disabled={busy}>
+            {busy ? 'Running…' : 'Run'}
+          </button>
+          {!instructions.trim() && <span className="muted">write instructions</span>}
+          {instructions.trim() && selected.length === 0 && <span className="muted">choose at least one tool</span>}
+        </div>
+      </form>
+      <ErrorBox error={error} />
+      {result && <StagePanel response={result.response} formatRequested={result.formatRequested} />}
+    </div>
+  )
+}

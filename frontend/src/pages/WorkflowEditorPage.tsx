@@ -1,0 +1,175 @@
+// Edit a workflow document: highlighted text, live validation with errors on their lines, a
+// graph preview before saving, save with the expected version (409 → reload offered), and a
+// run form. `_new` creates a new document.
+import type { EditorView } from '@codemirror/view'
+import { useEffect, useRef, useState } from 'react'
+import { api, type ApiError, toApiError } from '../api/client'
+import type { WorkflowDetail } from '../api/types'
+import { DocumentPreview } from '../components/DocumentPreview'
+import { ErrorBox } from '../components/ErrorBox'
+import { RunStartPanel } from '../components/RunStartPanel'
+import { ViolationList } from '../components/ViolationList'
+import { jumpToLine, YamlEditor } from '../components/YamlEditor'
+import type { DocFormat } from '../lib/documents'
+import { href, navigate } from '../lib/router'
+import { useValidation } from '../lib/useValidation'
+
+const TEMPLATE = `domain: my_domain
+version: "1.0"
+workflows:
+  my_workflow:
+    description: "What this workflow does"
+    params:
+      city: { type: str, required: true }
+    graph:
+      search:
+        call: search_hotels
+        args: { city: $city, checkin: "2026-12-01", checkout: "2026-12-02" }
+        output: hotels
+`
+
+interface Saved {
+  content: string
+  version: string | null
+  format: DocFormat
+  file: string | null
+}
+
+export function WorkflowEditorPage({ workflowId, showRun }: { workflowId: string; showRun: boolean }) {
+  const isNew = workflowId === '_new'
+  const [detail, setDetail] = useState<WorkflowDetail | null>(null)
+  const [saved, setSaved] = useState<Saved | null>(isNew ? { content: TEMPLATE, version: null, format: 'yaml', file: null } : null)
+  const [content, setContent] = useState(isNew ? TEMPLATE : '')
+  const [fileName, setFileName] = useState('my_workflow.yaml')
+  const [loadError, setLoadError] = useState<ApiError | null>(null)
+  const [saveError, setSaveError] = useState<ApiError | null>(null)
+  const [conflict, setConflict] = useState<ApiError | null>(null)
+  const [message, setMessage] = useState<string | null>(null)
+  const [busy, setBusy] = useState(false)
+  const [runOpen, setRunOpen] = useState(showRun)
+  const view = useRef<EditorView | null>(null)
+  const format: DocFormat = saved?.format ?? 'yaml'
+  const validation = useValidation(content, format)
+  const dirty = saved !== null && content !== saved.content
+
+  const load = async () => {
+    if (isNew) return
+    const path = `/workflows/${encodeURIComponent(workflowId)}`
+    try {
+      const d = await api<WorkflowDetail>('GET', path)
+      setDetail(d)
+      setSaved({ content: d.content, version: d.version, format: d.format, file: d.file })
+      setContent(d.content)
+      setLoadError(null)
+      setConflict(null)
+      setSaveError(null)
+    } catch (exc) {
+      setLoadError(toApiError(exc, `GET ${path}`))
+    }
+  }
+  useEffect(() => {
+    void load()
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [workflowId])
+
+  const save = async (overwriteVersion?: string) => {
+    const where = isNew ? 'POST /workflows' : `PUT /workflows/${workflowId}`
+    setBusy(true)
+    setSaveError(null)
+    setMessage(null)
+    try {
+      const body = isNew
+        ? { content, format, file: fileName }
+        : { content, format, expected_version: overwriteVersion ?? saved?.version }
+      const r = await api<{ version: string; file: string; workflows: string[] }>(isNew ? 'POST' : 'PUT', isNew ? '/workflows' : `/workflows/${encodeURIComponent(workflowId)}`, body)
+      setConflict(null)
+      setSaved({ content, version: r.version, format, file: r.file })
+      setMessage(`Saved ${r.file} (version ${r.version})`)
+      if (isNew && r.workflows[0]) navigate(href('workflows', r.workflows[0]))
+    } catch (exc) {
+      const error = toApiError(exc, where)
+      if (error.status === 409) setConflict(error)
+      else setSaveError(error)
+    } finally {
+      setBusy(false)
+    }
+  }
+
+  const overwrite = async () => {
+    try {
+      const latest = await api<WorkflowDetail>('GET', `/workflows/${encodeURIComponent(workflowId)}`)
+      await save(latest.version)
+    } catch (exc) {
+      setSaveError(toApiError(exc, `GET /workflows/${workflowId}`))
+    }
+  }
+
+  const errors = validation.violations.filter((v) => (v.severity ?? 'error') === 'error').length
+  const warnings = validation.violations.length - errors
+
+  return (
+    <div className="page editor-page">
+      <div className="row spread">
+        <h1>
+          {isNew ? 'New workflow document' : <>Workflow <code>{workflowId}</code></>}
+        </h1>
+        {!isNew && (
+          <div className="row">
+            <button type="button" onClick={() => setRunOpen(!runOpen)}>{runOpen ? 'Hide run form' : 'Start a run…'}</button>
+            <a className="button" href={`${href('runs')}?workflow_id=${encodeURIComponent(workflowId)}`}>Runs</a>
+          </div>
+        )}
+      </div>
+      <ErrorBox error={loadError} title="Could not load the workflow" />
+      {detail && (
+        <div className="muted small">
+          {detail.file} · {detail.format} · version {saved?.version} · workflows in this document: {detail.document_workflows.join(', ')}
+        </div>
+      )}
+      {runOpen && !isNew && <RunStartPanel workflowId={workflowId} note={dirty ? 'Runs use the saved document; your unsaved edits are not part of it.' : undefined} />}
+      {saved && (
+        <div className="editor-layout">
+          <div className="editor-column">
+            <div className="row spread validation-status" data-testid="validation-status" data-valid={String(validation.valid)}>
+              <span>
+                {validation.checking
+                  ? 'checking…'
+                  : validation.valid === null
+                    ? ''
+                    : validation.valid
+                      ? `✓ valid${warnings ? `, ${warnings} warning(s)` : ''}`
+                      : `✗ ${errors} error(s)${warnings ? `, ${warnings} warning(s)` : ''}`}
+              </span>
+              <span>{dirty ? 'unsaved changes' : 'saved'}</span>
+            </div>
+            <YamlEditor value={content} onChange={setContent} violations={validation.checkedContent === content ? validation.violations : []} highlight={format !== 'xml'} onView={(v) => (view.current = v)} />
+            <ErrorBox error={validation.error} title="Validation is unavailable" />
+            <ViolationList violations={validation.violations} onJump={(line) => jumpToLine(view.current, line)} />
+            <div className="row save-row">
+              {isNew && <input aria-label="File name" value={fileName} onChange={(e) => setFileName(e.target.value)} />}
+              <button type="button" className="primary" disabled={busy || (!dirty && !isNew)} onClick={() => void save()}>
+                {busy ? 'Saving…' : 'Save'}
+              </button>
+              {dirty && !isNew && <button type="button" onClick={() => setContent(saved.content)}>Discard edits</button>}
+              {message && <span className="ok-text" data-testid="save-message">{message}</span>}
+            </div>
+            {conflict && (
+              <div className="error-box conflict" role="alert" data-testid="save-conflict">
+                <div className="error-title">Not saved: the document changed since you opened it.</div>
+                <div className="error-where">{conflict.where} → 409 ({conflict.code}): {conflict.message}</div>
+                <div className="row">
+                  <button type="button" onClick={() => void load()}>Reload (discard my edits)</button>
+                  {!isNew && <button type="button" onClick={() => void overwrite()}>Overwrite with my version</button>}
+                </div>
+              </div>
+            )}
+            <ErrorBox error={saveError} title="Not saved" />
+          </div>
+          <div className="preview-column">
+            <DocumentPreview content={content} format={format} preferred={isNew ? null : workflowId} fallbackGraph={detail?.parsed?.graph} />
+          </div>
+        </div>
+      )}
+    </div>
+  )
+}

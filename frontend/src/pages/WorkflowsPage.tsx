@@ -1,0 +1,69 @@
+// The workflow list: every workflow with its file, format, params and validity; the files that
+// did not load; links to open the editor or start a run.
+import { api } from '../api/client'
+import type { WorkflowList } from '../api/types'
+import { ErrorBox } from '../components/ErrorBox'
+import { href } from '../lib/router'
+import { useApi } from '../lib/useApi'
+
+export function WorkflowsPage() {
+  const list = useApi(() => api<WorkflowList>('GET', '/workflows'), [], 'GET /workflows')
+  return (
+    <div className="page">
+      <div className="row spread">
+        <h1>Workflows</h1>
+        <div className="row">
+          <button type="button" onClick={list.reload}>Refresh</button>
+          <a className="button primary" href={href('workflows', '_new')}>New document</a>
+        </div>
+      </div>
+      <ErrorBox error={list.error} title="Could not load the workflows" />
+      {list.data && list.data.problems.length > 0 && (
+        <div className="error-box" data-testid="workflow-problems">
+          <div className="error-title">Workflow files that did not load</div>
+          <ul className="violations">
+            {list.data.problems.map((p, i) => (
+              <li key={i}>
+                <code>{p.file}</code>
+                {p.line ? ` line ${p.line}` : ''}: {p.message}
+                {(p.violations ?? []).map((v, j) => (
+                  <div key={j} className="small">{v.line ? `line ${v.line}, ` : ''}{v.path}: {v.message}</div>
+                ))}
+              </li>
+            ))}
+          </ul>
+        </div>
+      )}
+      {list.data && (
+        <table className="list-table" data-testid="workflow-list">
+          <thead>
+            <tr>
+              <th>workflow</th>
+              <th>description</th>
+              <th>file</th>
+              <th>params</th>
+              <th>valid</th>
+              <th />
+            </tr>
+          </thead>
+          <tbody>
+            {list.data.workflows.map((w) => (
+              <tr key={w.id}>
+                <td><a href={href('workflows', w.id)}><code>{w.id}</code></a></td>
+                <td>{w.description ?? w.title ?? ''}</td>
+                <td className="muted">{w.file}</td>
+                <td className="muted">{Object.keys(w.params).join(', ')}</td>
+                <td>{w.valid ? '✓' : <span className="field-error">{w.errors} error(s)</span>}</td>
+                <td className="actions">
+                  <a href={href('workflows', w.id)}>edit</a> · <a href={`${href('workflows', w.id)}?run=1`}>run</a> ·{' '}
+                  <a href={`${href('runs')}?workflow_id=${encodeURIComponent(w.id)}`}>runs</a>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {list.data && list.data.workflows.length === 0 && <p className="muted">No workflows yet: create a document.</p>}
+    </div>
+  )
+}
