@@ -8,11 +8,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from mcp import Client
 
 from tests.conftest import EXAMPLES
 from tests.support.mcp_client import mcp_client
 
+MARKDOWN_FIXTURES = (
+    Path(__file__).resolve().parents[2] / "unit" / "markdown" / "fixtures" / "invalid"
+)
 INPUTS = {"ORIGIN": "AMS", "DESTINATION": "BCN", "DATE": "2026-12-01", "PASSENGER": "Ada"}
 
 
@@ -142,6 +146,22 @@ async def test_errors_are_structured_with_a_line_and_a_suggestion(server: str) -
     assert early["is_error"] and early["error_type"] == "step_out_of_order"
     for error in (nothing, missing, unknown, absent, early):
         assert error["suggestion"] and error["suggested_action"] == error["suggestion"]
+
+
+@pytest.mark.parametrize(
+    ("fixture", "error_type"),
+    [
+        ("empty_workflow.md", "empty_workflow"),
+        ("missing_tool_spec.md", "missing_tool_spec"),
+        ("unclosed_fence.md", "invalid_format"),
+    ],
+)
+async def test_format_errors_reach_the_client(server: str, fixture: str, error_type: str) -> None:
+    content = (MARKDOWN_FIXTURES / fixture).read_text()
+    async with mcp_client(server) as client:
+        error = await call(client, "load_workflow", content=content)
+    assert error["is_error"] and error["error_type"] == error_type
+    assert error["line"] and error["suggestion"] and error["category"] == "validation"
 
 
 async def test_two_sessions_run_different_workflows_at_once(server: str) -> None:
