@@ -58,7 +58,7 @@ typecheck: $(STAMP)
 	cd backend && .venv/bin/mypy
 
 bench: $(STAMP)
-	$(PY) -m pip install --quiet --no-deps 'bfcl-eval==2026.3.23'
+	$(PY) -m pip install --quiet --no-deps 'bfcl-eval==2026.3.23' && $(PY) -m pip install --quiet 'fastmcp==4.1.2'
 	cd backend && .venv/bin/python -m bench
 
 clean:

@@ -1,0 +1,161 @@
+"""OpenAPI import: our converter versus FastMCP's ``FastMCP.from_openapi``, same document.
+
+Run: ``cd backend && .venv/bin/python -m bench.openapi_import`` (``make bench`` installs
+``fastmcp==4.1.2`` first).
+
+The document is GitHub's REST description (npm ``@octokit/openapi`` 23.0.2, 12.4 MiB, 1,223
+operations), installed by npm into ``test-artifacts/npm-openapi`` on first use. Each
+measurement runs in a fresh Python process, after the libraries are imported, from the
+document's bytes to a finished set of tools:
+
+- ours: ``parse_document`` + ``convert_document`` (``ToolConfig`` objects, validated);
+- FastMCP: ``json.loads`` + ``FastMCP.from_openapi`` (the comparison); its first
+  ``list_tools``, where it spends more time still, is shown apart.
+
+Time is measured without tracing; peak memory in a separate run with ``tracemalloc``. The
+sides alternate for ``--rounds`` rounds; the medians are compared. Goal: ours / FastMCP
+time ≤ 1.0x.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+import tracemalloc
+from pathlib import Path
+from typing import Any
+
+BACKEND = Path(__file__).resolve().parents[1]
+CACHE = BACKEND / "test-artifacts" / "npm-openapi"
+DOCUMENT = CACHE / "node_modules" / "@octokit" / "openapi" / "generated" / "api.github.com.json"
+PACKAGE = "@octokit/openapi@23.0.2"
+GOAL = 1.0
+
+
+def ensure_document() -> Path:
+    """GitHub's description, installed with npm on first use."""
+    if not DOCUMENT.is_file():
+        npm = shutil.which("npm")
+        if npm is None:
+            raise SystemExit("npm is needed to install @octokit/openapi")
+        CACHE.mkdir(parents=True, exist_ok=True)
+        subprocess.run(
+            [npm, "install", "--prefix", str(CACHE), "--no-audit", "--no-fund", PACKAGE],
+            check=True,
+            capture_output=True,
+            timeout=300,
+        )
+    return DOCUMENT
+
+
+def _ours(content: bytes) -> tuple[int, float]:
+    from dynamic_tools.tools.openapi import ConversionOptions, convert_document, parse_document
+
+    result = convert_document(parse_document(content), ConversionOptions(catalog="github"))
+    return len(result.tools), 0.0
+
+
+def _fastmcp(content: bytes, *, list_tools: bool) -> tuple[int, float]:
+    import asyncio
+
+    import httpx2
+    from fastmcp import FastMCP
+
+    server = FastMCP.from_openapi(
+        openapi_spec=json.loads(content),
+        client=httpx2.AsyncClient(base_url="https://api.github.com"),
+        name="github",
+    )
+    if not list_tools:
+        return 0, 0.0
+    started = time.perf_counter()
+    count = len(asyncio.run(server.list_tools()))
+    return count, time.perf_counter() - started
+
+
+def measure(side: str, path: Path, memory: bool) -> dict[str, Any]:
+    """One measurement in this process: seconds (or peak MiB) and the tool count.
+
+    FastMCP's time covers ``json.loads`` + ``from_openapi``; its first ``list_tools`` (where
+    it finishes building the tools) is timed apart as ``list_seconds`` and not traced.
+    """
+    if side == "ours":
+        import dynamic_tools.tools.openapi  # noqa: F401 - import cost is not measured
+    else:
+        import fastmcp  # noqa: F401
+    content = path.read_bytes()
+    if memory:
+        tracemalloc.start()
+    started = time.perf_counter()
+    if side == "ours":
+        tools, listed = _ours(content)
+        elapsed = time.perf_counter() - started
+    else:
+        tools, listed = _fastmcp(content, list_tools=not memory)
+        elapsed = time.perf_counter() - started - listed
+    peak = tracemalloc.get_traced_memory()[1] if memory else 0
+    return {
+        "side": side,
+        "seconds": elapsed,
+        "list_seconds": listed,
+        "peak_mib": peak / 2**20,
+        "tools": tools,
+    }
+
+
+def _child(side: str, path: Path, memory: bool) -> dict[str, Any]:
+    command = [sys.executable, "-m", "bench.openapi_import", "--child", side, "--doc", str(path)]
+    if memory:
+        command.append("--memory")
+    out = subprocess.run(command, cwd=BACKEND, check=True, capture_output=True, text=True)
+    figures: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
+    return figures
+
+
+def main(rounds: int = 3) -> dict[str, Any]:
+    """Run the comparison, print the figures and return them."""
+    path = ensure_document()
+    times: dict[str, list[float]] = {"ours": [], "fastmcp": []}
+    listing: list[float] = []
+    tools: dict[str, int] = {}
+    for index in range(rounds):
+        order = ("ours", "fastmcp") if index % 2 == 0 else ("fastmcp", "ours")
+        for side in order:
+            figures = _child(side, path, memory=False)
+            times[side].append(figures["seconds"])
+            tools[side] = figures["tools"]
+            if side == "fastmcp":
+                listing.append(figures["list_seconds"])
+    peaks = {side: _child(side, path, memory=True)["peak_mib"] for side in ("ours", "fastmcp")}
+    medians = {side: statistics.median(values) for side, values in times.items()}
+    ratio = medians["ours"] / medians["fastmcp"]
+    print(
+        f"\nOpenAPI import of {path.name} ({path.stat().st_size / 2**20:.1f} MiB), {rounds} rounds"
+    )
+    print(f"{'':10}{'median s':>10}{'runs':>28}{'peak MiB':>10}{'tools':>7}")
+    for side in ("ours", "fastmcp"):
+        runs = ", ".join(f"{t:.2f}" for t in times[side])
+        print(f"{side:10}{medians[side]:>10.3f}{runs:>28}{peaks[side]:>10.1f}{tools[side]:>7}")
+    print(f"(FastMCP's first list_tools takes a further {statistics.median(listing):.2f} s)")
+    verdict = "meets" if ratio <= GOAL else "MISSES"
+    print(f"time ours/FastMCP: {ratio:.2f}x ({verdict} the goal ≤{GOAL:.1f}x); "
+          f"peak memory ours/FastMCP: {peaks['ours'] / peaks['fastmcp']:.2f}x")  # fmt: skip
+    return {"medians": medians, "peaks": peaks, "tools": tools, "ratio": ratio}
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--child", choices=["ours", "fastmcp"])
+    parser.add_argument("--doc", type=Path)
+    parser.add_argument("--memory", action="store_true")
+    args = parser.parse_args()
+    if args.child:
+        print(json.dumps(measure(args.child, args.doc, args.memory)))
+    else:
+        main(args.rounds)
