@@ -12,4 +12,5 @@ def build_mcp_endpoint(settings: Settings) -> McpEndpoint:
     """A new endpoint for ``settings`` (no I/O; it serves once the surface is attached)."""
     surface = McpSurface()
     resources = ResourceSet()
+    surface.resources = resources
     return McpEndpoint(surface, resources)

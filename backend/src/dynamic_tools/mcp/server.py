@@ -63,6 +63,8 @@ class McpEndpoint:
             on_list_resources=self._list_resources,
             on_list_resource_templates=self._list_templates,
             on_read_resource=self._read_resource,
+            on_list_prompts=self._list_prompts,
+            on_get_prompt=self._get_prompt,
         )
 
     def initialization_options(self) -> Any:
@@ -125,6 +127,19 @@ class McpEndpoint:
             return await self.resources.read(view, str(params.uri))
         except DynamicToolsError as exc:
             raise MCPError(-32002, exc.message, error_payload(exc)) from None
+
+    # --- prompts ---------------------------------------------------------------------------
+    async def _list_prompts(
+        self, ctx: Any, params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        return types.ListPromptsResult(prompts=self.surface.prompts.listing())
+
+    async def _get_prompt(self, ctx: Any, params: types.GetPromptRequestParams) -> Any:
+        view = await self.view_for(ctx)
+        try:
+            return self.surface.prompts.get(view, params.name, dict(params.arguments or {}))
+        except DynamicToolsError as exc:
+            raise invalid_params(exc) from None
 
 
 def _channel(ctx: Any, params: types.CallToolRequestParams) -> CallChannel:

@@ -24,12 +24,16 @@ from dynamic_tools.errors import InvalidInputError
 from dynamic_tools.http.document_fetch import DocumentFetcher
 from dynamic_tools.markdown.service import MarkdownWorkflowService
 from dynamic_tools.mcp.api_tools import ApiCaller, api_tool, execute_tool, query_tool
+from dynamic_tools.mcp.authoring_resources import add_authoring_resources
+from dynamic_tools.mcp.authoring_tools import AuthoringTools
 from dynamic_tools.mcp.core_calls import run_execute, run_query
 from dynamic_tools.mcp.entries import Handler, Result, SessionView, ToolCall, ToolEntry
 from dynamic_tools.mcp.errors import error_result
 from dynamic_tools.mcp.markdown_tools import add_markdown_tools
 from dynamic_tools.mcp.planner_tool import plan_result, plan_tool
+from dynamic_tools.mcp.prompts import AuthoringPrompts
 from dynamic_tools.mcp.recipes import RecipeLayer
+from dynamic_tools.mcp.resources import ResourceSet
 from dynamic_tools.mcp.session_config import SessionConfig
 from dynamic_tools.mcp.session_sources import SessionSources
 from dynamic_tools.mcp.workflow_text import tool_description
@@ -41,6 +45,7 @@ from dynamic_tools.mcp.workflow_tools import (
 )
 from dynamic_tools.persistence.markdown_store import MarkdownSessionStore
 from dynamic_tools.persistence.recipe_store import RecipeStore
+from dynamic_tools.runtime.authoring import WorkflowAuthoring
 from dynamic_tools.runtime.workflow_repository import PreparedRun
 from dynamic_tools.tools.hints import describe_tool, merge_hints, parse_tool_hints
 from dynamic_tools.tools.models import ToolConfig
@@ -62,6 +67,7 @@ class McpSurface:
         self._lock = asyncio.Lock()
         self.extensions: list[Callable[[SessionView, Services], None]] = []
         self.recipes: RecipeLayer | None = None
+        self.resources: ResourceSet | None = None
 
     def attach(self, services: Services) -> None:
         """Serve ``services`` (called from the app's lifespan once they started)."""
@@ -74,6 +80,16 @@ class McpSurface:
         self.sources = SessionSources(fetcher, refetch_s=REFETCH_S)
         self._caller = ApiCaller(services.sender, _secret_lookup(services))
         self.recipes = RecipeLayer(RecipeStore(services.database), self._caller)
+        self.authoring = WorkflowAuthoring(
+            services.workflows, services.registry, services.runs, services.run_store
+        )
+        self.authoring_tools = AuthoringTools(services.workflows, services.runs, self.authoring)
+        self.prompts = AuthoringPrompts(services.workflows, self.authoring)
+        if self.resources is not None:
+            self.resources.extra.clear()
+            self.resources.templates_extra.clear()
+            self.resources.template_readers.clear()
+            add_authoring_resources(self.resources, services.workflows, self.authoring)
         self.markdown = MarkdownWorkflowService(
             MarkdownSessionStore(services.database), services.settings.registry_root
         )
@@ -151,6 +167,8 @@ class McpSurface:
             await self.recipes.extend(view)
         if settings.enable_workflows:
             self._add_workflow_layer(view)
+        if settings.enable_workflows:
+            self.authoring_tools.add_to(view)
         add_markdown_tools(view, self.markdown)
         for extend in self.extensions:
             extend(view, services)

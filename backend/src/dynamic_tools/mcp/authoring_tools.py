@@ -1,0 +1,320 @@
+"""The ``workflow.*`` authoring tools of seed 003 §5, by safety level.
+
+- safe (read-only): ``workflow.list``, ``workflow.get``, ``workflow.validate``,
+  ``workflow.preview_inputs``, ``workflow.preview_rendered``, ``workflow.step_plan``,
+  ``workflow.resolve_inputs``;
+- standard (mutating, reversible): ``workflow.save``, ``workflow.rename``, ``workflow.run``;
+- destructive: ``workflow.delete``, ``workflow.cancel``, ``workflow.purge_history``.
+
+The level is in the annotations (``readOnlyHint`` / ``destructiveHint``) and in ``_meta``
+(``dynamic-tools/safety``). Saves, renames and deletes announce ``tools/list_changed`` (the
+``w_*`` tools and the command catalog follow the files).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import mcp_types as types
+
+from dynamic_tools.errors import DynamicToolsError
+from dynamic_tools.mcp.entries import Result, SessionView, ToolCall, ToolEntry
+from dynamic_tools.mcp.errors import error_result
+from dynamic_tools.runtime.authoring import WorkflowAuthoring
+from dynamic_tools.runtime.runs import RunService
+from dynamic_tools.runtime.workflow_repository import WorkflowRepository
+
+SAFETY_KEY = "dynamic-tools/safety"
+ANNOTATIONS = {
+    "safe": types.ToolAnnotations(
+        read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+    ),
+    "standard": types.ToolAnnotations(
+        read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=True
+    ),
+    "destructive": types.ToolAnnotations(
+        read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
+    ),
+}
+_ID = {"type": "string", "minLength": 1, "description": "A saved workflow's id."}
+_CONTENT = {"type": "string", "minLength": 1, "description": "A workflow document (a draft)."}
+_FORMAT = {"type": "string", "enum": ["yaml", "json", "xml"], "description": "Of content."}
+_INPUTS = {"type": "object", "description": "Input values by param name.", "default": {}}
+_VERSION = {"type": "string", "description": "The version workflow.get gave (optimistic lock)."}
+_TARGET = {"workflow_id": _ID, "content": _CONTENT, "format": _FORMAT}
+
+Operation = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
+
+
+def _schema(properties: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
+    schema: dict[str, Any] = {
+        "type": "object",
+        "properties": properties,
+        "additionalProperties": False,
+    }
+    if required:
+        schema["required"] = required
+    return schema
+
+
+class AuthoringTools:
+    """Builds the authoring entries over the repository, runs and authoring service."""
+
+    def __init__(
+        self, workflows: WorkflowRepository, runs: RunService, authoring: WorkflowAuthoring
+    ) -> None:
+        self.workflows = workflows
+        self.runs = runs
+        self.authoring = authoring
+
+    def add_to(self, view: SessionView) -> None:
+        """Offer every authoring tool in ``view``."""
+        a = self.authoring
+        specs: list[tuple[str, str, str, dict[str, Any], Operation, bool]] = [
+            (
+                "workflow.list",
+                "safe",
+                "List the saved workflows: id, title, description, file, format, version, "
+                "params, validity.",
+                _schema({}),
+                self._list,
+                False,
+            ),
+            (
+                "workflow.get",
+                "safe",
+                "Get one workflow: workflow_id, path, format, content (raw text to edit), parsed "
+                "(normalised JSON) and version (pass it to workflow.save as expected_version).",
+                _schema({"workflow_id": _ID}, ["workflow_id"]),
+                self._get,
+                False,
+            ),
+            (
+                "workflow.validate",
+                "safe",
+                "Validate a workflow document without saving it: valid, errors, warnings and "
+                "violations[] (path, rule, message, line, expected, actual).",
+                _schema({"content": _CONTENT, "format": _FORMAT}, ["content"]),
+                self._validate,
+                False,
+            ),
+            (
+                "workflow.preview_inputs",
+                "safe",
+                "The inputs a workflow needs: required ones, defaults, examples, rules, and "
+                "their JSON Schema. Give workflow_id or a draft's content.",
+                _schema(_TARGET),
+                lambda args: _on_target(a, args, lambda t: a.preview_inputs(t)),
+                False,
+            ),
+            (
+                "workflow.preview_rendered",
+                "safe",
+                "Each step with its arguments rendered from candidate inputs; arguments that "
+                "come from earlier steps' outputs are listed as pending.",
+                _schema({**_TARGET, "inputs": _INPUTS}),
+                lambda args: _on_target(
+                    a, args, lambda t: a.preview_rendered(t, dict(args.get("inputs") or {}))
+                ),
+                False,
+            ),
+            (
+                "workflow.step_plan",
+                "safe",
+                "The ordered step plan: each node, how it gets to run (always, after its "
+                "dependencies, when a branch/fallback activates it), its conditions.",
+                _schema({**_TARGET, "inputs": _INPUTS}),
+                lambda args: _on_target(a, args, lambda t: a.step_plan(t)),
+                False,
+            ),
+            (
+                "workflow.resolve_inputs",
+                "safe",
+                "Apply defaults to partial inputs and check them; ready is true only when every "
+                "required input is present and valid. Missing inputs name the value providers "
+                "(list operations) that can supply them.",
+                _schema({**_TARGET, "inputs": _INPUTS}),
+                lambda args: _on_target(
+                    a, args, lambda t: a.resolve_inputs(t, dict(args.get("inputs") or {}))
+                ),
+                False,
+            ),
+            (
+                "workflow.save",
+                "standard",
+                "Validate, then write a workflow document atomically to the runtime directory. "
+                "To change an existing workflow pass expected_version from workflow.get (a stale "
+                "one fails with 'conflict'); overwrite=true replaces without a version check.",
+                _schema(
+                    {
+                        "content": _CONTENT,
+                        "format": _FORMAT,
+                        "workflow_id": {
+                            "type": "string",
+                            "description": "The workflow (or file name) to write; default: the "
+                            "document's first workflow id.",
+                        },
+                        "expected_version": _VERSION,
+                        "overwrite": {"type": "boolean", "default": False},
+                    },
+                    ["content"],
+                ),
+                self._save,
+                True,
+            ),
+            (
+                "workflow.rename",
+                "standard",
+                "Rename a workflow (and the sub-workflow calls to it).",
+                _schema(
+                    {"workflow_id": _ID, "new_id": _ID, "expected_version": _VERSION},
+                    ["workflow_id", "new_id"],
+                ),
+                self._rename,
+                True,
+            ),
+            (
+                "workflow.run",
+                "standard",
+                "Start a run of a saved workflow or a draft; returns run_id at once. Follow it "
+                "with w_<id> calls' results, workflow.resume, or as an MCP task (tasks/get).",
+                _schema({**_TARGET, "inputs": _INPUTS}),
+                self._run,
+                False,
+            ),
+            (
+                "workflow.delete",
+                "destructive",
+                "Delete a saved workflow (its file when it held only this workflow). Only when "
+                "the user asked for it.",
+                _schema({"workflow_id": _ID, "expected_version": _VERSION}, ["workflow_id"]),
+                self._delete,
+                True,
+            ),
+            (
+                "workflow.cancel",
+                "destructive",
+                "Cancel an active run (its running steps stop and compensations run).",
+                _schema({"run_id": {"type": "string", "minLength": 1}}, ["run_id"]),
+                self._cancel,
+                False,
+            ),
+            (
+                "workflow.purge_history",
+                "destructive",
+                "Delete ended runs and their events (of one workflow, or all; optionally only "
+                "those older than some days). Active runs are never removed.",
+                _schema(
+                    {
+                        "workflow_id": {"type": "string"},
+                        "older_than_days": {"type": "number", "minimum": 0},
+                    }
+                ),
+                self._purge,
+                False,
+            ),
+        ]
+        for name, safety, description, schema, operation, changes in specs:
+            tool = types.Tool(
+                name=name,
+                description=f"[{safety}] {description}",
+                input_schema=schema,
+                annotations=ANNOTATIONS[safety],
+                meta={SAFETY_KEY: safety},
+            )
+            view.add(ToolEntry(tool, "authoring", _handler(operation, changes)))
+
+    # --- operations ------------------------------------------------------------------------
+    async def _list(self, args: dict[str, Any]) -> dict[str, Any]:
+        return {"workflows": self.workflows.list()}
+
+    async def _get(self, args: dict[str, Any]) -> dict[str, Any]:
+        data = self.workflows.get(str(args["workflow_id"]))
+        return {
+            "workflow_id": data["id"],
+            "path": str(self.workflows.directory / data["file"]),
+            "format": data["format"],
+            "content": data["content"],
+            "parsed": data["parsed"],
+            "version": data["version"],
+            "violations": data["violations"],
+        }
+
+    async def _validate(self, args: dict[str, Any]) -> dict[str, Any]:
+        violations = self.workflows.validate(str(args["content"]), args.get("format"))
+        errors = [v for v in violations if v.get("severity", "error") == "error"]
+        warnings = [v for v in violations if v.get("severity") == "warning"]
+        return {
+            "valid": not errors,
+            "errors": errors,
+            "warnings": warnings,
+            "violations": violations,
+        }
+
+    async def _save(self, args: dict[str, Any]) -> dict[str, Any]:
+        return self.workflows.save(
+            args.get("workflow_id"),
+            str(args["content"]),
+            args.get("format"),
+            expected_version=args.get("expected_version"),
+            overwrite=bool(args.get("overwrite", False)),
+        )
+
+    async def _rename(self, args: dict[str, Any]) -> dict[str, Any]:
+        return self.workflows.rename(
+            str(args["workflow_id"]),
+            str(args["new_id"]),
+            expected_version=args.get("expected_version"),
+        )
+
+    async def _delete(self, args: dict[str, Any]) -> dict[str, Any]:
+        return self.workflows.delete(
+            str(args["workflow_id"]), expected_version=args.get("expected_version")
+        )
+
+    async def _run(self, args: dict[str, Any]) -> dict[str, Any]:
+        target = self.authoring.target(
+            workflow_id=args.get("workflow_id"), content=args.get("content"), fmt=args.get("format")
+        )
+        run = await self.authoring.run(target, dict(args.get("inputs") or {}))
+        return {"run_id": run.run_id, "workflow_id": run.workflow_id, "status": run.status}
+
+    async def _cancel(self, args: dict[str, Any]) -> dict[str, Any]:
+        run = await self.runs.cancel(str(args["run_id"]))
+        return {"run_id": run.run_id, "status": run.status}
+
+    async def _purge(self, args: dict[str, Any]) -> dict[str, Any]:
+        return await self.authoring.purge_history(
+            workflow_id=args.get("workflow_id"), older_than_days=args.get("older_than_days")
+        )
+
+
+async def _on_target(
+    authoring: WorkflowAuthoring, args: dict[str, Any], work: Callable[[Any], dict[str, Any]]
+) -> dict[str, Any]:
+    target = authoring.target(
+        workflow_id=args.get("workflow_id"), content=args.get("content"), fmt=args.get("format")
+    )
+    return work(target)
+
+
+def _handler(operation: Operation, changes_tools: bool) -> Callable[[ToolCall], Awaitable[Result]]:
+    async def handle(call: ToolCall) -> Result:
+        try:
+            data = await operation(call.arguments)
+        except DynamicToolsError as exc:
+            return error_result(exc)
+        if changes_tools:
+            await call.channel.tools_changed()
+        return types.CallToolResult(
+            content=[
+                types.TextContent(
+                    type="text", text=json.dumps(data, default=str, ensure_ascii=False)
+                )
+            ],
+            structured_content=data,
+        )
+
+    return handle

@@ -1,0 +1,218 @@
+"""Authoring prompts (seed 003 §4): author, extend, fix_validation, run_with_inputs.
+
+The prompts are ``workflow.author``, ``workflow.extend``, ``workflow.fix_validation`` and
+``workflow.run_with_inputs``.
+
+Each prompt embeds the format reference and the JSON Schema (and the tools the session can
+call), so a model's draft validates. Prompts only ever steer towards safe and standard tools
+(validate, save, run); they never ask for a destructive one.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import mcp_types as types
+
+from dynamic_tools.engine.schema import document_schema
+from dynamic_tools.errors import InvalidInputError
+from dynamic_tools.mcp.authoring_resources import command_catalog, workflow_spec
+from dynamic_tools.mcp.entries import SessionView
+from dynamic_tools.runtime.authoring import WorkflowAuthoring
+from dynamic_tools.runtime.workflow_repository import WorkflowRepository
+
+
+@dataclass(frozen=True)
+class PromptSpec:
+    """One prompt: its MCP definition and how its text is made."""
+
+    prompt: types.Prompt
+    render: Callable[[SessionView, dict[str, str]], str]
+
+
+def _argument(name: str, description: str, required: bool = True) -> types.PromptArgument:
+    return types.PromptArgument(name=name, description=description, required=required)
+
+
+def _context(view: SessionView) -> str:
+    tools = [
+        f"- {c['name']}({', '.join(c['arguments'])})"
+        for c in command_catalog(view)
+        if c["layer"] in ("api", "recipe")
+    ]
+    tools += ["- rest_call(method, path, query, body, headers)", "- sql_query(sql)"]
+    return (
+        "## Workflow format reference\n\n"
+        + workflow_spec()
+        + "\n\n## JSON Schema of documents\n\n```json\n"
+        + json.dumps(document_schema(), separators=(",", ":"))
+        + "\n```\n\n## Tools a `call` node can use\n\n"
+        + "\n".join(tools)
+    )
+
+
+_CLOSING = (
+    "\n\nWhen the draft is ready: call `workflow.validate` with it, fix every error it lists "
+    "(each has a path and a line), and only then call `workflow.save`. Never delete or purge "
+    "anything as part of this task."
+)
+
+
+class AuthoringPrompts:
+    """The four prompts over the workflow repository and the authoring service."""
+
+    def __init__(self, workflows: WorkflowRepository, authoring: WorkflowAuthoring) -> None:
+        self.workflows = workflows
+        self.authoring = authoring
+        self.specs = {
+            spec.prompt.name: spec
+            for spec in [
+                PromptSpec(
+                    types.Prompt(
+                        name="workflow.author",
+                        title="Author a workflow",
+                        description="Draft a new workflow document (YAML) for a goal.",
+                        arguments=[
+                            _argument("goal", "What the workflow must achieve."),
+                            _argument("target_system", "The API or domain it runs on.", False),
+                            _argument("constraints", "Rules, limits, approvals.", False),
+                        ],
+                    ),
+                    self._author,
+                ),
+                PromptSpec(
+                    types.Prompt(
+                        name="workflow.extend",
+                        title="Extend a workflow",
+                        description="Change a saved workflow, keeping its order and ids.",
+                        arguments=[
+                            _argument("workflow_id", "The saved workflow to change."),
+                            _argument("changes", "What to add or change."),
+                        ],
+                    ),
+                    self._extend,
+                ),
+                PromptSpec(
+                    types.Prompt(
+                        name="workflow.fix_validation",
+                        title="Fix validation errors",
+                        description="Correct a draft so that it validates.",
+                        arguments=[
+                            _argument("content", "The draft document."),
+                            _argument(
+                                "violations", "Its violations (JSON); computed if omitted.", False
+                            ),
+                        ],
+                    ),
+                    self._fix,
+                ),
+                PromptSpec(
+                    types.Prompt(
+                        name="workflow.run_with_inputs",
+                        title="Prepare a run",
+                        description="Resolve a workflow's inputs, or ask what is missing.",
+                        arguments=[
+                            _argument("workflow_id", "The saved workflow to run."),
+                            _argument("inputs", "Known inputs as a JSON object.", False),
+                        ],
+                    ),
+                    self._run,
+                ),
+            ]
+        }
+
+    def listing(self) -> list[types.Prompt]:
+        """Every prompt."""
+        return [spec.prompt for spec in self.specs.values()]
+
+    def get(self, view: SessionView, name: str, arguments: dict[str, str]) -> types.GetPromptResult:
+        """The prompt ``name`` rendered with ``arguments`` (missing required ones are named)."""
+        spec = self.specs.get(name)
+        if spec is None:
+            raise InvalidInputError(
+                f"no prompt named '{name}' (prompts: {', '.join(self.specs)})",
+                violations=[{"path": "name", "rule": "enum", "message": "unknown prompt"}],
+            )
+        missing = [
+            a.name for a in spec.prompt.arguments or [] if a.required and not arguments.get(a.name)
+        ]
+        if missing:
+            raise InvalidInputError(
+                f"prompt '{name}' needs: {', '.join(missing)}",
+                violations=[
+                    {"path": f"arguments.{m}", "rule": "required", "message": "missing"}
+                    for m in missing
+                ],
+            )
+        text = spec.render(view, arguments)
+        return types.GetPromptResult(
+            description=spec.prompt.description,
+            messages=[
+                types.PromptMessage(role="user", content=types.TextContent(type="text", text=text))
+            ],
+        )
+
+    # --- the four texts --------------------------------------------------------------------
+    def _author(self, view: SessionView, args: dict[str, str]) -> str:
+        return (
+            f"Write a workflow document in YAML for this goal: {args['goal']}\n"
+            + (f"Target system: {args['target_system']}\n" if args.get("target_system") else "")
+            + (f"Constraints: {args['constraints']}\n" if args.get("constraints") else "")
+            + "Declare every value the user must provide as a param. Answer with the YAML only.\n\n"
+            + _context(view)
+            + _CLOSING
+        )
+
+    def _extend(self, view: SessionView, args: dict[str, str]) -> str:
+        current = self.workflows.get(args["workflow_id"])
+        return (
+            f"Change the workflow '{current['id']}' as follows: {args['changes']}\n"
+            "Keep its id, its existing nodes' ids and their order; change only what is needed. "
+            f"Answer with the whole updated document ({current['format']}).\n\n"
+            f"## Current document (version {current['version']})\n\n```{current['format']}\n"
+            + str(current["content"])
+            + "\n```\n\nSave it with workflow.save passing expected_version="
+            + f"{current['version']}.\n\n"
+            + _context(view)
+            + _CLOSING
+        )
+
+    def _fix(self, view: SessionView, args: dict[str, str]) -> str:
+        violations: Any = args.get("violations")
+        if not violations:
+            violations = json.dumps(self.workflows.validate(args["content"]), indent=1)
+        return (
+            "This workflow document does not validate. Correct every violation listed (each "
+            "names a path and usually a line) and change nothing else. Answer with the whole "
+            "corrected document.\n\n## Document\n\n```\n"
+            + args["content"]
+            + "\n```\n\n## Violations\n\n```json\n"
+            + str(violations)
+            + "\n```\n\n"
+            + _context(view)
+            + _CLOSING
+        )
+
+    def _run(self, view: SessionView, args: dict[str, str]) -> str:
+        try:
+            inputs = json.loads(args.get("inputs") or "{}")
+        except json.JSONDecodeError:
+            inputs = {}
+        target = self.authoring.target(workflow_id=args["workflow_id"], content=None)
+        resolution = self.authoring.resolve_inputs(
+            target, inputs if isinstance(inputs, dict) else {}
+        )
+        return (
+            f"Prepare a run of the workflow '{target.workflow_id}'. Here is what is known about "
+            "its inputs (outcome per input: resolved, prompt = ask the user, optional, error):\n"
+            "```json\n" + json.dumps(resolution, indent=1, default=str) + "\n```\n"
+            "For each input with outcome 'prompt' or 'error', ask the user one clear question "
+            "(offer the values the listed providers return when there are any). When `ready` "
+            f"would be true, call `w_{target.workflow_id}` with the inputs (or `workflow.run`).\n\n"
+            "## Inputs\n\n```json\n"
+            + json.dumps(self.authoring.preview_inputs(target), indent=1, default=str)
+            + "\n```"
+        )

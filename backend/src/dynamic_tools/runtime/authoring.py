@@ -1,0 +1,237 @@
+"""Workflow authoring operations shared by REST and MCP (seed 003 §5).
+
+Every operation takes either a saved workflow (``workflow_id``) or a draft (``content``, with
+``workflow`` naming one of its workflows when it has several): drafts are parsed and validated
+first, and a draft that does not validate raises :class:`WorkflowInvalidError` with every
+violation. Nothing here writes except :meth:`WorkflowAuthoring.run` (a run) and
+:meth:`WorkflowAuthoring.purge_history` (deletes ended runs).
+
+Value providers (``provider.catalog``): a provider is a read-only list/search operation whose
+result items supply values for other operations' inputs — e.g. ``search_flights`` returns
+flights whose ``id`` feeds ``check_availability.flight_id``. A workflow input that is passed to
+such an input can be filled from the provider's results: :meth:`resolve_inputs` offers them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from dynamic_tools.engine.errors import UnresolvedReferenceError
+from dynamic_tools.engine.loaders import load_document
+from dynamic_tools.engine.models import CallNode, Workflow, WorkflowDocument
+from dynamic_tools.engine.params import check_values
+from dynamic_tools.engine.references import find_references, render
+from dynamic_tools.engine.validator import validate_document
+from dynamic_tools.errors import InvalidInputError, NotFoundError, WorkflowInvalidError
+from dynamic_tools.persistence.run_history import purge_runs
+from dynamic_tools.persistence.run_store import RunRecord, RunStore
+from dynamic_tools.runtime.runs import RunService
+from dynamic_tools.runtime.workflow_plan import preview_inputs, step_plan
+from dynamic_tools.runtime.workflow_repository import PreparedRun, WorkflowRepository
+from dynamic_tools.tools.openapi.providers import ProviderContract, find_provider_contracts
+from dynamic_tools.tools.registry import ToolRegistry
+
+
+@dataclass(frozen=True)
+class Target:
+    """The workflow an operation is about: saved or drafted."""
+
+    workflow_id: str
+    workflow: Workflow
+    document: WorkflowDocument
+    version: str
+    saved: bool
+
+
+class WorkflowAuthoring:
+    """Previews, input resolution, runs of drafts and history for authoring clients."""
+
+    def __init__(
+        self,
+        workflows: WorkflowRepository,
+        registry: ToolRegistry,
+        runs: RunService,
+        store: RunStore,
+    ) -> None:
+        self.workflows = workflows
+        self.registry = registry
+        self.runs = runs
+        self.store = store
+
+    # --- targets ---------------------------------------------------------------------------
+    def target(
+        self, *, workflow_id: str | None, content: str | None, fmt: str | None = None
+    ) -> Target:
+        """The saved workflow ``workflow_id``, or the (validated) draft ``content``."""
+        if content is None:
+            if not workflow_id:
+                raise InvalidInputError(
+                    "give workflow_id (a saved workflow) or content (a draft)",
+                    violations=[{"path": "workflow_id", "rule": "required", "message": "missing"}],
+                )
+            prepared = self.workflows.get(workflow_id)
+            workflow = self.workflows.workflow(workflow_id)
+            document = load_document(prepared["content"], fmt=prepared["format"]).document
+            return Target(workflow_id, workflow, document, prepared["version"], True)
+        loaded = load_document(content, fmt=fmt)  # type: ignore[arg-type]
+        known = {w["id"] for w in self.workflows.list()} | set(loaded.document.workflows)
+        report = validate_document(loaded, known_tools=self.registry.names(), known_workflows=known)
+        if report.errors:
+            raise WorkflowInvalidError(
+                f"the draft has {len(report.errors)} error(s)",
+                violations=[v.to_dict() for v in report.violations],
+            )
+        ids = list(loaded.document.workflows)
+        chosen = workflow_id or ids[0]
+        if chosen not in loaded.document.workflows:
+            raise NotFoundError(
+                f"the draft has no workflow '{chosen}' (it has: {', '.join(ids)})",
+                context={"workflow_id": chosen},
+            )
+        version = "draft"
+        return Target(chosen, loaded.document.workflows[chosen], loaded.document, version, False)
+
+    # --- previews --------------------------------------------------------------------------
+    def preview_inputs(self, target: Target) -> dict[str, Any]:
+        """Required inputs, defaults, examples and their JSON Schema."""
+        return {"workflow_id": target.workflow_id, **preview_inputs(target.workflow)}
+
+    def step_plan(self, target: Target) -> dict[str, Any]:
+        """The ordered plan with conditions and dependencies."""
+        return {"workflow_id": target.workflow_id, "steps": step_plan(target.workflow)}
+
+    def preview_rendered(self, target: Target, inputs: dict[str, Any]) -> dict[str, Any]:
+        """Each step with its arguments rendered from ``inputs`` where they allow it.
+
+        Arguments that need an earlier step's output stay as written, listed in ``pending``.
+        """
+        checked, violations = self._check(target, inputs)
+        values = {**checked} if not violations else {**inputs}
+        steps = []
+        for step in step_plan(target.workflow):
+            node = target.workflow.graph.get(step["node_id"])
+            entry: dict[str, Any] = {
+                "node_id": step["node_id"],
+                "kind": step["kind"],
+                "runs": step["runs"],
+            }
+            if isinstance(node, CallNode):
+                args, pending = _render_args(node.args, values, step["node_id"])
+                entry.update({"tool": node.call, "args": args, "pending": pending})
+            steps.append(entry)
+        return {
+            "workflow_id": target.workflow_id,
+            "inputs": values,
+            "violations": violations,
+            "steps": steps,
+        }
+
+    def _check(
+        self, target: Target, inputs: dict[str, Any]
+    ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        try:
+            return check_values(target.workflow.params, inputs), []
+        except InvalidInputError as exc:
+            return {}, exc.violations
+
+    # --- inputs ----------------------------------------------------------------------------
+    def providers(self) -> list[ProviderContract]:
+        """The value providers among the registry's read-only tools."""
+        tools = [t for t in self.registry.all() if t.effective_annotations.read_only]
+        return find_provider_contracts(tools) if tools else []
+
+    def resolve_inputs(self, target: Target, inputs: dict[str, Any]) -> dict[str, Any]:
+        """Defaults applied, values checked, providers named; ``ready`` only when runnable.
+
+        Each input gets an outcome: ``resolved`` (given or defaulted), ``prompt`` (missing and
+        required: ask the user; the providers that can supply it are listed), ``optional``
+        (missing, not required) or ``error`` (given but invalid).
+        """
+        params = target.workflow.params
+        feeds = _input_feeds(target.workflow)
+        providers = self.providers()
+        _, violations = self._check(target, inputs)
+        bad = {str(v.get("path", "")).split(".")[-1] for v in violations}
+        outcomes: dict[str, Any] = {}
+        resolved: dict[str, Any] = {}
+        for name, spec in params.items():
+            sources = [
+                p.to_dict() for p in providers if any(f in p.feeds for f in feeds.get(name, ()))
+            ]
+            if name in inputs and name not in bad:
+                resolved[name] = inputs[name]
+                outcomes[name] = {"outcome": "resolved", "source": "input"}
+            elif name in inputs:
+                outcomes[name] = {"outcome": "error", "providers": sources}
+            elif spec.default is not None:
+                resolved[name] = spec.default
+                outcomes[name] = {"outcome": "resolved", "source": "default"}
+            elif spec.required:
+                outcomes[name] = {"outcome": "prompt", "providers": sources}
+            else:
+                outcomes[name] = {"outcome": "optional"}
+        unknown = sorted(set(inputs) - set(params))
+        ready = all(o["outcome"] in ("resolved", "optional") for o in outcomes.values())
+        return {
+            "workflow_id": target.workflow_id,
+            "ready": ready and not violations,
+            "resolved": resolved,
+            "defaults": {n: s.default for n, s in params.items() if s.default is not None},
+            "inputs": outcomes,
+            "violations": violations,
+            "unknown_inputs": unknown,
+        }
+
+    # --- runs ------------------------------------------------------------------------------
+    async def run(self, target: Target, inputs: dict[str, Any]) -> RunRecord:
+        """Start a run of a saved workflow or of a validated draft."""
+        if target.saved:
+            return await self.runs.start(target.workflow_id, inputs)
+        params = check_values(target.workflow.params, inputs)
+        prepared = PreparedRun(
+            target.workflow_id,
+            target.document,
+            params,
+            target.version,
+            list(target.workflow.graph),
+        )
+        return await self.runs.start_prepared(prepared)
+
+    async def purge_history(
+        self, *, workflow_id: str | None, older_than_days: float | None
+    ) -> dict[str, Any]:
+        """Delete ended runs (and their events) of one workflow or all; active runs stay."""
+        removed = await purge_runs(
+            self.store.engine, workflow_id=workflow_id, older_than_days=older_than_days
+        )
+        return {"workflow_id": workflow_id, "removed_runs": removed}
+
+
+def _render_args(
+    args: dict[str, Any], values: dict[str, Any], node_id: str
+) -> tuple[dict[str, Any], list[dict[str, str]]]:
+    rendered: dict[str, Any] = {}
+    pending: list[dict[str, str]] = []
+    for key, raw in args.items():
+        try:
+            rendered[key] = render(raw, lambda name: values[name], node_id=node_id)
+        except UnresolvedReferenceError:
+            rendered[key] = raw
+            refs = find_references(raw) if isinstance(raw, str) else []
+            source = ", ".join(r.text for r in refs) or str(raw)
+            pending.append({"arg": key, "from": source, "when": "at run time"})
+    return rendered, pending
+
+
+def _input_feeds(workflow: Workflow) -> dict[str, set[str]]:
+    """Param name → the ``tool.param`` inputs it is passed to directly (``arg: $param``)."""
+    feeds: dict[str, set[str]] = {}
+    for node in workflow.graph.values():
+        if isinstance(node, CallNode):
+            for arg, value in node.args.items():
+                if isinstance(value, str) and value.startswith("$"):
+                    name = value[1:].split(".", 1)[0]
+                    if name in workflow.params:
+                        feeds.setdefault(name, set()).add(f"{node.call}.{arg}")
+    return feeds
