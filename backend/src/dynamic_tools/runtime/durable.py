@@ -18,7 +18,11 @@ How DURABILITY.md's rules are kept:
    id, ``DBOS.asyncio_wait`` to collect them);
 2. :data:`APP_VERSION` is pinned;
 3. the executor id is :attr:`DurableConfig.executor_id`, required;
-4. no automatic failover: :meth:`DurableLauncher.take_over` is explicit;
+4. no automatic failover: :meth:`DurableLauncher.take_over` is explicit, and on PostgreSQL it
+   is guarded by a liveness check (:class:`ExecutorPresence`: each replica holds a session
+   advisory lock named after its executor id while it runs; a replica that is alive, or
+   restarting, cannot be taken over, and a replica cannot launch while another process
+   holds its id);
 5. a yield waits with its own timeout, or a century;
 6. both workflows have ``max_recovery_attempts=None``;
 7. SQLite is put in WAL mode before launch (:func:`enable_wal`);
@@ -34,12 +38,14 @@ import contextlib
 import functools
 import os
 import sqlite3
+import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import sqlalchemy as sa
 from dbos import (
     DBOS,
     DBOSClient,
@@ -53,6 +59,7 @@ from dbos import (
 from dbos import error as dbos_errors
 from loguru import logger
 from sqlalchemy import make_url
+from sqlalchemy.pool import NullPool
 
 from dynamic_tools.engine.interpreter import Interpreter
 from dynamic_tools.engine.local import RUN_CANCELLED
@@ -163,6 +170,74 @@ def outcome_from_dict(data: dict[str, Any]) -> RunOutcome:
         error=data.get("error"),
         nodes={k: NodeState(**v) for k, v in (data.get("nodes") or {}).items()},
     )
+
+
+# --- liveness of replicas (PostgreSQL) ------------------------------------------------------
+PRESENCE_WAIT_S = 15.0
+"""How long a launching replica waits for its presence lock (a killed predecessor's session
+ends as soon as PostgreSQL sees its connection close)."""
+
+
+class ExecutorPresence:
+    """Proof that a replica is alive: a PostgreSQL session advisory lock on its executor id.
+
+    The replica takes the lock when it launches and holds it, on a connection of its own,
+    until it shuts down; when its process dies (kill -9, a lost host) PostgreSQL ends the
+    session and the lock is free. So "the lock can be taken" means "no process runs with that
+    executor id", which :meth:`DurableLauncher.take_over` requires (DURABILITY.md rule 4), and
+    a second process started with a live replica's id refuses to launch (rule 3). The lock's
+    name includes the application and the DBOS schema, so separate installations sharing one
+    database do not see each other. SQLite needs none of this (one process per file).
+    """
+
+    def __init__(self, config: DurableConfig, executor_id: str | None = None) -> None:
+        self.config = config
+        self.executor_id = executor_id or config.executor_id
+        self._engine: sa.Engine | None = None
+        self._connection: sa.Connection | None = None
+
+    @property
+    def name(self) -> str:
+        """The lock's name (hashed to the 64-bit key PostgreSQL locks on)."""
+        return f"dynamic-tools:{self.config.app_name}:{self.config.schema}:{self.executor_id}"
+
+    def _connect(self) -> sa.Connection:
+        url = make_url(self.config.database_url).set(drivername="postgresql+psycopg")
+        self._engine = sa.create_engine(url, poolclass=NullPool)
+        return self._engine.connect().execution_options(isolation_level="AUTOCOMMIT")
+
+    def try_acquire(self) -> bool:
+        """Take the lock if it is free (keeping the connection); False if someone holds it."""
+        if self._connection is None:
+            self._connection = self._connect()
+        taken = self._connection.execute(
+            sa.text("SELECT pg_try_advisory_lock(hashtextextended(:name, 0))"),
+            {"name": self.name},
+        ).scalar()
+        return bool(taken)
+
+    def acquire(self, wait_s: float = PRESENCE_WAIT_S, poll_s: float = 0.2) -> None:
+        """Take the lock, waiting up to ``wait_s``; ConflictError if it stays taken."""
+        deadline = time.monotonic() + wait_s
+        while not self.try_acquire():
+            if time.monotonic() >= deadline:
+                self.release()
+                raise ConflictError(
+                    f"another process is running with executor id '{self.executor_id}' on "
+                    "this database; every replica needs its own id (EXECUTOR_ID)",
+                    context={"executor_id": self.executor_id},
+                )
+            time.sleep(poll_s)
+
+    def release(self) -> None:
+        """Give the lock back (closing the session)."""
+        connection, engine = self._connection, self._engine
+        self._connection = self._engine = None
+        if connection is not None:
+            with contextlib.suppress(Exception):
+                connection.close()
+        if engine is not None:
+            engine.dispose()
 
 
 # --- what the workflows run with (set by DurableLauncher.launch) ------------------------------
@@ -313,6 +388,7 @@ class DurableLauncher:
         self._handles: dict[str, WorkflowHandleAsync[dict[str, Any]]] = {}
         self._poller: asyncio.Task[None] | None = None
         self._launched = False
+        self._presence: ExecutorPresence | None = None
 
     # --- lifecycle ----------------------------------------------------------------------------
     async def launch(self) -> None:
@@ -322,6 +398,10 @@ class DurableLauncher:
             raise ConflictError("a durable launcher is already launched in this process")
         if self.config.is_sqlite:
             enable_wal(self.config.database_url)
+        else:  # prove no other process runs with this executor id (and keep proving it)
+            presence = ExecutorPresence(self.config)
+            await asyncio.to_thread(presence.acquire)
+            self._presence = presence
         _runtime = _Runtime(self.tools, self.events, self.live, self.on_finished)
         try:
             DBOS(config=dbos_config(self.config))
@@ -329,6 +409,7 @@ class DurableLauncher:
         except BaseException:
             _runtime = None
             DBOS.destroy()
+            self._release_presence()
             raise
         self._launched = True
         self._poller = asyncio.create_task(self._poll_cancel_requests(), name="durable-cancels")
@@ -352,11 +433,17 @@ class DurableLauncher:
         await asyncio.gather(*tasks, return_exceptions=True)
         DBOS.destroy()
         _runtime = None
+        self._release_presence()
         # DBOS made its (now stopped) thread pool this loop's default executor: give the loop a
         # fresh one, so asyncio.to_thread works again (e.g. for a later launch in this loop).
         asyncio.get_running_loop().set_default_executor(
             ThreadPoolExecutor(thread_name_prefix="asyncio")
         )
+
+    def _release_presence(self) -> None:
+        if self._presence is not None:
+            self._presence.release()
+            self._presence = None
 
     def _require_launched(self) -> None:
         if not self._launched:
@@ -423,19 +510,43 @@ class DurableLauncher:
     async def take_over(self, executor_id: str) -> list[str]:
         """Resume here the unfinished runs of another executor (rule 4); returns their ids.
 
-        Only for a replica that is gone for good: the caller must have checked that it is not
-        running (its host or pod is gone), otherwise a step in flight there runs twice. DBOS
-        re-queues the workflows; any live executor of the same version picks them up.
+        Only for a replica that is gone for good. On PostgreSQL that is checked: the dead
+        replica's presence lock (:class:`ExecutorPresence`) must be free, and it is held
+        while the runs are re-queued, so the replica cannot come back half-way (it waits at
+        launch, then finds nothing of its own to recover). A live replica answers
+        :class:`ConflictError`. On SQLite (one process per file) the caller must know the
+        other process is gone. DBOS re-queues the workflows (child workflows included); any
+        live executor of the same version picks them up, usually this one.
         """
         self._require_launched()
+        if not executor_id.strip():
+            raise ConflictError("name the executor whose runs to take over")
         if executor_id == self.config.executor_id:
-            raise ConflictError("an executor cannot take over its own runs")
-        pending = await DBOS.list_workflows_async(
-            executor_id=executor_id, status="PENDING", load_input=False, load_output=False
-        )
-        ids = [s.workflow_id for s in pending]
-        for workflow_id in ids:
-            await DBOS.resume_workflow_async(workflow_id)
+            raise ConflictError(
+                "an executor cannot take over its own runs (it resumes them when it launches)",
+                context={"executor_id": executor_id},
+            )
+        presence = None
+        if not self.config.is_sqlite:
+            presence = ExecutorPresence(self.config, executor_id)
+            if not await asyncio.to_thread(presence.try_acquire):
+                await asyncio.to_thread(presence.release)
+                raise ConflictError(
+                    f"executor '{executor_id}' is alive (it holds its presence lock): only "
+                    "the runs of a replica that is gone can be taken over",
+                    context={"executor_id": executor_id},
+                )
+        try:
+            pending = await DBOS.list_workflows_async(
+                executor_id=executor_id, status="PENDING", load_input=False, load_output=False
+            )
+            ids = [s.workflow_id for s in pending]
+            for workflow_id in ids:
+                await DBOS.resume_workflow_async(workflow_id)
+        finally:
+            if presence is not None:
+                await asyncio.to_thread(presence.release)
+        logger.info("took over {} workflows of executor {}", len(ids), executor_id)
         return ids
 
     async def _existing(self, ids: list[str]) -> set[str]:
@@ -539,6 +650,7 @@ __all__ = [
     "DurableConfig",
     "DurableLauncher",
     "DurableRunClient",
+    "ExecutorPresence",
     "enable_wal",
     "outcome_from_dict",
     "run_child_workflow",

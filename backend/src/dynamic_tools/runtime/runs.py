@@ -10,7 +10,7 @@ from typing import Any
 
 from dynamic_tools.engine.models import ParamSpec
 from dynamic_tools.engine.params import check_values
-from dynamic_tools.errors import ConflictError, NotFoundError
+from dynamic_tools.errors import ConflictError, InvalidInputError, NotFoundError
 from dynamic_tools.persistence.run_store import RunRecord, RunStore
 from dynamic_tools.runtime.launcher import RunLauncher
 from dynamic_tools.runtime.workflow_repository import PreparedRun, WorkflowRepository
@@ -77,6 +77,29 @@ class RunService:
         return await self.store.wait_until(
             run_id, lambda r: r.terminal or answered not in r.waiting, timeout_s=RESUME_WAIT_S
         )
+
+    async def recover(self, executor_id: str) -> dict[str, Any]:
+        """Resume here the unfinished runs of a replica that is gone (durable runs only).
+
+        The launcher checks that the replica is gone (on PostgreSQL, its presence lock is
+        free) and answers 409 otherwise. Returns the runs taken over.
+        """
+        executor_id = executor_id.strip()
+        if not executor_id:
+            raise InvalidInputError(
+                "name the executor whose runs to recover",
+                violations=[{"path": "query.executor", "message": "must not be empty"}],
+            )
+        take_over = getattr(self.launcher, "take_over", None)
+        if take_over is None:
+            raise ConflictError(
+                "runs are not durable on this server (DURABLE_RUNS=false): there is nothing "
+                "another replica left to recover",
+                context={"executor_id": executor_id},
+            )
+        workflows: list[str] = await take_over(executor_id)
+        runs = [w for w in workflows if "/" not in w]  # children are "<run>/<node>/<i>"
+        return {"executor_id": executor_id, "runs": runs, "workflows": len(workflows)}
 
     async def cancel(self, run_id: str) -> RunRecord:
         """Cancel an active run (409 when it has already ended)."""

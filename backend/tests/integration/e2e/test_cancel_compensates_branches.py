@@ -24,7 +24,8 @@ from dbos import DBOSClient
 from dynamic_tools.api.app import create_app
 from dynamic_tools.settings import Settings
 from tests.conftest import EXAMPLES
-from tests.support.servers import serve
+from tests.integration.e2e.test_server_kill_recovery import server
+from tests.support.servers import free_port, serve
 
 DOCUMENT = """
 domain: saga_tests
@@ -123,33 +124,60 @@ def events(url: str, run_id: str) -> list[dict[str, Any]]:
     return found
 
 
+@pytest.fixture(scope="module")
+def demo_api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, int]]:
+    """The demo travel API in a process of its own.
+
+    Its slow calls outlive the runs that abandoned them; in a separate process they cannot
+    hold up the app server's shutdown (and DBOS, one per process, with it).
+    """
+    root = tmp_path_factory.mktemp("demo-api")
+    port = free_port()
+    env = {
+        "DATA_DIR": str(root / "data"),
+        "REGISTRY_CONFIG_PATH": str(root / "registry/config.yaml"),
+        "DURABLE_RUNS": "false",
+    }
+    with server(port, env, root / "server.log"):
+        yield f"http://127.0.0.1:{port}", port
+
+
 @pytest.fixture(params=["local", "durable"])
 def app_url(
-    request: pytest.FixtureRequest, tmp_path: Path, make_settings: Callable[..., Settings]
-) -> Iterator[tuple[str, Settings]]:
+    request: pytest.FixtureRequest,
+    tmp_path: Path,
+    make_settings: Callable[..., Settings],
+    demo_api: tuple[str, int],
+) -> Iterator[tuple[str, str, Settings]]:
+    """The app on one launcher, its tools calling the demo API; yields (app, api, settings)."""
+    api, api_port = demo_api
     durable = request.param == "durable"
     settings = make_settings(
         registry_config_path=tmp_path / "reg" / "config.yaml",
         seed_examples_from=EXAMPLES,
         durable_runs=durable,
         executor_id="saga-replica" if durable else None,
+        public_base_url=api,
+        allowed_target_hosts=[f"127.0.0.1:{api_port}"],
+        enable_demo_api=False,
     )
+    assert HTTP.post(f"{api}/demo/travel/_reset").status_code == 200
+    fault = HTTP.post(
+        f"{api}/demo/travel/_faults",
+        json={"operation": "check_availability", "latency_ms": 30_000},
+    )
+    assert fault.status_code == 200, fault.text
     with serve(create_app(settings), port=settings.port) as url:
         saved = HTTP.post(
             f"{url}/workflows",
             json={"content": DOCUMENT, "format": "yaml", "file": "saga_tests.yaml"},
         )
         assert saved.status_code == 201, saved.text
-        fault = HTTP.post(
-            f"{url}/demo/travel/_faults",
-            json={"operation": "check_availability", "latency_ms": 30_000},
-        )
-        assert fault.status_code == 200, fault.text
-        yield url, settings
+        yield url, api, settings
 
 
-def stats(url: str) -> dict[str, Any]:
-    data: dict[str, Any] = HTTP.get(f"{url}/demo/travel/_stats").json()["operations"]
+def stats(api: str) -> dict[str, Any]:
+    data: dict[str, Any] = HTTP.get(f"{api}/demo/travel/_stats").json()["operations"]
     return data
 
 
@@ -164,8 +192,8 @@ def both_branches_waiting(url: str, run_id: str) -> bool:
     )
 
 
-def assert_all_bookings_undone(url: str, run_id: str, settings: Settings) -> None:
-    counts = stats(url)
+def assert_all_bookings_undone(url: str, api: str, run_id: str, settings: Settings) -> None:
+    counts = stats(api)
     assert counts["create_booking"]["executed"] == 2
     assert counts["book_hotel"]["executed"] == 1
     assert counts["cancel_booking"]["executed"] == 2, counts["cancel_booking"]
@@ -190,9 +218,9 @@ def assert_all_bookings_undone(url: str, run_id: str, settings: Settings) -> Non
 
 
 def test_cancel_during_a_parallel_undoes_the_bookings_made_inside_the_branches(
-    app_url: tuple[str, Settings],
+    app_url: tuple[str, str, Settings],
 ) -> None:
-    url, settings = app_url
+    url, api, settings = app_url
     started = HTTP.post(f"{url}/workflows/trip/runs", json={"params": {"passenger": "Ada"}})
     assert started.status_code == 202, started.text
     run_id = started.json()["run_id"]
@@ -206,13 +234,13 @@ def test_cancel_during_a_parallel_undoes_the_bookings_made_inside_the_branches(
         "the run to end cancelled",
     )
     assert run["error"]["message"] == "the run was cancelled"
-    assert_all_bookings_undone(url, run_id, settings)
+    assert_all_bookings_undone(url, api, run_id, settings)
 
 
 def test_a_workflow_timeout_during_a_parallel_undoes_the_bookings_made_inside_the_branches(
-    app_url: tuple[str, Settings],
+    app_url: tuple[str, str, Settings],
 ) -> None:
-    url, settings = app_url
+    url, api, settings = app_url
     started = HTTP.post(
         f"{url}/workflows/trip_with_deadline/runs", json={"params": {"passenger": "Ada"}}
     )
@@ -225,4 +253,4 @@ def test_a_workflow_timeout_during_a_parallel_undoes_the_bookings_made_inside_th
         "the run to time out",
     )
     assert run["error"]["message"] == "the workflow timed out after 12.0 s", run["error"]
-    assert_all_bookings_undone(url, run_id, settings)
+    assert_all_bookings_undone(url, api, run_id, settings)

@@ -876,3 +876,51 @@ async def test_a_workflow_timeout_during_a_parallel_undoes_the_branches(
         "compensate:saga:both/b/book",
         "compensate:saga:both/a/book",
     ]
+
+
+# --- liveness of replicas (PostgreSQL) ----------------------------------------------------------
+@pytest.fixture
+def pg_config(postgres_url: str | None) -> Iterator[DurableConfig]:
+    if postgres_url is None:
+        pytest.skip("DT_NO_POSTGRES=1")
+    schema = f"dt_test_{uuid.uuid4().hex[:12]}"
+    try:
+        yield DurableConfig(
+            database_url=postgres_url, schema=schema, executor_id="test-a", cancel_poll_s=0.1
+        )
+    finally:
+        engine = _pg_engine(postgres_url)
+        with engine.begin() as connection:
+            connection.execute(sa.text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
+        engine.dispose()
+
+
+async def test_a_live_replica_cannot_be_taken_over_nor_share_its_executor_id(
+    pg_config: DurableConfig, launch: Launch
+) -> None:
+    from dynamic_tools.errors import ConflictError
+    from dynamic_tools.runtime.durable import ExecutorPresence
+
+    launcher = await launch(pg_config, MockTools(travel_mocks()))
+    same_id = ExecutorPresence(pg_config)  # what a second process with this id would do
+    other = ExecutorPresence(pg_config, "replica-x")  # a live replica-x
+    try:
+        assert not same_id.try_acquire()
+        with pytest.raises(ConflictError, match="another process is running"):
+            await asyncio.to_thread(same_id.acquire, 0.3, 0.1)
+        assert other.try_acquire()
+        with pytest.raises(ConflictError, match="'replica-x' is alive"):
+            await launcher.take_over("replica-x")
+        other.release()  # replica-x's process is gone
+        assert await launcher.take_over("replica-x") == []
+        with pytest.raises(ConflictError, match="its own runs"):
+            await launcher.take_over("test-a")
+    finally:
+        same_id.release()
+        other.release()
+    await launcher.shutdown()  # the lock goes with it: the id can launch again
+    again = ExecutorPresence(pg_config)
+    try:
+        assert again.try_acquire()
+    finally:
+        again.release()

@@ -97,6 +97,22 @@ async def cancel_run(run_id: str, runs: RunsDep) -> dict[str, Any]:
     return {"run_id": run.run_id, "status": run.status}
 
 
+@router.post("/recover", summary="Recover the runs of a replica that is gone")
+async def recover_runs(
+    runs: RunsDep,
+    executor: Annotated[
+        str, Query(min_length=1, max_length=200, description="The dead replica's EXECUTOR_ID")
+    ],
+) -> dict[str, Any]:
+    """Resume here the unfinished durable runs of another replica (409 while it is alive).
+
+    For a replica whose process is gone for good (a replica restarted with the same
+    ``EXECUTOR_ID`` resumes its own runs by itself). On PostgreSQL the server checks that no
+    process holds that executor id before taking anything over.
+    """
+    return await runs.recover(executor)
+
+
 def _event_id(header: str | None) -> int:
     if header is None or not header.strip():
         return 0

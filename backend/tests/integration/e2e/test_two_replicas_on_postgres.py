@@ -1,0 +1,205 @@
+"""Two real server processes (replicas A and B) on one PostgreSQL database.
+
+- A run started on A pauses at a yield; it is answered through B's REST API
+  (``POST /runs/{id}/resume`` on B) and completes (A executes it, B sees it end).
+- kill -9 of A while a booking call of another run is in flight: B refuses to take over
+  while A is alive, then, once A is gone, ``POST /runs/recover?executor=replica-a`` on B
+  resumes the run on B, which completes without repeating a completed step and without
+  booking twice (the demo API's counters).
+
+A third process serves the demo travel API (its counters outlive the replicas). Each test gets
+a database of its own, dropped at the end. PostgreSQL is ``TEST_DATABASE_URL`` (default
+``postgresql://postgres@127.0.0.1:5432/test``); when it does not answer the test fails, unless
+``DT_NO_POSTGRES=1``.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import sqlalchemy as sa
+
+from tests.conftest import EXAMPLES
+from tests.integration.e2e.test_server_kill_recovery import server, until
+from tests.support.servers import free_port
+
+BOOK = {"origin": "AMS", "destination": "BCN", "date": "2026-12-01", "passenger": "Ada"}
+HTTP = httpx.Client(timeout=60)
+
+
+def _admin_engine(url: str) -> sa.Engine:
+    return sa.create_engine(
+        sa.make_url(url).set(drivername="postgresql+psycopg"), isolation_level="AUTOCOMMIT"
+    )
+
+
+@pytest.fixture
+def database_url() -> Iterator[str]:
+    """A fresh PostgreSQL database for this test (dropped afterwards)."""
+    url = os.environ.get("TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/test")
+    engine = _admin_engine(url)
+    try:
+        with engine.connect() as connection:
+            connection.execute(sa.text("SELECT 1"))
+    except Exception as exc:
+        engine.dispose()
+        if os.environ.get("DT_NO_POSTGRES") == "1":
+            pytest.skip("DT_NO_POSTGRES=1")
+        pytest.fail(f"PostgreSQL at {url} does not answer ({exc}); set DT_NO_POSTGRES=1 to skip")
+    name = f"dt_replicas_{uuid.uuid4().hex[:12]}"
+    with engine.connect() as connection:
+        connection.execute(sa.text(f'CREATE DATABASE "{name}"'))
+    try:
+        yield str(sa.make_url(url).set(database=name).render_as_string(hide_password=False))
+    finally:
+        with engine.connect() as connection:
+            connection.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        engine.dispose()
+
+
+def replica_env(
+    tmp_path: Path, name: str, database_url: str, api: str, port: int
+) -> dict[str, str]:
+    return {
+        "DATA_DIR": str(tmp_path / name / "data"),
+        "REGISTRY_CONFIG_PATH": str(tmp_path / name / "registry" / "config.yaml"),
+        "SEED_EXAMPLES_FROM": str(EXAMPLES),
+        "DATABASE_URL": database_url,
+        "DURABLE_RUNS": "true",
+        "EXECUTOR_ID": f"replica-{name}",
+        "PUBLIC_BASE_URL": api,
+        "ALLOWED_TARGET_HOSTS": f"127.0.0.1:{port}",
+        "ENABLE_DEMO_API": "false",
+    }
+
+
+def run_status(url: str, run_id: str) -> dict[str, Any]:
+    run: dict[str, Any] = HTTP.get(f"{url}/runs/{run_id}").json()
+    return run
+
+
+def ended(url: str, run_id: str) -> dict[str, Any] | None:
+    run = run_status(url, run_id)
+    return run if run["status"] in ("succeeded", "failed", "cancelled") else None
+
+
+@pytest.mark.timeout(300)
+def test_two_replicas_share_runs_resume_anywhere_and_recover_a_dead_one(
+    tmp_path: Path, database_url: str
+) -> None:
+    port_api, port_a, port_b = free_port(), free_port(), free_port()
+    api = f"http://127.0.0.1:{port_api}"
+    a_url, b_url = f"http://127.0.0.1:{port_a}", f"http://127.0.0.1:{port_b}"
+    env_api = {
+        "DATA_DIR": str(tmp_path / "api"),
+        "REGISTRY_CONFIG_PATH": str(tmp_path / "api-registry/config.yaml"),
+        "DURABLE_RUNS": "false",
+    }
+    log = tmp_path / "servers.log"
+
+    def stats() -> dict[str, Any]:
+        data: dict[str, Any] = HTTP.get(f"{api}/demo/travel/_stats").json()["operations"]
+        return data
+
+    # A starts first (it creates the tables); B then starts on the same database.
+    env_a = replica_env(tmp_path, "a", database_url, api, port_api)
+    env_b = replica_env(tmp_path, "b", database_url, api, port_api)
+    with (
+        server(port_api, env_api, log),
+        server(port_a, env_a, log) as a,
+        server(port_b, env_b, log),
+    ):
+        # --- 1. a run paused on A is answered through B ---------------------------
+        started = HTTP.post(f"{a_url}/workflows/book_with_approval/runs", json={"params": BOOK})
+        assert started.status_code == 202, started.text
+        paused = started.json()["run_id"]
+        waiting = until(
+            lambda: (r := run_status(b_url, paused))["status"] == "waiting_input" and r,
+            timeout=60,
+        )
+        assert waiting["waiting"]["node_id"] == "present_options"
+        flights = HTTP.get(
+            f"{api}/demo/travel/flights",
+            params={"origin": "AMS", "destination": "BCN", "date": "2026-12-01"},
+        ).json()
+        t0 = time.monotonic()
+        answer = HTTP.post(
+            f"{b_url}/runs/{paused}/resume",
+            json={"values": {"selected_flight_id": flights[1]["id"]}},
+        )
+        assert answer.status_code in (200, 202), answer.text
+        done = until(lambda: ended(b_url, paused), timeout=60)
+        resume_latency = time.monotonic() - t0
+        assert done["status"] == "succeeded", done
+        assert done["result"]["status"] == "captured"
+        assert done["nodes"]["book"]["input"]["flight_id"] == flights[1]["id"]
+        assert run_status(a_url, paused)["status"] == "succeeded"  # one shared store
+
+        # --- 2. kill -9 of A mid-call; B recovers its run -------------------------
+        HTTP.post(
+            f"{api}/demo/travel/_faults",
+            json={"operation": "create_booking", "latency_ms": 3000},
+        )
+        before = stats()
+        started = HTTP.post(f"{a_url}/workflows/book_flight/runs", json={"params": BOOK})
+        assert started.status_code == 202, started.text
+        run_id = started.json()["run_id"]
+        until(
+            lambda: run_status(b_url, run_id)["nodes"]["reserve"]["status"] == "running",
+            timeout=60,
+        )
+        alive = HTTP.post(f"{b_url}/runs/recover", params={"executor": "replica-a"})
+        assert alive.status_code == 409, alive.text  # A holds its presence lock
+        assert "is alive" in alive.json()["message"]
+        time.sleep(1.0)  # let the booking request reach the API (not an assertion)
+        a.send_signal(signal.SIGKILL)
+        a.wait(timeout=10)
+        # The API finishes the request A had sent: wait for it (bounded), so B's
+        # repeat (same Idempotency-Key) meets the stored answer, not a request in flight.
+        deadline = time.monotonic() + 20
+        while (
+            stats()["create_booking"]["executed"] == before["create_booking"]["executed"]
+            and time.monotonic() < deadline
+        ):
+            time.sleep(0.1)
+        assert run_status(b_url, run_id)["status"] == "running"
+
+        t1 = time.monotonic()
+        recovered = HTTP.post(f"{b_url}/runs/recover", params={"executor": "replica-a"})
+        assert recovered.status_code == 200, recovered.text
+        assert recovered.json()["runs"] == [run_id]
+        finished = until(lambda: ended(b_url, run_id), timeout=90)
+        recovery_time = time.monotonic() - t1
+        assert finished["status"] == "succeeded", finished
+        assert finished["result"]["status"] == "reserved"
+        again = HTTP.post(f"{b_url}/runs/recover", params={"executor": "replica-a"})
+        assert again.status_code == 200 and again.json()["runs"] == []
+        empty = HTTP.post(f"{b_url}/runs/recover", params={"executor": ""})
+        assert empty.status_code == 422, empty.text
+        after = stats()
+
+    def delta(operation: str, counter: str) -> int:
+        return int(after[operation][counter]) - int(before[operation][counter])
+
+    # Completed before the kill: not repeated by B.
+    assert delta("search_flights", "calls") == 1
+    assert delta("check_availability", "calls") == 1
+    # Booked once: A's request executed (or never arrived) and B's repeat was a replay.
+    assert delta("create_booking", "executed") == 1
+    assert (delta("create_booking", "calls"), delta("create_booking", "replayed")) in (
+        (2, 1),
+        (1, 0),
+    )
+    print(
+        f"\n[two replicas on PostgreSQL] resume through the other replica: "
+        f"{resume_latency:.2f} s to succeeded; recovery after kill -9: "
+        f"{recovery_time:.2f} s from POST /runs/recover to succeeded"
+    )
