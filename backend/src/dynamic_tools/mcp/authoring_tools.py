@@ -223,8 +223,12 @@ class AuthoringTools:
                 input_schema=schema,
                 annotations=ANNOTATIONS[safety],
                 meta={SAFETY_KEY: safety},
+                execution=types.ToolExecution(task_support="optional")
+                if name == "workflow.run"
+                else None,
             )
-            view.add(ToolEntry(tool, "authoring", _handler(operation, changes)))
+            starter = self._start_run if name == "workflow.run" else None
+            view.add(ToolEntry(tool, "authoring", _handler(operation, changes), start_task=starter))
 
     # --- operations ------------------------------------------------------------------------
     async def _list(self, args: dict[str, Any]) -> dict[str, Any]:
@@ -280,6 +284,10 @@ class AuthoringTools:
         )
         run = await self.authoring.run(target, dict(args.get("inputs") or {}))
         return {"run_id": run.run_id, "workflow_id": run.workflow_id, "status": run.status}
+
+    async def _start_run(self, call: ToolCall) -> str:
+        """``workflow.run`` as a task: the task is the run."""
+        return str((await self._run(call.arguments))["run_id"])
 
     async def _cancel(self, args: dict[str, Any]) -> dict[str, Any]:
         run = await self.runs.cancel(str(args["run_id"]))

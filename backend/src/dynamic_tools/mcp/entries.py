@@ -35,6 +35,8 @@ class ToolEntry:
     tool: types.Tool
     layer: str
     handler: Handler
+    start_task: Callable[[ToolCall], Awaitable[str]] | None = None  # → run id (task mode)
+    start_job: Callable[[ToolCall, Any], Awaitable[str]] | None = None  # work, then → run id
 
 
 @dataclass

@@ -32,6 +32,7 @@ from dynamic_tools.mcp.markdown_tools import STDIO_SESSION
 from dynamic_tools.mcp.resources import ResourceSet
 from dynamic_tools.mcp.session_config import parse_session_headers
 from dynamic_tools.mcp.surface import McpSurface
+from dynamic_tools.mcp.tasks import TaskRuntime
 from dynamic_tools.mcp.workflow_tools import CallChannel
 from dynamic_tools.settings import Settings
 
@@ -53,7 +54,7 @@ class McpEndpoint:
     def __init__(self, surface: McpSurface, resources: ResourceSet | None = None) -> None:
         self.surface = surface
         self.resources = resources or ResourceSet()
-        self.server: Server[Any] = Server(
+        self.server: Server[Any] = _TaskAwareServer(
             "dynamic-tools",
             version=__version__,
             title="Dynamic Tools",
@@ -66,6 +67,8 @@ class McpEndpoint:
             on_list_prompts=self._list_prompts,
             on_get_prompt=self._get_prompt,
         )
+        self.tasks = TaskRuntime(self)
+        self.tasks.install()
 
     def initialization_options(self) -> Any:
         """Initialisation options announcing list-changed notifications."""
@@ -95,7 +98,7 @@ class McpEndpoint:
         if entry is None:
             raise unknown_tool(params.name)
         call = ToolCall(
-            view=view, arguments=dict(params.arguments or {}), channel=_channel(ctx, params)
+            view=view, arguments=dict(params.arguments or {}), channel=channel_for(ctx, params)
         )
         try:
             return await entry.handler(call)
@@ -142,7 +145,21 @@ class McpEndpoint:
             raise invalid_params(exc) from None
 
 
-def _channel(ctx: Any, params: types.CallToolRequestParams) -> CallChannel:
+class _TaskAwareServer(Server[Any]):
+    """The SDK server announcing list-changed notifications and (2025-11-25) tasks."""
+
+    def get_capabilities(self, *args: Any, **kwargs: Any) -> types.ServerCapabilities:
+        caps = super().get_capabilities(*args, **kwargs)
+        if kwargs.get("protocol_version") in MODERN_PROTOCOL_VERSIONS:
+            return caps
+        for capability in (caps.tools, caps.resources, caps.prompts):
+            if capability is not None:
+                capability.list_changed = True
+        caps.tasks = TaskRuntime.capability()
+        return caps
+
+
+def channel_for(ctx: Any, params: types.CallToolRequestParams | None) -> CallChannel:
     """How this call can talk back: progress, elicitation (when offered), input responses."""
     session = ctx.session
     caps = session.client_capabilities
@@ -160,11 +177,25 @@ def _channel(ctx: Any, params: types.CallToolRequestParams) -> CallChannel:
         and caps.elicitation is not None
     )
 
+    async def sample(prompt: str) -> str:
+        message = types.SamplingMessage(
+            role="user", content=types.TextContent(type="text", text=prompt)
+        )
+        result = await session.create_message([message], max_tokens=8000)
+        return str(getattr(result.content, "text", ""))
+
+    can_sample = (
+        ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS
+        and session.can_send_request
+        and caps is not None
+        and caps.sampling is not None
+    )
+
     async def tools_changed() -> None:
         if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
             await session.send_tool_list_changed()
 
-    responses = getattr(params, "input_responses", None)
+    responses = getattr(params, "input_responses", None) if params is not None else None
     request = getattr(ctx, "request", None)
     if request is None:
         session_id: str | None = STDIO_SESSION
@@ -176,8 +207,9 @@ def _channel(ctx: Any, params: types.CallToolRequestParams) -> CallChannel:
         protocol_version=ctx.protocol_version,
         progress=session.report_progress,
         elicit=elicit_form if can_elicit else None,
+        sample=sample if can_sample else None,
         input_responses=dict(responses) if responses else None,
-        request_state=getattr(params, "request_state", None),
+        request_state=getattr(params, "request_state", None) if params is not None else None,
     )
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
@@ -36,6 +36,7 @@ from dynamic_tools.mcp.recipes import RecipeLayer
 from dynamic_tools.mcp.resources import ResourceSet
 from dynamic_tools.mcp.session_config import SessionConfig
 from dynamic_tools.mcp.session_sources import SessionSources
+from dynamic_tools.mcp.task_flows import TaskFlows
 from dynamic_tools.mcp.workflow_text import tool_description
 from dynamic_tools.mcp.workflow_tools import (
     RUN_RESULT_SCHEMA,
@@ -45,7 +46,7 @@ from dynamic_tools.mcp.workflow_tools import (
 )
 from dynamic_tools.persistence.markdown_store import MarkdownSessionStore
 from dynamic_tools.persistence.recipe_store import RecipeStore
-from dynamic_tools.runtime.authoring import WorkflowAuthoring
+from dynamic_tools.runtime.authoring import Target, WorkflowAuthoring
 from dynamic_tools.runtime.workflow_repository import PreparedRun
 from dynamic_tools.tools.hints import describe_tool, merge_hints, parse_tool_hints
 from dynamic_tools.tools.models import ToolConfig
@@ -85,6 +86,7 @@ class McpSurface:
         )
         self.authoring_tools = AuthoringTools(services.workflows, services.runs, self.authoring)
         self.prompts = AuthoringPrompts(services.workflows, self.authoring)
+        self.task_flows = TaskFlows(self.authoring, self.prompts, services.llm)
         if self.resources is not None:
             self.resources.extra.clear()
             self.resources.templates_extra.clear()
@@ -169,6 +171,7 @@ class McpSurface:
             self._add_workflow_layer(view)
         if settings.enable_workflows:
             self.authoring_tools.add_to(view)
+            self.task_flows.add_to(view)
         add_markdown_tools(view, self.markdown)
         for extend in self.extensions:
             extend(view, services)
@@ -240,13 +243,21 @@ class McpSurface:
                 input_schema=workflow_input_schema(workflow),
                 output_schema=RUN_RESULT_SCHEMA,
                 annotations=workflow_annotations(workflow, read_only),
+                execution=types.ToolExecution(task_support="optional"),
             )
             handler = (
                 _workflow_handler(calls, workflow_id)
                 if view.document is None
                 else _document_handler(calls, view, workflow_id)
             )
-            view.add(ToolEntry(tool, "workflow", handler))
+            view.add(
+                ToolEntry(
+                    tool,
+                    "workflow",
+                    handler,
+                    start_task=_run_starter(self.authoring, view, workflow_id),
+                )
+            )
         if view.workflows:
             view.add(ToolEntry(RESUME_TOOL, "workflow", _resume_handler(calls)))
 
@@ -331,6 +342,25 @@ def _document_handler(calls: WorkflowCalls, view: SessionView, workflow_id: str)
         return await calls.start_prepared(prepared, call.channel)
 
     return handle
+
+
+def _run_starter(
+    authoring: WorkflowAuthoring, view: SessionView, workflow_id: str
+) -> Callable[[ToolCall], Awaitable[str]]:
+    """Task mode of ``w_<id>``: start the run; the task follows it."""
+
+    async def start(call: ToolCall) -> str:
+        if view.document is None:
+            target = authoring.target(workflow_id=workflow_id, content=None)
+        else:
+            workflow = view.document.workflows[workflow_id]
+            target = Target(
+                workflow_id, workflow, view.document, view.document_version or "", False
+            )
+        run = await authoring.run(target, call.arguments)
+        return run.run_id
+
+    return start
 
 
 def _plan_handler(view: SessionView) -> Handler:

@@ -70,6 +70,7 @@ class CallChannel:
     request_state: str | None = None
     tools_changed: Callable[[], Awaitable[None]] = field(default=lambda: _nothing())
     session_id: str | None = None  # the MCP session (None on stateless requests)
+    sample: Callable[[str], Awaitable[str]] | None = None  # client LLM (MCP sampling), if any
 
     @property
     def modern(self) -> bool:

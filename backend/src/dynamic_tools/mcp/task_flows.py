@@ -1,0 +1,257 @@
+"""The task flows of seed 003 §6, as task-required tools (``execution.taskSupport: required``).
+
+The tools are ``workflow.execute``, ``workflow.author_and_run`` and ``workflow.repair_and_rerun``.
+
+Called without ``params.task`` they fail fast with ``TASK_CAPABILITY_REQUIRED`` (§13.2), never
+falling back to a synchronous run. Drafting uses MCP sampling when the client offers it, else
+the server's LLM, else fails with a clear error; every draft is validated, and a draft that
+does not validate is repaired (up to ``MAX_REPAIRS`` rounds) before anything is saved.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import mcp_types as types
+
+from dynamic_tools.errors import ConfigurationError, InvalidInputError, WorkflowInvalidError
+from dynamic_tools.mcp.authoring_tools import ANNOTATIONS, SAFETY_KEY
+from dynamic_tools.mcp.entries import Result, SessionView, ToolCall, ToolEntry
+from dynamic_tools.mcp.errors import payload_result
+from dynamic_tools.mcp.prompts import AuthoringPrompts
+from dynamic_tools.runtime.authoring import WorkflowAuthoring
+from dynamic_tools.selection.llm import LLMClient
+
+MAX_REPAIRS = 3
+_FENCE = re.compile(r"```[a-zA-Z]*\n(.*?)```", re.DOTALL)
+_INPUTS = {"type": "object", "description": "Input values by param name.", "default": {}}
+
+
+def task_required_result(name: str) -> types.CallToolResult:
+    """The §13.2 error for a task-required tool called without task support."""
+    return payload_result(
+        {
+            "error_code": "TASK_CAPABILITY_REQUIRED",
+            "category": "execution",
+            "message": f"'{name}' runs as an MCP task: call it with params.task (MCP Tasks, "
+            "2025-11-25); it is never run synchronously because long runs would time out",
+            "context": {"tool": name},
+            "retryable": False,
+            "suggested_action": "Connect with a tasks-capable MCP client and call the tool as a "
+            "task, or use w_<workflow_id> / workflow.run instead.",
+            "correlation_id": None,
+        }
+    )
+
+
+def _tool(name: str, description: str, schema: dict[str, Any]) -> types.Tool:
+    return types.Tool(
+        name=name,
+        description=f"[standard, task] {description}",
+        input_schema=schema,
+        annotations=ANNOTATIONS["standard"],
+        execution=types.ToolExecution(task_support="required"),
+        meta={SAFETY_KEY: "standard"},
+    )
+
+
+class TaskFlows:
+    """The three task-required tools over the authoring service and a drafting model."""
+
+    def __init__(
+        self, authoring: WorkflowAuthoring, prompts: AuthoringPrompts, llm: LLMClient | None
+    ) -> None:
+        self.authoring = authoring
+        self.prompts = prompts
+        self.llm = llm
+
+    def add_to(self, view: SessionView) -> None:
+        """Offer the three tools in ``view``."""
+        view.add(
+            ToolEntry(
+                _tool(
+                    "workflow.execute",
+                    "Run a saved workflow (or a draft) as a task: poll tasks/get for the step "
+                    "status, tasks/result for the outcome; a yield asks you through elicitation.",
+                    {
+                        "type": "object",
+                        "properties": {
+                            "workflow_id": {"type": "string"},
+                            "content": {"type": "string"},
+                            "inputs": _INPUTS,
+                        },
+                        "additionalProperties": False,
+                    },
+                ),
+                "task",
+                _refuse("workflow.execute"),
+                start_task=self._execute,
+            )
+        )
+        view.add(
+            ToolEntry(
+                _tool(
+                    "workflow.author_and_run",
+                    "From a goal in words: draft a workflow, validate and repair it, save it, "
+                    "then run it with the inputs, as one task.",
+                    {
+                        "type": "object",
+                        "properties": {
+                            "goal": {"type": "string", "minLength": 1},
+                            "inputs": _INPUTS,
+                            "constraints": {"type": "string"},
+                        },
+                        "required": ["goal"],
+                        "additionalProperties": False,
+                    },
+                ),
+                "task",
+                _refuse("workflow.author_and_run"),
+                start_job=self._author_and_run,
+            )
+        )
+        view.add(
+            ToolEntry(
+                _tool(
+                    "workflow.repair_and_rerun",
+                    "Take a failed run: repair its workflow from the failure (validated), save "
+                    "it, and run it again with the same inputs, as one task.",
+                    {
+                        "type": "object",
+                        "properties": {"run_id": {"type": "string", "minLength": 1}},
+                        "required": ["run_id"],
+                        "additionalProperties": False,
+                    },
+                ),
+                "task",
+                _refuse("workflow.repair_and_rerun"),
+                start_job=self._repair_and_rerun,
+            )
+        )
+
+    # --- flows -----------------------------------------------------------------------------
+    async def _execute(self, call: ToolCall) -> str:
+        args = call.arguments
+        target = self.authoring.target(
+            workflow_id=args.get("workflow_id"), content=args.get("content")
+        )
+        run = await self.authoring.run(target, dict(args.get("inputs") or {}))
+        return run.run_id
+
+    async def _author_and_run(self, call: ToolCall, job: Any) -> str:
+        args = call.arguments
+        job.stage = "drafting"
+        prompt = self.prompts.get(
+            call.view,
+            "workflow.author",
+            {"goal": str(args["goal"]), "constraints": str(args.get("constraints") or "")},
+        )
+        draft = await self._draft(call, _text(prompt))
+        content = await self._until_valid(call, job, draft)
+        job.stage = "saving"
+        saved = self.authoring.workflows.save(None, content)
+        job.stage = "running"
+        target = self.authoring.target(workflow_id=saved["workflows"][0], content=None)
+        return await self._start(target, dict(args.get("inputs") or {}))
+
+    async def _repair_and_rerun(self, call: ToolCall, job: Any) -> str:
+        run = await self.authoring.store.get_run(str(call.arguments["run_id"]))
+        if run.status != "failed":
+            raise InvalidInputError(
+                f"run '{run.run_id}' is {run.status}; only a failed run can be repaired",
+                violations=[{"path": "run_id", "rule": "status", "message": run.status}],
+            )
+        current = self.authoring.workflows.get(run.workflow_id)
+        failure = {
+            "run_error": run.error,
+            "failed_steps": {
+                n: s.get("error") for n, s in run.nodes.items() if s.get("status") == "failed"
+            },
+        }
+        job.stage = "repairing"
+        prompt = self.prompts.get(
+            call.view,
+            "workflow.fix_validation",
+            {"content": str(current["content"]), "violations": str(failure)},
+        )
+        draft = await self._draft(call, _text(prompt))
+        content = await self._until_valid(call, job, draft)
+        job.stage = "saving"
+        self.authoring.workflows.save(
+            run.workflow_id, content, expected_version=str(current["version"])
+        )
+        job.stage = "running"
+        target = self.authoring.target(workflow_id=run.workflow_id, content=None)
+        return await self._start(target, dict(run.params))
+
+    async def _start(self, target: Any, inputs: dict[str, Any]) -> str:
+        resolution = self.authoring.resolve_inputs(target, inputs)
+        if not resolution["ready"]:
+            missing = [
+                n for n, o in resolution["inputs"].items() if o["outcome"] in ("prompt", "error")
+            ]
+            raise InvalidInputError(
+                f"workflow '{target.workflow_id}' was saved but needs inputs: "
+                + ", ".join(missing),
+                violations=[
+                    {"path": f"inputs.{n}", "rule": "required", "message": "missing or invalid"}
+                    for n in missing
+                ],
+                context={"workflow_id": target.workflow_id},
+            )
+        run = await self.authoring.run(target, resolution["resolved"])
+        return run.run_id
+
+    async def _until_valid(self, call: ToolCall, job: Any, draft: str) -> str:
+        for round_number in range(1, MAX_REPAIRS + 1):
+            violations = self.authoring.workflows.validate(draft)
+            errors = [v for v in violations if v.get("severity", "error") == "error"]
+            if not errors:
+                return draft
+            job.stage = f"repairing (round {round_number})"
+            prompt = self.prompts.get(
+                call.view, "workflow.fix_validation", {"content": draft, "violations": str(errors)}
+            )
+            draft = await self._draft(call, _text(prompt))
+        violations = self.authoring.workflows.validate(draft)
+        if [v for v in violations if v.get("severity", "error") == "error"]:
+            raise WorkflowInvalidError(
+                f"the draft still does not validate after {MAX_REPAIRS} repairs",
+                violations=violations,
+            )
+        return draft
+
+    async def _draft(self, call: ToolCall, prompt: str) -> str:
+        """A model's answer: client sampling when offered, else the server's LLM."""
+        if call.channel.sample is not None:
+            try:
+                return _extract(await call.channel.sample(prompt))
+            except Exception:  # the client could not sample now: fall back to the server's LLM
+                if self.llm is None:
+                    raise
+        if self.llm is None:
+            raise ConfigurationError(
+                "no model to draft with: the client offers no MCP sampling and the server has "
+                "no LLM configured (set OPENAI_API_KEY or OPENAI_BASE_URL)"
+            )
+        answer = await self.llm.complete([{"role": "user", "content": prompt}])
+        return _extract(answer.content or "")
+
+
+def _refuse(name: str) -> Any:
+    async def handle(call: ToolCall) -> Result:
+        return task_required_result(name)
+
+    return handle
+
+
+def _text(prompt: types.GetPromptResult) -> str:
+    content = prompt.messages[0].content
+    return str(getattr(content, "text", ""))
+
+
+def _extract(answer: str) -> str:
+    """The document in a model's answer (inside a code fence when there is one)."""
+    fenced = _FENCE.search(answer)
+    return (fenced.group(1) if fenced else answer).strip() + "\n"

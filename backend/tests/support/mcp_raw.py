@@ -1,0 +1,93 @@
+"""A raw JSON-RPC client for streamable HTTP (2025-11-25), for what the SDK client lacks: Tasks.
+
+Each request is a POST; the answer comes as JSON or as a server-sent event stream, on which the
+server may also send requests of its own (``elicitation/create``) that ``on_request`` answers.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import httpx
+
+PROTOCOL = "2025-11-25"
+OnRequest = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
+
+
+class RawMcp:
+    """One MCP session over raw HTTP."""
+
+    def __init__(self, base_url: str, *, capabilities: dict[str, Any] | None = None) -> None:
+        self.url = f"{base_url}/mcp"
+        self.http = httpx.AsyncClient(timeout=60)
+        self.capabilities = capabilities or {}
+        self.session_id: str | None = None
+        self.server_capabilities: dict[str, Any] = {}
+        self._next_id = 0
+
+    async def __aenter__(self) -> RawMcp:
+        result = await self.request(
+            "initialize",
+            {
+                "protocolVersion": PROTOCOL,
+                "capabilities": self.capabilities,
+                "clientInfo": {"name": "raw-test", "version": "1"},
+            },
+        )
+        self.server_capabilities = result["result"]["capabilities"]
+        await self.notify("notifications/initialized")
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self.session_id:
+            await self.http.delete(self.url, headers=self._headers())
+        await self.http.aclose()
+
+    def _headers(self) -> dict[str, str]:
+        headers = {
+            "Accept": "application/json, text/event-stream",
+            "Content-Type": "application/json",
+            "MCP-Protocol-Version": PROTOCOL,
+        }
+        if self.session_id:
+            headers["Mcp-Session-Id"] = self.session_id
+        return headers
+
+    async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        message = {"jsonrpc": "2.0", "method": method, **({"params": params} if params else {})}
+        response = await self.http.post(self.url, json=message, headers=self._headers())
+        assert response.status_code in (200, 202), response.text
+
+    async def request(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        on_request: OnRequest | None = None,
+    ) -> dict[str, Any]:
+        """Send a request; the whole JSON-RPC response (``result`` or ``error``)."""
+        self._next_id += 1
+        request_id = self._next_id
+        message = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params or {}}
+        async with self.http.stream(
+            "POST", self.url, json=message, headers=self._headers()
+        ) as response:
+            if "mcp-session-id" in response.headers:
+                self.session_id = response.headers["mcp-session-id"]
+            kind = response.headers.get("content-type", "")
+            if kind.startswith("application/json"):
+                return dict(json.loads(await response.aread()))
+            async for line in response.aiter_lines():
+                if not line.startswith("data:"):
+                    continue
+                data = json.loads(line[5:].strip())
+                if data.get("id") == request_id and ("result" in data or "error" in data):
+                    return dict(data)
+                if "method" in data and "id" in data and on_request is not None:
+                    answer = await on_request(data)
+                    reply = {"jsonrpc": "2.0", "id": data["id"], "result": answer}
+                    posted = await self.http.post(self.url, json=reply, headers=self._headers())
+                    assert posted.status_code in (200, 202), posted.text
+        raise AssertionError(f"no response to {method}")
