@@ -32,6 +32,7 @@ from dynamic_tools.runtime.workflow_repository import WorkflowRepository
 from dynamic_tools.selection.llm import LLMClient, OpenAIChatClient
 from dynamic_tools.selection.pipeline import PipelineOptions, SingleShotPipeline
 from dynamic_tools.settings import Settings
+from dynamic_tools.tools.catalogs import CatalogService
 from dynamic_tools.tools.registry import ToolRegistry
 
 SEEDED_FOLDERS = ("tools", "workflows", "catalogs", "markdown")
@@ -55,6 +56,7 @@ class Services:
     tool_runner: ToolRunner
     launcher: RunLauncher
     runs: RunService
+    catalogs: CatalogService
 
     async def start(self) -> None:
         """Migrate the database, load the workflows, start the launcher."""
@@ -232,4 +234,10 @@ def build_services(
         tool_runner=tools,
         launcher=launcher,
         runs=RunService(workflows, store, launcher),
+        catalogs=CatalogService.create(
+            registry_root=settings.registry_root,
+            registry=registry,
+            guard=guard,
+            http_client=http_client,
+        ),
     )

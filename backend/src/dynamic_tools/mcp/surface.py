@@ -26,6 +26,7 @@ from dynamic_tools.markdown.service import MarkdownWorkflowService
 from dynamic_tools.mcp.api_tools import ApiCaller, api_tool, execute_tool, query_tool
 from dynamic_tools.mcp.authoring_resources import add_authoring_resources
 from dynamic_tools.mcp.authoring_tools import AuthoringTools
+from dynamic_tools.mcp.catalog_tools import add_catalog_tools
 from dynamic_tools.mcp.core_calls import run_execute, run_query
 from dynamic_tools.mcp.entries import Handler, Result, SessionView, ToolCall, ToolEntry
 from dynamic_tools.mcp.errors import error_result
@@ -172,6 +173,7 @@ class McpSurface:
         if settings.enable_workflows:
             self.authoring_tools.add_to(view)
             self.task_flows.add_to(view)
+        add_catalog_tools(view, services.catalogs)
         add_markdown_tools(view, self.markdown)
         for extend in self.extensions:
             extend(view, services)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Query, Request, status
+from fastapi import APIRouter, Depends, Query, status
 from pydantic import BaseModel, ConfigDict, Field
 
 from dynamic_tools.api.deps import ServicesDep
@@ -20,18 +20,9 @@ _NAME = CATALOG_NAME.pattern
 _PREFIX = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$"
 
 
-async def get_catalogs(request: Request, services: ServicesDep) -> CatalogService:
-    """The catalog service of this app (built on first use, over the app's registry)."""
-    service: CatalogService | None = getattr(request.app.state, "catalog_service", None)
-    if service is None or service.registry is not services.registry:
-        service = CatalogService.create(
-            registry_root=services.settings.registry_root,
-            registry=services.registry,
-            guard=services.guard,
-            http_client=services.http_client,
-        )
-        request.app.state.catalog_service = service
-    return service
+async def get_catalogs(services: ServicesDep) -> CatalogService:
+    """The server's catalog service (shared with the MCP catalog.* tools)."""
+    return services.catalogs
 
 
 CatalogsDep = Annotated[CatalogService, Depends(get_catalogs)]

@@ -1,0 +1,63 @@
+"""OpenAPI catalogs over MCP: validate → preview → import, disable, re-enable, remove, with the
+tool list following each step (the real Petstore document)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+from mcp import Client
+
+from tests.conftest import FIXTURES
+from tests.support.mcp_client import mcp_client
+
+
+async def call(client: Client, name: str, **arguments: Any) -> dict[str, Any]:
+    result = await client.call_tool(name, arguments)
+    data = dict(result.structured_content or {})
+    data["is_error"] = result.is_error
+    return data
+
+
+async def names(client: Client) -> set[str]:
+    return {t.name for t in (await client.list_tools()).tools}
+
+
+async def test_import_disable_enable_remove_with_the_tool_list_following(
+    server: str, travel_root: Path, tmp_path: Path
+) -> None:
+    (travel_root / "imports").mkdir()
+    shutil.copy(FIXTURES / "openapi" / "petstore-3.0.json", travel_root / "imports" / "pets.json")
+    source = "imports/pets.json"
+    outside = tmp_path / "elsewhere.json"
+    shutil.copy(FIXTURES / "openapi" / "petstore-3.0.json", outside)
+    async with mcp_client(server) as client:
+        before = await names(client)
+        checked = await call(client, "catalog.validate_openapi", source=source)
+        assert checked["valid"] is True and checked["document_kind"] == "openapi_3"
+        assert checked["operation_count"] >= 3
+        preview = await call(client, "catalog.preview_import", source=source, catalog="pets")
+        assert preview["projected_command_count"] >= 3
+        assert await names(client) == before  # a preview writes nothing
+
+        imported = await call(client, "catalog.import_openapi", source=source, catalog="pets")
+        assert not imported["is_error"], imported
+        added = await names(client) - before
+        assert added and len(added) == imported["command_count"]
+
+        again = await call(client, "catalog.import_openapi", source=source, catalog="pets")
+        assert again["is_error"] and again["category"] == "conflict"
+
+        off = await call(client, "catalog.set_enabled", catalog="pets", enabled=False)
+        assert off["enabled"] is False and not (await names(client)) & added
+        on = await call(client, "catalog.set_enabled", catalog="pets", enabled=True)
+        assert on["enabled"] is True and added <= await names(client)
+
+        removed = await call(client, "catalog.remove", catalog="pets", remove_manifest=True)
+        assert removed["removed_catalog_id"] == "pets" and removed["manifest_removed"] is True
+        assert await names(client) == before
+
+        refused = await call(client, "catalog.validate_openapi", source=str(outside))
+    assert refused["is_error"] and refused["category"] == "validation"
+    assert str(outside) in refused["message"] or "outside" in refused["message"]
