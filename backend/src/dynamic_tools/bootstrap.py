@@ -25,6 +25,7 @@ from dynamic_tools.http.target_guard import TargetGuard
 from dynamic_tools.logs import redactor
 from dynamic_tools.persistence.db import make_engine, migrate
 from dynamic_tools.persistence.run_store import RunStore
+from dynamic_tools.runtime.authoring import WorkflowAuthoring
 from dynamic_tools.runtime.launcher import LocalLauncher, RunLauncher
 from dynamic_tools.runtime.runs import RunService
 from dynamic_tools.runtime.tool_runner import HttpToolRunner
@@ -57,6 +58,7 @@ class Services:
     launcher: RunLauncher
     runs: RunService
     catalogs: CatalogService
+    authoring: WorkflowAuthoring
 
     async def start(self) -> None:
         """Migrate the database, load the workflows, start the launcher."""
@@ -220,6 +222,7 @@ def build_services(
     tools = tool_runner or HttpToolRunner(registry, sender, make_secret_lookup(settings))
     workflows = WorkflowRepository(settings.workflows_dir, known_tools=registry.names)
     launcher = make_launcher(settings, tools=tools, store=store)
+    runs = RunService(workflows, store, launcher)
     return Services(
         settings=settings,
         registry=registry,
@@ -233,11 +236,12 @@ def build_services(
         run_store=store,
         tool_runner=tools,
         launcher=launcher,
-        runs=RunService(workflows, store, launcher),
+        runs=runs,
         catalogs=CatalogService.create(
             registry_root=settings.registry_root,
             registry=registry,
             guard=guard,
             http_client=http_client,
         ),
+        authoring=WorkflowAuthoring(workflows, registry, runs, store),
     )

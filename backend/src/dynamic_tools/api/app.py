@@ -12,7 +12,15 @@ from dynamic_tools import __version__
 from dynamic_tools.api.edge import EdgeMiddleware
 from dynamic_tools.api.errors import install_error_handlers
 from dynamic_tools.api.metrics import Metrics
-from dynamic_tools.api.routes import catalogs, health, runs, tools, workflow, workflows
+from dynamic_tools.api.routes import (
+    authoring,
+    catalogs,
+    health,
+    runs,
+    tools,
+    workflow,
+    workflows,
+)
 from dynamic_tools.api.routes.ui import install_ui
 from dynamic_tools.bootstrap import build_services
 from dynamic_tools.engine.ports import ToolRunner
@@ -68,6 +76,8 @@ def create_app(
     app.include_router(catalogs.router)
     app.include_router(workflows.router)
     app.include_router(runs.router)
+    app.include_router(authoring.router)
+    app.include_router(authoring.history)
     if settings.enable_demo_api:
         from dynamic_tools.demo.travel_api import create_travel_router
 

@@ -82,9 +82,7 @@ class McpSurface:
         self.sources = SessionSources(fetcher, refetch_s=REFETCH_S)
         self._caller = ApiCaller(services.sender, _secret_lookup(services))
         self.recipes = RecipeLayer(RecipeStore(services.database), self._caller)
-        self.authoring = WorkflowAuthoring(
-            services.workflows, services.registry, services.runs, services.run_store
-        )
+        self.authoring = services.authoring
         self.authoring_tools = AuthoringTools(services.workflows, services.runs, self.authoring)
         self.prompts = AuthoringPrompts(services.workflows, self.authoring)
         self.task_flows = TaskFlows(self.authoring, self.prompts, services.llm)

@@ -138,8 +138,9 @@ class WorkflowAuthoring:
     # --- inputs ----------------------------------------------------------------------------
     def providers(self) -> list[ProviderContract]:
         """The value providers among the registry's read-only tools."""
-        tools = [t for t in self.registry.all() if t.effective_annotations.read_only]
-        return find_provider_contracts(tools) if tools else []
+        tools = self.registry.all()
+        read_only = {t.name for t in tools if t.effective_annotations.read_only}
+        return [c for c in find_provider_contracts(tools) if c.provider in read_only]
 
     def resolve_inputs(self, target: Target, inputs: dict[str, Any]) -> dict[str, Any]:
         """Defaults applied, values checked, providers named; ``ready`` only when runnable.

@@ -1,0 +1,90 @@
+"""Authoring operations over REST, the same as the MCP ``workflow.*`` tools (seed 003 §5).
+
+Each takes a saved workflow (``workflow_id``) or a draft (``content``): previews of inputs and
+rendered steps, the step plan, input resolution with value providers, a run of a draft, the
+value providers, and purging ended runs.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Query, status
+from pydantic import BaseModel, ConfigDict, Field
+
+from dynamic_tools.api.deps import ServicesDep
+from dynamic_tools.runtime.authoring import Target, WorkflowAuthoring
+
+router = APIRouter(prefix="/authoring", tags=["Workflow authoring"])
+history = APIRouter(tags=["Runs"])
+
+
+class TargetBody(BaseModel):
+    """A saved workflow, or a draft document."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    workflow_id: str | None = Field(default=None, description="A saved workflow's id.")
+    content: str | None = Field(default=None, description="A draft document.")
+    format: Literal["yaml", "json", "xml"] | None = None
+    inputs: dict[str, Any] = Field(default_factory=dict, description="Candidate input values.")
+
+
+def _target(authoring: WorkflowAuthoring, body: TargetBody) -> Target:
+    return authoring.target(workflow_id=body.workflow_id, content=body.content, fmt=body.format)
+
+
+@router.post("/preview-inputs", summary="Inputs a workflow needs")
+async def preview_inputs(body: TargetBody, services: ServicesDep) -> dict[str, Any]:
+    """Required inputs, defaults, examples and their JSON Schema."""
+    a = services.authoring
+    return a.preview_inputs(_target(a, body))
+
+
+@router.post("/preview-rendered", summary="Steps rendered from candidate inputs")
+async def preview_rendered(body: TargetBody, services: ServicesDep) -> dict[str, Any]:
+    """Each step's arguments rendered from ``inputs``; outputs of earlier steps are pending."""
+    a = services.authoring
+    return a.preview_rendered(_target(a, body), body.inputs)
+
+
+@router.post("/step-plan", summary="Step plan of a saved workflow or a draft")
+async def step_plan(body: TargetBody, services: ServicesDep) -> dict[str, Any]:
+    """The ordered plan with conditions and dependencies."""
+    a = services.authoring
+    return a.step_plan(_target(a, body))
+
+
+@router.post("/resolve-inputs", summary="Defaults, checks and providers; ready or not")
+async def resolve_inputs(body: TargetBody, services: ServicesDep) -> dict[str, Any]:
+    """``ready`` only when every required input is present and valid."""
+    a = services.authoring
+    return a.resolve_inputs(_target(a, body), body.inputs)
+
+
+@router.post(
+    "/runs", status_code=status.HTTP_202_ACCEPTED, summary="Run a saved workflow or a draft"
+)
+async def run(body: TargetBody, services: ServicesDep) -> dict[str, Any]:
+    """Start a run; answers its id and status."""
+    a = services.authoring
+    record = await a.run(_target(a, body), body.inputs)
+    return {"run_id": record.run_id, "workflow_id": record.workflow_id, "status": record.status}
+
+
+@router.get("/providers", summary="Value providers")
+async def providers(services: ServicesDep) -> dict[str, Any]:
+    """List operations whose result items feed other operations' inputs."""
+    return {"providers": [p.to_dict() for p in services.authoring.providers()]}
+
+
+@history.delete("/runs", summary="Purge ended runs")
+async def purge_history(
+    services: ServicesDep,
+    workflow_id: Annotated[str | None, Query(description="Only this workflow's runs.")] = None,
+    older_than_days: Annotated[float | None, Query(ge=0)] = None,
+) -> dict[str, Any]:
+    """Delete ended runs and their events; active runs are never removed."""
+    return await services.authoring.purge_history(
+        workflow_id=workflow_id, older_than_days=older_than_days
+    )
