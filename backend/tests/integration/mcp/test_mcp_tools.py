@@ -362,3 +362,32 @@ async def test_plan_suggests_a_workflow_or_infers_an_order(
     assert steps.index("check_availability") < steps.index("create_booking")
     assert steps.index("create_booking") < steps.index("process_payment")
     assert any(u["kind"] == "branch" for u in order["undecided"])
+
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "host-check", "version": "1"},
+    },
+}
+ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+async def test_other_host_names_are_refused_unless_configured(
+    start_server: Callable[..., str],
+) -> None:
+    strict = start_server()
+    opened = start_server(mcp_allowed_hosts=["mcp.example.com"])
+    async with httpx.AsyncClient() as http:
+        refused = await http.post(
+            f"{strict}/mcp", json=INITIALIZE, headers={**ACCEPT, "Host": "mcp.example.com"}
+        )
+        allowed = await http.post(
+            f"{opened}/mcp", json=INITIALIZE, headers={**ACCEPT, "Host": "mcp.example.com"}
+        )
+    assert refused.status_code in (400, 403, 421) and "host" in refused.text.lower()
+    assert allowed.status_code == 200, allowed.text
