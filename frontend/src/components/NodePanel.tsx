@@ -38,7 +38,12 @@ export function NodePanel({ nodeId, node, childIds, nodes, onSelect, onClose }: 
               {retry?.max ? `attempt ${retry.attempt} of ${retry.max}` : node.attempts}
             </dd>
             {retry?.lastError && (<><dt>last error</dt><dd>{retry.lastError}</dd></>)}
-            {retry?.nextAt && (<><dt>next retry</dt><dd data-testid="next-retry">{formatClock(retry.nextAt)}</dd></>)}
+            {retry?.nextAt && (
+              <>
+                <dt>next retry</dt>
+                <dd data-testid="next-retry">attempt {retry.nextAttempt} at {formatClock(retry.nextAt)}</dd>
+              </>
+            )}
             <dt>started</dt><dd>{formatClock(node.started_at)}</dd>
             <dt>ended</dt><dd>{formatClock(node.ended_at)}</dd>
             <dt>duration</dt><dd>{formatDuration(node.duration_ms)}</dd>

@@ -16,7 +16,7 @@ export function ViolationList({ violations, onJump }: { violations: Violation[];
           )}{' '}
           <span className="severity">{v.severity ?? 'error'}</span> {v.path && <code>{v.path}</code>} {v.message}
           {v.rule && <span className="muted"> ({v.rule})</span>}
-          {v.expected !== undefined && v.expected !== null && <span className="muted"> · expected {JSON.stringify(v.expected)}</span>}
+          {v.expected !== undefined && v.expected !== null && !(Array.isArray(v.expected) && v.expected.length === 0) && <span className="muted"> · expected {JSON.stringify(v.expected)}</span>}
         </li>
       ))}
     </ul>

@@ -3,7 +3,7 @@
 import { Background, Controls, Handle, MarkerType, Position, ReactFlow, type Edge, type Node, type NodeProps } from '@xyflow/react'
 import '@xyflow/react/dist/style.css'
 import { useMemo } from 'react'
-import { layoutGraph, type WorkflowGraph } from '../lib/graph'
+import { layoutGraph, NODE_HEIGHT, NODE_WIDTH, type WorkflowGraph } from '../lib/graph'
 import { statusColor } from './StatusBadge'
 
 interface StepData extends Record<string, unknown> {
@@ -69,6 +69,8 @@ export function WorkflowGraphView({ graph, statuses, notes, selected, onSelect, 
         note: notes?.[n.id] ?? null,
         selected: selected === n.id,
       },
+      width: NODE_WIDTH,
+      height: NODE_HEIGHT,
       draggable: false,
     }))
     const edges: Edge[] = graph.edges.map((e) => ({
@@ -84,10 +86,13 @@ export function WorkflowGraphView({ graph, statuses, notes, selected, onSelect, 
     return { nodes, edges }
   }, [graph, statuses, notes, selected])
 
+  // A new structure (nodes or edges) mounts a new view, fitted to it; state changes do not.
+  const structure = useMemo(() => [...graph.nodes.map((n) => n.id), '|', ...graph.edges.map((e) => e.id)].join(','), [graph])
   if (graph.nodes.length === 0) return <div className="graph-empty muted">no nodes to draw</div>
   return (
     <div className="graph" style={{ height }} data-testid="workflow-graph">
       <ReactFlow
+        key={structure}
         nodes={nodes}
         edges={edges}
         nodeTypes={NODE_TYPES}

@@ -14,6 +14,9 @@ export interface LineMark {
   severity: 'error' | 'warning'
 }
 
+// Constant: a new object on each render would make the editor reconfigure (and drop its panels).
+const BASIC_SETUP = { foldGutter: true, highlightActiveLine: true, autocompletion: false }
+
 const setLineMarks = StateEffect.define<LineMark[]>()
 
 const lineMarkField = StateField.define<DecorationSet>({
@@ -90,7 +93,7 @@ export function YamlEditor({ value, onChange, violations, highlight, onView }: P
         onChange={onChange}
         extensions={extensions}
         height="460px"
-        basicSetup={{ foldGutter: true, highlightActiveLine: true, autocompletion: false }}
+        basicSetup={BASIC_SETUP}
         onCreateEditor={(view) => {
           viewRef.current = view
           onView?.(view)

@@ -5,9 +5,17 @@ import { api, type ApiError, toApiError } from '../api/client'
 import type { Waiting } from '../api/types'
 import { fieldsFromExpects } from '../lib/fields'
 import { ErrorBox } from './ErrorBox'
+import { JsonBlock } from './JsonBlock'
 import { ParamsForm } from './ParamsForm'
 
-export function YieldForm({ runId, waiting, onAnswered }: { runId: string; waiting: Waiting; onAnswered: () => void }) {
+interface Props {
+  runId: string
+  waiting: Waiting
+  context: { nodeId: string; output: unknown }[]
+  onAnswered: () => void
+}
+
+export function YieldForm({ runId, waiting, context, onAnswered }: Props) {
   const [busy, setBusy] = useState(false)
   const [error, setError] = useState<ApiError | null>(null)
   const where = `/runs/${encodeURIComponent(runId)}/resume`
@@ -29,6 +37,14 @@ export function YieldForm({ runId, waiting, onAnswered }: { runId: string; waiti
         Waiting for your answer at <code>{waiting.node_id}</code>
       </h3>
       <p className="yield-message">{waiting.message}</p>
+      {context.map((c) => (
+        <details key={c.nodeId} className="yield-context" open={context.length === 1}>
+          <summary>
+            output of <code>{c.nodeId}</code>
+          </summary>
+          <JsonBlock value={c.output} />
+        </details>
+      ))}
       <ParamsForm
         key={waiting.node_id}
         testId="yield-values"

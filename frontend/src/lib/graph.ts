@@ -109,7 +109,7 @@ export interface Positioned {
 }
 
 export const NODE_WIDTH = 200
-export const NODE_HEIGHT = 58
+export const NODE_HEIGHT = 64
 
 /** Top-left positions of the nodes, top to bottom. */
 export function layoutGraph(graph: WorkflowGraph): Map<string, Positioned> {

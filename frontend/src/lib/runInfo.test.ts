@@ -10,10 +10,10 @@ const node = (over: Partial<RunNode>): RunNode => ({
 describe('retryInfo', () => {
   it('shows attempt n of max and the next retry while it is ahead', () => {
     const now = Date.parse('2026-01-01T00:00:00Z')
-    const waiting = node({ status: 'running', attempts: 2, detail: { max_attempts: 3, last_error: 'HTTP 503', next_attempt_at: '2026-01-01T00:00:05Z' } })
-    expect(retryInfo(waiting, now)).toEqual({ attempt: 2, max: 3, lastError: 'HTTP 503', nextAt: '2026-01-01T00:00:05Z', waitingForRetry: true })
-    const done = node({ status: 'failed', attempts: 3, detail: { max_attempts: 3, next_attempt_at: '2026-01-01T00:00:05Z' } })
-    expect(retryInfo(done, now)?.nextAt).toBeNull()
+    const waiting = node({ status: 'running', attempts: 2, detail: { max_attempts: 3, last_error: 'HTTP 503', next_attempt: 2, next_attempt_at: '2026-01-01T00:00:05Z' } })
+    expect(retryInfo(waiting, now)).toEqual({ attempt: 1, max: 3, lastError: 'HTTP 503', nextAttempt: 2, nextAt: '2026-01-01T00:00:05Z' })
+    const done = node({ status: 'failed', attempts: 3, detail: { max_attempts: 3, next_attempt: 3, next_attempt_at: '2026-01-01T00:00:05Z' } })
+    expect(retryInfo(done, now)).toMatchObject({ attempt: 3, max: 3, nextAt: null })
     expect(retryInfo(node({}), now)).toBeNull()
   })
 })

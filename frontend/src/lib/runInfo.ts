@@ -5,23 +5,24 @@ export interface RetryInfo {
   attempt: number
   max: number | null
   lastError: string | null
+  nextAttempt: number | null
   nextAt: string | null
-  waitingForRetry: boolean
 }
 
-/** Attempt n of max, the last error and the next retry time (when one is still ahead). */
+/** Attempts made (of max), the last error, and the next attempt while its retry is ahead. */
 export function retryInfo(node: RunNode, now: number = Date.now()): RetryInfo | null {
   const d = node.detail ?? {}
   const max = typeof d.max_attempts === 'number' ? d.max_attempts : null
   if (!max && node.attempts <= 1) return null
   const nextAt = typeof d.next_attempt_at === 'string' ? d.next_attempt_at : null
-  const ahead = nextAt !== null && node.status === 'running' && new Date(nextAt).getTime() > now
+  const next = typeof d.next_attempt === 'number' ? d.next_attempt : null
+  const ahead = nextAt !== null && next !== null && node.status === 'running' && new Date(nextAt).getTime() > now
   return {
-    attempt: node.attempts,
+    attempt: ahead ? (next as number) - 1 : node.attempts,
     max,
     lastError: typeof d.last_error === 'string' ? d.last_error : null,
+    nextAttempt: ahead ? next : null,
     nextAt: ahead ? nextAt : null,
-    waitingForRetry: ahead,
   }
 }
 

@@ -1,4 +1,75 @@
-// Placeholder replaced below once the catalogs view is written.
+// Imported OpenAPI catalogs: list, enable/disable, remove; and the import with a preview.
+import { useState } from 'react'
+import { api, type ApiError, toApiError } from '../api/client'
+import { CatalogImport } from '../components/CatalogImport'
+import { ErrorBox } from '../components/ErrorBox'
+import { formatTime } from '../lib/format'
+import { useApi } from '../lib/useApi'
+
+interface Catalog {
+  name: string
+  title?: string | null
+  source: string
+  kind?: string
+  prefix?: string | null
+  include?: string[] | null
+  enabled: boolean
+  tool_count: number
+  registered_tools: number
+  updated_at?: string
+}
+
 export function CatalogsPage() {
-  return <div className="page"><h1>Catalogs</h1></div>
+  const list = useApi(() => api<{ catalogs: Catalog[] }>('GET', '/catalogs'), [], 'GET /catalogs')
+  const [error, setError] = useState<ApiError | null>(null)
+  const act = async (method: string, path: string, body?: unknown) => {
+    setError(null)
+    try {
+      await api(method, path, body)
+      list.reload()
+    } catch (exc) {
+      setError(toApiError(exc, `${method} ${path}`))
+    }
+  }
+  return (
+    <div className="page">
+      <div className="row spread">
+        <h1>Catalogs</h1>
+        <button type="button" onClick={list.reload}>Refresh</button>
+      </div>
+      <p className="lead">An OpenAPI document imported as a catalog registers one tool per chosen operation.</p>
+      <CatalogImport onImported={list.reload} />
+      <ErrorBox error={list.error} title="Could not list the catalogs" />
+      <ErrorBox error={error} />
+      {list.data && (
+        <table className="list-table" data-testid="catalog-list">
+          <thead>
+            <tr><th>catalog</th><th>source</th><th>tools</th><th>updated</th><th>enabled</th><th /></tr>
+          </thead>
+          <tbody>
+            {list.data.catalogs.map((c) => (
+              <tr key={c.name} data-catalog={c.name}>
+                <td><strong>{c.name}</strong> <span className="muted">{c.title ?? ''}</span></td>
+                <td className="muted small">{c.source}</td>
+                <td>{c.registered_tools} registered of {c.tool_count}{c.prefix ? ` (prefix ${c.prefix})` : ''}</td>
+                <td className="muted">{formatTime(c.updated_at)}</td>
+                <td>
+                  <label className="inline">
+                    <input type="checkbox" aria-label={`enable ${c.name}`} checked={c.enabled} onChange={(e) => void act('PATCH', `/catalogs/${encodeURIComponent(c.name)}/enabled`, { enabled: e.target.checked })} />
+                    {c.enabled ? 'on' : 'off'}
+                  </label>
+                </td>
+                <td>
+                  <button type="button" className="danger" onClick={() => window.confirm(`Remove catalog ${c.name} and its tools?`) && void act('DELETE', `/catalogs/${encodeURIComponent(c.name)}`)}>
+                    Remove
+                  </button>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {list.data && list.data.catalogs.length === 0 && <p className="muted">No catalogs imported yet.</p>}
+    </div>
+  )
 }

@@ -12,7 +12,7 @@ import { RunTimeline } from '../components/RunTimeline'
 import { StatusBadge, StatusLegend } from '../components/StatusBadge'
 import { EdgeLegend, WorkflowGraphView } from '../components/WorkflowGraphView'
 import { YieldForm } from '../components/YieldForm'
-import { formatDuration, formatTime, elapsedMs } from '../lib/format'
+import { elapsedMs, formatClock, formatDuration, formatTime } from '../lib/format'
 import { buildGraph, type WorkflowGraph } from '../lib/graph'
 import { href } from '../lib/router'
 import { childrenOf, retryInfo } from '../lib/runInfo'
@@ -46,9 +46,15 @@ export function RunPage({ runId }: { runId: string }) {
     const out: Record<string, string> = {}
     for (const [id, n] of Object.entries(run?.nodes ?? {})) {
       const r = retryInfo(n)
-      if (r?.max) out[id] = `attempt ${r.attempt}/${r.max}`
-      const kids = childrenOf(run?.nodes ?? {}, id).filter((k) => k.split('/').length === id.split('/').length + 1)
-      if (kids.length) out[id] = `${kids.filter((k) => run?.nodes[k]?.status === 'succeeded').length}/${kids.length} done`
+      if (r?.max) out[id] = r.nextAt ? `retry ${r.nextAttempt}/${r.max} at ${formatClock(r.nextAt)}` : `attempt ${r.attempt}/${r.max}`
+      const branches = n.detail?.branches
+      if (branches && typeof branches === 'object') {
+        const states = Object.values(branches as Record<string, string>)
+        out[id] = `${states.filter((b) => b === 'succeeded').length}/${states.length} branches done`
+      } else if (n.kind === 'foreach') {
+        const items = childrenOf(run?.nodes ?? {}, id).filter((k) => k.split('/').length === id.split('/').length + 1)
+        if (items.length) out[id] = `${items.length} items`
+      }
     }
     return out
   }, [run?.nodes])
@@ -82,7 +88,16 @@ export function RunPage({ runId }: { runId: string }) {
       <ErrorBox error={view.error} title="Could not refresh the run" />
       <ErrorBox error={view.streamError} title="Live events" />
       <ErrorSummary run={run} onSelect={setSelected} />
-      {run.waiting && <YieldForm runId={run.run_id} waiting={run.waiting} onAnswered={view.refresh} />}
+      {run.waiting && (
+        <YieldForm
+          runId={run.run_id}
+          waiting={run.waiting}
+          context={graph.edges
+            .filter((e) => e.target === run.waiting?.node_id && e.kind === 'depends')
+            .map((e) => ({ nodeId: e.source, output: run.nodes[e.source]?.output }))}
+          onAnswered={view.refresh}
+        />
+      )}
       <div className="run-layout">
         <div className="card graph-card">
           <div className="row spread">
@@ -90,7 +105,11 @@ export function RunPage({ runId }: { runId: string }) {
             <StatusLegend />
           </div>
           <ErrorBox error={workflow.error} title="The workflow document could not be read; nodes are listed from the run" />
-          <WorkflowGraphView graph={graph} statuses={statuses} notes={notes} selected={selected} onSelect={setSelected} height={440} />
+          {workflow.loading && !workflow.data ? (
+            <div className="graph-empty muted">loading the graph…</div>
+          ) : (
+            <WorkflowGraphView graph={graph} statuses={statuses} notes={notes} selected={selected} onSelect={setSelected} height={440} />
+          )}
           <EdgeLegend />
         </div>
         {selected && (

@@ -41,8 +41,9 @@ def artifacts() -> Path:
     return ARTIFACTS
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture
 def browser() -> Iterator[Browser]:
+    """Chromium for one test: the sync Playwright loop must not outlive it (async tests)."""
     require_bundle()
     with launched_browser() as launched:
         yield launched  # type: ignore[misc]
@@ -98,3 +99,9 @@ def record_timing(artifacts: Path, name: str, timing: dict[str, Any]) -> None:
     data = json.loads(path.read_text()) if path.exists() else {}
     data[name] = timing
     path.write_text(json.dumps(data, indent=2))
+
+
+def screenshot(page: Page, path: Path) -> None:
+    """A full-page screenshot from the top (the sticky header stays where it belongs)."""
+    page.evaluate("window.scrollTo(0, 0)")
+    page.screenshot(path=str(path), full_page=True)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from playwright.sync_api import Page, expect
 
-from tests.integration.ui.conftest import SECRET_VALUE, navigation_ms, record_timing
+from tests.integration.ui.conftest import SECRET_VALUE, navigation_ms, record_timing, screenshot
 from tests.support.fake_llm import FakeLLM, refusal, text, tool_call
 
 INSTRUCTIONS = "Find flights from AMS to BCN on 2026-12-01 through the partner gateway"
@@ -68,7 +68,7 @@ def test_submit_and_see_each_stage(
     expect(formatting).to_have_attribute("data-stage-status", "ok")
     expect(formatting).to_contain_text("the 09:00 Sunline flight is the cheapest")
     assert SECRET_VALUE not in page.content()
-    page.screenshot(path=str(artifacts / "single-shot-stages.png"), full_page=True)
+    screenshot(page, artifacts / "single-shot-stages.png")
 
     # The LLM was offered the three chosen tools only.
     offered = {t["function"]["name"] for t in fake_llm.requests[0]["tools"]}
@@ -98,7 +98,7 @@ def test_a_failing_stage_shows_its_error(
             "data-stage-status", "skipped" if later == "stage-formatting" else "not reached"
         )
     expect(page.get_by_test_id("stage-panel")).to_contain_text("failed at llm_selection")
-    page.screenshot(path=str(artifacts / "single-shot-error.png"), full_page=True)
+    screenshot(page, artifacts / "single-shot-error.png")
 
     # A body the backend refuses (no tool chosen) is shown with what and where.
     page.get_by_label("use search_hotels", exact=True).uncheck()

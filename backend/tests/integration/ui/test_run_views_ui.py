@@ -1,0 +1,175 @@
+"""Runs in a real browser: start book_with_approval from its form, watch the graph change
+live, answer the yield, see it complete; a failing run's error summary and retries; the run
+list filters; re-run, cancel and export."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import httpx
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.integration.ui.conftest import navigation_ms, record_timing, screenshot
+
+FLAKY = """domain: ui_tests
+workflows:
+  flaky_booking:
+    description: "Book with one slow retry, then fail"
+    params: { passenger: { type: str, required: true } }
+    graph:
+      reserve:
+        call: create_booking
+        args: { flight_id: FL-AMSBCN-20261201-1, passenger: $passenger }
+        on_error: { retry: 1, delay: 2500 }
+"""
+
+
+def node(page: Page, node_id: str):  # type: ignore[no-untyped-def]
+    return page.get_by_test_id("workflow-graph").get_by_test_id(f"graph-node-{node_id}")
+
+
+@pytest.mark.timeout(120)
+def test_book_with_approval_live_yield_and_completion(
+    page: Page, ui_server: str, artifacts: Path
+) -> None:
+    page.goto(f"{ui_server}/ui/#/workflows/book_with_approval?run=1")
+    form = page.get_by_test_id("run-params")
+    form.get_by_label("origin").fill("AMS")
+    form.get_by_label("destination").fill("BCN")
+    form.get_by_label("date").fill("2026-12-01")
+    form.get_by_label("passenger").fill("Ada Lovelace")
+    page.evaluate("window.__sameDocument = true")
+    form.get_by_role("button", name="Start run").click()
+
+    expect(page).to_have_url(re.compile(r"#/runs/[0-9a-f]+$"))
+    expect(node(page, "search")).to_have_attribute("data-status", "succeeded")
+    expect(node(page, "present_options")).to_have_attribute("data-status", "waiting_input")
+    expect(node(page, "book")).to_have_attribute("data-status", "pending")
+    expect(page.get_by_test_id("run-status")).to_contain_text("waiting input")
+    expect(page.get_by_test_id("legend")).to_contain_text("waiting input")
+    yield_form = page.get_by_test_id("yield-form")
+    expect(yield_form).to_contain_text("Found 3 flights (FL-AMSBCN-20261201-1 at")
+    screenshot(page, artifacts / "run-waiting-for-yield.png")
+
+    yield_form.get_by_label("selected_flight_id").fill("FL-AMSBCN-20261201-2")
+    yield_form.get_by_role("button", name="Send answer").click()
+    expect(page.get_by_test_id("run-status")).to_contain_text("succeeded")
+    for node_id in ("search", "present_options", "book", "pay"):
+        expect(node(page, node_id)).to_have_attribute("data-status", "succeeded")
+    expect(page.get_by_test_id("yield-form")).to_have_count(0)
+    assert page.evaluate("window.__sameDocument") is True  # updated live, never reloaded
+
+    # The side panel of a node: its input and output.
+    node(page, "book").click()
+    panel = page.get_by_test_id("node-panel")
+    expect(panel.get_by_test_id("node-input")).to_contain_text("FL-AMSBCN-20261201-2")
+    expect(panel.get_by_test_id("node-output")).to_contain_text('"status": "reserved"')
+    log = page.get_by_test_id("event-log")
+    expect(log).to_contain_text("waiting_input")
+    expect(log).to_contain_text("run_succeeded")
+    expect(log).to_contain_text("(ended)")
+    expect(page.get_by_test_id("timeline")).to_contain_text("present_options")
+    screenshot(page, artifacts / "run-succeeded.png")
+
+    stats = httpx.get(f"{ui_server}/demo/travel/_stats").json()["operations"]
+    assert stats["create_booking"]["executed"] == 1
+    assert stats["process_payment"]["executed"] == 1
+
+    page.reload()
+    expect(node(page, "pay")).to_have_attribute("data-status", "succeeded")
+    record_timing(artifacts, "run_view_page", navigation_ms(page))
+
+
+@pytest.mark.timeout(120)
+def test_failing_run_shows_retries_and_its_error_summary(
+    page: Page, ui_server: str, artifacts: Path
+) -> None:
+    saved = httpx.post(f"{ui_server}/workflows", json={"content": FLAKY, "format": "yaml"})
+    assert saved.status_code == 201, saved.text
+    fault = {"operation": "create_booking", "fail_next": 10, "status": 503}
+    assert httpx.post(f"{ui_server}/demo/travel/_faults", json=fault).status_code == 200
+    run = httpx.post(
+        f"{ui_server}/workflows/flaky_booking/runs", json={"params": {"passenger": "Ada"}}
+    ).json()
+
+    page.goto(f"{ui_server}/ui/#/runs/{run['run_id']}")
+    node(page, "reserve").click()
+    panel = page.get_by_test_id("node-panel")
+    expect(panel.get_by_test_id("next-retry")).to_contain_text("attempt 2 at")
+    expect(panel.get_by_test_id("node-attempts")).to_have_text("attempt 1 of 2")
+    expect(node(page, "reserve")).to_contain_text("retry 2/2 at")
+    screenshot(page, artifacts / "run-retry-scheduled.png")
+
+    expect(page.get_by_test_id("run-status")).to_contain_text("failed")
+    summary = page.get_by_test_id("error-summary")
+    expect(summary).to_contain_text("Run failed at node reserve")
+    expect(summary).to_contain_text("HTTP 503")
+    expect(panel.get_by_test_id("node-attempts")).to_have_text("attempt 2 of 2")
+    expect(panel.get_by_test_id("next-retry")).to_have_count(0)
+    expect(node(page, "reserve")).to_have_attribute("data-status", "failed")
+    log = page.get_by_test_id("event-log")
+    log.get_by_role("button", name="failed", exact=True).click()
+    expect(log.locator("tbody tr")).to_have_count(4)  # 2 attempt_failed, node_failed, run_failed
+    expect(log.locator("tbody tr[data-type=node_succeeded]")).to_have_count(0)
+    screenshot(page, artifacts / "run-failed-error-summary.png")
+
+    with page.expect_download() as download:
+        page.get_by_role("button", name="Export JSON").click()
+    exported = json.loads(Path(download.value.path()).read_text())
+    assert exported["run"]["run_id"] == run["run_id"] and exported["run"]["status"] == "failed"
+    assert [e["type"] for e in exported["events"]][-1] == "run_failed"
+
+    # Re-run: a new run with the same params, linked to the original.
+    httpx.delete(f"{ui_server}/demo/travel/_faults")
+    page.get_by_role("button", name="Re-run").click()
+    expect(page.get_by_test_id("rerun-of")).to_have_text(run["run_id"][:8])
+    expect(page.get_by_test_id("run-status")).to_contain_text("succeeded")
+    assert run["run_id"] not in page.url
+
+    # The run list filters by status and workflow, with durations.
+    page.goto(f"{ui_server}/ui/#/runs?workflow_id=flaky_booking")
+    runs = page.get_by_test_id("run-list")
+    expect(runs.locator("tbody tr")).to_have_count(2)
+    page.get_by_label("Status filter").select_option("failed")
+    expect(runs.locator("tbody tr")).to_have_count(1)
+    expect(runs.locator(f"tr[data-run='{run['run_id']}']")).to_contain_text(" s")
+    page.get_by_label("Workflow filter").select_option("book_flight")
+    expect(page.get_by_text("No runs match")).to_be_visible()
+    screenshot(page, artifacts / "runs-list.png")
+
+
+@pytest.mark.timeout(120)
+def test_cancel_a_waiting_run_and_the_parallel_timeline(
+    page: Page, ui_server: str, artifacts: Path
+) -> None:
+    params = {"origin": "AMS", "destination": "BCN", "date": "2026-12-01", "passenger": "Ada"}
+    waiting = httpx.post(
+        f"{ui_server}/workflows/book_with_approval/runs", json={"params": params}
+    ).json()
+    page.goto(f"{ui_server}/ui/#/runs/{waiting['run_id']}")
+    expect(page.get_by_test_id("yield-form")).to_be_visible()
+    page.get_by_role("button", name="Cancel run").click()
+    expect(page.get_by_test_id("run-status")).to_contain_text("cancelled")
+    expect(page.get_by_role("button", name="Cancel run")).to_have_count(0)
+
+    trip = {
+        "origin": "AMS",
+        "destination": "BCN",
+        "checkin": "2026-12-01",
+        "checkout": "2026-12-03",
+        "passenger": "Ada",
+    }
+    run = httpx.post(f"{ui_server}/workflows/book_trip/runs", json={"params": trip}).json()
+    page.goto(f"{ui_server}/ui/#/runs/{run['run_id']}")
+    expect(page.get_by_test_id("run-status")).to_contain_text("succeeded")
+    timeline = page.get_by_test_id("timeline")
+    expect(timeline.locator(".timeline-row")).to_have_count(
+        8
+    )  # parallel, confirm; flight: 4 steps, hotel: 2
+    expect(node(page, "flight_and_hotel")).to_contain_text("2/2 branches done")
+    node(page, "flight_and_hotel").click()
+    expect(page.get_by_test_id("node-panel")).to_contain_text("flight/search")
+    screenshot(page, artifacts / "run-parallel-timeline.png")

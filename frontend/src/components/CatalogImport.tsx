@@ -1,0 +1,152 @@
+// Import an OpenAPI document as a catalog: preview first (what would be registered, warnings,
+// conflicts), choose the operations, then import (POST /catalogs).
+import { useState } from 'react'
+import { api, type ApiError, toApiError, type Violation } from '../api/client'
+import { ErrorBox, violationText } from './ErrorBox'
+
+interface Operation {
+  name: string
+  method: string
+  path: string
+  summary?: string | null
+  parameters: string[]
+}
+
+interface Preview {
+  catalog: { name: string; title?: string | null; kind?: string; openapi_version?: string | null; base_url?: string | null; prefix?: string | null }
+  valid: boolean
+  projected_command_count: number
+  projected_group_prefixes: { group: string; count: number }[]
+  conflicts: { name?: string; message?: string; [k: string]: unknown }[]
+  warnings: Violation[]
+  violations: Violation[]
+  command_preview?: Operation[]
+  command_preview_truncated?: boolean
+}
+
+export function CatalogImport({ onImported }: { onImported: () => void }) {
+  const [source, setSource] = useState('')
+  const [name, setName] = useState('')
+  const [prefix, setPrefix] = useState('')
+  const [baseUrl, setBaseUrl] = useState('')
+  const [overwrite, setOverwrite] = useState(false)
+  const [preview, setPreview] = useState<Preview | null>(null)
+  const [chosen, setChosen] = useState<Set<string>>(new Set())
+  const [error, setError] = useState<ApiError | null>(null)
+  const [message, setMessage] = useState<string | null>(null)
+  const [busy, setBusy] = useState(false)
+  const base = () => ({ source: source.trim(), name: name.trim(), prefix: prefix.trim() || null, base_url: baseUrl.trim() || null })
+
+  const doPreview = async () => {
+    setBusy(true)
+    setError(null)
+    setMessage(null)
+    setPreview(null)
+    try {
+      const p = await api<Preview>('POST', '/catalogs/preview', { ...base(), max_preview_tokens: 200000 })
+      setPreview(p)
+      setChosen(new Set((p.command_preview ?? []).map((o) => o.name)))
+    } catch (exc) {
+      setError(toApiError(exc, 'POST /catalogs/preview'))
+    } finally {
+      setBusy(false)
+    }
+  }
+
+  const doImport = async () => {
+    const all = preview?.command_preview ?? []
+    const include = chosen.size === all.length ? null : all.filter((o) => chosen.has(o.name)).map((o) => o.name)
+    setBusy(true)
+    setError(null)
+    try {
+      const r = await api<{ catalog_id: string; command_count: number; warnings: Violation[] }>('POST', '/catalogs', { ...base(), include, overwrite })
+      setMessage(`Imported catalog ${r.catalog_id}: ${r.command_count} tool(s) registered.`)
+      setPreview(null)
+      onImported()
+    } catch (exc) {
+      setError(toApiError(exc, 'POST /catalogs'))
+    } finally {
+      setBusy(false)
+    }
+  }
+
+  const toggle = (op: string) => setChosen((s) => {
+    const next = new Set(s)
+    if (next.has(op)) next.delete(op)
+    else next.add(op)
+    return next
+  })
+
+  return (
+    <div className="card catalog-import" data-testid="catalog-import">
+      <h3>Import an OpenAPI document</h3>
+      <form
+        className="import-form"
+        onSubmit={(e) => {
+          e.preventDefault()
+          void doPreview()
+        }}
+      >
+        <label htmlFor="catalog-source">Source</label>
+        <input id="catalog-source" className="wide" value={source} onChange={(e) => setSource(e.target.value)} placeholder="a path inside the registry directory, file://…, or https://… on an allowed host" />
+        <div className="row">
+          <label className="inline">name <input aria-label="Catalog name" value={name} onChange={(e) => setName(e.target.value)} placeholder="e.g. petstore" /></label>
+          <label className="inline">tool prefix <input aria-label="Tool prefix" value={prefix} onChange={(e) => setPrefix(e.target.value)} placeholder="optional" /></label>
+          <label className="inline">base URL <input aria-label="Base URL" value={baseUrl} onChange={(e) => setBaseUrl(e.target.value)} placeholder="optional: instead of the document's servers" /></label>
+          <button type="submit" className="primary" disabled={busy}>Preview</button>
+        </div>
+      </form>
+      <ErrorBox error={error} />
+      {message && <div className="ok-text" data-testid="import-message">{message}</div>}
+      {preview && (
+        <div className="catalog-preview" data-testid="catalog-preview">
+          <div>
+            <strong>{preview.catalog.title ?? preview.catalog.name}</strong> · {preview.catalog.kind} {preview.catalog.openapi_version ?? ''} · base URL{' '}
+            <code>{preview.catalog.base_url ?? '—'}</code> · {preview.projected_command_count} operation(s) would become tools
+            {preview.projected_group_prefixes.length > 0 && <> · groups: {preview.projected_group_prefixes.map((g) => `${g.group} (${g.count})`).join(', ')}</>}
+          </div>
+          {preview.violations.length > 0 && (
+            <ul className="violations field-error">{preview.violations.map((v, i) => <li key={i}>{violationText(v)}</li>)}</ul>
+          )}
+          {preview.conflicts.length > 0 && (
+            <ul className="violations field-error">{preview.conflicts.map((c, i) => <li key={i}>conflict: {String(c.message ?? JSON.stringify(c))}</li>)}</ul>
+          )}
+          {preview.warnings.length > 0 && (
+            <details>
+              <summary>{preview.warnings.length} warning(s)</summary>
+              <ul className="violations warnings">{preview.warnings.map((w, i) => <li key={i}>{violationText(w)}</li>)}</ul>
+            </details>
+          )}
+          <div className="row">
+            <button type="button" onClick={() => setChosen(new Set((preview.command_preview ?? []).map((o) => o.name)))}>Select all</button>
+            <button type="button" onClick={() => setChosen(new Set())}>Select none</button>
+            <span className="muted">{chosen.size} of {(preview.command_preview ?? []).length} chosen</span>
+          </div>
+          <table className="params-table">
+            <thead>
+              <tr><th /><th>tool</th><th>operation</th><th>summary</th><th>parameters</th></tr>
+            </thead>
+            <tbody>
+              {(preview.command_preview ?? []).map((op) => (
+                <tr key={op.name}>
+                  <td><input type="checkbox" aria-label={`import ${op.name}`} checked={chosen.has(op.name)} onChange={() => toggle(op.name)} /></td>
+                  <td><code>{op.name}</code></td>
+                  <td><span className="method">{op.method}</span> <code>{op.path}</code></td>
+                  <td>{op.summary ?? ''}</td>
+                  <td className="muted">{op.parameters.join(', ')}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          {preview.command_preview_truncated && <div className="muted small">the list is truncated</div>}
+          <div className="row">
+            <button type="button" className="primary" disabled={busy || chosen.size === 0 || !preview.valid} onClick={() => void doImport()}>
+              Import {chosen.size} operation(s)
+            </button>
+            <label className="inline"><input type="checkbox" checked={overwrite} onChange={(e) => setOverwrite(e.target.checked)} /> replace an existing catalog of this name</label>
+          </div>
+        </div>
+      )}
+    </div>
+  )
+}
