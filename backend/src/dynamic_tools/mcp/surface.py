@@ -15,6 +15,7 @@ import asyncio
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
@@ -49,8 +50,8 @@ from dynamic_tools.persistence.markdown_store import MarkdownSessionStore
 from dynamic_tools.persistence.recipe_store import RecipeStore
 from dynamic_tools.runtime.authoring import Target, WorkflowAuthoring
 from dynamic_tools.runtime.workflow_repository import PreparedRun
-from dynamic_tools.tools.hints import describe_tool, merge_hints, parse_tool_hints
-from dynamic_tools.tools.models import ToolConfig
+from dynamic_tools.tools.hints import describe_tool, hint_block, merge_hints, parse_tool_hints
+from dynamic_tools.tools.models import ToolConfig, ToolHints
 from dynamic_tools.tools.planning import summarize_workflow
 
 if TYPE_CHECKING:
@@ -67,7 +68,6 @@ class McpSurface:
         self._services: Services | None = None
         self._views: OrderedDict[tuple[Any, ...], tuple[float, SessionView]] = OrderedDict()
         self._lock = asyncio.Lock()
-        self.extensions: list[Callable[[SessionView, Services], None]] = []
         self.recipes: RecipeLayer | None = None
         self.resources: ResourceSet | None = None
 
@@ -143,15 +143,6 @@ class McpSurface:
             api_tools = api.tools
             label = f"{api.title or prefix} API"
         overrides = parse_tool_hints(config.tool_hints_raw)
-        unknown = sorted(set(overrides) - set(api_tools))
-        if unknown:
-            raise InvalidInputError(
-                "X-Tool-Hints names tools this session does not have: " + ", ".join(unknown),
-                violations=[
-                    {"path": f"header:x-tool-hints.{n}", "rule": "tool", "message": "unknown tool"}
-                    for n in unknown
-                ],
-            )
         view = SessionView(
             config=config,
             prefix=prefix,
@@ -168,13 +159,11 @@ class McpSurface:
             await self.recipes.extend(view)
         if settings.enable_workflows:
             self._add_workflow_layer(view)
-        if settings.enable_workflows:
             self.authoring_tools.add_to(view)
             self.task_flows.add_to(view)
         add_catalog_tools(view, services.catalogs)
         add_markdown_tools(view, self.markdown)
-        for extend in self.extensions:
-            extend(view, services)
+        _hint_other_tools(view, overrides)
         view.tools = [e.tool for e in view.entries.values()]
         return view
 
@@ -287,6 +276,31 @@ RESUME_TOOL = types.Tool(
         read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=True
     ),
 )
+
+
+def _hint_other_tools(view: SessionView, overrides: dict[str, ToolHints]) -> None:
+    """Header hints for tools that are not API operations (e.g. ``<prefix>_query``, seed 000).
+
+    Raises:
+        InvalidInputError: a hinted tool is not offered in this session.
+    """
+    unknown = sorted(set(overrides) - set(view.entries))
+    if unknown:
+        raise InvalidInputError(
+            "X-Tool-Hints names tools this session does not have: " + ", ".join(unknown),
+            violations=[
+                {"path": f"header:x-tool-hints.{n}", "rule": "tool", "message": "unknown tool"}
+                for n in unknown
+            ],
+        )
+    for name, hints in overrides.items():
+        entry = view.entries[name]
+        block = hint_block(hints)
+        if name not in view.api_tools and block:
+            described = entry.tool.model_copy(
+                update={"description": f"{entry.tool.description}\n{block}"}
+            )
+            view.entries[name] = replace(entry, tool=described)
 
 
 def _describe(config: ToolConfig, view: SessionView, with_hints: bool) -> str:

@@ -36,7 +36,7 @@ MAX_LIST_ITEMS = 64
 MAX_TEXT_CHARS = 2_000
 MAX_NAME_CHARS = 128
 
-HINT_FIELDS = ("category", "requires", "outputs", "next", "hint")
+HINT_FIELDS = ("category", "requires", "outputs", "next", "hint", "examples")
 _TOOL_LIST_FIELDS = ("requires", "next")
 _TOOL_NAME = re.compile(TOOL_NAME_PATTERN)
 _LABELS = {
@@ -45,6 +45,7 @@ _LABELS = {
     "outputs": "Outputs",
     "next": "Next",
     "hint": "Hint",
+    "examples": "Examples",
 }
 
 
@@ -127,6 +128,8 @@ def hint_block(hints: ToolHints) -> str:
     rows: list[tuple[str, str]] = []
     for name in HINT_FIELDS:
         value = getattr(hints, name)
+        if name == "examples":
+            value = [f'"{item}"' for item in value]
         text = ", ".join(value) if isinstance(value, list) else (value or "")
         text = " ".join(text.split())
         if text:
@@ -232,10 +235,14 @@ def _check_list(tool: str, field: str, value: Any) -> list[dict[str, Any]]:
         elif field in _TOOL_LIST_FIELDS and not _TOOL_NAME.match(item):
             message = f"'{item}' is not a tool name ({TOOL_NAME_PATTERN})"
             problems.append(_violation(tool, field, "tool_name", message, index=index))
-        elif not item.strip() or len(item) > MAX_NAME_CHARS:
-            message = f"must be 1 to {MAX_NAME_CHARS} characters"
+        elif not item.strip() or len(item) > _item_limit(field):
+            message = f"must be 1 to {_item_limit(field)} characters"
             problems.append(_violation(tool, field, "size", message, index=index))
     return problems
+
+
+def _item_limit(field: str) -> int:
+    return MAX_TEXT_CHARS if field == "examples" else MAX_NAME_CHARS
 
 
 def _violation(

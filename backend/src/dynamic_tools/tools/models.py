@@ -133,6 +133,7 @@ class ToolHints(_Strict):
     outputs: list[str] = Field(default_factory=list)
     next: list[str] = Field(default_factory=list)
     hint: str | None = None
+    examples: list[str] = Field(default_factory=list)  # requests the tool answers (seed 000)
 
 
 class ToolAnnotations(_Strict):

@@ -146,3 +146,19 @@ async def test_bad_tool_hints_name_the_field(server: str) -> None:
             await client.list_tools()
     text = json.dumps(refused.value.data)
     assert "category" in text
+
+
+async def test_hints_on_the_query_tool_with_examples_as_in_the_seed(server: str) -> None:
+    hints = {
+        "travel_query": {
+            "category": "search",
+            "hint": "Use for any question about flights or hotels.",
+            "examples": ["Flights from AMS to BCN tomorrow", "Hotels in Lisbon"],
+        }
+    }
+    headers = {"X-API-Name": "travel", "X-Tool-Hints": json.dumps(hints)}
+    async with mcp_client(server, headers=headers) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+    description = tools["travel_query"].description or ""
+    assert "├─ Category: search" in description
+    assert '└─ Examples: "Flights from AMS to BCN tomorrow", "Hotels in Lisbon"' in description

@@ -148,10 +148,10 @@ def test_bad_json_is_refused_with_its_position() -> None:
             "unknown_key",
         ),
         (
-            {"search_flights": {"examples": ["x"]}},
+            {"search_flights": {"examples": "Flights to BCN"}},
             "search_flights.examples",
             "examples",
-            "unknown_key",
+            "type",
         ),
         ({"search_flights": {"requires": "check"}}, "search_flights.requires", "requires", "type"),
         (
