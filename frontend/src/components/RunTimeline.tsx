@@ -32,7 +32,7 @@ export function RunTimeline({ run, onSelect }: { run: RunDetail; onSelect: (id: 
         return (
           <div className="timeline-row" key={id} onClick={() => onSelect(id)} title={`${id}: ${node.status}, ${formatDuration(e - s)}`}>
             <div className="timeline-label" style={{ paddingLeft: depth * 12 }}>
-              {depth ? id.split('/').slice(-1)[0] : id}
+              {depth ? id.split('/').slice(1).join('/') : id}
             </div>
             <div className="timeline-track">
               <div className="timeline-bar" style={{ left: `${left}%`, width: `${width}%`, background: statusColor(node.status) }} />

@@ -50,7 +50,7 @@ export function RunPage({ runId }: { runId: string }) {
       const branches = n.detail?.branches
       if (branches && typeof branches === 'object') {
         const states = Object.values(branches as Record<string, string>)
-        out[id] = `${states.filter((b) => b === 'succeeded').length}/${states.length} branches done`
+        out[id] = `${states.filter((b) => b === 'succeeded').length}/${states.length} branches`
       } else if (n.kind === 'foreach') {
         const items = childrenOf(run?.nodes ?? {}, id).filter((k) => k.split('/').length === id.split('/').length + 1)
         if (items.length) out[id] = `${items.length} items`

@@ -131,7 +131,7 @@ export function WorkflowEditorPage({ workflowId, showRun }: { workflowId: string
         <div className="editor-layout">
           <div className="editor-column">
             <div className="row spread validation-status" data-testid="validation-status" data-valid={String(validation.valid)}>
-              <span>
+              <span className={validation.checking ? 'muted' : ''}>
                 {validation.checking
                   ? 'checking…'
                   : validation.valid === null
