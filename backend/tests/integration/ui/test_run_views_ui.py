@@ -78,9 +78,13 @@ def test_book_with_approval_live_yield_and_completion(
     assert stats["create_booking"]["executed"] == 1
     assert stats["process_payment"]["executed"] == 1
 
-    page.reload()
-    expect(node(page, "pay")).to_have_attribute("data-status", "succeeded")
-    record_timing(artifacts, "run_view_page", navigation_ms(page))
+    # Load time of the run view with an empty cache (measured, never asserted).
+    cold = page.context.browser.new_context(viewport={"width": 1400, "height": 900})  # type: ignore[union-attr]
+    fresh = cold.new_page()
+    fresh.goto(page.url)
+    expect(node(fresh, "pay")).to_have_attribute("data-status", "succeeded")
+    record_timing(artifacts, "run_view_page_cold", navigation_ms(fresh))
+    cold.close()
 
 
 @pytest.mark.timeout(120)
