@@ -16,7 +16,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from dynamic_tools.api.deps import token_matches
 from dynamic_tools.api.metrics import Metrics
 
-OPEN_PATHS = frozenset({"/healthz", "/readyz"})
+OPEN_PATHS = frozenset({"/", "/healthz", "/readyz"})  # "/" only redirects to /ui/
 OPEN_PREFIXES = ("/demo/", "/ui")
 
 

@@ -64,5 +64,7 @@ async def test_ui_is_open_while_the_api_needs_the_token(
         ui = await client.get("/ui/")
         assert ui.status_code in (200, 503)  # the real bundle, or the page saying how to build
         assert (await client.get("/tools")).status_code == 401
+        root = await client.get("/", follow_redirects=False)  # a browser's first request
+        assert root.status_code in (302, 307) and root.headers["location"].startswith("/ui")
         bearer = {"Authorization": "Bearer ui-test-token-123456"}
         assert (await client.get("/tools", headers=bearer)).status_code == 200
