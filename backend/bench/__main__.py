@@ -1,5 +1,6 @@
 """``make bench``: the full BFCL harness, POST /workflow overhead against a minimal peer, and
-the OpenAPI import of GitHub's description against FastMCP's ``from_openapi``."""
+the OpenAPI import of GitHub's description against FastMCP's ``from_openapi``, and MCP
+``tools/list`` at 1,000 tools and per-call cost against FastMCP."""
 
 from __future__ import annotations
 
@@ -21,12 +22,14 @@ def bfcl_failures(figures: dict[str, dict[str, Any]]) -> list[str]:
 def main() -> int:
     """Run every benchmark and print its figures; exit 1 when a BFCL check fails."""
     from bench.bfcl.harness import main as bfcl_main
+    from bench.mcp_bench import main as mcp_main
     from bench.openapi_import import main as openapi_import_main
     from bench.overhead import main as overhead_main
 
     problems = bfcl_failures(bfcl_main(full=True))
     overhead_main()
     openapi_import_main()
+    mcp_main()
     for line in problems:
         print(f"BFCL check failed: {line}")
     return 1 if problems else 0

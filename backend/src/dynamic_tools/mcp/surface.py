@@ -103,6 +103,10 @@ class McpSurface:
             raise RuntimeError("the MCP surface is used before the server's services started")
         return self._services
 
+    def cached_views(self) -> list[SessionView]:
+        """The views built so far, newest first (no view is built here)."""
+        return [view for _, view in reversed(self._views.values())]
+
     def _workflow_key(self) -> tuple[Any, ...]:
         if not self.services.settings.enable_workflows:
             return ()
