@@ -146,7 +146,7 @@ async def measure_mode(
         plain = await stack.enter_async_context(httpx.AsyncClient(trust_env=False))
 
         def lister(key: str) -> Op:
-            return lambda: clients[key].list_tools()
+            return lambda: list_all(clients[key])
 
         def caller(key: str, name: str) -> Op:
             return lambda: clients[key].call_tool(name, dict(CALL_ARGUMENTS))
@@ -192,10 +192,22 @@ async def measure_mode(
         }
 
 
+async def list_all(client: Any) -> list[Any]:
+    """Every tool, following ``nextCursor`` (our server pages lists over 400 tools)."""
+    tools: list[Any] = []
+    cursor = None
+    while True:
+        page = await client.list_tools(cursor=cursor)
+        tools += page.tools
+        cursor = page.next_cursor
+        if not cursor:
+            return tools
+
+
 async def dump_our_tools(url: str) -> list[dict[str, Any]]:
     """Our ``tools/list``, as JSON, for the FastMCP peer to expose."""
     async with sdk_client(url, "legacy") as client:
-        return tool_dump((await client.list_tools()).tools)
+        return tool_dump(await list_all(client))
 
 
 # --- report -------------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ from dynamic_tools import __version__
 from dynamic_tools.errors import DynamicToolsError
 from dynamic_tools.mcp.entries import Result, SessionView, ToolCall
 from dynamic_tools.mcp.errors import (
+    INVALID_PARAMS,
     error_payload,
     error_result,
     invalid_params,
@@ -35,6 +36,10 @@ from dynamic_tools.mcp.surface import McpSurface
 from dynamic_tools.mcp.tasks import TaskRuntime
 from dynamic_tools.mcp.workflow_tools import CallChannel
 from dynamic_tools.settings import Settings
+
+# Lists longer than this are paged: one 1,000-tool answer is ~1.5 MB, over the 1 MiB event
+# size the SDK client accepts by default. Shorter lists come whole (no cursor to follow).
+TOOLS_PAGE = 400
 
 INSTRUCTIONS = """\
 Dynamic Tools turns HTTP APIs into tools you can use safely. Choose in this order:
@@ -106,7 +111,15 @@ class McpEndpoint:
         self, ctx: Any, params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         view = await self.view_for(ctx)
-        return types.ListToolsResult(tools=view.tools)
+        cursor = params.cursor if params is not None else None
+        if cursor is None and len(view.tools) <= TOOLS_PAGE:
+            return types.ListToolsResult(tools=view.tools)
+        if cursor is not None and not cursor.isdigit():
+            raise MCPError(INVALID_PARAMS, f"cursor '{cursor[:40]}' is not one this server gave")
+        start = int(cursor or 0)
+        end = start + TOOLS_PAGE
+        following = str(end) if end < len(view.tools) else None
+        return types.ListToolsResult(tools=view.tools[start:end], next_cursor=following)
 
     async def _call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> Result:
         view = await self.view_for(ctx)
