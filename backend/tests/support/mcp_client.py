@@ -19,3 +19,11 @@ def mcp_client(
     http = httpx2.AsyncClient(headers=headers or {}, timeout=httpx2.Timeout(60.0, read=120.0))
     transport = streamable_http_client(f"{base_url}/mcp", http_client=http)
     return Client(transport, mode=mode, **options)
+
+
+async def call(client: Client, name: str, **arguments: Any) -> dict[str, Any]:
+    """Call a tool; its structured answer, errors included and marked with ``is_error``."""
+    result = await client.call_tool(name, arguments)
+    data = dict(result.structured_content or {})
+    data["is_error"] = result.is_error
+    return data

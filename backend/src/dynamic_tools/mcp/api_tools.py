@@ -21,6 +21,8 @@ from dynamic_tools.http.request_builder import SecretLookup, build_request
 from dynamic_tools.http.sender import HttpSender
 from dynamic_tools.logs import redactor
 from dynamic_tools.mcp.errors import error_result, payload_result
+from dynamic_tools.mcp.results import data_result
+from dynamic_tools.selection.prepared import PreparedTools
 from dynamic_tools.tools.models import ToolConfig
 
 WRAPPED = "result"
@@ -119,9 +121,10 @@ def execute_tool(prefix: str, label: str, names: Sequence[str]) -> types.Tool:
 class ApiCaller:
     """Validates, builds and sends one API operation call; answers an MCP result."""
 
-    def __init__(self, sender: HttpSender, secret: SecretLookup) -> None:
+    def __init__(self, sender: HttpSender, secret: SecretLookup, prepared: PreparedTools) -> None:
         self.sender = sender
         self.secret = secret
+        self.prepared = prepared  # the pipeline's per-tool validators, shared
 
     async def call(
         self,
@@ -132,7 +135,7 @@ class ApiCaller:
     ) -> types.CallToolResult:
         """Call ``config`` with ``arguments``; failures are ``isError`` results (§10 shape)."""
         errors = sorted(
-            Draft202012Validator(config.input_schema()).iter_errors(arguments),
+            self.prepared.get(config).validator.iter_errors(arguments),
             key=lambda e: list(e.path),
         )
         if errors:
@@ -180,7 +183,7 @@ def success_result(config: ToolConfig, body: Any) -> types.CallToolResult:
     schema, wrapped = output_schema_of(config)
     structured = {WRAPPED: body} if wrapped or not isinstance(body, dict) else body
     if schema is not None:
-        problems = list(Draft202012Validator(schema).iter_errors(structured))
+        problems = list(_output_validator(config, schema).iter_errors(structured))
         if problems:
             return payload_result(
                 {
@@ -198,9 +201,25 @@ def success_result(config: ToolConfig, body: Any) -> types.CallToolResult:
                 }
             )
     text = json.dumps(body, ensure_ascii=False, default=str) if body is not None else "(empty)"
-    return types.CallToolResult(
-        content=[types.TextContent(type="text", text=text)], structured_content=structured
-    )
+    return data_result(structured, text)
+
+
+_OUTPUT_VALIDATORS: dict[int, tuple[ToolConfig, Draft202012Validator]] = {}
+
+
+def _output_validator(config: ToolConfig, schema: dict[str, Any]) -> Draft202012Validator:
+    """The output validator of ``config``, compiled once per config object.
+
+    Configs are frozen and replaced on reload, so identity is the key (checked with ``is``).
+    """
+    cached = _OUTPUT_VALIDATORS.get(id(config))
+    if cached is not None and cached[0] is config:
+        return cached[1]
+    if len(_OUTPUT_VALIDATORS) >= 4096:
+        _OUTPUT_VALIDATORS.clear()
+    validator = Draft202012Validator(schema)
+    _OUTPUT_VALIDATORS[id(config)] = (config, validator)
+    return validator
 
 
 def _suggestion_for(status: int) -> str:

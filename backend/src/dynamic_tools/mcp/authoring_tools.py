@@ -13,15 +13,13 @@ The level is in the annotations (``readOnlyHint`` / ``destructiveHint``) and in 
 
 from __future__ import annotations
 
-import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any
 
 import mcp_types as types
 
-from dynamic_tools.errors import DynamicToolsError
-from dynamic_tools.mcp.entries import Result, SessionView, ToolCall, ToolEntry
-from dynamic_tools.mcp.errors import error_result
+from dynamic_tools.mcp.entries import SessionView, ToolCall, ToolEntry
+from dynamic_tools.mcp.results import Operation, object_schema, operation_handler
 from dynamic_tools.runtime.authoring import WorkflowAuthoring
 from dynamic_tools.runtime.runs import RunService
 from dynamic_tools.runtime.workflow_repository import WorkflowRepository
@@ -45,19 +43,6 @@ _INPUTS = {"type": "object", "description": "Input values by param name.", "defa
 _VERSION = {"type": "string", "description": "The version workflow.get gave (optimistic lock)."}
 _TARGET = {"workflow_id": _ID, "content": _CONTENT, "format": _FORMAT}
 
-Operation = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
-
-
-def _schema(properties: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
-    schema: dict[str, Any] = {
-        "type": "object",
-        "properties": properties,
-        "additionalProperties": False,
-    }
-    if required:
-        schema["required"] = required
-    return schema
-
 
 class AuthoringTools:
     """Builds the authoring entries over the repository, runs and authoring service."""
@@ -78,7 +63,7 @@ class AuthoringTools:
                 "safe",
                 "List the saved workflows: id, title, description, file, format, version, "
                 "params, validity.",
-                _schema({}),
+                object_schema({}),
                 self._list,
                 False,
             ),
@@ -87,7 +72,7 @@ class AuthoringTools:
                 "safe",
                 "Get one workflow: workflow_id, path, format, content (raw text to edit), parsed "
                 "(normalised JSON) and version (pass it to workflow.save as expected_version).",
-                _schema({"workflow_id": _ID}, ["workflow_id"]),
+                object_schema({"workflow_id": _ID}, ["workflow_id"]),
                 self._get,
                 False,
             ),
@@ -96,7 +81,7 @@ class AuthoringTools:
                 "safe",
                 "Validate a workflow document without saving it: valid, errors, warnings and "
                 "violations[] (path, rule, message, line, expected, actual).",
-                _schema({"content": _CONTENT, "format": _FORMAT}, ["content"]),
+                object_schema({"content": _CONTENT, "format": _FORMAT}, ["content"]),
                 self._validate,
                 False,
             ),
@@ -105,7 +90,7 @@ class AuthoringTools:
                 "safe",
                 "The inputs a workflow needs: required ones, defaults, examples, rules, and "
                 "their JSON Schema. Give workflow_id or a draft's content.",
-                _schema(_TARGET),
+                object_schema(_TARGET),
                 lambda args: _on_target(a, args, lambda t: a.preview_inputs(t)),
                 False,
             ),
@@ -114,7 +99,7 @@ class AuthoringTools:
                 "safe",
                 "Each step with its arguments rendered from candidate inputs; arguments that "
                 "come from earlier steps' outputs are listed as pending.",
-                _schema({**_TARGET, "inputs": _INPUTS}),
+                object_schema({**_TARGET, "inputs": _INPUTS}),
                 lambda args: _on_target(
                     a, args, lambda t: a.preview_rendered(t, dict(args.get("inputs") or {}))
                 ),
@@ -125,7 +110,7 @@ class AuthoringTools:
                 "safe",
                 "The ordered step plan: each node, how it gets to run (always, after its "
                 "dependencies, when a branch/fallback activates it), its conditions.",
-                _schema({**_TARGET, "inputs": _INPUTS}),
+                object_schema({**_TARGET, "inputs": _INPUTS}),
                 lambda args: _on_target(a, args, lambda t: a.step_plan(t)),
                 False,
             ),
@@ -135,7 +120,7 @@ class AuthoringTools:
                 "Apply defaults to partial inputs and check them; ready is true only when every "
                 "required input is present and valid. Missing inputs name the value providers "
                 "(list operations) that can supply them.",
-                _schema({**_TARGET, "inputs": _INPUTS}),
+                object_schema({**_TARGET, "inputs": _INPUTS}),
                 lambda args: _on_target(
                     a, args, lambda t: a.resolve_inputs(t, dict(args.get("inputs") or {}))
                 ),
@@ -147,7 +132,7 @@ class AuthoringTools:
                 "Validate, then write a workflow document atomically to the runtime directory. "
                 "To change an existing workflow pass expected_version from workflow.get (a stale "
                 "one fails with 'conflict'); overwrite=true replaces without a version check.",
-                _schema(
+                object_schema(
                     {
                         "content": _CONTENT,
                         "format": _FORMAT,
@@ -168,7 +153,7 @@ class AuthoringTools:
                 "workflow.rename",
                 "standard",
                 "Rename a workflow (and the sub-workflow calls to it).",
-                _schema(
+                object_schema(
                     {"workflow_id": _ID, "new_id": _ID, "expected_version": _VERSION},
                     ["workflow_id", "new_id"],
                 ),
@@ -180,7 +165,7 @@ class AuthoringTools:
                 "standard",
                 "Start a run of a saved workflow or a draft; returns run_id at once. Follow it "
                 "with w_<id> calls' results, workflow.resume, or as an MCP task (tasks/get).",
-                _schema({**_TARGET, "inputs": _INPUTS}),
+                object_schema({**_TARGET, "inputs": _INPUTS}),
                 self._run,
                 False,
             ),
@@ -189,7 +174,7 @@ class AuthoringTools:
                 "destructive",
                 "Delete a saved workflow (its file when it held only this workflow). Only when "
                 "the user asked for it.",
-                _schema({"workflow_id": _ID, "expected_version": _VERSION}, ["workflow_id"]),
+                object_schema({"workflow_id": _ID, "expected_version": _VERSION}, ["workflow_id"]),
                 self._delete,
                 True,
             ),
@@ -197,7 +182,7 @@ class AuthoringTools:
                 "workflow.cancel",
                 "destructive",
                 "Cancel an active run (its running steps stop and compensations run).",
-                _schema({"run_id": {"type": "string", "minLength": 1}}, ["run_id"]),
+                object_schema({"run_id": {"type": "string", "minLength": 1}}, ["run_id"]),
                 self._cancel,
                 False,
             ),
@@ -206,7 +191,7 @@ class AuthoringTools:
                 "destructive",
                 "Delete ended runs and their events (of one workflow, or all; optionally only "
                 "those older than some days). Active runs are never removed.",
-                _schema(
+                object_schema(
                     {
                         "workflow_id": {"type": "string"},
                         "older_than_days": {"type": "number", "minimum": 0},
@@ -228,7 +213,14 @@ class AuthoringTools:
                 else None,
             )
             starter = self._start_run if name == "workflow.run" else None
-            view.add(ToolEntry(tool, "authoring", _handler(operation, changes), start_task=starter))
+            view.add(
+                ToolEntry(
+                    tool,
+                    "authoring",
+                    operation_handler(operation, changes_tools=changes),
+                    start_task=starter,
+                )
+            )
 
     # --- operations ------------------------------------------------------------------------
     async def _list(self, args: dict[str, Any]) -> dict[str, Any]:
@@ -306,23 +298,3 @@ async def _on_target(
         workflow_id=args.get("workflow_id"), content=args.get("content"), fmt=args.get("format")
     )
     return work(target)
-
-
-def _handler(operation: Operation, changes_tools: bool) -> Callable[[ToolCall], Awaitable[Result]]:
-    async def handle(call: ToolCall) -> Result:
-        try:
-            data = await operation(call.arguments)
-        except DynamicToolsError as exc:
-            return error_result(exc)
-        if changes_tools:
-            await call.channel.tools_changed()
-        return types.CallToolResult(
-            content=[
-                types.TextContent(
-                    type="text", text=json.dumps(data, default=str, ensure_ascii=False)
-                )
-            ],
-            structured_content=data,
-        )
-
-    return handle

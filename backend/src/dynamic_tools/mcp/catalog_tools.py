@@ -8,16 +8,13 @@ when the user asks. Imports, toggles and removals reload the registry and announ
 
 from __future__ import annotations
 
-import json
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 import mcp_types as types
 
-from dynamic_tools.errors import DynamicToolsError
 from dynamic_tools.mcp.authoring_tools import ANNOTATIONS, SAFETY_KEY
-from dynamic_tools.mcp.entries import Result, SessionView, ToolCall, ToolEntry
-from dynamic_tools.mcp.errors import error_result
+from dynamic_tools.mcp.entries import SessionView, ToolEntry
+from dynamic_tools.mcp.results import Operation, object_schema, operation_handler
 from dynamic_tools.tools.catalogs import CatalogService
 
 _SOURCE = {
@@ -28,17 +25,6 @@ _SOURCE = {
 _SOURCE_TYPE = {"type": "string", "enum": ["path", "url"], "description": "Inferred if omitted."}
 _NAME = {"type": "string", "pattern": r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"}
 _COMMON = {"source": _SOURCE, "source_type": _SOURCE_TYPE, "base_url": {"type": "string"}}
-
-Operation = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
-
-
-def _schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": properties,
-        "required": required,
-        "additionalProperties": False,
-    }
 
 
 def add_catalog_tools(view: SessionView, catalogs: CatalogService) -> None:
@@ -86,7 +72,7 @@ def add_catalog_tools(view: SessionView, catalogs: CatalogService) -> None:
             "safe",
             "Check an OpenAPI 2.0/3.x document: kind, operation count, warnings, violations. "
             "Writes nothing. Step 1 of: validate → preview → import.",
-            _schema(_COMMON, ["source"]),
+            object_schema(_COMMON, ["source"]),
             validate,
             False,
         ),
@@ -95,7 +81,7 @@ def add_catalog_tools(view: SessionView, catalogs: CatalogService) -> None:
             "safe",
             "Dry-run an import: projected command count, group prefixes, value providers, name "
             "conflicts, optional token-capped preview of the commands. Writes nothing.",
-            _schema(
+            object_schema(
                 {
                     **_COMMON,
                     "catalog": _NAME,
@@ -114,7 +100,7 @@ def add_catalog_tools(view: SessionView, catalogs: CatalogService) -> None:
             "Import a validated OpenAPI document as a catalog: writes its config and generated "
             "tools under the runtime directory, enabled by default; 'conflict' if the catalog "
             "exists unless overwrite=true. Show the user the warnings.",
-            _schema(
+            object_schema(
                 {
                     **_COMMON,
                     "catalog": _NAME,
@@ -132,7 +118,9 @@ def add_catalog_tools(view: SessionView, catalogs: CatalogService) -> None:
             "catalog.set_enabled",
             "standard",
             "Enable or disable an imported catalog's tools without deleting anything.",
-            _schema({"catalog": _NAME, "enabled": {"type": "boolean"}}, ["catalog", "enabled"]),
+            object_schema(
+                {"catalog": _NAME, "enabled": {"type": "boolean"}}, ["catalog", "enabled"]
+            ),
             set_enabled,
             True,
         ),
@@ -141,7 +129,7 @@ def add_catalog_tools(view: SessionView, catalogs: CatalogService) -> None:
             "destructive",
             "Remove an imported catalog (and, with remove_manifest=true, its generated tools "
             "file). Only when the user explicitly asks for deletion.",
-            _schema(
+            object_schema(
                 {"catalog": _NAME, "remove_manifest": {"type": "boolean", "default": False}},
                 ["catalog"],
             ),
@@ -157,20 +145,4 @@ def add_catalog_tools(view: SessionView, catalogs: CatalogService) -> None:
             annotations=ANNOTATIONS[safety],
             meta={SAFETY_KEY: safety},
         )
-        view.add(ToolEntry(tool, "catalog", _handler(operation, changes)))
-
-
-def _handler(operation: Operation, changes_tools: bool) -> Callable[[ToolCall], Awaitable[Result]]:
-    async def handle(call: ToolCall) -> Result:
-        try:
-            data = await operation(call.arguments)
-        except DynamicToolsError as exc:
-            return error_result(exc)
-        if changes_tools:
-            await call.channel.tools_changed()
-        text = json.dumps(data, default=str, ensure_ascii=False)
-        return types.CallToolResult(
-            content=[types.TextContent(type="text", text=text)], structured_content=data
-        )
-
-    return handle
+        view.add(ToolEntry(tool, "catalog", operation_handler(operation, changes_tools=changes)))

@@ -11,13 +11,13 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import mcp_types as types
 from pydantic import ValidationError
 
 from dynamic_tools.errors import InvalidInputError
 from dynamic_tools.mcp.api_tools import ApiCaller
 from dynamic_tools.mcp.entries import Result, ToolCall
 from dynamic_tools.mcp.errors import error_result, payload_result
+from dynamic_tools.mcp.results import data_result
 from dynamic_tools.selection.models import WorkflowRequest, WorkflowResponse
 from dynamic_tools.selection.pipeline import SingleShotPipeline
 
@@ -77,9 +77,7 @@ async def run_query(
     text = response.formatted_response or json.dumps(
         (response.raw_response or {}).get("body"), ensure_ascii=False, default=str
     )
-    return types.CallToolResult(
-        content=[types.TextContent(type="text", text=text)], structured_content=data
-    )
+    return data_result(data, text)
 
 
 async def call_pipeline(

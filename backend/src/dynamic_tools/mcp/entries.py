@@ -9,8 +9,8 @@ from typing import Any
 import mcp_types as types
 
 from dynamic_tools.engine.models import Workflow, WorkflowDocument
+from dynamic_tools.mcp.channel import CallChannel
 from dynamic_tools.mcp.session_config import SessionConfig
-from dynamic_tools.mcp.workflow_tools import CallChannel
 from dynamic_tools.tools.models import ToolConfig, ToolHints
 
 Result = types.CallToolResult | types.InputRequiredResult

@@ -8,7 +8,6 @@ tools this MCP session can call.
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 import mcp_types as types
@@ -16,8 +15,7 @@ import mcp_types as types
 from dynamic_tools.markdown.service import MarkdownWorkflowService
 from dynamic_tools.markdown.tool_specs import TOOL_SPECS, call_tool
 from dynamic_tools.mcp.entries import Handler, Result, SessionView, ToolCall, ToolEntry
-
-STDIO_SESSION = f"stdio-{uuid.uuid4().hex}"  # one stdio process serves one client session
+from dynamic_tools.mcp.results import data_result
 
 
 def markdown_tool(spec: dict[str, Any]) -> types.Tool:
@@ -57,8 +55,6 @@ def _handler(service: MarkdownWorkflowService, name: str) -> Handler:
             callable_tools=callable_tools,
         )
         text = str(data.get("prompt") or data.get("next_action") or "")
-        return types.CallToolResult(
-            content=[types.TextContent(type="text", text=text)], structured_content=data
-        )
+        return data_result(data, text)
 
     return handle

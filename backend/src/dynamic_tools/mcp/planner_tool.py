@@ -9,6 +9,7 @@ import mcp_types as types
 
 from dynamic_tools.errors import InvalidInputError
 from dynamic_tools.mcp.errors import error_result
+from dynamic_tools.mcp.results import data_result
 from dynamic_tools.tools.models import ToolConfig, ToolHints
 from dynamic_tools.tools.planning import WorkflowSummary, plan_goal
 
@@ -55,6 +56,4 @@ def plan_result(
         return error_result(exc)
     data = plan.to_dict()
     text = plan.summary + "\n\n" + json.dumps(data, ensure_ascii=False, indent=1, default=str)
-    return types.CallToolResult(
-        content=[types.TextContent(type="text", text=text)], structured_content=data
-    )
+    return data_result(data, text)

@@ -20,6 +20,7 @@ from starlette.routing import Route
 
 from dynamic_tools import __version__
 from dynamic_tools.errors import DynamicToolsError
+from dynamic_tools.mcp.channel import channel_for
 from dynamic_tools.mcp.entries import Result, SessionView, ToolCall
 from dynamic_tools.mcp.errors import (
     INVALID_PARAMS,
@@ -29,12 +30,10 @@ from dynamic_tools.mcp.errors import (
     unexpected_result,
     unknown_tool,
 )
-from dynamic_tools.mcp.markdown_tools import STDIO_SESSION
 from dynamic_tools.mcp.resources import ResourceSet
 from dynamic_tools.mcp.session_config import parse_session_headers
 from dynamic_tools.mcp.surface import McpSurface
 from dynamic_tools.mcp.tasks import TaskRuntime
-from dynamic_tools.mcp.workflow_tools import CallChannel
 from dynamic_tools.settings import Settings
 
 # Lists longer than this are paged: one 1,000-tool answer is ~1.5 MB, over the 1 MiB event
@@ -195,60 +194,6 @@ class _TaskAwareServer(Server[Any]):
                 capability.list_changed = True
         caps.tasks = TaskRuntime.capability()
         return caps
-
-
-def channel_for(ctx: Any, params: types.CallToolRequestParams | None) -> CallChannel:
-    """How this call can talk back: progress, elicitation (when offered), input responses."""
-    session = ctx.session
-    caps = session.client_capabilities
-
-    async def elicit_form(message: str, schema: dict[str, Any]) -> types.ElicitResult:
-        result: types.ElicitResult = await session.elicit_form(
-            message, schema, related_request_id=ctx.request_id
-        )
-        return result
-
-    can_elicit = (
-        ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS
-        and session.can_send_request
-        and caps is not None
-        and caps.elicitation is not None
-    )
-
-    async def sample(prompt: str) -> str:
-        message = types.SamplingMessage(
-            role="user", content=types.TextContent(type="text", text=prompt)
-        )
-        result = await session.create_message([message], max_tokens=8000)
-        return str(getattr(result.content, "text", ""))
-
-    can_sample = (
-        ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS
-        and session.can_send_request
-        and caps is not None
-        and caps.sampling is not None
-    )
-
-    async def tools_changed() -> None:
-        if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
-            await session.send_tool_list_changed()
-
-    responses = getattr(params, "input_responses", None) if params is not None else None
-    request = getattr(ctx, "request", None)
-    if request is None:
-        session_id: str | None = STDIO_SESSION
-    else:
-        session_id = request.headers.get("mcp-session-id")
-    return CallChannel(
-        session_id=session_id,
-        tools_changed=tools_changed,
-        protocol_version=ctx.protocol_version,
-        progress=session.report_progress,
-        elicit=elicit_form if can_elicit else None,
-        sample=sample if can_sample else None,
-        input_responses=dict(responses) if responses else None,
-        request_state=getattr(params, "request_state", None) if params is not None else None,
-    )
 
 
 def transport_security(settings: Settings) -> TransportSecuritySettings:

@@ -80,7 +80,9 @@ class McpSurface:
             local_roots=[services.settings.registry_root],
         )
         self.sources = SessionSources(fetcher, refetch_s=REFETCH_S)
-        self._caller = ApiCaller(services.sender, _secret_lookup(services))
+        self._caller = ApiCaller(
+            services.sender, services.pipeline.secret, services.pipeline.prepared
+        )
         self.recipes = RecipeLayer(RecipeStore(services.database), self._caller)
         self.authoring = services.authoring
         self.authoring_tools = AuthoringTools(services.workflows, services.runs, self.authoring)
@@ -107,11 +109,6 @@ class McpSurface:
         """The views built so far, newest first (no view is built here)."""
         return [view for _, view in reversed(self._views.values())]
 
-    def _workflow_key(self) -> tuple[Any, ...]:
-        if not self.services.settings.enable_workflows:
-            return ()
-        return tuple((w["id"], w["version"], w["valid"]) for w in self.services.workflows.list())
-
     async def view(self, config: SessionConfig) -> SessionView:
         """The view of ``config``, built once per registry/workflow/recipe generation.
 
@@ -120,7 +117,12 @@ class McpSurface:
         """
         services = self.services
         recipes = self.recipes.generation if self.recipes else 0
-        key = (config.fingerprint, services.registry.generation, self._workflow_key(), recipes)
+        key = (
+            config.fingerprint,
+            services.registry.generation,
+            self.services.workflows.generation,
+            recipes,
+        )
         now = time.monotonic()
         cached = self._views.get(key)
         if cached is not None and (not config.brings_documents or now - cached[0] < REFETCH_S):
@@ -311,13 +313,6 @@ def _describe(config: ToolConfig, view: SessionView, with_hints: bool) -> str:
     if not with_hints:
         return config.description
     return describe_tool(config, view.hints[config.name], api_label=view.label)
-
-
-def _secret_lookup(services: Services) -> Callable[[str], str | None]:
-    from dynamic_tools.bootstrap import make_secret_lookup
-
-    lookup: Callable[[str], str | None] = make_secret_lookup(services.settings)
-    return lookup
 
 
 def _api_handler(caller: ApiCaller, config: ToolConfig) -> Handler:

@@ -27,19 +27,18 @@ from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
-from mcp.shared.message import ServerMessageMetadata
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from dynamic_tools.errors import DynamicToolsError, NotFoundError
+from dynamic_tools.mcp.channel import RELATED_TASK, channel_for
 from dynamic_tools.mcp.entries import ToolCall
-from dynamic_tools.mcp.errors import INVALID_PARAMS, error_result, unknown_tool
-from dynamic_tools.mcp.workflow_tools import CallChannel, WorkflowCalls
+from dynamic_tools.mcp.errors import INVALID_PARAMS, error_result, unexpected_result, unknown_tool
+from dynamic_tools.mcp.workflow_tools import WorkflowCalls
 from dynamic_tools.persistence.run_view import RunRecord, iso
 
 if TYPE_CHECKING:
     from dynamic_tools.mcp.server import McpEndpoint
 
-RELATED_TASK = "io.modelcontextprotocol/related-task"
 RUN_META = "dynamic-tools/run"
 DEFAULT_TTL_MS = 7 * 24 * 3600 * 1000
 POLL_INTERVAL_MS = 500
@@ -114,8 +113,6 @@ class TaskRuntime:
         return await call_next(ctx)
 
     async def _create(self, ctx: Any, params: Mapping[str, Any]) -> dict[str, Any]:
-        from dynamic_tools.mcp.server import channel_for
-
         name = str(params.get("name", ""))
         task = params.get("task") or {}
         ttl = (
@@ -158,8 +155,6 @@ class TaskRuntime:
         except DynamicToolsError as exc:
             job.failure, job.stage = error_result(exc), "failed"
         except Exception as exc:  # a bug: report it as a failed task, details in the log
-            from dynamic_tools.mcp.errors import unexpected_result
-
             job.failure, job.stage = unexpected_result(exc, tool="task"), "failed"
         finally:
             job.done.set()
@@ -230,8 +225,6 @@ class TaskRuntime:
         return task
 
     async def _result(self, ctx: Any, params: types.GetTaskPayloadRequestParams) -> dict[str, Any]:
-        from dynamic_tools.mcp.server import channel_for
-
         task_id = params.task_id
         job = self.jobs.get(task_id)
         if job is not None:
@@ -241,13 +234,7 @@ class TaskRuntime:
         _, run = await self._task(task_id)
         if run is None:
             raise MCPError(INVALID_PARAMS, f"task '{task_id}' has no result")
-        channel = channel_for(ctx, None)
-        channel = CallChannel(
-            protocol_version=channel.protocol_version,
-            progress=channel.progress,
-            elicit=_related_elicit(ctx, task_id) if channel.elicit is not None else None,
-            session_id=channel.session_id,
-        )
+        channel = channel_for(ctx, None, related_task=task_id)
         result = await self._calls.follow(run.run_id, channel, after=0)
         return _related(_dump(result), task_id)
 
@@ -294,29 +281,6 @@ def _current_step(run: RunRecord) -> str | None:
         return running[-1]
     failed = [n for n, s in run.nodes.items() if s.get("status") == "failed"]
     return failed[0] if failed else None
-
-
-def _related_elicit(
-    ctx: Any, task_id: str
-) -> Callable[[str, dict[str, Any]], Awaitable[types.ElicitResult]]:
-    """An elicitation tagged with the task it belongs to."""
-
-    async def elicit(message: str, schema: dict[str, Any]) -> types.ElicitResult:
-        request = types.ElicitRequest(
-            params=types.ElicitRequestFormParams(
-                message=message,
-                requested_schema=schema,
-                meta={RELATED_TASK: {"taskId": task_id}},
-            )
-        )
-        result: types.ElicitResult = await ctx.session.send_request(
-            request,
-            types.ElicitResult,
-            metadata=ServerMessageMetadata(related_request_id=ctx.request_id),
-        )
-        return result
-
-    return elicit
 
 
 def _related(data: dict[str, Any], task_id: str) -> dict[str, Any]:

@@ -17,21 +17,20 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
 import mcp_types as types
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from dynamic_tools.engine.models import CallNode, ParamSpec, Workflow
 from dynamic_tools.errors import DynamicToolsError, InvalidInputError
+from dynamic_tools.mcp.channel import CallChannel
 from dynamic_tools.mcp.errors import error_result, payload_result
+from dynamic_tools.mcp.results import data_result
 from dynamic_tools.persistence.run_store import RunStore
 from dynamic_tools.persistence.run_view import RunRecord
 from dynamic_tools.runtime.runs import RunService
-from dynamic_tools.runtime.workflow_plan import preview_inputs
+from dynamic_tools.runtime.workflow_plan import param_schema, preview_inputs
 from dynamic_tools.runtime.workflow_repository import PreparedRun
 
 FINISHED_NODE_EVENTS = {
@@ -40,6 +39,8 @@ FINISHED_NODE_EVENTS = {
     "node_skipped": "skipped",
 }
 MAX_ELICIT_ROUNDS = 3
+FORM_TYPES = frozenset({"string", "integer", "number", "boolean"})
+FORM_FORMATS = frozenset({"date", "date-time", "email", "uri"})
 YIELD_KEY = "workflow_yield"
 
 RUN_RESULT_SCHEMA: dict[str, Any] = {
@@ -54,32 +55,6 @@ RUN_RESULT_SCHEMA: dict[str, Any] = {
     },
     "required": ["run_id", "status"],
 }
-
-Progress = Callable[[float, float | None, str | None], Awaitable[None]]
-Elicit = Callable[[str, dict[str, Any]], Awaitable[types.ElicitResult]]
-
-
-@dataclass
-class CallChannel:
-    """What a tool call can do back towards the client."""
-
-    protocol_version: str
-    progress: Progress
-    elicit: Elicit | None = None  # None: no elicitation on this session
-    input_responses: dict[str, Any] | None = None
-    request_state: str | None = None
-    tools_changed: Callable[[], Awaitable[None]] = field(default=lambda: _nothing())
-    session_id: str | None = None  # the MCP session (None on stateless requests)
-    sample: Callable[[str], Awaitable[str]] | None = None  # client LLM (MCP sampling), if any
-
-    @property
-    def modern(self) -> bool:
-        """A 2026-07-28 (stateless) request: yields become ``InputRequiredResult``."""
-        return self.protocol_version in MODERN_PROTOCOL_VERSIONS
-
-
-async def _nothing() -> None:
-    return None
 
 
 def workflow_input_schema(workflow: Workflow) -> dict[str, Any]:
@@ -106,18 +81,14 @@ def elicitation_schema(expects: dict[str, Any]) -> dict[str, Any]:
     """A flat form schema (primitives only) from a yield's ``expects``."""
     properties: dict[str, Any] = {}
     required = []
-    kinds = {"str": "string", "int": "integer", "float": "number", "bool": "boolean"}
     for name, raw in expects.items():
         spec = ParamSpec.model_validate(raw)
-        prop: dict[str, Any] = {"type": kinds.get(spec.type, "string"), "title": name}
-        if spec.description:
-            prop["description"] = spec.description
-        if spec.enum:
-            prop["enum"] = spec.enum
-        if spec.format in ("date", "date-time", "email", "uri"):
-            prop["format"] = spec.format
-        if spec.default is not None:
-            prop["default"] = spec.default
+        full = param_schema(spec)  # the JSON Schema of the param; forms take primitives only
+        kind = full.get("type")
+        prop: dict[str, Any] = {"type": kind if kind in FORM_TYPES else "string", "title": name}
+        prop.update({k: full[k] for k in ("description", "enum", "default") if k in full})
+        if full.get("format") in FORM_FORMATS:
+            prop["format"] = full["format"]
         properties[name] = prop
         if spec.required and spec.default is None:
             required.append(name)
@@ -328,9 +299,7 @@ def waiting_result(run: RunRecord) -> types.CallToolResult:
             for k, v in (prompt.get("expects") or {}).items()
         )
     )
-    return types.CallToolResult(
-        content=[types.TextContent(type="text", text=text)], structured_content=data
-    )
+    return data_result(data, text)
 
 
 def run_result(run: RunRecord, *, declined: str | None = None) -> types.CallToolResult:
@@ -342,14 +311,7 @@ def run_result(run: RunRecord, *, declined: str | None = None) -> types.CallTool
             "status": "succeeded",
             "result": run.result,
         }
-        return types.CallToolResult(
-            content=[
-                types.TextContent(
-                    type="text", text=json.dumps(data, default=str, ensure_ascii=False)
-                )
-            ],
-            structured_content=data,
-        )
+        return data_result(data)
     error = run.error or {}
     step_id = error.get("node_id") or _failed_node(run)
     node = run.nodes.get(step_id or "", {})

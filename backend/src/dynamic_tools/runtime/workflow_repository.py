@@ -80,6 +80,7 @@ class WorkflowRepository:
         self._problems: list[LoadProblem] = []
         self._tools_seen: frozenset[str] | None = None
         self._lock = threading.RLock()
+        self.generation = 0  # bumped on every load and revalidation (for cached views)
 
     # --- loading ---------------------------------------------------------------------------
     def reload(self) -> builtins.list[LoadProblem]:
@@ -129,6 +130,7 @@ class WorkflowRepository:
                 )
                 doc.violations = [v.to_dict() for v in report.violations]
         self._tools_seen = tools
+        self.generation += 1
 
     def _fresh(self) -> None:
         """Validate again when the registry's tool names changed since the last validation."""

@@ -8,9 +8,8 @@ from typing import Any
 
 import httpx
 import mcp_types as types
-from mcp import Client
 
-from tests.support.mcp_client import mcp_client
+from tests.support.mcp_client import call, mcp_client
 
 DRAFT = """\
 domain: travel_booking
@@ -36,13 +35,6 @@ workflows:
       seats: $availability.seats_available
 """
 DESTRUCTIVE = ("workflow.delete", "workflow.purge_history", "workflow.cancel", "catalog.remove")
-
-
-async def call(client: Client, name: str, **arguments: Any) -> dict[str, Any]:
-    result = await client.call_tool(name, arguments)
-    data = dict(result.structured_content or {})
-    data["is_error"] = result.is_error
-    return data
 
 
 async def test_a_sentence_becomes_a_saved_workflow_and_a_run(server: str) -> None:

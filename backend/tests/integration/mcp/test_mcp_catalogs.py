@@ -5,19 +5,11 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
-from typing import Any
 
 from mcp import Client
 
 from tests.conftest import FIXTURES
-from tests.support.mcp_client import mcp_client
-
-
-async def call(client: Client, name: str, **arguments: Any) -> dict[str, Any]:
-    result = await client.call_tool(name, arguments)
-    data = dict(result.structured_content or {})
-    data["is_error"] = result.is_error
-    return data
+from tests.support.mcp_client import call, mcp_client
 
 
 async def names(client: Client) -> set[str]:

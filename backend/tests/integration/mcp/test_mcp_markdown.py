@@ -12,20 +12,12 @@ import pytest
 from mcp import Client
 
 from tests.conftest import EXAMPLES
-from tests.support.mcp_client import mcp_client
+from tests.support.mcp_client import call, mcp_client
 
 MARKDOWN_FIXTURES = (
     Path(__file__).resolve().parents[2] / "unit" / "markdown" / "fixtures" / "invalid"
 )
 INPUTS = {"ORIGIN": "AMS", "DESTINATION": "BCN", "DATE": "2026-12-01", "PASSENGER": "Ada"}
-
-
-async def call(client: Client, name: str, **arguments: Any) -> dict[str, Any]:
-    """Call a tool; the structured answer (errors included, marked with ``is_error``)."""
-    result = await client.call_tool(name, arguments)
-    data = dict(result.structured_content or {})
-    data["is_error"] = result.is_error
-    return data
 
 
 async def play_step(

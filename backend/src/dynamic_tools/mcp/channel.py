@@ -1,0 +1,95 @@
+"""The channel back to the client during one tool call: progress, elicitation, sampling.
+
+:func:`channel_for` builds it from the SDK's request context. Server-initiated requests
+(elicitation, sampling) exist only on 2025-11-25 connections that have a back channel and a
+client that declared the capability; on 2026-07-28 a yield becomes an ``InputRequiredResult``
+instead (``input_responses`` / ``request_state`` carry the client's retry).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import mcp_types as types
+from mcp.shared.message import ServerMessageMetadata
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+RELATED_TASK = "io.modelcontextprotocol/related-task"
+STDIO_SESSION = f"stdio-{uuid.uuid4().hex}"  # one stdio process serves one client session
+
+Progress = Callable[[float, float | None, str | None], Awaitable[None]]
+Elicit = Callable[[str, dict[str, Any]], Awaitable[types.ElicitResult]]
+
+
+async def _nothing() -> None:
+    return None
+
+
+@dataclass
+class CallChannel:
+    """What a tool call can do back towards the client."""
+
+    protocol_version: str
+    progress: Progress
+    elicit: Elicit | None = None  # None: no elicitation on this session
+    input_responses: dict[str, Any] | None = None
+    request_state: str | None = None
+    tools_changed: Callable[[], Awaitable[None]] = _nothing
+    session_id: str | None = None  # the MCP session (None on stateless requests)
+    sample: Callable[[str], Awaitable[str]] | None = None  # client LLM (MCP sampling), if any
+
+    @property
+    def modern(self) -> bool:
+        """A 2026-07-28 (stateless) request: yields become ``InputRequiredResult``."""
+        return self.protocol_version in MODERN_PROTOCOL_VERSIONS
+
+
+def channel_for(
+    ctx: Any, params: types.CallToolRequestParams | None, *, related_task: str | None = None
+) -> CallChannel:
+    """The channel of the request ``ctx``; ``related_task`` tags elicitations with a task."""
+    session = ctx.session
+    caps = session.client_capabilities
+    legacy = ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS
+    back_channel = legacy and session.can_send_request and caps is not None
+
+    async def elicit(message: str, schema: dict[str, Any]) -> types.ElicitResult:
+        meta = {RELATED_TASK: {"taskId": related_task}} if related_task else None
+        request = types.ElicitRequest(
+            params=types.ElicitRequestFormParams(
+                message=message, requested_schema=schema, meta=meta
+            )
+        )
+        result: types.ElicitResult = await session.send_request(
+            request,
+            types.ElicitResult,
+            metadata=ServerMessageMetadata(related_request_id=ctx.request_id),
+        )
+        return result
+
+    async def sample(prompt: str) -> str:
+        message = types.SamplingMessage(
+            role="user", content=types.TextContent(type="text", text=prompt)
+        )
+        result = await session.create_message([message], max_tokens=8000)
+        return str(getattr(result.content, "text", ""))
+
+    async def tools_changed() -> None:
+        if legacy:
+            await session.send_tool_list_changed()
+
+    responses = params.input_responses if params is not None else None
+    request = getattr(ctx, "request", None)
+    return CallChannel(
+        protocol_version=ctx.protocol_version,
+        progress=session.report_progress,
+        elicit=elicit if back_channel and caps.elicitation is not None else None,
+        sample=sample if back_channel and caps.sampling is not None else None,
+        tools_changed=tools_changed,
+        session_id=STDIO_SESSION if request is None else request.headers.get("mcp-session-id"),
+        input_responses=dict(responses) if responses else None,
+        request_state=params.request_state if params is not None else None,
+    )
