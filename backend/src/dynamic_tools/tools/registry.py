@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from pydantic import ValidationError
 
 from dynamic_tools.atomic_files import remove_atomic, write_atomic
 from dynamic_tools.errors import ConflictError, NotFoundError, ToolConfigError
@@ -193,8 +194,6 @@ class ToolRegistry:
             self.reload()
 
     def _validate(self, data: dict[str, Any]) -> ToolConfig:
-        from pydantic import ValidationError
-
         try:
             return ToolConfig.model_validate(data)
         except ValidationError as exc:

@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from dynamic_tools.tools.models import ToolConfig
+from dynamic_tools.tools.openapi.document import detect_kind
 from dynamic_tools.tools.openapi.issues import (
     HTTP_METHODS,
     DocumentKind,
@@ -112,8 +113,6 @@ class _Op:
 
 def convert_document(document: Any, options: ConversionOptions | None = None) -> ConversionResult:
     """Convert a parsed OpenAPI 2.0 / 3.0 / 3.1 document into :class:`ToolConfig` objects."""
-    from dynamic_tools.tools.openapi.document import detect_kind
-
     options = options or ConversionOptions()
     kind, version = detect_kind(document)
     result = ConversionResult(kind=kind, version=version)

@@ -22,6 +22,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 from dynamic_tools.errors import InvalidInputError
 from dynamic_tools.tools.hints import merge_hints
@@ -313,6 +314,4 @@ def _compensations(
 
 
 def _with_summary(plan: Plan) -> Plan:
-    from dataclasses import replace
-
     return replace(plan, summary=render_summary(plan))
