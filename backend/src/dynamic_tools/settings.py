@@ -75,7 +75,30 @@ class Settings(BaseSettings):
     )
     executor_id: str | None = Field(
         default=None,
-        description="This replica's stable, unique id for durable runs; default HOSTNAME-PORT.",
+        max_length=100,
+        description="PostgreSQL replicas: this replica's stable, unique id for durable runs "
+        "(e.g. a StatefulSet pod name); default the host name. Unused on SQLite, where the one "
+        "process of a journal keeps a fixed identity stored beside the data.",
+    )
+    run_concurrency: int = Field(
+        default=10,
+        ge=1,
+        le=10_000,
+        description="PostgreSQL replicas: how many runs one replica executes at once; new runs "
+        "wait in a shared queue for a replica with room.",
+    )
+    run_queue_poll_s: float = Field(
+        default=0.2,
+        gt=0,
+        le=60,
+        description="PostgreSQL replicas: how often a replica looks for queued runs.",
+    )
+    failover_check_s: float = Field(
+        default=5.0,
+        ge=0,
+        le=3600,
+        description="PostgreSQL replicas: how often a replica checks for dead replicas and "
+        "takes over their unfinished runs (0 turns automatic failover off).",
     )
 
     # --- LLM -------------------------------------------------------------------------------
@@ -181,18 +204,30 @@ class Settings(BaseSettings):
         return self.database_url or f"sqlite:///{self.data_dir / 'dynamic_tools.sqlite'}"
 
     @property
+    def uses_postgres(self) -> bool:
+        """Whether the run store (and so the journal) is a PostgreSQL database."""
+        return self.effective_database_url.startswith(("postgresql", "postgres:"))
+
+    @property
     def effective_executor_id(self) -> str:
-        """``EXECUTOR_ID`` or ``<hostname>-<port>`` (stable across restarts of one replica)."""
-        return self.executor_id or f"{socket.gethostname()}-{self.port}"
+        """``EXECUTOR_ID`` or the host name: never the port, so a restart on another port is
+        the same executor and resumes its runs. (On SQLite the launcher uses the identity kept
+        beside the journal instead.)"""
+        return (self.executor_id or "").strip() or socket.gethostname()
 
     @property
     def durable_database_url(self) -> str:
-        """DBOS's system database: PostgreSQL when DATABASE_URL is one, else a SQLite file."""
+        """The journal (DBOS's system database), derived from the run store's URL.
+
+        PostgreSQL: the same database (DBOS keeps its tables in a schema of their own).
+        SQLite: a sibling file of the run-store file (``x.sqlite`` → ``x.journal.sqlite``), so
+        two deployments with different ``DATABASE_URL``s never share a journal.
+        """
         url = self.effective_database_url
-        if url.startswith(("postgresql", "postgres:")):
+        if self.uses_postgres:
             rest = url.split("://", 1)[1]
             return f"postgresql://{rest}"
-        return f"sqlite:///{self.data_dir / 'runs_dbos.sqlite'}"
+        return journal_url_for_sqlite(url)
 
     @property
     def llm_configured(self) -> bool:
@@ -211,6 +246,23 @@ class Settings(BaseSettings):
         """Secret values known from settings, for log and response redaction."""
         values = [s.get_secret_value() for s in (self.openai_api_key, self.api_token) if s]
         return [v for v in values if len(v) >= 4]
+
+
+def journal_url_for_sqlite(run_store_url: str) -> str:
+    """The journal file beside a SQLite run store: ``dir/name.ext`` → ``dir/name.journal.ext``.
+
+    An in-memory run store has no place for a journal beside it: ``ValueError`` naming the URL.
+    """
+    prefix, sep, path = run_store_url.partition(":///")
+    if not sep or not path or path.startswith(":memory:") or "mode=memory" in path:
+        raise ValueError(
+            f"durable runs need a SQLite file for DATABASE_URL, not '{run_store_url}'"
+        )
+    path = path.partition("?")[0]
+    file = Path(path)
+    suffix = file.suffix or ".sqlite"
+    journal = file.with_name(f"{file.stem if file.suffix else file.name}.journal{suffix}")
+    return f"sqlite:///{journal}"
 
 
 @lru_cache(maxsize=1)

@@ -124,7 +124,9 @@ def test_the_workflow_deadline_is_kept_across_kill_9_and_restart(tmp_path: Path)
     assert at(run["finished_at"]) < restarted_at + DEADLINE_S
     assert at(run["finished_at"]) >= started_at + DEADLINE_S
     # The deadline's start is one recorded step, from before the kill.
-    client = DBOSClient(system_database_url=f"sqlite:///{tmp_path / 'b' / 'runs_dbos.sqlite'}")
+    client = DBOSClient(
+        system_database_url=f"sqlite:///{tmp_path / 'b' / 'dynamic_tools.journal.sqlite'}"
+    )
     try:
         steps = client.list_workflow_steps(run_id)
     finally:
