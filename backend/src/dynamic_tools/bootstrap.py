@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,7 @@ from dynamic_tools.persistence.db import make_engine, migrate
 from dynamic_tools.persistence.run_store import RunStore
 from dynamic_tools.runtime.authoring import WorkflowAuthoring
 from dynamic_tools.runtime.launcher import LocalLauncher, RunLauncher
+from dynamic_tools.runtime.reconcile import RunReconciler
 from dynamic_tools.runtime.runs import RunService
 from dynamic_tools.runtime.tool_runner import HttpToolRunner
 from dynamic_tools.runtime.workflow_repository import WorkflowRepository
@@ -59,6 +60,7 @@ class Services:
     runs: RunService
     catalogs: CatalogService
     authoring: WorkflowAuthoring
+    _reconciling: asyncio.Task[None] | None = field(default=None, repr=False)
 
     async def start(self) -> None:
         """Migrate the database, load the workflows, start the launcher."""
@@ -74,9 +76,22 @@ class Services:
             if interrupted:
                 logger.warning("marked {} unfinished runs as failed", len(interrupted))
         await _call_if_present(self.launcher, "launch")
+        journal = getattr(self.launcher, "journal_entries", None)
+        if journal is not None:  # durable: the view and the journal must agree
+            reconciler = RunReconciler(self.run_store, self.launcher)  # type: ignore[arg-type]
+            await reconciler.once()
+            interval = self.settings.failover_check_s
+            if self.settings.uses_postgres and interval > 0:  # runs end on other replicas too
+                self._reconciling = asyncio.create_task(
+                    reconciler.run_every(max(interval, 5.0)), name="reconcile-runs"
+                )
 
     async def aclose(self) -> None:
         """Stop the launcher (cancelling local runs), then close the store and the clients."""
+        if self._reconciling is not None:
+            self._reconciling.cancel()
+            await asyncio.gather(self._reconciling, return_exceptions=True)
+            self._reconciling = None
         try:
             await _call_if_present(self.launcher, "shutdown")  # the durable launcher
             await _call_if_present(self.launcher, "aclose")  # the local launcher
@@ -159,15 +174,32 @@ def make_launcher(settings: Settings, *, tools: ToolRunner, store: RunStore) -> 
     """The run launcher: the one place that chooses how runs execute.
 
     ``DURABLE_RUNS`` (default): the DBOS :class:`DurableLauncher` — runs survive kill -9 and
-    restarts, a yield can be answered days later. Otherwise the in-process
-    :class:`LocalLauncher` (unfinished runs are marked failed on the next start).
+    restarts, a yield can be answered days later. Its journal is derived from
+    ``DATABASE_URL`` (:attr:`Settings.durable_database_url`). On SQLite the one process of a
+    journal uses the identity kept beside it (a restart on any port resumes its runs); on
+    PostgreSQL each replica is ``EXECUTOR_ID`` (default: the host name). Otherwise the
+    in-process :class:`LocalLauncher` (unfinished runs are marked failed on the next start).
     """
     if settings.durable_runs:
         from dynamic_tools.runtime.durable import DurableConfig, DurableLauncher
+        from dynamic_tools.runtime.journal_lock import adopt_legacy_journal, journal_identity
 
         settings.data_dir.mkdir(parents=True, exist_ok=True)
+        journal_url = settings.durable_database_url
+        if settings.uses_postgres:
+            executor_id = settings.effective_executor_id
+        else:
+            journal = Path(journal_url.removeprefix("sqlite:///"))
+            if adopt_legacy_journal(journal, settings.data_dir):
+                logger.warning("moved the run journal of an earlier version to {}", str(journal))
+            executor_id = journal_identity(journal)
         config = DurableConfig(
-            database_url=settings.durable_database_url, executor_id=settings.effective_executor_id
+            database_url=journal_url,
+            executor_id=executor_id,
+            run_concurrency=settings.run_concurrency,
+            queue_poll_s=settings.run_queue_poll_s,
+            failover_check_s=settings.failover_check_s,
+            serving=settings.base_url,
         )
         return DurableLauncher(
             config, tools=tools, events=store, on_finished=store.record_outcome_soon

@@ -54,6 +54,16 @@ class RunOutcome:
             "nodes": {k: v.to_dict() for k, v in self.nodes.items()},
         }
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RunOutcome:
+        """Inverse of :meth:`to_dict`."""
+        return cls(
+            status=data["status"],
+            result=data.get("result"),
+            error=data.get("error"),
+            nodes={k: NodeState(**v) for k, v in (data.get("nodes") or {}).items()},
+        )
+
 
 class RunFailed(Exception):
     """The run cannot go on: an error node, a call out of retries, a failed branch."""

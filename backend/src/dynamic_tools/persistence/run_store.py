@@ -323,7 +323,27 @@ class RunStore:
         """End a run that is still active with ``status``; False if it had already ended."""
         if status not in ("failed", "cancelled"):
             raise ValueError(f"a run cannot be finished as '{status}'")
-        event = {"run_id": run_id, "type": f"run_{status}", "error": error, "by": "store"}
+        return await self.settle(run_id, status, error=error)
+
+    async def settle(
+        self,
+        run_id: str,
+        status: str,
+        *,
+        result: Any = None,
+        error: dict[str, Any] | None = None,
+        by: str = "store",
+    ) -> bool:
+        """Record the end of a run that is still active; False if it had already ended.
+
+        For ends the engine could not record itself: a cancel, an interrupted local run, or
+        an outcome the journal holds but this view missed (``by="reconcile"``).
+        """
+        if status not in ("succeeded", "failed", "cancelled"):
+            raise ValueError(f"a run cannot end as '{status}'")
+        event = {"run_id": run_id, "type": f"run_{status}", "error": error, "by": by}
+        if status == "succeeded":
+            event["result"] = result
 
         def work() -> bool:
             with write_transaction(self.engine) as conn:
@@ -343,6 +363,20 @@ class RunStore:
         if changed:
             self._notify(run_id)
         return changed
+
+    async def active_runs(self) -> list[tuple[str, datetime]]:
+        """``(run_id, created_at)`` of every run that has not ended, oldest first."""
+
+        def work() -> list[tuple[str, datetime]]:
+            with self.engine.connect() as conn:
+                query = (
+                    select(runs.c.run_id, runs.c.created_at)
+                    .where(runs.c.status.in_(sorted(ACTIVE)))
+                    .order_by(runs.c.created_at)
+                )
+                return [(str(r[0]), parse_time(r[1])) for r in conn.execute(query)]
+
+        return await asyncio.to_thread(work)
 
     async def interrupt_unfinished(self, message: str) -> list[str]:
         """Fail every run still active (after a restart of a non-durable launcher)."""

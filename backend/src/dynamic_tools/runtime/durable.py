@@ -42,6 +42,7 @@ import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +52,7 @@ from dbos import (
     DBOSClient,
     DBOSConfig,
     DBOSPortableJSONSerializer,
+    Queue,
     SetWorkflowID,
     WorkflowHandleAsync,
     WorkflowSerializationFormat,
@@ -65,7 +67,7 @@ from dynamic_tools.engine.interpreter import Interpreter
 from dynamic_tools.engine.local import RUN_CANCELLED
 from dynamic_tools.engine.models import WorkflowDocument
 from dynamic_tools.engine.ports import EventSink, ToolRunner
-from dynamic_tools.engine.state import NodeState, RunOutcome
+from dynamic_tools.engine.state import RunOutcome
 from dynamic_tools.errors import ConfigurationError, ConflictError, NotFoundError
 from dynamic_tools.runtime.durable_steps import (
     CANCEL_ATTRIBUTE,
@@ -74,7 +76,10 @@ from dynamic_tools.runtime.durable_steps import (
     LiveRuns,
     ShutdownAwareEvents,
 )
+from dynamic_tools.runtime.journal_lock import JournalLock
 from dynamic_tools.runtime.launcher import yield_step_name
+from dynamic_tools.runtime.reconcile import FINISHED as JOURNAL_FINISHED
+from dynamic_tools.runtime.reconcile import JournalEntry
 
 APP_VERSION = "dynamic-tools-interpreter-2"
 """The DBOS application version of every run (rule 2).
@@ -85,9 +90,27 @@ version. Bump it ONLY when the order in which operations are issued changes (the
 stranded until a process of the old version finishes them.
 """
 
+RUN_QUEUE = "dynamic-tools-runs"
+"""The shared queue of new runs on PostgreSQL (any replica with room executes them)."""
+
+_LEAVE_QUEUE = (
+    "UPDATE {schema}.workflow_status SET queue_name = NULL "
+    "WHERE workflow_uuid = :id AND queue_name = :q AND status = 'PENDING'"
+)
+_LOCK_HELD = (  # is a session advisory lock on hashtextextended(:name, 0) held? (takes nothing)
+    "WITH k AS (SELECT hashtextextended(:name, 0) AS key) "
+    "SELECT EXISTS (SELECT 1 FROM pg_locks, k WHERE locktype = 'advisory' AND granted "
+    "AND objsubid = 1 AND classid::text::bigint = ((k.key >> 32) & 4294967295) "
+    "AND objid::text::bigint = (k.key & 4294967295))"
+)
+_PENDING_OWNERS = (
+    "SELECT DISTINCT executor_id FROM {schema}.workflow_status "
+    "WHERE status = 'PENDING' AND executor_id IS NOT NULL AND executor_id <> :me"
+)
+
 RUN_WORKFLOW = "dynamic_tools.run"
 CHILD_WORKFLOW = "dynamic_tools.run_child"
-FINISHED = ("SUCCESS", "ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED")
+FINISHED = tuple(sorted(JOURNAL_FINISHED))
 WAIT_POLL_S = 0.2
 
 
@@ -107,6 +130,12 @@ class DurableConfig:
         notification_poll_s: How often DBOS polls for messages on SQLite (PostgreSQL is told
             by LISTEN/NOTIFY): the delay before a yield sees its answer.
         log_level: DBOS's own log level.
+        run_concurrency: PostgreSQL: how many runs of the shared queue one replica executes at
+            once (a run waiting for input gives its slot back).
+        queue_poll_s: PostgreSQL: how often a replica looks for queued runs.
+        failover_check_s: PostgreSQL: how often a replica looks for dead replicas whose runs
+            it should take over (0: never; ``POST /runs/recover`` still works).
+        serving: What this process serves (its URL), named by the journal lock's message.
     """
 
     database_url: str
@@ -116,12 +145,26 @@ class DurableConfig:
     cancel_poll_s: float = 1.0
     notification_poll_s: float = 1.0
     log_level: str = "WARNING"
+    run_concurrency: int = 10
+    queue_poll_s: float = 0.2
+    failover_check_s: float = 5.0
+    serving: str = ""
 
     def __post_init__(self) -> None:
         if not self.executor_id.strip():
             raise ConfigurationError("durable runs need an executor id (one per replica)")
-        if self.cancel_poll_s <= 0 or self.notification_poll_s <= 0:
+        if self.cancel_poll_s <= 0 or self.notification_poll_s <= 0 or self.queue_poll_s <= 0:
             raise ConfigurationError("poll intervals must be positive")
+        if self.run_concurrency < 1 or self.failover_check_s < 0:
+            raise ConfigurationError("run_concurrency must be >= 1, failover_check_s >= 0")
+
+    @property
+    def journal_path(self) -> Path:
+        """The SQLite journal file (only for a SQLite system database)."""
+        path = make_url(self.database_url).database
+        if not self.is_sqlite or not path or path == ":memory:":
+            raise ConfigurationError(f"durable runs need a SQLite file, not '{self.database_url}'")
+        return Path(path)
 
     @property
     def is_sqlite(self) -> bool:
@@ -162,14 +205,23 @@ def dbos_config(config: DurableConfig) -> DBOSConfig:
     return dbos
 
 
+def _epoch_ms(value: Any) -> str | None:
+    if value is None:
+        return None
+    try:
+        moment = datetime.fromtimestamp(int(value) / 1000, tz=UTC)
+    except (TypeError, ValueError, OverflowError, OSError):
+        return None
+    return moment.isoformat().replace("+00:00", "Z")
+
+
+def _quoted(identifier: str) -> str:
+    return '"' + identifier.replace('"', '""') + '"'
+
+
 def outcome_from_dict(data: dict[str, Any]) -> RunOutcome:
     """Inverse of :meth:`RunOutcome.to_dict`."""
-    return RunOutcome(
-        status=data["status"],
-        result=data.get("result"),
-        error=data.get("error"),
-        nodes={k: NodeState(**v) for k, v in (data.get("nodes") or {}).items()},
-    )
+    return RunOutcome.from_dict(data)
 
 
 # --- liveness of replicas (PostgreSQL) ------------------------------------------------------
@@ -387,8 +439,14 @@ class DurableLauncher:
         self.live = LiveRuns()
         self._handles: dict[str, WorkflowHandleAsync[dict[str, Any]]] = {}
         self._poller: asyncio.Task[None] | None = None
+        self._watcher: asyncio.Task[None] | None = None
         self._launched = False
         self._presence: ExecutorPresence | None = None
+        self._journal_lock: JournalLock | None = None
+        self._queue: Queue | None = None
+        self._journal_db: sa.Engine | None = None  # PostgreSQL: liveness and queue questions
+        self.on_takeover: Callable[[str, list[str]], None] | None = None
+        """Told after each takeover (the executor taken over, the workflows re-queued)."""
 
     # --- lifecycle ----------------------------------------------------------------------------
     async def launch(self) -> None:
@@ -396,8 +454,18 @@ class DurableLauncher:
         global _runtime
         if _runtime is not None:
             raise ConflictError("a durable launcher is already launched in this process")
-        if self.config.is_sqlite:
-            enable_wal(self.config.database_url)
+        if self.config.is_sqlite:  # one process per journal (it names the other one if not)
+            lock = JournalLock(
+                self.config.journal_path,
+                holder={"serving": self.config.serving, "executor_id": self.config.executor_id},
+            )
+            await asyncio.to_thread(lock.acquire)
+            self._journal_lock = lock
+            try:
+                enable_wal(self.config.database_url)
+            except BaseException:
+                self._release_presence()
+                raise
         else:  # prove no other process runs with this executor id (and keep proving it)
             presence = ExecutorPresence(self.config)
             await asyncio.to_thread(presence.acquire)
@@ -406,6 +474,16 @@ class DurableLauncher:
         try:
             DBOS(config=dbos_config(self.config))
             DBOS.launch()  # in the running loop: DBOS runs recovered workflows on it
+            if self.config.is_sqlite:
+                await self._adopt_orphans()
+            else:
+                self._queue = await DBOS.register_queue_async(
+                    RUN_QUEUE,
+                    worker_concurrency=self.config.run_concurrency,
+                    polling_interval_sec=self.config.queue_poll_s,
+                    on_conflict="always_update",
+                )
+                self.live.on_waiting = self._leave_queue
         except BaseException:
             _runtime = None
             DBOS.destroy()
@@ -413,6 +491,27 @@ class DurableLauncher:
             raise
         self._launched = True
         self._poller = asyncio.create_task(self._poll_cancel_requests(), name="durable-cancels")
+        if not self.config.is_sqlite and self.config.failover_check_s > 0:
+            self._watcher = asyncio.create_task(self._watch_replicas(), name="durable-failover")
+
+    async def _adopt_orphans(self) -> list[str]:
+        """SQLite: resume the unfinished runs that an earlier identity left in this journal.
+
+        This process holds the journal's lock, so nobody else executes anything in it: runs
+        recorded under another executor id (an older version's ``host-port`` id, a changed
+        ``EXECUTOR_ID``) are this process's to finish.
+        """
+        pending = await DBOS.list_workflows_async(
+            status="PENDING", load_input=False, load_output=False
+        )
+        orphans = [s.workflow_id for s in pending if s.executor_id != self.config.executor_id]
+        for workflow_id in orphans:
+            await DBOS.resume_workflow_async(workflow_id)
+        if orphans:
+            logger.warning(
+                "resumed {} unfinished workflows left by an earlier executor id", len(orphans)
+            )
+        return orphans
 
     async def shutdown(self) -> None:
         """Stop executing runs without recording anything, then stop DBOS.
@@ -426,8 +525,7 @@ class DurableLauncher:
         self._launched = False
         self.live.shutting_down = True
         tasks = self.live.tasks()
-        if self._poller is not None:
-            tasks.append(self._poller)
+        tasks.extend(t for t in (self._poller, self._watcher) if t is not None)
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
@@ -444,6 +542,12 @@ class DurableLauncher:
         if self._presence is not None:
             self._presence.release()
             self._presence = None
+        if self._journal_db is not None:
+            self._journal_db.dispose()
+            self._journal_db = None
+        if self._journal_lock is not None:
+            self._journal_lock.release()
+            self._journal_lock = None
 
     def _require_launched(self) -> None:
         if not self._launched:
@@ -459,7 +563,10 @@ class DurableLauncher:
             raise ConflictError(f"run '{run_id}' already exists", context={"run_id": run_id})
         body = document.model_dump(mode="json", by_alias=True)
         with SetWorkflowID(run_id):
-            handle = await DBOS.start_workflow_async(run_workflow, body, workflow_id, params)
+            if self._queue is None:  # SQLite: this process is the only executor
+                handle = await DBOS.start_workflow_async(run_workflow, body, workflow_id, params)
+            else:  # PostgreSQL: the first replica with room takes it
+                handle = await self._queue.enqueue_async(run_workflow, body, workflow_id, params)
         self._handles[run_id] = handle
         task = getattr(handle, "task", None)
         if isinstance(task, asyncio.Future):  # forget it once done; wait() then asks the database
@@ -542,12 +649,137 @@ class DurableLauncher:
             )
             ids = [s.workflow_id for s in pending]
             for workflow_id in ids:
-                await DBOS.resume_workflow_async(workflow_id)
+                # A run goes back to the shared queue (any replica with room); a child of a
+                # run (``run/node/i``) to DBOS's own queue, outside the runs' limit, so a
+                # parent never waits for a slot its own children cannot get.
+                queue = RUN_QUEUE if self._queue is not None and "/" not in workflow_id else None
+                await DBOS.resume_workflow_async(workflow_id, queue_name=queue)
         finally:
             if presence is not None:
                 await asyncio.to_thread(presence.release)
-        logger.info("took over {} workflows of executor {}", len(ids), executor_id)
+        if ids:
+            logger.warning("took over {} workflows of executor {}", len(ids), executor_id)
+            if self.on_takeover is not None:
+                self.on_takeover(executor_id, ids)
         return ids
+
+    # --- replicas (PostgreSQL) ------------------------------------------------------------------
+    async def _leave_queue(self, run_id: str) -> None:
+        """A run waiting for input gives its queue slot back (it may wait for days).
+
+        DBOS counts a replica's queued runs that are still ``PENDING`` against its
+        ``worker_concurrency``; a run that waits for a person must not hold a slot meanwhile.
+        Clearing its queue makes it an ordinary workflow of this executor: recovered by it, or
+        taken over like any other. When the answer comes, it finishes outside the limit.
+        """
+        await asyncio.to_thread(self._journal_execute, _LEAVE_QUEUE, {"id": run_id, "q": RUN_QUEUE})
+
+    def _journal_execute(self, statement: str, params: dict[str, Any]) -> list[Any]:
+        """Run one statement on the journal's PostgreSQL database (a small pool of our own)."""
+        if self._journal_db is None:
+            url = make_url(self.config.database_url).set(drivername="postgresql+psycopg")
+            self._journal_db = sa.create_engine(url, pool_size=2, max_overflow=2)
+        sql = statement.format(schema=_quoted(self.config.schema))
+        with self._journal_db.begin() as connection:
+            result = connection.execute(sa.text(sql), params)
+            return list(result) if result.returns_rows else []
+
+    def _is_alive(self, executor_id: str) -> bool:
+        """Whether a process runs as ``executor_id`` (its presence lock is held)."""
+        if executor_id == self.config.executor_id:
+            return True
+        if self.config.is_sqlite:
+            return False  # one process per journal: this one
+        name = ExecutorPresence(self.config, executor_id).name
+        rows = self._journal_execute(_LOCK_HELD, {"name": name})
+        return bool(rows and rows[0][0])
+
+    def _unfinished_owners(self) -> list[str]:
+        rows = self._journal_execute(_PENDING_OWNERS, {"me": self.config.executor_id})
+        return [str(r[0]) for r in rows if r[0]]
+
+    async def check_replicas(self) -> dict[str, list[str]]:
+        """Take over the runs of every dead replica (one pass); returns what was taken over.
+
+        A replica is dead when its presence lock is free. Survivors race for the dead one's
+        lock in :meth:`take_over`; the one that gets it re-queues the runs while holding it,
+        the others find it held (or, afterwards, nothing left): each run moves exactly once.
+        """
+        taken: dict[str, list[str]] = {}
+        for executor_id in await asyncio.to_thread(self._unfinished_owners):
+            if await asyncio.to_thread(self._is_alive, executor_id):
+                continue
+            try:
+                ids = await self.take_over(executor_id)
+            except ConflictError:  # another survivor holds the lock right now
+                continue
+            if ids:
+                taken[executor_id] = ids
+        return taken
+
+    async def _watch_replicas(self) -> None:
+        """Every ``failover_check_s``: take over the runs of replicas that died."""
+        while True:
+            await asyncio.sleep(self.config.failover_check_s)
+            try:
+                await self.check_replicas()
+            except Exception as exc:  # the database may be briefly unreachable
+                if isinstance(exc, asyncio.CancelledError):  # pragma: no cover
+                    raise
+                logger.warning("failover check failed: {}", exc)
+
+    async def journal_entries(self, run_ids: list[str]) -> dict[str, JournalEntry]:
+        """What the journal says of these runs (absent ids have no journal entry)."""
+        self._require_launched()
+        statuses = await DBOS.list_workflows_async(
+            workflow_ids=run_ids, load_input=False, load_output=True
+        )
+        entries = {}
+        for status in statuses:
+            entries[status.workflow_id] = JournalEntry(
+                status=str(status.status),
+                executor_id=status.executor_id,
+                updated_at=_epoch_ms(status.updated_at),
+                output=status.output if isinstance(status.output, dict) else None,
+                error=None if status.error is None else str(status.error),
+            )
+        return entries
+
+    async def executor_of(self, run_id: str) -> dict[str, Any] | None:
+        """Who holds the run now: executor id, since when, alive, and a sentence saying so."""
+        self._require_launched()
+        status = await DBOS.get_workflow_status_async(run_id)
+        if status is None:
+            return None
+        executor = status.executor_id
+        since = _epoch_ms(status.updated_at)
+        alive: bool | None = None
+        if status.status == "ENQUEUED":
+            state = "queued"
+            detail = "queued: the first replica with room will execute it"
+        elif status.status in FINISHED:
+            state = "finished"
+            detail = f"finished on executor '{executor}'"
+        else:
+            alive = await asyncio.to_thread(self._is_alive, executor or "")
+            here = executor == self.config.executor_id
+            if alive:
+                state = "executing"
+                detail = f"held by executor '{executor}'" + (" (this process)" if here else "")
+            else:
+                state = "orphaned"
+                if self.config.is_sqlite or self.config.failover_check_s <= 0:
+                    then = "POST /runs/recover?executor=" + str(executor)
+                else:
+                    then = f"a live replica takes it over within {self.config.failover_check_s:g} s"
+                detail = f"held by executor '{executor}', which is gone; {then}"
+        return {
+            "id": executor,
+            "state": state,
+            "alive": alive,
+            "since": since,
+            "detail": detail,
+        }
 
     async def _existing(self, ids: list[str]) -> set[str]:
         statuses = await DBOS.list_workflows_async(
@@ -651,6 +883,7 @@ __all__ = [
     "DurableLauncher",
     "DurableRunClient",
     "ExecutorPresence",
+    "JournalEntry",
     "enable_wal",
     "outcome_from_dict",
     "run_child_workflow",

@@ -124,6 +124,16 @@ class LiveRuns:
         self._runs: dict[str, LiveRun] = {}
         self._background: set[asyncio.Task[Any]] = set()
         self.shutting_down = False
+        self.on_waiting: Callable[[str], Coroutine[Any, Any, None]] | None = None
+        """Told (outside any workflow) when an execution of a run starts waiting for input."""
+
+    def waiting(self, run_id: str) -> None:
+        """An execution of ``run_id`` waits for input (the launcher frees its queue slot)."""
+        if self.on_waiting is None:
+            return
+        task = detached(self.on_waiting(run_id))
+        self._background.add(task)
+        task.add_done_callback(self._sent)
 
     @contextlib.contextmanager
     def execution(self, run_id: str, workflow_id: str) -> Iterator[LiveExecution]:
@@ -197,7 +207,7 @@ class LiveRuns:
     def _sent(self, task: asyncio.Task[Any]) -> None:
         self._background.discard(task)
         if not task.cancelled() and task.exception() is not None:
-            logger.warning("could not deliver a cancellation: {}", task.exception())
+            logger.warning("background step of a live run failed: {}", task.exception())
 
     def tasks(self) -> list[asyncio.Task[Any]]:
         """The tasks of every live execution."""
@@ -293,6 +303,7 @@ class DurableSteps:
         self._check()
         execution = self.execution
         execution.waiting_topic = name
+        self.live.waiting(execution.run.run_id)
         try:
             if execution.must_interrupt():
                 self.live.send_marker(execution.workflow_id, name)

@@ -41,6 +41,10 @@ class RunLauncher(Protocol):
         """Cancel a run: running steps stop and compensations run."""
         ...
 
+    async def executor_of(self, run_id: str) -> dict[str, Any] | None:
+        """Who executes the run: ``id``, ``state``, ``alive``, ``since``, ``detail``."""
+        ...
+
 
 class LocalLauncher:
     """Runs as asyncio tasks in this process; nothing survives a restart."""
@@ -92,6 +96,19 @@ class LocalLauncher:
             raise NotFoundError(f"run '{run_id}' is not running here", context={"run_id": run_id})
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
+
+    async def executor_of(self, run_id: str) -> dict[str, Any] | None:
+        """This process, while the run's task is alive (local runs die with the process)."""
+        task = self._tasks.get(run_id)
+        if task is None:
+            return None
+        return {
+            "id": "local",
+            "state": "finished" if task.done() else "executing",
+            "alive": True,
+            "since": None,
+            "detail": "executed in this process (DURABLE_RUNS=false: not durable)",
+        }
 
     async def wait(self, run_id: str) -> RunOutcome:
         """The outcome of a run started here (for tests and the CLI)."""

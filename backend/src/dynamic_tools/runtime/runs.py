@@ -101,6 +101,10 @@ class RunService:
         runs = [w for w in workflows if "/" not in w]  # children are "<run>/<node>/<i>"
         return {"executor_id": executor_id, "runs": runs, "workflows": len(workflows)}
 
+    async def executor_of(self, run_id: str) -> dict[str, Any] | None:
+        """Who executes the run now, as the launcher's journal says (None when unknown)."""
+        return await self.launcher.executor_of(run_id)
+
     async def cancel(self, run_id: str) -> RunRecord:
         """Cancel an active run (409 when it has already ended)."""
         run = await self.store.get_run(run_id)

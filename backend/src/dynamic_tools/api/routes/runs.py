@@ -56,9 +56,12 @@ async def list_runs(
 
 
 @router.get("/{run_id}", summary="Get a run")
-async def get_run(run_id: str, store: RunStoreDep) -> dict[str, Any]:
-    """Status, params, per-node input/output/error/attempts/timings, result, error, waiting."""
-    return (await store.get_run(run_id)).to_dict()
+async def get_run(run_id: str, store: RunStoreDep, runs: RunsDep) -> dict[str, Any]:
+    """Status, params, per-node input/output/error/attempts/timings, result, error, waiting,
+    and ``executor``: which executor holds the run, since when, whether it is alive."""
+    view = (await store.get_run(run_id)).to_dict()
+    view["executor"] = await runs.executor_of(run_id)
+    return view
 
 
 @router.get(
