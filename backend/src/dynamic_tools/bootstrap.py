@@ -207,6 +207,26 @@ def make_launcher(settings: Settings, *, tools: ToolRunner, store: RunStore) -> 
     return LocalLauncher(tools=tools, events=store, on_finished=store.record_outcome_soon)
 
 
+def journal_in_use(settings: Settings) -> str | None:
+    """Why this server cannot run on its journal now (another process holds it), or None.
+
+    A fast, friendly check for the CLI before it starts serving; the launcher takes the lock
+    for real when it launches.
+    """
+    if not settings.durable_runs or settings.uses_postgres:
+        return None
+    from dynamic_tools.errors import ConfigurationError
+    from dynamic_tools.runtime.journal_lock import JournalLock
+
+    lock = JournalLock(Path(settings.durable_database_url.removeprefix("sqlite:///")))
+    try:
+        lock.acquire()
+    except ConfigurationError as exc:
+        return exc.message
+    lock.release()
+    return None
+
+
 def build_services(
     settings: Settings,
     *,

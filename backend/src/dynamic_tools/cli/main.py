@@ -41,6 +41,7 @@ def serve(
 
     overrides = {k: v for k, v in {"host": host, "port": port}.items() if v is not None}
     settings = Settings(**overrides)  # type: ignore[arg-type]
+    _refuse_if_journal_in_use(settings)
     console.print(
         f"Dynamic Tools on [bold]{settings.base_url}[/] — docs at {settings.base_url}/docs",
         highlight=False,
@@ -61,7 +62,18 @@ def mcp() -> None:
 
     from dynamic_tools.mcp.stdio import run_stdio
 
-    anyio.run(run_stdio, Settings())
+    settings = Settings()
+    _refuse_if_journal_in_use(settings)
+    anyio.run(run_stdio, settings)
+
+
+def _refuse_if_journal_in_use(settings: Settings) -> None:
+    from dynamic_tools.bootstrap import journal_in_use
+
+    reason = journal_in_use(settings)
+    if reason is not None:
+        Console(stderr=True, soft_wrap=True).print(f"[red]error:[/] {reason}", highlight=False)
+        raise typer.Exit(1)
 
 
 @tools_app.command("list")

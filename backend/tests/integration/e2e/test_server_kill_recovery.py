@@ -1,6 +1,6 @@
-"""kill -9 of a real server process mid-run: after a restart the run completes, completed
-steps are not re-executed and the interrupted call is repeated with the same idempotency key
-(so the booking is made once).
+"""kill -9 of a real server process mid-run: after a restart ON ANOTHER PORT (no EXECUTOR_ID
+set) the run completes, completed steps are not re-executed and the interrupted call is
+repeated with the same idempotency key (so the booking is made once).
 
 Two processes: A serves the demo travel API (its counters must outlive B), B runs the
 workflows with durable runs (SQLite) and calls A.
@@ -65,9 +65,10 @@ def until(check: Any, timeout: float = 30) -> Any:
 
 
 def test_kill_9_mid_call_then_restart_completes_without_repeating_steps(tmp_path: Path) -> None:
-    port_a, port_b = free_port(), free_port()
+    port_a, port_b, port_b2 = free_port(), free_port(), free_port()
     api = f"http://127.0.0.1:{port_a}"
     runs = f"http://127.0.0.1:{port_b}"
+    restarted = f"http://127.0.0.1:{port_b2}"
     env_a = {
         "DATA_DIR": str(tmp_path / "a"),
         "REGISTRY_CONFIG_PATH": str(tmp_path / "ra/c.yaml"),
@@ -81,7 +82,6 @@ def test_kill_9_mid_call_then_restart_completes_without_repeating_steps(tmp_path
         "ALLOWED_TARGET_HOSTS": f"127.0.0.1:{port_a}",
         "ENABLE_DEMO_API": "false",
         "DURABLE_RUNS": "true",
-        "EXECUTOR_ID": "replica-b",
     }
     log = tmp_path / "servers.log"
 
@@ -108,10 +108,10 @@ def test_kill_9_mid_call_then_restart_completes_without_repeating_steps(tmp_path
             assert stats()["create_booking"]["executed"] == 0
             b.send_signal(signal.SIGKILL)
             b.wait(timeout=10)
-        with server(port_b, env_b, log):
+        with server(port_b2, env_b, log):  # the same data, another port
             run = until(
                 lambda: (
-                    (r := httpx.get(f"{runs}/runs/{run_id}").json())["status"]
+                    (r := httpx.get(f"{restarted}/runs/{run_id}").json())["status"]
                     in ("succeeded", "failed")
                     and r
                 )
@@ -126,3 +126,30 @@ def test_kill_9_mid_call_then_restart_completes_without_repeating_steps(tmp_path
     # Idempotency-Key) was a replay; if A dropped it with the connection, only one call counts.
     assert booking["executed"] == 1
     assert (booking["calls"], booking["replayed"]) in ((2, 1), (1, 0)), booking
+
+
+def test_a_second_server_on_the_same_journal_refuses_to_start_naming_the_first(
+    tmp_path: Path,
+) -> None:
+    port_a, port_b = free_port(), free_port()
+    env = {
+        "DATA_DIR": str(tmp_path / "data"),
+        "REGISTRY_CONFIG_PATH": str(tmp_path / "registry/c.yaml"),
+        "DURABLE_RUNS": "true",
+    }
+    log = tmp_path / "servers.log"
+    with server(port_a, env, log) as first:
+        second = subprocess.run(
+            [CLI, "serve", "--host", "127.0.0.1", "--port", str(port_b)],
+            env={**os.environ, "LOG_LEVEL": "WARNING", "OPENAI_API_KEY": "", **env},
+            capture_output=True,
+            timeout=60,
+        )
+        assert second.returncode != 0
+        said = (second.stdout + second.stderr).decode()
+        assert "in use by another process" in said, said[-2000:]
+        assert f"pid {first.pid}" in said
+        assert f"serving http://127.0.0.1:{port_a}" in said
+        assert str(tmp_path / "data" / "dynamic_tools.journal.sqlite") in said
+        # The first server is unharmed.
+        assert httpx.get(f"http://127.0.0.1:{port_a}/healthz").status_code == 200
