@@ -1,6 +1,7 @@
 """``make bench``: the full BFCL harness, POST /workflow overhead against a minimal peer, and
 the OpenAPI import of GitHub's description against FastMCP's ``from_openapi``, and MCP
-``tools/list`` at 1,000 tools and per-call cost against FastMCP."""
+``tools/list`` at 1,000 tools and per-call cost against FastMCP, and durable runs per second
+with one and two replicas on PostgreSQL."""
 
 from __future__ import annotations
 
@@ -25,11 +26,13 @@ def main() -> int:
     from bench.mcp_bench import main as mcp_main
     from bench.openapi_import import main as openapi_import_main
     from bench.overhead import main as overhead_main
+    from bench.replicas import main as replicas_main
 
     problems = bfcl_failures(bfcl_main(full=True))
     overhead_main()
     openapi_import_main()
     mcp_main()
+    replicas_main()
     for line in problems:
         print(f"BFCL check failed: {line}")
     return 1 if problems else 0
