@@ -1,3 +1,4 @@
+import socket
 from pathlib import Path
 
 import pytest
@@ -34,11 +35,23 @@ def test_bad_values_are_reported_by_name(monkeypatch: pytest.MonkeyPatch) -> Non
         Settings(_env_file=None)  # type: ignore[call-arg]
 
 
-def test_durable_runs_share_postgres_or_use_their_own_sqlite_file(tmp_path: Path) -> None:
+def test_the_journal_is_derived_from_the_run_store_url(tmp_path: Path) -> None:
     pg = Settings(_env_file=None, database_url="postgresql+psycopg://u@db:5432/app")  # type: ignore[call-arg]
     assert pg.durable_database_url == "postgresql://u@db:5432/app"
     short = Settings(_env_file=None, database_url="postgres://u@db/app")  # type: ignore[call-arg]
     assert short.durable_database_url == "postgresql://u@db/app"
     lite = Settings(_env_file=None, data_dir=tmp_path, port=8123)  # type: ignore[call-arg]
-    assert lite.durable_database_url == f"sqlite:///{tmp_path / 'runs_dbos.sqlite'}"
-    assert lite.effective_executor_id.endswith("-8123")
+    assert lite.durable_database_url == f"sqlite:///{tmp_path / 'dynamic_tools.journal.sqlite'}"
+    own = Settings(_env_file=None, data_dir=tmp_path, database_url=f"sqlite:///{tmp_path}/p/x.db")  # type: ignore[call-arg]
+    assert own.durable_database_url == f"sqlite:///{tmp_path}/p/x.journal.db"  # beside the store
+    memory = Settings(_env_file=None, database_url="sqlite://")  # type: ignore[call-arg]
+    with pytest.raises(ValueError, match="need a SQLite file"):
+        _ = memory.durable_database_url
+
+
+def test_the_default_executor_id_does_not_depend_on_the_port() -> None:
+    one = Settings(_env_file=None, port=8123)  # type: ignore[call-arg]
+    other = Settings(_env_file=None, port=9000, host="0.0.0.0")  # type: ignore[call-arg]
+    assert one.effective_executor_id == other.effective_executor_id == socket.gethostname()
+    named = Settings(_env_file=None, executor_id=" pod-0 ")  # type: ignore[call-arg]
+    assert named.effective_executor_id == "pod-0"
