@@ -210,9 +210,11 @@ class Settings(BaseSettings):
 
     @property
     def effective_executor_id(self) -> str:
-        """``EXECUTOR_ID`` or the host name: never the port, so a restart on another port is
-        the same executor and resumes its runs. (On SQLite the launcher uses the identity kept
-        beside the journal instead.)"""
+        """``EXECUTOR_ID`` or the host name (PostgreSQL replicas).
+
+        Never the port: a restart on another port is the same executor and resumes its runs.
+        On SQLite the launcher uses the identity kept beside the journal instead.
+        """
         return (self.executor_id or "").strip() or socket.gethostname()
 
     @property
@@ -253,11 +255,9 @@ def journal_url_for_sqlite(run_store_url: str) -> str:
 
     An in-memory run store has no place for a journal beside it: ``ValueError`` naming the URL.
     """
-    prefix, sep, path = run_store_url.partition(":///")
+    _, sep, path = run_store_url.partition(":///")
     if not sep or not path or path.startswith(":memory:") or "mode=memory" in path:
-        raise ValueError(
-            f"durable runs need a SQLite file for DATABASE_URL, not '{run_store_url}'"
-        )
+        raise ValueError(f"durable runs need a SQLite file for DATABASE_URL, not '{run_store_url}'")
     path = path.partition("?")[0]
     file = Path(path)
     suffix = file.suffix or ".sqlite"

@@ -111,7 +111,7 @@ ChildFn = Callable[[dict[str, Any]], Awaitable[Any]]
 class StepRunner(Protocol):
     """Makes the interpreter's side effects durable (or not, in memory).
 
-    Rules an implementation must keep (DURABILITY.md): steps are issued in a deterministic
+    Rules an implementation must keep (docs/durability.md): steps are issued in a deterministic
     order with distinct names; a completed step returns its recorded result on replay.
     """
 

@@ -12,23 +12,31 @@ puts the tool runner, the event sink and the registry of live runs in the module
 ``_runtime`` before DBOS starts, and :meth:`DurableLauncher.shutdown` clears it. DBOS is a
 process-wide singleton, so only one launcher can be launched per process.
 
-How DURABILITY.md's rules are kept:
+How the rules of ``docs/durability.md`` are kept (same numbers):
 
 1. step order: ``durable_steps.py`` (named steps, children as child workflows with the spec's
    id, ``DBOS.asyncio_wait`` to collect them);
 2. :data:`APP_VERSION` is pinned;
-3. the executor id is :attr:`DurableConfig.executor_id`, required;
-4. no automatic failover: :meth:`DurableLauncher.take_over` is explicit, and on PostgreSQL it
-   is guarded by a liveness check (:class:`ExecutorPresence`: each replica holds a session
-   advisory lock named after its executor id while it runs; a replica that is alive, or
-   restarting, cannot be taken over, and a replica cannot launch while another process
-   holds its id);
-5. a yield waits with its own timeout, or a century;
-6. both workflows have ``max_recovery_attempts=None``;
-7. SQLite is put in WAL mode before launch (:func:`enable_wal`);
-8. everything is stored with DBOS's portable JSON serializer;
-9. :meth:`DurableLauncher.launch` is called once, from the app's lifespan; other processes use
-   :class:`DurableRunClient` (a ``DBOSClient``).
+3. the executor id is :attr:`DurableConfig.executor_id`, required: on SQLite the fixed
+   identity kept beside the journal (``journal_lock.py``; one process per journal, enforced by
+   a file lock), on PostgreSQL ``EXECUTOR_ID`` (default the host name, never the port), proved
+   by a session advisory lock (:class:`ExecutorPresence`);
+4. failover: on SQLite the one process of a journal finishes everything unfinished in it
+   (:meth:`DurableLauncher._adopt_orphans`). On PostgreSQL, every ``failover_check_s``, each
+   replica looks for executors with unfinished runs whose presence lock is free and takes
+   them over (:meth:`DurableLauncher.check_replicas`) while holding the dead one's lock, so
+   each run moves exactly once; :meth:`DurableLauncher.take_over` serves
+   ``POST /runs/recover``;
+5. new runs go through the shared queue :data:`RUN_QUEUE` on PostgreSQL (``run_concurrency``
+   per replica; a run waiting for input leaves it, :meth:`DurableLauncher._leave_queue`);
+6. idempotency keys: ``engine/tool_calls.py``;
+7. a yield waits with its own timeout, or a century;
+8. both workflows have ``max_recovery_attempts=None``;
+9. SQLite is put in WAL mode before launch (:func:`enable_wal`);
+10. everything is stored with DBOS's portable JSON serializer;
+11. :meth:`DurableLauncher.launch` is called once, from the app's lifespan; other processes
+    use :class:`DurableRunClient` (a ``DBOSClient``);
+12. the run store is reconciled with the journal: ``reconcile.py``.
 """
 
 from __future__ import annotations
@@ -236,8 +244,8 @@ class ExecutorPresence:
     The replica takes the lock when it launches and holds it, on a connection of its own,
     until it shuts down; when its process dies (kill -9, a lost host) PostgreSQL ends the
     session and the lock is free. So "the lock can be taken" means "no process runs with that
-    executor id", which :meth:`DurableLauncher.take_over` requires (DURABILITY.md rule 4), and
-    a second process started with a live replica's id refuses to launch (rule 3). The lock's
+    executor id", which :meth:`DurableLauncher.take_over` requires (docs/durability.md, rule
+    4), and a second process started with a live replica's id refuses to launch (rule 3). The lock's
     name includes the application and the DBOS schema, so separate installations sharing one
     database do not see each other. SQLite needs none of this (one process per file).
     """

@@ -2,7 +2,7 @@
 
 DBOS replays a workflow by issuing its operations again in the same order: an operation
 that has a recorded result returns it without running. So the sequence of operations a run
-issues must depend only on recorded results, never on timing (DURABILITY.md rule 1):
+issues must depend only on recorded results, never on timing (docs/durability.md, rule 1):
 
 - ``step`` is one DBOS step named as the interpreter names it (``call:<node>:<attempt>``);
 - ``sleep`` is a step that records the wake-up time, then a plain wait until then;

@@ -57,8 +57,11 @@ async def list_runs(
 
 @router.get("/{run_id}", summary="Get a run")
 async def get_run(run_id: str, store: RunStoreDep, runs: RunsDep) -> dict[str, Any]:
-    """Status, params, per-node input/output/error/attempts/timings, result, error, waiting,
-    and ``executor``: which executor holds the run, since when, whether it is alive."""
+    """Status, params, per-node state, result, error, waiting, and who executes it.
+
+    Per node: input, output, error, attempts and timings. ``executor``: the executor holding
+    the run in the journal, since when, whether it is alive, and a sentence saying so.
+    """
     view = (await store.get_run(run_id)).to_dict()
     view["executor"] = await runs.executor_of(run_id)
     return view
