@@ -19,7 +19,8 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.routing import Route
 
 from dynamic_tools import __version__
-from dynamic_tools.errors import DynamicToolsError
+from dynamic_tools.errors import DynamicToolsError, InvalidInputError
+from dynamic_tools.mcp.arguments import check_arguments
 from dynamic_tools.mcp.channel import channel_for
 from dynamic_tools.mcp.entries import Result, SessionView, ToolCall
 from dynamic_tools.mcp.errors import (
@@ -125,9 +126,11 @@ class McpEndpoint:
         entry = view.entries.get(params.name)
         if entry is None:
             raise unknown_tool(params.name)
-        call = ToolCall(
-            view=view, arguments=dict(params.arguments or {}), channel=channel_for(ctx, params)
-        )
+        try:
+            arguments = check_arguments(entry.tool, params.arguments)
+        except InvalidInputError as exc:  # nothing runs with arguments its schema refuses
+            return error_result(exc)
+        call = ToolCall(view=view, arguments=dict(arguments), channel=channel_for(ctx, params))
         try:
             return await entry.handler(call)
         except MCPError:

@@ -29,7 +29,8 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from dynamic_tools.errors import DynamicToolsError, NotFoundError
+from dynamic_tools.errors import DynamicToolsError, InvalidInputError, NotFoundError
+from dynamic_tools.mcp.arguments import check_arguments
 from dynamic_tools.mcp.channel import RELATED_TASK, channel_for
 from dynamic_tools.mcp.entries import ToolCall
 from dynamic_tools.mcp.errors import INVALID_PARAMS, error_result, unexpected_result, unknown_tool
@@ -129,8 +130,16 @@ class TaskRuntime:
                 "forbidden); call it without params.task",
             )
         call_params = types.CallToolRequestParams.model_validate(dict(params))
-        call = ToolCall(view, dict(params.get("arguments") or {}), channel_for(ctx, call_params))
         now = _now()
+        try:
+            arguments = check_arguments(entry.tool, params.get("arguments"))
+        except InvalidInputError as exc:  # a failed task saying which argument is wrong
+            job = TaskJob(task_id=f"task-{uuid.uuid4().hex}", created_at=now, ttl=ttl)
+            job.failure, job.stage = error_result(exc), "failed"
+            job.done.set()
+            self.jobs[job.task_id] = job
+            return {"task": self._job_task(job)}
+        call = ToolCall(view, dict(arguments), channel_for(ctx, call_params))
         if entry.start_job is not None:
             job = TaskJob(task_id=f"task-{uuid.uuid4().hex}", created_at=now, ttl=ttl)
             self.jobs[job.task_id] = job

@@ -2,10 +2,11 @@
 
 - A run started on A pauses at a yield; it is answered through B's REST API
   (``POST /runs/{id}/resume`` on B) and completes (A executes it, B sees it end).
-- kill -9 of A while a booking call of another run is in flight: B refuses to take over
-  while A is alive, then, once A is gone, ``POST /runs/recover?executor=replica-a`` on B
-  resumes the run on B, which completes without repeating a completed step and without
-  booking twice (the demo API's counters).
+- kill -9 of the replica executing a booking call (a run started through A goes to whichever
+  replica takes it from the run queue): the other refuses to take over while it is alive,
+  then, once it is gone, ``POST /runs/recover?executor=<its id>`` resumes the run there, which
+  completes without repeating a completed step and without booking twice (the demo API's
+  counters). Automatic failover is off here; ``test_replicas_failover_on_postgres.py`` tests it.
 
 A third process serves the demo travel API (its counters outlive the replicas). Each test gets
 a database of its own, dropped at the end. PostgreSQL is ``TEST_DATABASE_URL`` (default
@@ -110,12 +111,14 @@ def test_two_replicas_share_runs_resume_anywhere_and_recover_a_dead_one(
         return data
 
     # A starts first (it creates the tables); B then starts on the same database.
-    env_a = replica_env(tmp_path, "a", database_url, api, port_api)
-    env_b = replica_env(tmp_path, "b", database_url, api, port_api)
+    # Automatic failover off: this test takes the dead replica's runs over by hand.
+    manual = {"FAILOVER_CHECK_S": "0"}
+    env_a = {**replica_env(tmp_path, "a", database_url, api, port_api), **manual}
+    env_b = {**replica_env(tmp_path, "b", database_url, api, port_api), **manual}
     with (
         server(port_api, env_api, log),
         server(port_a, env_a, log) as a,
-        server(port_b, env_b, log),
+        server(port_b, env_b, log) as b,
     ):
         # --- 1. a run paused on A is answered through B ---------------------------
         started = HTTP.post(f"{a_url}/workflows/book_with_approval/runs", json={"params": BOOK})
@@ -143,7 +146,7 @@ def test_two_replicas_share_runs_resume_anywhere_and_recover_a_dead_one(
         assert done["nodes"]["book"]["input"]["flight_id"] == flights[1]["id"]
         assert run_status(a_url, paused)["status"] == "succeeded"  # one shared store
 
-        # --- 2. kill -9 of A mid-call; B recovers its run -------------------------
+        # --- 2. kill -9 of the replica executing a booking; the other recovers it ---
         HTTP.post(
             f"{api}/demo/travel/_faults",
             json={"operation": "create_booking", "latency_ms": 3000},
@@ -156,12 +159,16 @@ def test_two_replicas_share_runs_resume_anywhere_and_recover_a_dead_one(
             lambda: run_status(b_url, run_id)["nodes"]["reserve"]["status"] == "running",
             timeout=60,
         )
-        alive = HTTP.post(f"{b_url}/runs/recover", params={"executor": "replica-a"})
+        # Started through A, executed by whichever replica took it from the run queue.
+        holder = run_status(a_url, run_id)["executor"]["id"]
+        assert holder in ("replica-a", "replica-b")
+        victim, survivor = (a, survivor) if holder == "replica-a" else (b, a_url)
+        alive = HTTP.post(f"{survivor}/runs/recover", params={"executor": holder})
         assert alive.status_code == 409, alive.text  # A holds its presence lock
         assert "is alive" in alive.json()["message"]
         time.sleep(1.0)  # let the booking request reach the API (not an assertion)
-        a.send_signal(signal.SIGKILL)
-        a.wait(timeout=10)
+        victim.send_signal(signal.SIGKILL)
+        victim.wait(timeout=10)
         # The API finishes the request A had sent: wait for it (bounded), so B's
         # repeat (same Idempotency-Key) meets the stored answer, not a request in flight.
         deadline = time.monotonic() + 20
@@ -170,19 +177,19 @@ def test_two_replicas_share_runs_resume_anywhere_and_recover_a_dead_one(
             and time.monotonic() < deadline
         ):
             time.sleep(0.1)
-        assert run_status(b_url, run_id)["status"] == "running"
+        assert run_status(survivor, run_id)["status"] == "running"
 
         t1 = time.monotonic()
-        recovered = HTTP.post(f"{b_url}/runs/recover", params={"executor": "replica-a"})
+        recovered = HTTP.post(f"{survivor}/runs/recover", params={"executor": holder})
         assert recovered.status_code == 200, recovered.text
         assert recovered.json()["runs"] == [run_id]
-        finished = until(lambda: ended(b_url, run_id), timeout=90)
+        finished = until(lambda: ended(survivor, run_id), timeout=90)
         recovery_time = time.monotonic() - t1
         assert finished["status"] == "succeeded", finished
         assert finished["result"]["status"] == "reserved"
-        again = HTTP.post(f"{b_url}/runs/recover", params={"executor": "replica-a"})
+        again = HTTP.post(f"{survivor}/runs/recover", params={"executor": holder})
         assert again.status_code == 200 and again.json()["runs"] == []
-        empty = HTTP.post(f"{b_url}/runs/recover", params={"executor": ""})
+        empty = HTTP.post(f"{survivor}/runs/recover", params={"executor": ""})
         assert empty.status_code == 422, empty.text
         after = stats()
 
