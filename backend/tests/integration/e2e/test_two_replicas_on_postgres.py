@@ -162,9 +162,9 @@ def test_two_replicas_share_runs_resume_anywhere_and_recover_a_dead_one(
         # Started through A, executed by whichever replica took it from the run queue.
         holder = run_status(a_url, run_id)["executor"]["id"]
         assert holder in ("replica-a", "replica-b")
-        victim, survivor = (a, survivor) if holder == "replica-a" else (b, a_url)
+        victim, survivor = (a, b_url) if holder == "replica-a" else (b, a_url)
         alive = HTTP.post(f"{survivor}/runs/recover", params={"executor": holder})
-        assert alive.status_code == 409, alive.text  # A holds its presence lock
+        assert alive.status_code == 409, alive.text  # the victim holds its presence lock
         assert "is alive" in alive.json()["message"]
         time.sleep(1.0)  # let the booking request reach the API (not an assertion)
         victim.send_signal(signal.SIGKILL)
