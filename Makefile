@@ -10,7 +10,7 @@ RUNTIME_DIR ?= .runtime
 
 export HOST PORT
 
-.PHONY: install run test lint fmt typecheck bench clean frontend-test
+.PHONY: install run replicas test lint fmt typecheck bench clean frontend-test
 
 # The web UI (frontend/): node deps when the lock file changes, the bundle when a source is newer.
 NPM ?= npm
@@ -44,15 +44,20 @@ run: $(STAMP) frontend/dist
 	SEED_EXAMPLES_FROM=$${SEED_EXAMPLES_FROM:-$(CURDIR)/examples/travel} \
 	$(VENV)/bin/dynamic-tools serve --host $(HOST) --port $(PORT)
 
+# Two replicas on PostgreSQL (+ nginx when installed), as docker-compose.yml, without Docker.
+# DATABASE_URL (PostgreSQL) and PORT (the proxy's) are honoured; REPLICAS_ARGS adds options.
+replicas: $(STAMP) frontend/dist
+	$(PY) scripts/replicas.py $(REPLICAS_ARGS)
+
 test: $(STAMP) frontend/dist frontend-test
 	cd backend && .venv/bin/python -m pytest $(PYTEST_ARGS)
 	cd backend && .venv/bin/lint-imports
 
 lint: $(STAMP)
-	cd backend && .venv/bin/ruff check src tests bench && .venv/bin/ruff format --check src tests bench
+	cd backend && .venv/bin/ruff check src tests bench ../scripts && .venv/bin/ruff format --check src tests bench ../scripts
 
 fmt: $(STAMP)
-	cd backend && .venv/bin/ruff format src tests bench && .venv/bin/ruff check --fix src tests bench
+	cd backend && .venv/bin/ruff format src tests bench ../scripts && .venv/bin/ruff check --fix src tests bench ../scripts
 
 typecheck: $(STAMP)
 	cd backend && .venv/bin/mypy
