@@ -162,7 +162,9 @@ class Settings(BaseSettings):
             return [h.strip().lower() for h in value.split(",") if h.strip()]
         return value
 
-    @field_validator("openai_base_url", "public_base_url", mode="before")
+    @field_validator(
+        "openai_base_url", "public_base_url", "openai_api_key", "api_token", mode="before"
+    )
     @classmethod
     def _blank_is_none(cls, value: object) -> object:
         return None if isinstance(value, str) and not value.strip() else value

@@ -55,3 +55,11 @@ def test_the_default_executor_id_does_not_depend_on_the_port() -> None:
     assert one.effective_executor_id == other.effective_executor_id == socket.gethostname()
     named = Settings(_env_file=None, executor_id=" pod-0 ")  # type: ignore[call-arg]
     assert named.effective_executor_id == "pod-0"
+
+
+def test_a_blank_key_or_token_is_no_key_or_token(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "")
+    monkeypatch.setenv("API_TOKEN", "  ")
+    settings = Settings(_env_file=None)  # type: ignore[call-arg]
+    assert settings.openai_api_key is None and settings.api_token is None
+    assert not settings.llm_configured
