@@ -8,12 +8,13 @@ that reading the process environment stays in this file.
 from __future__ import annotations
 
 import os
+import re
 import socket
 from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 
@@ -155,6 +156,30 @@ class Settings(BaseSettings):
     log_level: Literal["TRACE", "DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
     log_json: bool = True
 
+    @field_validator(
+        "data_dir",
+        "registry_config_path",
+        "registry_workflows_path",
+        "seed_examples_from",
+        mode="before",
+    )
+    @classmethod
+    def _expand_path(cls, value: object, info: ValidationInfo) -> object:
+        if isinstance(value, str | os.PathLike):
+            text = os.fspath(value)
+            if not text.strip():
+                return None if info.field_name != "data_dir" else _default_data_dir()
+            return expand_path(text, (info.field_name or "path").upper())
+        return value
+
+    @field_validator("database_url", mode="before")
+    @classmethod
+    def _expand_sqlite_path(cls, value: object) -> object:
+        if isinstance(value, str) and value.startswith("sqlite:///"):
+            path = value.removeprefix("sqlite:///")
+            return "sqlite:///" + str(expand_path(path, "DATABASE_URL")) if path else value
+        return value
+
     @field_validator("allowed_target_hosts", "mcp_allowed_hosts", mode="before")
     @classmethod
     def _split_hosts(cls, value: object) -> object:
@@ -250,6 +275,29 @@ class Settings(BaseSettings):
         """Secret values known from settings, for log and response redaction."""
         values = [s.get_secret_value() for s in (self.openai_api_key, self.api_token) if s]
         return [v for v in values if len(v) >= 4]
+
+
+_UNSET_VARIABLE = re.compile(r"\$(\w+|\{[^}]*\})")
+
+
+def expand_path(text: str, setting: str) -> Path:
+    """A path setting with ``~`` and ``$VAR`` / ``${VAR}`` expanded.
+
+    A variable that is not set, or a ``~user`` that does not exist, is an error naming the
+    setting: nothing is ever created under a literal ``~`` or ``$VAR`` directory.
+    """
+    if "\x00" in text:
+        raise ValueError(f"{setting}: a path cannot contain a NUL character")
+    expanded = os.path.expanduser(os.path.expandvars(text))
+    unset = _UNSET_VARIABLE.search(expanded)
+    if unset:
+        raise ValueError(
+            f"{setting} '{text}' names the environment variable {unset.group(0)}, which is "
+            "not set"
+        )
+    if expanded.startswith("~"):
+        raise ValueError(f"{setting} '{text}' names a home directory that does not exist")
+    return Path(expanded)
 
 
 def journal_url_for_sqlite(run_store_url: str) -> str:

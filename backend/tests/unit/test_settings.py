@@ -63,3 +63,38 @@ def test_a_blank_key_or_token_is_no_key_or_token(monkeypatch: pytest.MonkeyPatch
     settings = Settings(_env_file=None)  # type: ignore[call-arg]
     assert settings.openai_api_key is None and settings.api_token is None
     assert not settings.llm_configured
+
+
+def test_path_settings_expand_home_and_variables(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("DT_PROJECT", "travel")
+    settings = Settings(  # type: ignore[call-arg]
+        _env_file=None,
+        registry_workflows_path="~/wf",
+        registry_config_path="$HOME/${DT_PROJECT}/config.yaml",
+        data_dir="~/data",
+        database_url="sqlite:///~/runs.sqlite",
+    )
+    assert settings.registry_workflows_path == tmp_path / "wf"
+    assert settings.registry_config_path == tmp_path / "travel" / "config.yaml"
+    assert settings.data_dir == tmp_path / "data"
+    assert settings.database_url == f"sqlite:///{tmp_path}/runs.sqlite"
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "said"),
+    [
+        ("registry_workflows_path", "$DT_NOT_SET_ANYWHERE/wf", "$DT_NOT_SET_ANYWHERE"),
+        ("data_dir", "${DT_NOT_SET_ANYWHERE}", "${DT_NOT_SET_ANYWHERE}"),
+        ("seed_examples_from", "~nosuchuser-dt/x", "home directory that does not exist"),
+        ("registry_config_path", "a\x00b", "NUL"),
+    ],
+)
+def test_a_path_that_cannot_be_expanded_is_refused_naming_the_setting(
+    field: str, value: str, said: str
+) -> None:
+    with pytest.raises(ValueError) as refused:
+        Settings(_env_file=None, **{field: value})  # type: ignore[arg-type]
+    assert field in str(refused.value) and said in str(refused.value)

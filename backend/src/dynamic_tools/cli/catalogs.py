@@ -70,13 +70,13 @@ async def _import(
 ) -> dict[str, Any]:
     import httpx
 
+    from dynamic_tools.cli.main import load_settings
     from dynamic_tools.http.document_fetch import DocumentFetcher
     from dynamic_tools.http.target_guard import TargetGuard
-    from dynamic_tools.settings import Settings
     from dynamic_tools.tools.catalogs import CatalogService
     from dynamic_tools.tools.registry import ToolRegistry
 
-    settings = Settings()
+    settings = load_settings()
     registry = ToolRegistry(settings.tools_dir, variables=settings.template_variables())
     registry.reload()
     async with httpx.AsyncClient(follow_redirects=False, trust_env=False) as client:

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
@@ -40,7 +41,7 @@ def serve(
     from dynamic_tools.api.app import create_app
 
     overrides = {k: v for k, v in {"host": host, "port": port}.items() if v is not None}
-    settings = Settings(**overrides)  # type: ignore[arg-type]
+    settings = load_settings(**overrides)
     _refuse_if_journal_in_use(settings)
     console.print(
         f"Dynamic Tools on [bold]{settings.base_url}[/] — docs at {settings.base_url}/docs",
@@ -62,9 +63,23 @@ def mcp() -> None:
 
     from dynamic_tools.mcp.stdio import run_stdio
 
-    settings = Settings()
+    settings = load_settings()
     _refuse_if_journal_in_use(settings)
     anyio.run(run_stdio, settings)
+
+
+def load_settings(**overrides: object) -> Settings:
+    """The settings, or a one-line error per bad setting and exit 1 (no traceback)."""
+    try:
+        return Settings(**overrides)  # type: ignore[arg-type]
+    except ValidationError as exc:
+        err = Console(stderr=True, soft_wrap=True)
+        for problem in exc.errors():
+            name = ".".join(str(p) for p in problem["loc"]).upper() or "settings"
+            message = str(problem["msg"]).removeprefix("Value error, ")
+            said = message if message.startswith(name) else f"{name}: {message}"
+            err.print(f"[red]error:[/] {said}", highlight=False)
+        raise typer.Exit(1) from None
 
 
 def _refuse_if_journal_in_use(settings: Settings) -> None:
@@ -85,7 +100,7 @@ def list_tools(
     """List the registered tools and any problems in tool files."""
     from dynamic_tools.tools.registry import ToolRegistry
 
-    settings = Settings()
+    settings = load_settings()
     registry = ToolRegistry(
         directory or settings.tools_dir, variables=settings.template_variables()
     )
@@ -117,7 +132,7 @@ def validate(
 
     from dynamic_tools.cli.validate import validate_files
 
-    settings = Settings()
+    settings = load_settings()
     directory = tools_dir or settings.tools_dir
     results = validate_files(files, tools_dir=directory, variables=settings.template_variables())
     if as_json:
@@ -155,7 +170,7 @@ def _print_violations(
 def _client(server: str | None) -> RunsClient:
     from dynamic_tools.cli.runs import RunsClient
 
-    settings = Settings()
+    settings = load_settings()
     token = settings.api_token.get_secret_value() if settings.api_token else None
     return RunsClient(server or settings.base_url, token)
 
