@@ -10,6 +10,8 @@ never taken for a step. Rules, each enforced with an error naming the line:
   model only ever sees the description, so nothing written for it may sit elsewhere.
 - Then, in any order, at most once each: ``🛠️ TOOL: <name>`` or ``🛠️ TOOLS:`` (a list, or
   names separated by commas on the heading), ``📥 INPUTS:``, ``📤 OUTPUTS:``, ``✅ ASSERT:``.
+  A section is a heading (``### 🛠️ TOOL: x``) or a line of its own inside the step
+  (``🛠️ TOOL: x``, also in bold), as the format's original examples write it.
   A list section holds ``-``, ``*``, ``+`` or ``1.`` items; an indented line continues an item.
 - Any other heading ends the step. A ``# `` heading before the first step is the title, the
   prose before the first step is the workflow's description, ``## `` headings name the section
@@ -43,6 +45,7 @@ _STEP = re.compile(rf"^{_EMOJI}WORKFLOW\s+STEP\s*:\s*(.*)$", re.IGNORECASE)
 _SECTION = re.compile(
     rf"^{_EMOJI}(TOOLS|TOOL|INPUTS|OUTPUTS|ASSERTIONS|ASSERT)\s*:\s*(.*)$", re.IGNORECASE
 )
+_BOLD = re.compile(r"\*\*|__")
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(.*)$")
 _VARIABLE = re.compile(rf"^{VARIABLE_PATTERN}$")
@@ -95,8 +98,11 @@ class _Parser:
                 index = self._fenced(index)
                 continue
             heading = _HEADING.match(line)
+            bare = None if heading else self._bare_section(line)
             if heading:
                 self._heading(len(heading.group(1)), heading.group(2), index + 1)
+            elif bare:
+                self._section(bare.group(1).upper(), bare.group(2).strip(), index + 1)
             else:
                 self._text(line, index + 1)
             index += 1
@@ -104,6 +110,16 @@ class _Parser:
         if not self.steps:
             raise errors.empty_workflow(self.source, len(self.lines))
         return self._build()
+
+    def _bare_section(self, line: str) -> re.Match[str] | None:
+        """A section written as a line of its own (``🛠️ TOOL: search_flights``), in a step.
+
+        Only inside a step that no other heading has ended, so prose before the steps that
+        happens to start with "Inputs:" stays prose. Bold markers around it are ignored.
+        """
+        if self.current is None or self.ended_by is not None:
+            return None
+        return _SECTION.match(_BOLD.sub("", line.strip()))
 
     def _fenced(self, index: int) -> int:
         """Read a fenced block from ``index``; returns the index after its closing fence."""

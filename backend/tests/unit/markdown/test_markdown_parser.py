@@ -169,3 +169,51 @@ def test_the_error_types_are_the_seeds_seven_and_two_more() -> None:
         "unknown_tool",
         "invalid_request",
     }
+
+
+BARE = """\
+# Book a flight
+
+### 🔧 WORKFLOW STEP: Search flights
+```
+Search the flights from [ORIGIN] to [DESTINATION].
+```
+🛠️ TOOL: search_flights
+
+📥 INPUTS:
+- ORIGIN: departure airport
+- DESTINATION: arrival airport
+
+📤 OUTPUTS:
+- result[0].id → FLIGHT_ID
+
+✅ ASSERT:
+- At least one flight came back
+
+### 🔧 WORKFLOW STEP: Check seats
+```
+Check [FLIGHT_ID].
+```
+**🛠️ TOOLS:** check_availability, search_flights
+**📥 INPUTS:**
+- FLIGHT_ID: the flight
+"""
+
+
+def test_sections_written_as_bare_lines_read_like_headings() -> None:
+    workflow = parse_markdown(BARE, source="bare.md")
+    first, second = workflow.steps
+    assert [(t.name, t.line) for t in first.tools] == [("search_flights", 7)]
+    assert [i.name for i in first.inputs] == ["ORIGIN", "DESTINATION"]
+    assert [(o.source, o.variable) for o in first.outputs] == [("result[0].id", "FLIGHT_ID")]
+    assert [a.text for a in first.assertions] == ["At least one flight came back"]
+    assert [t.name for t in second.tools] == ["check_availability", "search_flights"]
+    assert [i.name for i in second.inputs] == ["FLIGHT_ID"]
+    headings = BARE.replace("🛠️ TOOL:", "### 🛠️ TOOL:").replace("📥 INPUTS:\n-", "### 📥 INPUTS:\n-")
+    assert parse_markdown(headings, source="h.md").steps[0].tools == first.tools
+
+
+def test_a_bare_section_line_before_any_step_is_prose() -> None:
+    text = "# T\n\nInputs: whatever the user says.\n\n" + BARE.split("\n", 2)[2]
+    workflow = parse_markdown(text, source="prose.md")
+    assert "Inputs: whatever the user says." in workflow.description
