@@ -3,7 +3,12 @@
 :func:`build_services` only constructs objects; :meth:`Services.start` (the app's lifespan)
 does the I/O in this order: database migrations → workflow repository load → launcher start.
 :meth:`Services.aclose` stops the launcher first (local runs are cancelled and record it), then
-the run store, the database and the clients.
+the run store, the database and the clients, and flushes the spans.
+
+Telemetry: tracing is on only when the standard ``OTEL_*`` variables say so
+(:meth:`Tracing.from_env`); then the tool runner and the event sink given to the launcher are
+wrapped by :class:`RunTracing` (the engine is unchanged). Run metrics are always kept: the run
+store tells :class:`RunMetrics` of every event it stores.
 """
 
 from __future__ import annotations
@@ -19,10 +24,13 @@ import openai
 from loguru import logger
 from sqlalchemy import Engine
 
-from dynamic_tools.engine.ports import ToolRunner
+from dynamic_tools.engine.ports import EventSink, ToolRunner
 from dynamic_tools.http.sender import HttpSender
 from dynamic_tools.http.target_guard import TargetGuard
 from dynamic_tools.logs import redactor
+from dynamic_tools.observability.run_metrics import RunMetrics
+from dynamic_tools.observability.run_tracing import RunTracing
+from dynamic_tools.observability.tracing import Tracing
 from dynamic_tools.persistence.db import make_engine, migrate
 from dynamic_tools.persistence.run_store import RunStore
 from dynamic_tools.runtime.authoring import WorkflowAuthoring
@@ -59,6 +67,8 @@ class Services:
     runs: RunService
     catalogs: CatalogService
     authoring: WorkflowAuthoring
+    tracing: Tracing
+    run_metrics: RunMetrics
 
     async def start(self) -> None:
         """Migrate the database, load the workflows, start the launcher."""
@@ -86,6 +96,7 @@ class Services:
             await self.http_client.aclose()
             if isinstance(self.llm, OpenAIChatClient):
                 await self.llm.client.close()
+            await asyncio.to_thread(self.tracing.shutdown)  # exports the spans still batched
 
 
 async def _call_if_present(target: Any, name: str) -> None:
@@ -155,13 +166,17 @@ def make_guard(settings: Settings) -> TargetGuard:
     return guard
 
 
-def make_launcher(settings: Settings, *, tools: ToolRunner, store: RunStore) -> RunLauncher:
+def make_launcher(
+    settings: Settings, *, tools: ToolRunner, store: RunStore, events: EventSink | None = None
+) -> RunLauncher:
     """The run launcher: the one place that chooses how runs execute.
 
     ``DURABLE_RUNS`` (default): the DBOS :class:`DurableLauncher` — runs survive kill -9 and
     restarts, a yield can be answered days later. Otherwise the in-process
-    :class:`LocalLauncher` (unfinished runs are marked failed on the next start).
+    :class:`LocalLauncher` (unfinished runs are marked failed on the next start). Events go
+    to ``events`` (the store itself, or a wrapper of it), outcomes to the store.
     """
+    events = events or store
     if settings.durable_runs:
         from dynamic_tools.runtime.durable import DurableConfig, DurableLauncher
 
@@ -170,9 +185,9 @@ def make_launcher(settings: Settings, *, tools: ToolRunner, store: RunStore) -> 
             database_url=settings.durable_database_url, executor_id=settings.effective_executor_id
         )
         return DurableLauncher(
-            config, tools=tools, events=store, on_finished=store.record_outcome_soon
+            config, tools=tools, events=events, on_finished=store.record_outcome_soon
         )
-    return LocalLauncher(tools=tools, events=store, on_finished=store.record_outcome_soon)
+    return LocalLauncher(tools=tools, events=events, on_finished=store.record_outcome_soon)
 
 
 def build_services(
@@ -181,11 +196,14 @@ def build_services(
     llm: LLMClient | None = None,
     http_transport: httpx.AsyncBaseTransport | None = None,
     tool_runner: ToolRunner | None = None,
+    tracing: Tracing | None = None,
 ) -> Services:
     """Build every service (no I/O but reading tool files; see :meth:`Services.start`).
 
-    ``llm``, ``http_transport`` and ``tool_runner`` let tests inject doubles.
+    ``llm``, ``http_transport``, ``tool_runner`` and ``tracing`` (a provider with an in-memory
+    exporter) let tests inject doubles; ``tracing`` defaults to what ``OTEL_*`` say.
     """
+    tracing = tracing or Tracing.from_env()
     copied = seed_registry(settings)
     if copied:
         logger.info("seeded registry {} with {}", str(settings.registry_root), copied)
@@ -203,7 +221,9 @@ def build_services(
         trust_env=False,
         transport=http_transport,
     )
-    sender = HttpSender(http_client, guard, max_response_bytes=settings.http_max_response_bytes)
+    sender = HttpSender(
+        http_client, guard, max_response_bytes=settings.http_max_response_bytes, tracing=tracing
+    )
     chosen_llm = llm if llm is not None else make_llm(settings)
     pipeline = SingleShotPipeline(
         registry=registry,
@@ -216,12 +236,20 @@ def build_services(
             format_max_chars=settings.format_max_chars,
             context_max_chars=settings.llm_context_max_chars,
         ),
+        tracing=tracing,
     )
     database = make_engine(settings.effective_database_url)
     store = RunStore(database)
+    run_metrics = RunMetrics(store.unfinished_counts)
+    store.observe(run_metrics.observe)
     tools = tool_runner or HttpToolRunner(registry, sender, make_secret_lookup(settings))
+    events: EventSink = store
+    if tracing.enabled:
+        run_tracing = RunTracing(tracing)
+        store.observe(run_tracing.observe)
+        tools, events = run_tracing.tools(tools), run_tracing.events(store)
     workflows = WorkflowRepository(settings.workflows_dir, known_tools=registry.names)
-    launcher = make_launcher(settings, tools=tools, store=store)
+    launcher = make_launcher(settings, tools=tools, store=store, events=events)
     runs = RunService(workflows, store, launcher)
     return Services(
         settings=settings,
@@ -244,4 +272,6 @@ def build_services(
             http_client=http_client,
         ),
         authoring=WorkflowAuthoring(workflows, registry, runs, store),
+        tracing=tracing,
+        run_metrics=run_metrics,
     )
