@@ -19,7 +19,7 @@ right across restarts and count the runs of every replica sharing the database.
 - ``dynamic_tools_node_retries_total{tool}`` — retries scheduled (one per attempt after the
   first);
 - ``dynamic_tools_run_takeovers_total{executor}`` — runs this process took over from a replica
-  that is gone (:func:`record_takeover`).
+  that is gone (:func:`record_takeover`, called where a takeover is made).
 """
 
 from __future__ import annotations

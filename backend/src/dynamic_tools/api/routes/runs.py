@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field
 from dynamic_tools.api.deps import RunsDep, RunStoreDep
 from dynamic_tools.engine.state import RunStatus
 from dynamic_tools.errors import InvalidInputError
+from dynamic_tools.observability.run_metrics import record_takeover
 from dynamic_tools.persistence.run_store import RunStore
 
 router = APIRouter(prefix="/runs", tags=["Runs"])
@@ -110,7 +111,9 @@ async def recover_runs(
     ``EXECUTOR_ID`` resumes its own runs by itself). On PostgreSQL the server checks that no
     process holds that executor id before taking anything over.
     """
-    return await runs.recover(executor)
+    recovered = await runs.recover(executor)
+    record_takeover(recovered["executor_id"], len(recovered["runs"]))
+    return recovered
 
 
 def _event_id(header: str | None) -> int:
