@@ -143,7 +143,7 @@ def make_secret_lookup(settings: Settings):  # type: ignore[no-untyped-def]
     return lookup
 
 
-def make_llm(settings: Settings) -> LLMClient | None:
+def make_llm(settings: Settings, tracing: Tracing | None = None) -> LLMClient | None:
     """The OpenAI-compatible client, or None when no LLM is configured."""
     if not settings.llm_configured:
         return None
@@ -154,7 +154,7 @@ def make_llm(settings: Settings) -> LLMClient | None:
         timeout=settings.llm_timeout_s,
         max_retries=settings.llm_max_retries,
     )
-    return OpenAIChatClient(client, model=settings.llm_model)
+    return OpenAIChatClient(client, model=settings.llm_model, tracing=tracing)
 
 
 def make_guard(settings: Settings) -> TargetGuard:
@@ -224,7 +224,7 @@ def build_services(
     sender = HttpSender(
         http_client, guard, max_response_bytes=settings.http_max_response_bytes, tracing=tracing
     )
-    chosen_llm = llm if llm is not None else make_llm(settings)
+    chosen_llm = llm if llm is not None else make_llm(settings, tracing)
     pipeline = SingleShotPipeline(
         registry=registry,
         llm=chosen_llm,
@@ -270,6 +270,7 @@ def build_services(
             registry=registry,
             guard=guard,
             http_client=http_client,
+            tracing=tracing,
         ),
         authoring=WorkflowAuthoring(workflows, registry, runs, store),
         tracing=tracing,

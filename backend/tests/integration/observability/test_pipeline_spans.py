@@ -1,5 +1,6 @@
-"""POST /workflow with tracing on: a pipeline span, a span per stage, the API call's HTTP span
-under api_execution with its trace context on the wire, and no secret in any span.
+"""POST /workflow with tracing on: a pipeline span, a span per stage, the LLM calls' and the
+API call's client spans under their stages with their trace context on the wire, and no
+secret in any span.
 
 The LLM is the scripted fake over loopback (the real ``openai`` client); the API call goes
 to an ``httpx.MockTransport`` that records it.
@@ -20,7 +21,7 @@ from dynamic_tools.api.app import create_app
 from dynamic_tools.settings import Settings
 from tests.conftest import FIXTURES, TEST_API_KEY
 from tests.support.app_client import app_client
-from tests.support.fake_llm import FakeLLM, text, tool_call
+from tests.support.fake_llm import FakeLLM, http_error, text, tool_call
 from tests.support.spans import SpanRecorder, attr, everything_recorded, traceparent_ids
 
 ITEMS_SECRET = "items-SECRET-0b7e4d2a91"
@@ -101,6 +102,20 @@ async def test_every_stage_is_a_span_under_the_pipeline(
         assert attr(stage, "dt.outcome") == "succeeded"
         assert stage.status.status_code == StatusCode.UNSET
 
+    # Each LLM call is a client span under its stage, and the LLM endpoint got its context.
+    llm_calls = []
+    for stage_name in ("llm_selection", "response_formatting"):
+        (chat,) = spans.children(next(s for s in stages if s.name == stage_name))
+        assert chat.kind == SpanKind.CLIENT and chat.name == "chat fake-model"
+        assert attr(chat, "gen_ai.operation.name") == "chat"
+        assert attr(chat, "gen_ai.request.model") == "fake-model"
+        assert attr(chat, "gen_ai.usage.input_tokens") == 100
+        assert attr(chat, "gen_ai.usage.output_tokens") == 20
+        assert attr(chat, "server.address") == "127.0.0.1"
+        assert chat.context is not None
+        llm_calls.append(chat.context.span_id)
+    assert [traceparent_ids(h["traceparent"])[1] for h in fake_llm.headers] == llm_calls
+
     # The API call is an HTTP client span under api_execution; the request carried its context.
     execution = next(s for s in stages if s.name == "api_execution")
     (http,) = spans.children(execution)
@@ -132,6 +147,17 @@ async def test_a_failed_stage_is_an_error_span_and_the_later_stages_do_not_run(
     assert stage.name == "tool_retrieval" and attr(stage, "dt.outcome") == "failed"
     assert stage.status.status_code == StatusCode.ERROR
     assert not [s for s in spans.spans if s.kind == SpanKind.CLIENT]
+
+
+async def test_a_failed_llm_call_is_an_error_span(
+    client: httpx.AsyncClient, fake_llm: FakeLLM, spans: SpanRecorder
+) -> None:
+    fake_llm.script(http_error(503))
+    data = await run(client)
+    assert data["status"] == "error" and data["error_stage"] == "llm_selection"
+    (chat,) = spans.children(spans.one("llm_selection"))
+    assert attr(chat, "error.type") == "llm_unavailable"
+    assert chat.status.status_code == StatusCode.ERROR
 
 
 async def test_a_refused_target_is_an_error_http_span(
