@@ -6,8 +6,9 @@ The tree of a run, in the trace whose id is the run id (``tracing.py`` explains 
     ├── node <node_id>                one attempt of a call: dt.node_id, dt.tool, dt.attempt,
     │   └── POST                      dt.outcome; the HTTP call under it (``http/sender.py``)
     ├── node <node_id>                the next attempt of the same node (dt.attempt 2, ...)
-    ├── node <node_id>                a node of another kind (branch, yield, parallel ...):
-    │                                 dt.node_kind, from its recorded start to its end
+    ├── node <node_id>                a node of another kind (branch, yield, parallel ...,
+    │                                 or a sql_query call): dt.node_kind, from its recorded
+    │                                 start to its end
     └── compensate <node_id>          a compensation call (saga or compensate node)
         └── DELETE
 
@@ -29,12 +30,14 @@ Three hooks make it, each where the information is:
 ``dt.outcome`` of an attempt is what the call gave: ``succeeded`` (2xx/3xx), ``failed`` (an
 HTTP error status, in ``http.response.status_code``), ``timeout``, ``transport``,
 ``refused`` or ``cancelled``. Nothing of the arguments, the answer or an error message is
-recorded.
+recorded. Span names write foreach item indexes as ``*`` (``node loop/*``); ``dt.node_id``
+has the exact id.
 """
 
 from __future__ import annotations
 
 import asyncio
+import re
 import threading
 from collections.abc import Mapping
 from typing import Any
@@ -56,6 +59,18 @@ from dynamic_tools.persistence.run_view import StoredEvent, parse_time
 
 _SAGA = "saga:"
 _NODE_END = frozenset({"node_succeeded", "node_failed"})
+_ITEM = re.compile(r"/\d+(?=/|$)")
+
+IN_MEMORY_TOOLS = frozenset({"sql_query"})
+"""Built-ins the engine runs itself (no tool runner call): their node gets a node span."""
+
+
+def span_path(node_id: str) -> str:
+    """A node id for a span name, foreach item indexes as ``*`` (``loop/3/x`` → ``loop/*/x``).
+
+    Span names must stay few; the exact id is the ``dt.node_id`` attribute.
+    """
+    return _ITEM.sub("/*", node_id)
 
 
 class RunTracing:
@@ -134,22 +149,28 @@ class RunTracing:
         node_id = str(stored.event.data.get("node_id", ""))
         node = run.nodes.get(node_id) or {}
         kind = node.get("kind")
-        if kind in (None, "call") or not node.get("started_at") or not node.get("ended_at"):
-            return  # a call's spans are its attempts
+        in_memory = kind == "call" and node.get("tool") in IN_MEMORY_TOOLS
+        if kind is None or (kind == "call" and not in_memory):
+            return  # a call's spans are its attempts (made around the tool runner)
+        if not node.get("started_at") or not node.get("ended_at"):
+            return
         outcome = str(node.get("status", ""))
+        attributes = {
+            RUN_ID: run.run_id,
+            WORKFLOW_ID: run.workflow_id,
+            NODE_ID: node_id,
+            NODE_KIND: str(kind),
+            ATTEMPT: 1,
+            OUTCOME: outcome,
+        }
+        if in_memory:
+            attributes[TOOL] = str(node["tool"])
         self.tracing.record_span(
-            f"node {node_id}",
+            f"node {span_path(node_id)}",
             context=self.tracing.run_context(run.run_id),
             start=parse_time(node["started_at"]),
             end=parse_time(node["ended_at"]),
-            attributes={
-                RUN_ID: run.run_id,
-                WORKFLOW_ID: run.workflow_id,
-                NODE_ID: node_id,
-                NODE_KIND: str(kind),
-                ATTEMPT: 1,
-                OUTCOME: outcome,
-            },
+            attributes=attributes,
             error="failed" if outcome == "failed" else None,
         )
 
@@ -184,16 +205,20 @@ class TracedTools:
         """Call through, inside a span named after the node the call is for."""
         tracing = self.runs.tracing
         run_id, _, step = idempotency_key.partition(":")
+        if not step:  # not a call of the engine's (no run id in the key): nothing to hang it on
+            return await self.runner.call(
+                tool, args, idempotency_key=idempotency_key, timeout_s=timeout_s
+            )
         attributes: dict[str, Any] = {RUN_ID: run_id, TOOL: tool}
         workflow = self.runs.workflow(run_id)
         if workflow:
             attributes[WORKFLOW_ID] = workflow
         if ":" in step:  # "saga:<node>" or "<compensate node>:<index>"
             node_id = step[len(_SAGA) :] if step.startswith(_SAGA) else step.rpartition(":")[0]
-            name = f"compensate {node_id}"
+            name = f"compensate {span_path(node_id)}"
             attributes.update({NODE_ID: node_id, COMPENSATION: step})
         else:
-            name = f"node {step}"
+            name = f"node {span_path(step)}"
             attributes.update({NODE_ID: step, ATTEMPT: self.runs.attempt(idempotency_key)})
         with tracing.span(name, attributes=attributes, context=tracing.run_context(run_id)) as span:
             try:
