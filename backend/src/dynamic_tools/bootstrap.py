@@ -3,7 +3,12 @@
 :func:`build_services` only constructs objects; :meth:`Services.start` (the app's lifespan)
 does the I/O in this order: database migrations → workflow repository load → launcher start.
 :meth:`Services.aclose` stops the launcher first (local runs are cancelled and record it), then
-the run store, the database and the clients.
+the run store, the database and the clients, and flushes the spans.
+
+Telemetry: tracing is on only when the standard ``OTEL_*`` variables say so
+(:meth:`Tracing.from_env`); then the tool runner and the event sink given to the launcher are
+wrapped by :class:`RunTracing` (the engine is unchanged). Run metrics are always kept: the run
+store tells :class:`RunMetrics` of every event it stores.
 """
 
 from __future__ import annotations
@@ -19,10 +24,13 @@ import openai
 from loguru import logger
 from sqlalchemy import Engine
 
-from dynamic_tools.engine.ports import ToolRunner
+from dynamic_tools.engine.ports import EventSink, ToolRunner
 from dynamic_tools.http.sender import HttpSender
 from dynamic_tools.http.target_guard import TargetGuard
 from dynamic_tools.logs import redactor
+from dynamic_tools.observability.run_metrics import RunMetrics, record_takeover
+from dynamic_tools.observability.run_tracing import RunTracing
+from dynamic_tools.observability.tracing import Tracing
 from dynamic_tools.persistence.db import make_engine, migrate
 from dynamic_tools.persistence.run_store import RunStore
 from dynamic_tools.runtime.authoring import WorkflowAuthoring
@@ -60,6 +68,8 @@ class Services:
     runs: RunService
     catalogs: CatalogService
     authoring: WorkflowAuthoring
+    tracing: Tracing
+    run_metrics: RunMetrics
     _reconciling: asyncio.Task[None] | None = field(default=None, repr=False)
 
     async def start(self) -> None:
@@ -101,6 +111,7 @@ class Services:
             await self.http_client.aclose()
             if isinstance(self.llm, OpenAIChatClient):
                 await self.llm.client.close()
+            await asyncio.to_thread(self.tracing.shutdown)  # exports the spans still batched
 
 
 async def _call_if_present(target: Any, name: str) -> None:
@@ -147,7 +158,7 @@ def make_secret_lookup(settings: Settings):  # type: ignore[no-untyped-def]
     return lookup
 
 
-def make_llm(settings: Settings) -> LLMClient | None:
+def make_llm(settings: Settings, tracing: Tracing | None = None) -> LLMClient | None:
     """The OpenAI-compatible client, or None when no LLM is configured."""
     if not settings.llm_configured:
         return None
@@ -158,7 +169,7 @@ def make_llm(settings: Settings) -> LLMClient | None:
         timeout=settings.llm_timeout_s,
         max_retries=settings.llm_max_retries,
     )
-    return OpenAIChatClient(client, model=settings.llm_model)
+    return OpenAIChatClient(client, model=settings.llm_model, tracing=tracing)
 
 
 def make_guard(settings: Settings) -> TargetGuard:
@@ -170,7 +181,9 @@ def make_guard(settings: Settings) -> TargetGuard:
     return guard
 
 
-def make_launcher(settings: Settings, *, tools: ToolRunner, store: RunStore) -> RunLauncher:
+def make_launcher(
+    settings: Settings, *, tools: ToolRunner, store: RunStore, events: EventSink | None = None
+) -> RunLauncher:
     """The run launcher: the one place that chooses how runs execute.
 
     ``DURABLE_RUNS`` (default): the DBOS :class:`DurableLauncher` — runs survive kill -9 and
@@ -179,7 +192,9 @@ def make_launcher(settings: Settings, *, tools: ToolRunner, store: RunStore) -> 
     journal uses the identity kept beside it (a restart on any port resumes its runs); on
     PostgreSQL each replica is ``EXECUTOR_ID`` (default: the host name). Otherwise the
     in-process :class:`LocalLauncher` (unfinished runs are marked failed on the next start).
+    Events go to ``events`` (the store itself, or a wrapper of it), outcomes to the store.
     """
+    events = events or store
     if settings.durable_runs:
         from dynamic_tools.runtime.durable import DurableConfig, DurableLauncher
         from dynamic_tools.runtime.journal_lock import adopt_legacy_journal, journal_identity
@@ -202,9 +217,13 @@ def make_launcher(settings: Settings, *, tools: ToolRunner, store: RunStore) -> 
             serving=settings.base_url,
         )
         return DurableLauncher(
-            config, tools=tools, events=store, on_finished=store.record_outcome_soon
+            config, tools=tools, events=events, on_finished=store.record_outcome_soon
         )
-    return LocalLauncher(tools=tools, events=store, on_finished=store.record_outcome_soon)
+    return LocalLauncher(tools=tools, events=events, on_finished=store.record_outcome_soon)
+
+
+def _count_takeover(executor_id: str, workflows: list[str]) -> None:
+    record_takeover(executor_id, len([w for w in workflows if "/" not in w]))  # runs, not children
 
 
 def journal_in_use(settings: Settings) -> str | None:
@@ -233,11 +252,14 @@ def build_services(
     llm: LLMClient | None = None,
     http_transport: httpx.AsyncBaseTransport | None = None,
     tool_runner: ToolRunner | None = None,
+    tracing: Tracing | None = None,
 ) -> Services:
     """Build every service (no I/O but reading tool files; see :meth:`Services.start`).
 
-    ``llm``, ``http_transport`` and ``tool_runner`` let tests inject doubles.
+    ``llm``, ``http_transport``, ``tool_runner`` and ``tracing`` (a provider with an in-memory
+    exporter) let tests inject doubles; ``tracing`` defaults to what ``OTEL_*`` say.
     """
+    tracing = tracing or Tracing.from_env()
     copied = seed_registry(settings)
     if copied:
         logger.info("seeded registry {} with {}", str(settings.registry_root), copied)
@@ -255,8 +277,10 @@ def build_services(
         trust_env=False,
         transport=http_transport,
     )
-    sender = HttpSender(http_client, guard, max_response_bytes=settings.http_max_response_bytes)
-    chosen_llm = llm if llm is not None else make_llm(settings)
+    sender = HttpSender(
+        http_client, guard, max_response_bytes=settings.http_max_response_bytes, tracing=tracing
+    )
+    chosen_llm = llm if llm is not None else make_llm(settings, tracing)
     pipeline = SingleShotPipeline(
         registry=registry,
         llm=chosen_llm,
@@ -268,12 +292,22 @@ def build_services(
             format_max_chars=settings.format_max_chars,
             context_max_chars=settings.llm_context_max_chars,
         ),
+        tracing=tracing,
     )
     database = make_engine(settings.effective_database_url)
     store = RunStore(database)
+    run_metrics = RunMetrics(store.unfinished_counts)
+    store.observe(run_metrics.observe)
     tools = tool_runner or HttpToolRunner(registry, sender, make_secret_lookup(settings))
+    events: EventSink = store
+    if tracing.enabled:
+        run_tracing = RunTracing(tracing)
+        store.observe(run_tracing.observe)
+        tools, events = run_tracing.tools(tools), run_tracing.events(store)
     workflows = WorkflowRepository(settings.workflows_dir, known_tools=registry.names)
-    launcher = make_launcher(settings, tools=tools, store=store)
+    launcher = make_launcher(settings, tools=tools, store=store, events=events)
+    if hasattr(launcher, "on_takeover"):  # durable: count takeovers, automatic or by hand
+        launcher.on_takeover = _count_takeover
     runs = RunService(workflows, store, launcher)
     return Services(
         settings=settings,
@@ -294,6 +328,9 @@ def build_services(
             registry=registry,
             guard=guard,
             http_client=http_client,
+            tracing=tracing,
         ),
         authoring=WorkflowAuthoring(workflows, registry, runs, store),
+        tracing=tracing,
+        run_metrics=run_metrics,
     )

@@ -292,8 +292,7 @@ def expand_path(text: str, setting: str) -> Path:
     unset = _UNSET_VARIABLE.search(expanded)
     if unset:
         raise ValueError(
-            f"{setting} '{text}' names the environment variable {unset.group(0)}, which is "
-            "not set"
+            f"{setting} '{text}' names the environment variable {unset.group(0)}, which is not set"
         )
     if expanded.startswith("~"):
         raise ValueError(f"{setting} '{text}' names a home directory that does not exist")

@@ -27,6 +27,7 @@ from dynamic_tools.engine.ports import ToolRunner
 from dynamic_tools.logs import configure_logging
 from dynamic_tools.mcp.app import build_mcp_endpoint
 from dynamic_tools.mcp.server import mount_mcp
+from dynamic_tools.observability.tracing import Tracing
 from dynamic_tools.selection.llm import LLMClient
 from dynamic_tools.settings import Settings, get_settings
 
@@ -37,15 +38,20 @@ def create_app(
     llm: LLMClient | None = None,
     http_transport: httpx.AsyncBaseTransport | None = None,
     tool_runner: ToolRunner | None = None,
+    tracing: Tracing | None = None,
 ) -> FastAPI:
-    """A new app. ``llm``, ``http_transport`` and ``tool_runner`` let tests inject doubles."""
+    """A new app. ``llm``, ``http_transport``, ``tool_runner``, ``tracing``: test doubles."""
     settings = settings or get_settings()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         configure_logging(settings)
         services = build_services(
-            settings, llm=llm, http_transport=http_transport, tool_runner=tool_runner
+            settings,
+            llm=llm,
+            http_transport=http_transport,
+            tool_runner=tool_runner,
+            tracing=tracing,
         )
         app.state.services = services
         try:

@@ -251,7 +251,8 @@ class Interpreter:
         full_id = prefix + node_id
         state = self.nodes[full_id]
         state.status, state.started_at = "running", self.clock()
-        await self.emit("node_started", node_id=full_id, kind=node.kind)
+        tool = {"tool": node.call} if isinstance(node, CallNode) else {}
+        await self.emit("node_started", node_id=full_id, kind=node.kind, **tool)
         targets: set[str] = set()
         try:
             if isinstance(node, CallNode | WorkflowNode):

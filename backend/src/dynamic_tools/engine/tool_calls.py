@@ -66,6 +66,7 @@ async def call_with_retries(
         await interp.emit(
             "attempt_failed",
             node_id=full_id,
+            tool=node.call,
             attempt=attempt,
             max_attempts=1 + retries,
             error=failure.message,
@@ -85,6 +86,7 @@ async def call_with_retries(
             await interp.emit(
                 "retry_scheduled",
                 node_id=full_id,
+                tool=node.call,
                 attempt=attempt + 1,
                 max_attempts=1 + retries,
                 delay_s=delay,

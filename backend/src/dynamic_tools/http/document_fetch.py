@@ -12,6 +12,10 @@
 
 Every refusal or fixable failure raises :class:`DocumentSourceError` naming the path or URL
 (violation path ``source``); a connection failure or timeout raises :class:`TransportError`.
+
+With tracing on, a URL fetch is a client span ``GET`` (``url.full`` without the query string,
+``server.address``, ``server.port``, ``http.response.status_code``, ``error.type``) and the
+request carries its trace context.
 """
 
 from __future__ import annotations
@@ -24,9 +28,11 @@ from typing import Any, Literal
 from urllib.parse import unquote, urlsplit
 
 import httpx
+from opentelemetry.trace import Span, SpanKind
 
 from dynamic_tools.errors import DocumentSourceError, TargetRefusedError, TransportError
 from dynamic_tools.http.target_guard import TargetGuard
+from dynamic_tools.observability.tracing import Tracing, mark_error
 
 SourceType = Literal["url", "path"]
 DEFAULT_MAX_DOCUMENT_BYTES = 32 * 1024 * 1024
@@ -71,6 +77,7 @@ class DocumentFetcher:
         local_roots: Sequence[Path] | None,
         max_bytes: int = DEFAULT_MAX_DOCUMENT_BYTES,
         timeout_s: float = 30.0,
+        tracing: Tracing | None = None,
     ) -> None:
         """``local_roots=None`` allows any local path (for the operator's CLI only)."""
         self.client = client
@@ -78,6 +85,7 @@ class DocumentFetcher:
         self.local_roots = None if local_roots is None else [Path(r) for r in local_roots]
         self.max_bytes = max_bytes
         self.timeout_s = timeout_s
+        self.tracing = tracing or Tracing.off()
 
     async def fetch(self, source: str, source_type: SourceType | None = None) -> FetchedDocument:
         """The document at ``source`` (a URL or a path; the type is inferred when omitted)."""
@@ -98,31 +106,44 @@ class DocumentFetcher:
             raise _refused(
                 "a source URL must not carry credentials", "credentials", _no_auth(source)
             )
-        try:
-            await self.guard.check(parts.scheme, parts.hostname, parts.port)
-        except TargetRefusedError as exc:
-            raise _refused(exc.message, "host_not_allowed", source, host=parts.hostname) from None
+        attributes = {
+            "http.request.method": "GET",
+            "url.full": _shown(source),
+            "server.address": parts.hostname,
+            "server.port": parts.port or (443 if parts.scheme.lower() == "https" else 80),
+        }
+        with self.tracing.span("GET", kind=SpanKind.CLIENT, attributes=attributes) as span:
+            try:
+                await self.guard.check(parts.scheme, parts.hostname, parts.port)
+            except TargetRefusedError as exc:
+                mark_error(span, "refused")
+                raise _refused(
+                    exc.message, "host_not_allowed", source, host=parts.hostname
+                ) from None
+            return await self._download(source, span)
+
+    async def _download(self, source: str, span: Span) -> FetchedDocument:
+        headers = {"User-Agent": USER_AGENT, "Accept": "application/json, application/yaml, */*"}
+        self.tracing.inject(headers)
         try:
             async with self.client.stream(
-                "GET",
-                source,
-                headers={
-                    "User-Agent": USER_AGENT,
-                    "Accept": "application/json, application/yaml, */*",
-                },
-                follow_redirects=False,
-                timeout=self.timeout_s,
+                "GET", source, headers=headers, follow_redirects=False, timeout=self.timeout_s
             ) as response:
+                span.set_attribute("http.response.status_code", response.status_code)
+                if response.status_code >= 300:
+                    mark_error(span, str(response.status_code))
                 self._check_status(response, source)
                 content = await self._read_capped(response, source)
                 media_type = response.headers.get("content-type", "").split(";")[0].strip() or None
         except httpx.TimeoutException:
+            mark_error(span, "timeout")
             raise TransportError(
                 f"fetching {_shown(source)} timed out",
                 context={"url": _shown(source)},
                 timed_out=True,
             ) from None
         except httpx.HTTPError as exc:
+            mark_error(span, type(exc).__qualname__)
             raise TransportError(
                 f"fetching {_shown(source)} failed ({type(exc).__name__})",
                 context={"url": _shown(source)},

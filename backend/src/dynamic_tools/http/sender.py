@@ -3,6 +3,10 @@
 An HTTP error status is a normal result (the API answered). Only a refusal by the guard, a
 transport failure or a timeout raise. Error messages name the method, host and path, never
 the query string (secrets may travel there), and any secret value is scrubbed from them.
+
+With tracing on, every call is a client span (``http.request.method``, ``url.full`` without
+query string or user info, ``server.address``, ``server.port``, ``http.response.status_code``,
+``error.type``, ``dt.tool``) and the request carries its trace context (``traceparent``).
 """
 
 from __future__ import annotations
@@ -13,10 +17,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
+from opentelemetry.trace import Span, SpanKind
 
 from dynamic_tools.errors import TargetRefusedError, TransportError
 from dynamic_tools.http.request_builder import PreparedRequest
 from dynamic_tools.http.target_guard import TargetGuard
+from dynamic_tools.logs import redactor
+from dynamic_tools.observability.tracing import TOOL, Tracing, mark_error
 
 USER_AGENT = "dynamic-tools/0.1"
 _DROPPED_RESPONSE_HEADERS = frozenset({"set-cookie", "set-cookie2"})
@@ -50,11 +57,17 @@ class HttpSender:
     """Sends :class:`PreparedRequest` objects through one shared ``httpx.AsyncClient``."""
 
     def __init__(
-        self, client: httpx.AsyncClient, guard: TargetGuard, *, max_response_bytes: int
+        self,
+        client: httpx.AsyncClient,
+        guard: TargetGuard,
+        *,
+        max_response_bytes: int,
+        tracing: Tracing | None = None,
     ) -> None:
         self.client = client
         self.guard = guard
         self.max_response_bytes = max_response_bytes
+        self.tracing = tracing or Tracing.off()
 
     async def send(
         self,
@@ -65,8 +78,29 @@ class HttpSender:
     ) -> HttpResult:
         """Send ``request``; raise only when it could not be sent or received."""
         url = httpx.URL(request.url)
-        await self.guard.check(url.scheme, url.host, url.port)
+        if not self.tracing.enabled:
+            return await self._send(request, url, extra_headers, timeout_s, None)
+        with self.tracing.span(
+            request.method, kind=SpanKind.CLIENT, attributes=_span_attributes(request, url)
+        ) as span:
+            return await self._send(request, url, extra_headers, timeout_s, span)
+
+    async def _send(
+        self,
+        request: PreparedRequest,
+        url: httpx.URL,
+        extra_headers: dict[str, str] | None,
+        timeout_s: float | None,
+        span: Span | None,
+    ) -> HttpResult:
+        try:
+            await self.guard.check(url.scheme, url.host, url.port)
+        except TargetRefusedError:
+            if span is not None:
+                mark_error(span, "refused")
+            raise
         headers = {"User-Agent": USER_AGENT, **request.headers, **(extra_headers or {})}
+        self.tracing.inject(headers)
         started = time.perf_counter()
         try:
             outbound = self.client.build_request(
@@ -83,16 +117,24 @@ class HttpSender:
             finally:
                 await response.aclose()
         except httpx.TimeoutException as exc:
+            if span is not None:
+                mark_error(span, "timeout")
             raise TransportError(
                 self._describe("timed out", request, exc),
                 context=self._where(request),
                 timed_out=True,
             ) from None
         except httpx.HTTPError as exc:
+            if span is not None:
+                mark_error(span, type(exc).__qualname__)
             raise TransportError(
                 self._describe("failed", request, exc), context=self._where(request)
             ) from None
         elapsed_ms = (time.perf_counter() - started) * 1000
+        if span is not None:
+            span.set_attribute("http.response.status_code", response.status_code)
+            if response.status_code >= 400:
+                mark_error(span, str(response.status_code))
         return HttpResult(
             status_code=response.status_code,
             headers={
@@ -134,6 +176,20 @@ class HttpSender:
         for secret in request.secret_values:
             message = message.replace(secret, "***")
         return message
+
+
+def _span_attributes(request: PreparedRequest, url: httpx.URL) -> dict[str, str | int]:
+    """Semantic-convention attributes of a call: no query string, user info or header."""
+    full = f"{url.scheme}://{url.netloc.decode('ascii', 'replace')}{url.path}"
+    for secret in request.secret_values:
+        full = full.replace(secret, "***")
+    return {
+        "http.request.method": request.method,
+        "url.full": redactor.scrub(full),
+        "server.address": url.host,
+        "server.port": url.port or (443 if url.scheme == "https" else 80),
+        TOOL: request.tool,
+    }
 
 
 def _query_params(request: PreparedRequest) -> list[tuple[str, str | int | float | bool | None]]:

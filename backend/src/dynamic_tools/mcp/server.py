@@ -31,10 +31,12 @@ from dynamic_tools.mcp.errors import (
     unexpected_result,
     unknown_tool,
 )
+from dynamic_tools.mcp.request_spans import RequestSpans
 from dynamic_tools.mcp.resources import ResourceSet
 from dynamic_tools.mcp.session_config import parse_session_headers
 from dynamic_tools.mcp.surface import McpSurface
 from dynamic_tools.mcp.tasks import TaskRuntime
+from dynamic_tools.observability.tracing import Tracing
 from dynamic_tools.settings import Settings
 
 # Lists longer than this are paged: one 1,000-tool answer is ~1.5 MB, over the 1 MiB event
@@ -73,8 +75,17 @@ class McpEndpoint:
             on_get_prompt=self._get_prompt,
             get_tool_input_schema=self.header_schema,
         )
+        # The SDK's tracing middleware uses the global provider: ours uses the services' one.
+        self.server.middleware = [RequestSpans(self.tracing)]
         self.tasks = TaskRuntime(self)
         self.tasks.install()
+
+    def tracing(self) -> Tracing:
+        """The services' tracing (off until they are attached)."""
+        try:
+            return self.surface.services.tracing
+        except RuntimeError:
+            return Tracing.off()
 
     def initialization_options(self) -> Any:
         """Initialisation options announcing list-changed notifications."""

@@ -78,6 +78,7 @@ class McpSurface:
             client=services.http_client,
             guard=services.guard,
             local_roots=[services.settings.registry_root],
+            tracing=services.tracing,
         )
         self.sources = SessionSources(fetcher, refetch_s=REFETCH_S)
         self._caller = ApiCaller(

@@ -20,6 +20,9 @@ Design choices:
 - **Order** is the store's ``position`` (1, 2, 3 … per run, in commit order); SSE ids and
   ``after`` use it. Events the store writes itself (``run_created``, an interruption, a forced
   cancel) get ``seq = -position``.
+- **Observers** (:meth:`observe`, for metrics and traces) are told of every event stored, by
+  any path (the engine's events, a cancel or an interruption the store records itself), once
+  its transaction has committed; a replayed duplicate is not stored, so it is not told.
 - **Live streams**: :meth:`subscribe` wakes on an in-process notification when this process
   stored an event, and otherwise polls the table every ``poll_interval_s``, which is how a
   stream follows a run executing on another replica.
@@ -47,13 +50,16 @@ from dynamic_tools.persistence.run_view import (
     ACTIVE,
     RunEvent,
     RunRecord,
+    StoredEvent,
     apply_event,
     event_source,
     merge_outcome,
     parse_time,
 )
 
-__all__ = ["RunEvent", "RunRecord", "RunStore"]
+__all__ = ["RunEvent", "RunRecord", "RunStore", "StoredEvent"]
+
+Observer = Callable[[StoredEvent], None]
 
 
 class RunStore:
@@ -65,6 +71,27 @@ class RunStore:
         self._listeners: dict[str, set[tuple[asyncio.AbstractEventLoop, asyncio.Event]]] = {}
         self._listeners_lock = threading.Lock()
         self._background: set[asyncio.Task[None]] = set()
+        self._observers: list[Observer] = []
+
+    def observe(self, observer: Observer) -> None:
+        """Tell ``observer`` of every event stored from now on, with the run after it.
+
+        Called once the event's transaction has committed, in the thread that stored it
+        (possibly a worker thread); it must be quick and must not block. An observer that
+        raises is logged and never affects the store or the other observers.
+        """
+        self._observers.append(observer)
+
+    def _tell(self, stored: StoredEvent | None) -> None:
+        if stored is None:
+            return
+        for observer in self._observers:
+            try:
+                observer(stored)
+            except Exception as exc:  # telemetry must never break a run
+                logger.warning(
+                    "run store observer failed on {} ({})", stored.event.type, type(exc).__name__
+                )
 
     # --- runs ------------------------------------------------------------------------------
     async def create_run(
@@ -108,11 +135,12 @@ class RunStore:
                     )
                 )
                 created = {"run_id": run_id, "type": "run_created", "at": now}
-                self._append(conn, {**created, "workflow_id": workflow_id})
+                stored = self._append(conn, {**created, "workflow_id": workflow_id})
         except IntegrityError:
             raise ConflictError(
                 f"run '{run_id}' already exists", context={"run_id": run_id}
             ) from None
+        self._tell(stored)
         return self._get_sync(run_id)
 
     async def get_run(self, run_id: str) -> RunRecord:
@@ -172,21 +200,33 @@ class RunStore:
             count = int(total.scalar_one())
         return [RunRecord.from_row(row) for row in rows], count
 
+    def unfinished_counts(self) -> list[tuple[str, str, int]]:
+        """``(workflow_id, status, count)`` of the runs not ended (sync: for a metrics scrape)."""
+        query = (
+            select(runs.c.workflow_id, runs.c.status, func.count())
+            .where(runs.c.status.in_(sorted(ACTIVE)))
+            .group_by(runs.c.workflow_id, runs.c.status)
+        )
+        with self.engine.connect() as conn:
+            return [(str(w), str(s), int(n)) for w, s, n in conn.execute(query)]
+
     # --- events ----------------------------------------------------------------------------
     async def emit(self, event: dict[str, Any]) -> None:
         """EventSink: store ``event`` and apply it to its run (duplicates are ignored)."""
         stored = await asyncio.to_thread(self._emit_sync, event)
         if stored is not None:
-            self._notify(stored.run_id)
+            self._notify(stored.event.run_id)
 
-    def _emit_sync(self, event: dict[str, Any]) -> RunEvent | None:
+    def _emit_sync(self, event: dict[str, Any]) -> StoredEvent | None:
         try:
             with write_transaction(self.engine) as conn:
-                return self._append(conn, event)
+                stored = self._append(conn, event)
         except IntegrityError:  # a concurrent duplicate (same run, seq and source)
             return None
+        self._tell(stored)
+        return stored
 
-    def _append(self, conn: Connection, event: dict[str, Any]) -> RunEvent | None:
+    def _append(self, conn: Connection, event: dict[str, Any]) -> StoredEvent | None:
         run_id = str(event.get("run_id", ""))
         query = select(runs).where(runs.c.run_id == run_id).with_for_update()
         row = conn.execute(query).mappings().first()
@@ -220,12 +260,11 @@ class RunStore:
             )
         )
         view = apply_event(dict(row), event, at)
-        conn.execute(
-            update(runs)
-            .where(runs.c.run_id == run_id)
-            .values(**view, event_count=position, updated_at=utc_now())
-        )
-        return RunEvent(run_id, position, seq, str(event["type"]), at, data)
+        changes = {**view, "event_count": position, "updated_at": utc_now()}
+        conn.execute(update(runs).where(runs.c.run_id == run_id).values(**changes))
+        stored = RunEvent(run_id, position, seq, str(event["type"]), at, data)
+        after = RunRecord.from_row({**row, **changes})
+        return StoredEvent(stored, after, str(row["status"]))
 
     async def events(self, run_id: str, *, after: int = 0, limit: int = 1000) -> list[RunEvent]:
         """Events of a run with ``position > after``, in order; NotFoundError when unknown."""
@@ -356,8 +395,9 @@ class RunStore:
                     )
                 if row[0] not in ACTIVE:
                     return False
-                self._append(conn, event)
-                return True
+                stored = self._append(conn, event)
+            self._tell(stored)
+            return True
 
         changed = await asyncio.to_thread(work)
         if changed:

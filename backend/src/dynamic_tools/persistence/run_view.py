@@ -4,7 +4,8 @@ Events (``engine/interpreter.py``, ``engine/tool_calls.py``) and what they chang
 
 - ``run_created`` (the store) → ``pending``; ``run_started`` → ``running``;
 - ``node_started`` / ``node_succeeded`` / ``node_failed`` / ``node_skipped`` → the node's
-  status, kind, times, output, error (``fallback`` goes to the node's detail);
+  status, kind, tool (of a call), times, output, error (``fallback`` goes to the node's
+  detail);
 - ``attempt_failed`` / ``retry_scheduled`` → the node's attempts and retry detail;
 - ``waiting_input`` → the node and the run wait; the yield's message and expects are kept;
 - ``resumed`` → the node runs again with the answer; the run is ``running`` once no yield waits;
@@ -86,6 +87,8 @@ def apply_event(row: dict[str, Any], event: Mapping[str, Any], at: datetime) -> 
         node["status"] = _NODE_STATUS[kind]
         if kind == "node_started":
             node.update(kind=event.get("kind"), started_at=iso(at), ended_at=None, error=None)
+            if event.get("tool"):
+                node["tool"] = event["tool"]
             if event.get("kind") in ("call", "workflow"):
                 node["attempts"] = max(int(node.get("attempts") or 0), 1)
         elif kind == "node_succeeded":
@@ -286,3 +289,21 @@ class RunRecord:
             "updated_at": iso(self.updated_at),
             "event_count": self.event_count,
         }
+
+
+@dataclass(frozen=True)
+class StoredEvent:
+    """An event just stored (never a replayed duplicate), with the run as it is after it.
+
+    What the store's observers receive (:meth:`RunStore.observe`): telemetry counts and traces
+    from these, so a run replayed after a restart is not counted twice.
+    """
+
+    event: RunEvent
+    run: RunRecord
+    previous_status: str
+
+    @property
+    def ended_run(self) -> bool:
+        """Whether this event ended the run (a terminal event after an active status)."""
+        return self.event.terminal and self.previous_status in ACTIVE and self.run.terminal

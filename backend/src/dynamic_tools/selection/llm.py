@@ -5,6 +5,10 @@ The port has two calls: ``choose`` (function calling, exactly one function requi
 ``openai`` client's failures onto the error tree: transport failures, 429 and 5xx (after the
 client's own retries) become :class:`LLMUnavailableError`; other rejections become
 :class:`LLMError`. No message ever contains the API key.
+
+With tracing on, each call is a client span ``chat <model>`` (``gen_ai.operation.name``,
+``gen_ai.request.model``, ``gen_ai.usage.*``, ``gen_ai.response.finish_reasons``,
+``server.address``, ``error.type``; never a prompt or an answer) and carries ``traceparent``.
 """
 
 from __future__ import annotations
@@ -13,8 +17,10 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 import openai
+from opentelemetry.trace import SpanKind
 
 from dynamic_tools.errors import LLMError, LLMUnavailableError
+from dynamic_tools.observability.tracing import Tracing, mark_error
 from dynamic_tools.selection.function_schema import FunctionSpec
 
 
@@ -56,9 +62,12 @@ class LLMClient(Protocol):
 class OpenAIChatClient:
     """:class:`LLMClient` over ``openai.AsyncOpenAI`` (OpenAI, Azure, Ollama, vLLM, ...)."""
 
-    def __init__(self, client: openai.AsyncOpenAI, *, model: str) -> None:
+    def __init__(
+        self, client: openai.AsyncOpenAI, *, model: str, tracing: Tracing | None = None
+    ) -> None:
         self.client = client
         self.model = model
+        self.tracing = tracing or Tracing.off()
 
     async def choose(
         self, messages: list[dict[str, Any]], functions: list[FunctionSpec]
@@ -76,6 +85,36 @@ class OpenAIChatClient:
         return await self._create(messages=messages)
 
     async def _create(self, **kwargs: Any) -> LLMAnswer:
+        if not self.tracing.enabled:
+            return await self._call(**kwargs)
+        url = self.client.base_url
+        attributes = {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.provider.name": "openai",
+            "gen_ai.request.model": self.model,
+            "server.address": url.host,
+            "server.port": url.port or (443 if url.scheme == "https" else 80),
+        }
+        with self.tracing.span(
+            f"chat {self.model}", kind=SpanKind.CLIENT, attributes=attributes
+        ) as span:
+            headers: dict[str, str] = {}
+            self.tracing.inject(headers)
+            try:
+                answer = await self._call(extra_headers=headers, **kwargs)
+            except LLMError as exc:
+                mark_error(span, exc.code)
+                raise
+            span.set_attributes(
+                {
+                    "gen_ai.usage.input_tokens": answer.prompt_tokens,
+                    "gen_ai.usage.output_tokens": answer.completion_tokens,
+                    "gen_ai.response.finish_reasons": [answer.finish_reason or ""],
+                }
+            )
+            return answer
+
+    async def _call(self, **kwargs: Any) -> LLMAnswer:
         try:
             response = await self.client.chat.completions.create(model=self.model, **kwargs)
         except openai.APITimeoutError:

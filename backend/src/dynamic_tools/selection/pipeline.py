@@ -11,6 +11,10 @@ Stages, each timed, each with its own ``error_stage`` (DESIGN.md, "Single-shot p
 4. ``api_execution`` — the request is sent (SSRF guard, no redirects, timeouts). An HTTP
    error status is still ``success``: the API answered.
 5. ``response_formatting`` — optional; a failure keeps ``success`` and adds a warning.
+
+With tracing on, a run is a ``pipeline`` span (``dt.outcome``, the chosen ``dt.tool``, token
+usage) with a child span per stage (``dt.stage``, ``dt.outcome``; ``error.type`` is the
+error's code); the API call's HTTP span is under ``api_execution``.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from loguru import logger
+from opentelemetry.trace import Span
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt
 
 from dynamic_tools.errors import (
@@ -34,6 +39,7 @@ from dynamic_tools.errors import (
 )
 from dynamic_tools.http.request_builder import PreparedRequest, SecretLookup, build_request
 from dynamic_tools.http.sender import HttpSender
+from dynamic_tools.observability.tracing import OUTCOME, STAGE, TOOL, Tracing, mark_error
 from dynamic_tools.selection.function_schema import (
     NONE_SUITABLE,
     FunctionSpec,
@@ -113,6 +119,7 @@ class SingleShotPipeline:
         secret: SecretLookup,
         options: PipelineOptions | None = None,
         ranker: ToolRanker | None = None,
+        tracing: Tracing | None = None,
     ) -> None:
         self.registry = registry
         self.llm = llm
@@ -121,6 +128,7 @@ class SingleShotPipeline:
         self.options = options or PipelineOptions()
         self.ranker = ranker or ToolRanker()
         self.prepared = PreparedTools()
+        self.tracing = tracing or Tracing.off()
 
     async def run(
         self,
@@ -136,13 +144,26 @@ class SingleShotPipeline:
         """
         response = WorkflowResponse(status="success")
         started = time.perf_counter()
-        try:
-            await self._run(request, response, source or self.registry, extra_headers)
-        except _StageFailed as failed:
-            response.status = "error"
-            response.error = failed.message
-            response.error_stage = failed.stage
-            logger.bind(stage=failed.stage).info("single-shot pipeline failed: {}", failed.message)
+        with self.tracing.span("pipeline") as span:
+            try:
+                await self._run(request, response, source or self.registry, extra_headers)
+            except _StageFailed as failed:
+                response.status = "error"
+                response.error = failed.message
+                response.error_stage = failed.stage
+                logger.bind(stage=failed.stage).info(
+                    "single-shot pipeline failed: {}", failed.message
+                )
+                mark_error(span, failed.stage)
+            span.set_attributes(
+                {
+                    OUTCOME: "succeeded" if response.status == "success" else "failed",
+                    "gen_ai.usage.input_tokens": response.usage.prompt_tokens,
+                    "gen_ai.usage.output_tokens": response.usage.completion_tokens,
+                }
+            )
+            if response.selected_tool:
+                span.set_attribute(TOOL, response.selected_tool)
         response.timings_ms["total"] = _ms_since(started)
         return response
 
@@ -308,6 +329,13 @@ class SingleShotPipeline:
     async def _format(
         self, request: WorkflowRequest, tool: str, response: WorkflowResponse
     ) -> None:
+        stage = "response_formatting"
+        with self.tracing.span(stage, attributes={STAGE: stage}) as span:
+            await self._format_stage(request, tool, response, span)
+
+    async def _format_stage(
+        self, request: WorkflowRequest, tool: str, response: WorkflowResponse, span: Span
+    ) -> None:
         started = time.perf_counter()
         try:
             if self.llm is None:
@@ -327,22 +355,31 @@ class SingleShotPipeline:
             if answer.refusal or not (answer.content or "").strip():
                 raise LLMInvalidAnswerError("the LLM gave no formatted text")
             response.formatted_response = answer.content
+            span.set_attribute(OUTCOME, "succeeded")
         except DynamicToolsError as exc:
             response.warnings.append(f"response_formatting failed: {exc.message}")
             logger.bind(stage="response_formatting").warning("formatting failed: {}", exc.message)
+            span.set_attribute(OUTCOME, "failed")
+            mark_error(span, exc.code)
         response.timings_ms["response_formatting"] = _ms_since(started)
 
     @contextmanager
     def _stage(self, stage: ErrorStage, response: WorkflowResponse) -> Any:
         started = time.perf_counter()
-        try:
-            yield
-        except _StageFailed:
-            raise
-        except DynamicToolsError as exc:
-            raise _StageFailed(stage, exc.message) from None
-        finally:
-            response.timings_ms[stage] = _ms_since(started)
+        with self.tracing.span(stage, attributes={STAGE: stage}) as span:
+            try:
+                yield
+            except _StageFailed as failed:
+                span.set_attribute(OUTCOME, "failed")
+                mark_error(span, failed.stage)
+                raise
+            except DynamicToolsError as exc:
+                span.set_attribute(OUTCOME, "failed")
+                mark_error(span, exc.code)
+                raise _StageFailed(stage, exc.message) from None
+            finally:
+                response.timings_ms[stage] = _ms_since(started)
+            span.set_attribute(OUTCOME, "succeeded")
 
 
 def _feedback_messages(invalid: _InvalidAnswer) -> list[dict[str, Any]]:

@@ -66,6 +66,7 @@ if TYPE_CHECKING:
 
     from dynamic_tools.http.document_fetch import DocumentFetcher, FetchedDocument, SourceType
     from dynamic_tools.http.target_guard import TargetGuard
+    from dynamic_tools.observability.tracing import Tracing
     from dynamic_tools.tools.registry import ToolRegistry
 
 
@@ -92,6 +93,7 @@ class CatalogService:
         registry: ToolRegistry,
         guard: TargetGuard,
         http_client: httpx.AsyncClient,
+        tracing: Tracing | None = None,
     ) -> CatalogService:
         """The service of a server: catalogs in ``<registry_root>/catalogs``.
 
@@ -103,7 +105,9 @@ class CatalogService:
         """
         from dynamic_tools.http.document_fetch import DocumentFetcher
 
-        fetcher = DocumentFetcher(client=http_client, guard=guard, local_roots=[registry_root])
+        fetcher = DocumentFetcher(
+            client=http_client, guard=guard, local_roots=[registry_root], tracing=tracing
+        )
         return cls(catalogs_dir=registry_root / "catalogs", registry=registry, fetcher=fetcher)
 
     # --- read-only -------------------------------------------------------------------------

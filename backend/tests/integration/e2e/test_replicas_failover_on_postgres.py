@@ -132,6 +132,14 @@ def test_a_dead_replica_is_taken_over_automatically_exactly_once(
                     json={"values": {"selected_flight_id": flights[0]["id"]}},
                 )
                 assert answer.status_code in (200, 202), answer.text
+                # The survivor that took over counted both runs; the other counted none.
+                counted = [
+                    HTTP.get(f"{urls[n]}/metrics").text.count(
+                        'dynamic_tools_run_takeovers_total{executor="replica-a"} 2.0'
+                    )
+                    for n in "bc"
+                ]
+                assert sorted(counted) == [0, 1], counted
                 done = until(lambda: ended(urls[other], paused_id), timeout=60)
                 assert done["status"] == "succeeded", done
                 assert done["result"]["status"] == "captured"

@@ -189,6 +189,8 @@ def test_two_replicas_share_runs_resume_anywhere_and_recover_a_dead_one(
         assert finished["result"]["status"] == "reserved"
         again = HTTP.post(f"{survivor}/runs/recover", params={"executor": holder})
         assert again.status_code == 200 and again.json()["runs"] == []
+        takeovers = f'dynamic_tools_run_takeovers_total{{executor="{holder}"}} 1.0'
+        assert takeovers in HTTP.get(f"{survivor}/metrics").text
         empty = HTTP.post(f"{survivor}/runs/recover", params={"executor": ""})
         assert empty.status_code == 422, empty.text
         after = stats()

@@ -48,8 +48,14 @@ async def readyz(services: ServicesDep) -> JSONResponse:
 
 
 @router.get("/metrics", summary="Prometheus metrics")
-async def metrics(request: Request) -> Response:
-    """Metrics in the Prometheus text format."""
-    return Response(
-        generate_latest(request.app.state.metrics.registry), media_type=CONTENT_TYPE_LATEST
-    )
+async def metrics(request: Request, services: ServicesDep) -> Response:
+    """Metrics in the Prometheus text format: requests and pipeline, then workflow runs.
+
+    In a worker thread: the run gauges are counted in the database at each scrape.
+    """
+
+    def scrape() -> bytes:
+        app_metrics = generate_latest(request.app.state.metrics.registry)
+        return app_metrics + generate_latest(services.run_metrics.registry)
+
+    return Response(await asyncio.to_thread(scrape), media_type=CONTENT_TYPE_LATEST)
