@@ -1,7 +1,8 @@
 """Replicas on one PostgreSQL: automatic failover and work spread through the run queue.
 
-- Three real server processes. Replica A executes a run paused at a yield and a run in the
-  middle of a slow booking call when it is killed (-9). Without anyone calling
+- Three real server processes. Replica A executes two runs that paused at their approval
+  yield; one is approved (through B) and is in the middle of its slow booking call on A when
+  A is killed (-9). Without anyone calling
   ``POST /runs/recover``, a survivor takes A's runs over within the failover bound, exactly
   once although two survivors race for them: the booking completes with its side effect made
   once (the repeated call reuses the Idempotency-Key), and the paused run is answered through
@@ -70,31 +71,44 @@ def test_a_dead_replica_is_taken_over_automatically_exactly_once(
         return data
 
     with server(port_api, api_env(tmp_path), tmp_path / "api.log"):
-        HTTP.post(
-            f"{api}/demo/travel/_faults", json={"operation": "create_booking", "latency_ms": 15000}
-        )
         with server(port_a, env("a", port_a), logs["a"]) as a:
-            # A is alone: it executes both runs.
-            paused = HTTP.post(
-                f"{urls['a']}/workflows/book_with_approval/runs", json={"params": BOOK}
-            )
-            paused_id = paused.json()["run_id"]
-            until(lambda: run_status(urls["a"], paused_id)["status"] == "waiting_input", timeout=60)
+            # A is alone: it executes both runs, which pause at their approval yield. A run
+            # that has started stays with its executor, so both are A's whatever starts next.
+            ids = [
+                HTTP.post(
+                    f"{urls['a']}/workflows/book_with_approval/runs", json={"params": BOOK}
+                ).json()["run_id"]
+                for _ in range(2)
+            ]
+            for run_id in ids:
+                until(lambda r=run_id: run_status(urls["a"], r)["status"] == "waiting_input", 60)
+            booking_id, paused_id = ids
+            flights = HTTP.get(
+                f"{api}/demo/travel/flights",
+                params={"origin": "AMS", "destination": "BCN", "date": "2026-12-01"},
+            ).json()
             before = stats()
-            booking = HTTP.post(f"{urls['a']}/workflows/book_flight/runs", json={"params": BOOK})
-            booking_id = booking.json()["run_id"]
-            until(
-                lambda: (
-                    run_status(urls["a"], booking_id)["nodes"]["reserve"]["status"] == "running"
-                ),
-                timeout=60,
+            HTTP.post(
+                f"{api}/demo/travel/_faults",
+                json={"operation": "create_booking", "latency_ms": 15000},
             )
-            assert run_status(urls["a"], booking_id)["executor"]["id"] == "replica-a"
             with (
                 server(port_b, env("b", port_b), logs["b"]),
                 server(port_c, env("c", port_c), logs["c"]),
             ):
-                holder = run_status(urls["b"], booking_id)["executor"]
+                # Approved through B; A, which holds the run, makes the slow booking call.
+                answer = HTTP.post(
+                    f"{urls['b']}/runs/{booking_id}/resume",
+                    json={"values": {"selected_flight_id": flights[1]["id"]}},
+                )
+                assert answer.status_code in (200, 202), answer.text
+                until(
+                    lambda: (
+                        run_status(urls["b"], booking_id)["nodes"]["book"]["status"] == "running"
+                    ),
+                    timeout=60,
+                )
+                holder = run_status(urls["c"], booking_id)["executor"]
                 assert holder["id"] == "replica-a" and holder["alive"] is True, holder
                 time.sleep(1.0)  # the booking request reaches the API (not an assertion)
                 a.send_signal(signal.SIGKILL)
@@ -108,7 +122,8 @@ def test_a_dead_replica_is_taken_over_automatically_exactly_once(
                 finished = until(lambda: ended(urls["b"], booking_id), timeout=90)
                 took = time.monotonic() - killed_at
                 assert finished["status"] == "succeeded", finished
-                assert finished["result"]["status"] == "reserved"
+                assert finished["result"]["status"] == "captured"
+                assert finished["nodes"]["book"]["input"]["flight_id"] == flights[1]["id"]
                 assert finished["executor"]["id"] in ("replica-b", "replica-c")
 
                 # The paused run moved too; answer it through the replica NOT executing it.
@@ -123,10 +138,6 @@ def test_a_dead_replica_is_taken_over_automatically_exactly_once(
                 )
                 executing = waiting["executor"]["id"][-1]
                 other = "c" if executing == "b" else "b"
-                flights = HTTP.get(
-                    f"{api}/demo/travel/flights",
-                    params={"origin": "AMS", "destination": "BCN", "date": "2026-12-01"},
-                ).json()
                 answer = HTTP.post(
                     f"{urls[other]}/runs/{paused_id}/resume",
                     json={"values": {"selected_flight_id": flights[0]["id"]}},
@@ -149,8 +160,10 @@ def test_a_dead_replica_is_taken_over_automatically_exactly_once(
         return int(after[operation][counter]) - int(before[operation][counter])
 
     # The killed booking: made once; A's request and the survivor's repeat share a key.
-    assert delta("create_booking", "executed") == 2  # the booking run + the answered run
+    assert delta("create_booking", "executed") == 2  # one per run
     assert delta("create_booking", "replayed") in (0, 1)
+    assert delta("process_payment", "executed") == 2
+    assert delta("search_flights", "calls") == 0  # done before the kill: never repeated
     # Exactly one survivor took A's runs over (the two runs' workflows, once).
     takeovers = [
         int(m.group(1))
