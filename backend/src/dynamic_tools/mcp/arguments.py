@@ -95,6 +95,19 @@ def _violations(error: ValidationError) -> list[dict[str, Any]]:
             {"path": prefix + str(k), "rule": "unknown", "message": "is not an argument" + hint}
             for k in unknown
         ]
+    alternatives = error.validator_value if error.validator == "anyOf" else None
+    if isinstance(alternatives, list) and all(
+        isinstance(a, dict) and a.get("required") for a in alternatives
+    ):
+        names = [str(a["required"][0]) for a in alternatives]
+        return [
+            {
+                "path": prefix + names[0],
+                "rule": "one_of_required",
+                "message": "one of these arguments is needed: " + ", ".join(names),
+                "expected": names,
+            }
+        ]
     violation: dict[str, Any] = {
         "path": where or "(arguments)",
         "rule": str(error.validator),

@@ -18,6 +18,8 @@ from typing import Any
 
 import mcp_types as types
 
+from dynamic_tools.errors import ConflictError, InvalidInputError, NotFoundError
+from dynamic_tools.mcp.confirmation import DRY_RUN
 from dynamic_tools.mcp.entries import SessionView, ToolCall, ToolEntry
 from dynamic_tools.mcp.results import Operation, object_schema, operation_handler
 from dynamic_tools.runtime.authoring import WorkflowAuthoring
@@ -173,30 +175,59 @@ class AuthoringTools:
                 "workflow.delete",
                 "destructive",
                 "Delete a saved workflow (its file when it held only this workflow). Only when "
-                "the user asked for it.",
-                object_schema({"workflow_id": _ID, "expected_version": _VERSION}, ["workflow_id"]),
+                "the user asked for it. The user is asked to confirm (elicitation) when the "
+                "client can; dry_run=true only says what would be removed.",
+                object_schema(
+                    {"workflow_id": _ID, "expected_version": _VERSION, "dry_run": DRY_RUN},
+                    ["workflow_id"],
+                ),
                 self._delete,
                 True,
             ),
             (
                 "workflow.cancel",
                 "destructive",
-                "Cancel an active run (its running steps stop and compensations run).",
-                object_schema({"run_id": {"type": "string", "minLength": 1}}, ["run_id"]),
+                "Cancel an active run (its running steps stop and compensations run). The user "
+                "is asked to confirm when the client can; dry_run=true only says what it would "
+                "cancel.",
+                object_schema(
+                    {"run_id": {"type": "string", "minLength": 1}, "dry_run": DRY_RUN},
+                    ["run_id"],
+                ),
                 self._cancel,
                 False,
             ),
             (
                 "workflow.purge_history",
                 "destructive",
-                "Delete ended runs and their events (of one workflow, or all; optionally only "
-                "those older than some days). Active runs are never removed.",
-                object_schema(
-                    {
-                        "workflow_id": {"type": "string"},
-                        "older_than_days": {"type": "number", "minimum": 0},
-                    }
-                ),
+                "Delete ended runs and their events. Needs a scope: workflow_id, "
+                "older_than_days, input_keys (runs whose inputs have all these keys), or "
+                "all=true for every ended run. Active runs are never removed. The user is "
+                "asked to confirm when the client can; dry_run=true only counts.",
+                {
+                    **object_schema(
+                        {
+                            "workflow_id": {"type": "string", "minLength": 1},
+                            "older_than_days": {"type": "number", "minimum": 0, "maximum": 36500},
+                            "input_keys": {
+                                "type": "array",
+                                "items": {"type": "string", "minLength": 1},
+                                "minItems": 1,
+                            },
+                            "all": {
+                                "type": "boolean",
+                                "description": "true: every ended run of every workflow.",
+                            },
+                            "dry_run": DRY_RUN,
+                        }
+                    ),
+                    "anyOf": [
+                        {"required": ["workflow_id"]},
+                        {"required": ["older_than_days"]},
+                        {"required": ["input_keys"]},
+                        {"required": ["all"], "properties": {"all": {"const": True}}},
+                    ],
+                },
                 self._purge,
                 False,
             ),
@@ -213,12 +244,18 @@ class AuthoringTools:
                 else None,
             )
             starter = self._start_run if name == "workflow.run" else None
+            previews = {
+                "workflow.delete": self._preview_delete,
+                "workflow.cancel": self._preview_cancel,
+                "workflow.purge_history": self._preview_purge,
+            }
             view.add(
                 ToolEntry(
                     tool,
                     "authoring",
                     operation_handler(operation, changes_tools=changes),
                     start_task=starter,
+                    preview=previews.get(name),
                 )
             )
 
@@ -286,9 +323,77 @@ class AuthoringTools:
         return {"run_id": run.run_id, "status": run.status}
 
     async def _purge(self, args: dict[str, Any]) -> dict[str, Any]:
-        return await self.authoring.purge_history(
-            workflow_id=args.get("workflow_id"), older_than_days=args.get("older_than_days")
+        return await self.authoring.purge_history(**_purge_scope(args))
+
+    # --- what a destructive call would remove (confirmation.py) -----------------------------
+    async def _preview_delete(self, args: dict[str, Any]) -> dict[str, Any]:
+        workflow_id = str(args["workflow_id"])
+        found = next((w for w in self.workflows.list() if w["id"] == workflow_id), None)
+        if found is None:
+            self.workflows.get(workflow_id)  # NotFoundError, as the delete would say
+            raise NotFoundError(f"workflow '{workflow_id}' does not exist")
+        siblings = [w["id"] for w in self.workflows.list() if w["file"] == found["file"]]
+        alone = len(siblings) == 1
+        where = (
+            f"the file {found['file']}, which holds only it, is removed"
+            if alone
+            else f"its entry is removed from {found['file']}, which keeps "
+            + ", ".join(s for s in siblings if s != workflow_id)
         )
+        return {
+            "summary": f"Delete the saved workflow '{workflow_id}': {where}.",
+            "workflow_id": workflow_id,
+            "file": found["file"],
+            "file_removed": alone,
+            "version": found["version"],
+        }
+
+    async def _preview_cancel(self, args: dict[str, Any]) -> dict[str, Any]:
+        run = await self.authoring.store.get_run(str(args["run_id"]))
+        if run.terminal:
+            raise ConflictError(
+                f"run '{run.run_id}' has already ended ({run.status}): there is nothing to cancel",
+                context={"run_id": run.run_id, "status": run.status},
+            )
+        return {
+            "summary": f"Cancel run '{run.run_id}' of workflow '{run.workflow_id}' "
+            f"({run.status}): its running steps stop and the compensations of its completed "
+            "steps run.",
+            "run_id": run.run_id,
+            "workflow_id": run.workflow_id,
+            "status": run.status,
+        }
+
+    async def _preview_purge(self, args: dict[str, Any]) -> dict[str, Any]:
+        counted = await self.authoring.purge_history(**_purge_scope(args), dry_run=True)
+        count, by_workflow = counted["would_remove_runs"], counted["by_workflow"]
+        detail = ", ".join(f"{w}: {n}" for w, n in by_workflow.items()) or "none"
+        return {
+            "summary": f"Delete {count} ended run(s) and their events ({detail}).",
+            **counted,
+        }
+
+
+def _purge_scope(args: dict[str, Any]) -> dict[str, Any]:
+    """The scope of a purge; one of its parts must be given (``all=true`` for everything)."""
+    scope = {
+        "workflow_id": args.get("workflow_id"),
+        "older_than_days": args.get("older_than_days"),
+        "input_keys": args.get("input_keys"),
+    }
+    if all(v is None for v in scope.values()) and args.get("all") is not True:
+        raise InvalidInputError(
+            "workflow.purge_history needs a scope: workflow_id, older_than_days, input_keys, "
+            "or all=true for every ended run",
+            violations=[
+                {
+                    "path": "workflow_id",
+                    "rule": "scope",
+                    "message": "give workflow_id, older_than_days, input_keys or all=true",
+                }
+            ],
+        )
+    return scope
 
 
 async def _on_target(

@@ -13,6 +13,7 @@ from typing import Any
 import mcp_types as types
 
 from dynamic_tools.mcp.authoring_tools import ANNOTATIONS, SAFETY_KEY
+from dynamic_tools.mcp.confirmation import DRY_RUN
 from dynamic_tools.mcp.entries import SessionView, ToolEntry
 from dynamic_tools.mcp.results import Operation, object_schema, operation_handler
 from dynamic_tools.tools.catalogs import CatalogService
@@ -64,6 +65,19 @@ def add_catalog_tools(view: SessionView, catalogs: CatalogService) -> None:
 
     async def remove(a: dict[str, Any]) -> dict[str, Any]:
         return await c.remove(a["catalog"], remove_manifest=bool(a.get("remove_manifest", False)))
+
+    async def remove_preview(a: dict[str, Any]) -> dict[str, Any]:
+        catalog = c.get(str(a["catalog"]))  # NotFoundError as the removal would say
+        tools = int(catalog.get("registered_tools") or 0)
+        manifest = bool(a.get("remove_manifest", False))
+        also = " and its generated tools file" if manifest else " (its tools file is kept)"
+        return {
+            "summary": f"Remove the catalog '{catalog['name']}'{also}: its {tools} tool(s) "
+            "are no longer offered.",
+            "catalog": catalog["name"],
+            "tools": tools,
+            "remove_manifest": manifest,
+        }
 
     include = {"type": "array", "items": {"type": "string"}, "description": "Operations to take."}
     specs: list[tuple[str, str, str, dict[str, Any], Operation, bool]] = [
@@ -128,9 +142,14 @@ def add_catalog_tools(view: SessionView, catalogs: CatalogService) -> None:
             "catalog.remove",
             "destructive",
             "Remove an imported catalog (and, with remove_manifest=true, its generated tools "
-            "file). Only when the user explicitly asks for deletion.",
+            "file). Only when the user explicitly asks for deletion. The user is asked to "
+            "confirm when the client can; dry_run=true only says what would be removed.",
             object_schema(
-                {"catalog": _NAME, "remove_manifest": {"type": "boolean", "default": False}},
+                {
+                    "catalog": _NAME,
+                    "remove_manifest": {"type": "boolean", "default": False},
+                    "dry_run": DRY_RUN,
+                },
                 ["catalog"],
             ),
             remove,
@@ -145,4 +164,6 @@ def add_catalog_tools(view: SessionView, catalogs: CatalogService) -> None:
             annotations=ANNOTATIONS[safety],
             meta={SAFETY_KEY: safety},
         )
-        view.add(ToolEntry(tool, "catalog", operation_handler(operation, changes_tools=changes)))
+        confirm = remove_preview if name == "catalog.remove" else None
+        handler = operation_handler(operation, changes_tools=changes)
+        view.add(ToolEntry(tool, "catalog", handler, preview=confirm))

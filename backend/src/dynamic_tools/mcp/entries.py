@@ -37,6 +37,8 @@ class ToolEntry:
     handler: Handler
     start_task: Callable[[ToolCall], Awaitable[str]] | None = None  # → run id (task mode)
     start_job: Callable[[ToolCall, Any], Awaitable[str]] | None = None  # work, then → run id
+    preview: Callable[[dict[str, Any]], Awaitable[dict[str, Any]]] | None = None
+    """Destructive tools: what a call would remove, changing nothing (``confirmation.py``)."""
 
 
 @dataclass

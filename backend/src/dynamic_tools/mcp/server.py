@@ -22,7 +22,8 @@ from dynamic_tools import __version__
 from dynamic_tools.errors import DynamicToolsError, InvalidInputError
 from dynamic_tools.mcp.arguments import check_arguments
 from dynamic_tools.mcp.channel import channel_for
-from dynamic_tools.mcp.entries import Result, SessionView, ToolCall
+from dynamic_tools.mcp.confirmation import confirmed, not_confirmed
+from dynamic_tools.mcp.entries import Result, SessionView, ToolCall, ToolEntry
 from dynamic_tools.mcp.errors import (
     INVALID_PARAMS,
     error_payload,
@@ -33,6 +34,7 @@ from dynamic_tools.mcp.errors import (
 )
 from dynamic_tools.mcp.request_spans import RequestSpans
 from dynamic_tools.mcp.resources import ResourceSet
+from dynamic_tools.mcp.results import data_result
 from dynamic_tools.mcp.session_config import parse_session_headers
 from dynamic_tools.mcp.surface import McpSurface
 from dynamic_tools.mcp.tasks import TaskRuntime
@@ -143,6 +145,10 @@ class McpEndpoint:
             return error_result(exc)
         call = ToolCall(view=view, arguments=dict(arguments), channel=channel_for(ctx, params))
         try:
+            if entry.preview is not None:  # destructive: say what goes, ask, then do it
+                stop = await self._confirm(entry, call)
+                if stop is not None:
+                    return stop
             return await entry.handler(call)
         except MCPError:
             raise
@@ -150,6 +156,18 @@ class McpEndpoint:
             return error_result(exc)
         except Exception as exc:  # a bug: the model gets a correlation id, the log the details
             return unexpected_result(exc, tool=params.name)
+
+    async def _confirm(self, entry: ToolEntry, call: ToolCall) -> Result | None:
+        """A destructive call's preview: its answer for a dry run or a refusal, else None."""
+        assert entry.preview is not None
+        dry_run = bool(call.arguments.pop("dry_run", False))
+        plan = await entry.preview(call.arguments)
+        if dry_run:
+            return data_result({**plan, "dry_run": True, "changed": False})
+        answer = await confirmed(call.channel, entry.tool.name, str(plan.get("summary", "")))
+        if answer is False:
+            return data_result(not_confirmed(plan))
+        return None
 
     # --- resources -------------------------------------------------------------------------
     async def _list_resources(

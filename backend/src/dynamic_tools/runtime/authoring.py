@@ -200,13 +200,22 @@ class WorkflowAuthoring:
         return await self.runs.start_prepared(prepared)
 
     async def purge_history(
-        self, *, workflow_id: str | None, older_than_days: float | None
+        self,
+        *,
+        workflow_id: str | None,
+        older_than_days: float | None,
+        input_keys: list[str] | None = None,
+        dry_run: bool = False,
     ) -> dict[str, Any]:
         """Delete ended runs (and their events) of one workflow or all; active runs stay."""
-        removed = await purge_runs(
-            self.store.engine, workflow_id=workflow_id, older_than_days=older_than_days
+        summary = await purge_runs(
+            self.store.engine,
+            workflow_id=workflow_id,
+            older_than_days=older_than_days,
+            input_keys=input_keys,
+            dry_run=dry_run,
         )
-        return {"workflow_id": workflow_id, "removed_runs": removed}
+        return {"workflow_id": workflow_id, **summary}
 
 
 def _render_args(
