@@ -1,8 +1,9 @@
 """Sending a prepared request: the SSRF guard, no redirects, timeouts, a size cap.
 
 An HTTP error status is a normal result (the API answered). Only a refusal by the guard, a
-transport failure or a timeout raise. Error messages name the method, host and path, never
-the query string (secrets may travel there), and any secret value is scrubbed from them.
+request HTTP cannot carry, a transport failure or a timeout raise — whatever the HTTP stack
+raised, as a project error (``http/failures.py``). Error messages name the method, host and
+path, never the query string (secrets may travel there), and any secret value is scrubbed.
 """
 
 from __future__ import annotations
@@ -11,10 +12,12 @@ import json
 import time
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 
-from dynamic_tools.errors import TargetRefusedError, TransportError
+from dynamic_tools.errors import TargetRefusedError
+from dynamic_tools.http.failures import outbound_failure
 from dynamic_tools.http.request_builder import PreparedRequest
 from dynamic_tools.http.target_guard import TargetGuard
 
@@ -63,9 +66,21 @@ class HttpSender:
         extra_headers: dict[str, str] | None = None,
         timeout_s: float | None = None,
     ) -> HttpResult:
-        """Send ``request``; raise only when it could not be sent or received."""
-        url = httpx.URL(request.url)
-        await self.guard.check(url.scheme, url.host, url.port)
+        """Send ``request``; raise only when it could not be sent or received.
+
+        Raises:
+            TargetRefusedError: the SSRF guard refused the target.
+            RequestNotSendableError: HTTP cannot carry the request (URL, header value).
+            TransportError: connecting, sending or receiving failed, or timed out.
+            OutboundError: anything else the HTTP stack raised (named by its type).
+        """
+        where = self._where(request)
+        what = f"{request.method} {where['url']}"
+        try:
+            url = httpx.URL(request.url)
+        except Exception as exc:  # an invalid host or port: never sent
+            raise outbound_failure(exc, what=what, context=where) from None
+        await self.guard.check(url.scheme, url.host, url.port, url.raw_path.decode("ascii"))
         headers = {"User-Agent": USER_AGENT, **request.headers, **(extra_headers or {})}
         started = time.perf_counter()
         try:
@@ -82,15 +97,9 @@ class HttpSender:
                 content, truncated = await self._read_capped(response)
             finally:
                 await response.aclose()
-        except httpx.TimeoutException as exc:
-            raise TransportError(
-                self._describe("timed out", request, exc),
-                context=self._where(request),
-                timed_out=True,
-            ) from None
-        except httpx.HTTPError as exc:
-            raise TransportError(
-                self._describe("failed", request, exc), context=self._where(request)
+        except Exception as exc:  # every failure of the HTTP stack, by kind (http.failures)
+            raise outbound_failure(
+                exc, what=what, context=where, secrets=_secrets_of(request, extra_headers)
             ) from None
         elapsed_ms = (time.perf_counter() - started) * 1000
         return HttpResult(
@@ -117,23 +126,25 @@ class HttpSender:
 
     @staticmethod
     def _where(request: PreparedRequest) -> dict[str, str]:
-        parts = httpx.URL(request.url)
+        """Tool, method, host, path and the URL without its query (secrets may travel there)."""
+        parts = urlsplit(request.url)
+        try:
+            host = parts.hostname or ""
+        except ValueError:
+            host = ""
+        shown = f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}{parts.path}"
         return {
             "tool": request.tool,
             "method": request.method,
-            "host": parts.host,
+            "host": host,
             "path": parts.path,
+            "url": shown,
         }
 
-    @staticmethod
-    def _describe(verb: str, request: PreparedRequest, exc: Exception) -> str:
-        parts = httpx.URL(request.url)
-        detail = type(exc).__name__
-        message = f"{request.method} {parts.scheme}://{parts.netloc.decode()}{parts.path} {verb}"
-        message = f"{message} ({detail})"
-        for secret in request.secret_values:
-            message = message.replace(secret, "***")
-        return message
+
+def _secrets_of(request: PreparedRequest, extra_headers: dict[str, str] | None) -> list[str]:
+    """Values to scrub from messages: the request's secrets and the session's extra headers."""
+    return [*request.secret_values, *(extra_headers or {}).values()]
 
 
 def _query_params(request: PreparedRequest) -> list[tuple[str, str | int | float | bool | None]]:

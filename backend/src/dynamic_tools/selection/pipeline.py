@@ -341,6 +341,11 @@ class SingleShotPipeline:
             raise
         except DynamicToolsError as exc:
             raise _StageFailed(stage, exc.message) from None
+        except Exception as exc:  # a bug or an unmapped failure: still this stage's error
+            logger.opt(exception=exc).bind(stage=stage).error("unexpected error in {}", stage)
+            raise _StageFailed(
+                stage, f"{stage} failed on an unexpected {type(exc).__name__}"
+            ) from None
         finally:
             response.timings_ms[stage] = _ms_since(started)
 
