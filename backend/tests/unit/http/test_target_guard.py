@@ -1,7 +1,9 @@
 import pytest
 
+from dynamic_tools.bootstrap import make_guard
 from dynamic_tools.errors import TargetRefusedError
 from dynamic_tools.http.target_guard import TargetGuard
+from dynamic_tools.settings import Settings
 
 
 @pytest.mark.parametrize(
@@ -126,3 +128,28 @@ async def test_allow_list_mode_refuses_public_hosts_that_are_not_listed() -> Non
         await guard.check("https", "93.184.215.14", None)
     assert "ALLOWED_TARGET_HOSTS" in info.value.message
     assert guard.is_listed("api.example.com", 443)
+
+
+async def test_the_servers_guard_follows_its_settings() -> None:
+    settings = Settings(  # type: ignore[call-arg]
+        _env_file=None,
+        port=8123,
+        public_base_url="https://tools.example.com/dt",
+        allowed_target_hosts=["api.partner.example"],
+        target_hosts_mode="allow-list",
+    )
+    guard = make_guard(settings)
+    await guard.check("https", "tools.example.com", None, "/dt/demo/travel/flights")
+    await guard.check("http", "127.0.0.1", 8123, "/dt/demo/travel/flights")
+    await guard.check("https", "api.partner.example", None, "/anything")
+    for scheme, host, port, path in [
+        ("https", "tools.example.com", None, "/dt/tools"),
+        ("https", "tools.example.com", None, "/dt/demo/travel/../../runs"),
+        ("http", "localhost", 8123, "/dt/workflows"),
+        ("https", "93.184.215.14", None, "/"),  # public, but not listed
+    ]:
+        with pytest.raises(TargetRefusedError):
+            await guard.check(scheme, host, port, path)
+    without_demo = make_guard(settings.model_copy(update={"enable_demo_api": False}))
+    with pytest.raises(TargetRefusedError):
+        await without_demo.check("https", "tools.example.com", None, "/dt/demo/travel/flights")
