@@ -12,10 +12,12 @@ An IPv6 address that carries an IPv4 address is judged by that IPv4 address as w
 (``64:ff9b::/96``; the local-use ``64:ff9b:1::/48`` is never public), 6to4 (``2002::/16``) and
 Teredo (``2001::/32``, server and client), so ``[::127.0.0.1]`` is loopback.
 
-The server's own address (:meth:`TargetGuard.protect_own_address`) is reachable only under the
-path prefixes given for it (the in-process demo API), whatever the allow-list says: a tool or a
-workflow's ``rest_call`` can never reach the admin API (``/tools``, ``/workflows``, ``/runs``,
-``/mcp``, ...) of the server that runs it.
+The server's own address (:meth:`TargetGuard.protect_own_address`: loopback on the port it
+listens on, and its public base URL) is reachable only under the path prefixes given for it (the
+in-process demo API), whatever the allow-list says: a tool or a workflow's ``rest_call`` can
+never reach the admin API (``/tools``, ``/workflows``, ``/runs``, ``/mcp``, ...) of the server
+that runs it. Only an exact ``host:port`` entry for the base URL (one that names another
+process) lifts it for that address.
 """
 
 from __future__ import annotations
@@ -107,7 +109,7 @@ class TargetGuard:
         self._allowed = {_normalise(h) for h in allowed_hosts if h.strip()}
         self.mode: TargetHostsMode = mode
         self._own: set[tuple[str, int]] = set()
-        self._own_loopback_ports: set[int] = set()
+        self._listen_port: int | None = None
         self._own_prefixes: tuple[str, ...] = ()
 
     def allow(self, entry: str) -> None:
@@ -124,12 +126,14 @@ class TargetGuard:
     ) -> None:
         """This server is reachable at ``host:port``: allow only ``allowed_prefixes`` there.
 
-        Loopback names and addresses on ``port`` (and on ``listen_port``, the port the process
-        listens on when a proxy publishes another) count as this server too. Paths outside the
-        prefixes are refused even when the host is in the allow-list.
+        Loopback names and addresses on ``listen_port`` (the port this process listens on)
+        are this server, always. ``host:port`` (the public base URL) and its loopback forms
+        are too, unless that exact ``host:port`` is in the allow-list (a base URL that names
+        another process). Paths outside the prefixes are refused even when the host is
+        listed.
         """
         self._own.add((_normalise(host).strip("[]"), port))
-        self._own_loopback_ports.update(p for p in (port, listen_port) if p is not None)
+        self._listen_port = listen_port
         self._own_prefixes = tuple("/" + p.strip("/") for p in allowed_prefixes)
 
     @property
@@ -183,18 +187,14 @@ class TargetGuard:
                 )
 
     def _is_own_address(self, host: str, port: int) -> bool:
-        if (host, port) in self._own:
+        loopback = _is_loopback(host)
+        if loopback and port == self._listen_port:
             return True
-        if port not in self._own_loopback_ports:
-            return False
-        if host in _LOOPBACK_NAMES:
-            return True
-        try:
-            address = ipaddress.ip_address(host)
-        except ValueError:
-            return False
-        inner = embedded_ipv4(address) if isinstance(address, ipaddress.IPv6Address) else []
-        return any(a.is_loopback or a.is_unspecified for a in (address, *inner))
+        named = (host, port) in self._own or (
+            loopback and any(p == port and _is_loopback(h) for h, p in self._own)
+        )
+        explicit = f"{host}:{port}" in self._allowed or f"[{host}]:{port}" in self._allowed
+        return named and not explicit
 
     def _check_own_path(self, host: str, port: int, path: str) -> None:
         if any(path_is_under(path, prefix) for prefix in self._own_prefixes):
@@ -222,6 +222,18 @@ class TargetGuard:
                 f"host '{host}' does not resolve ({reason})", context={"host": host}
             ) from None
         return [ipaddress.ip_address(str(info[4][0]).split("%", 1)[0]) for info in infos]
+
+
+def _is_loopback(host: str) -> bool:
+    """A loopback name, or a loopback (or unspecified) address, also wrapped in IPv6."""
+    if host in _LOOPBACK_NAMES:
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    inner = embedded_ipv4(address) if isinstance(address, ipaddress.IPv6Address) else []
+    return any(a.is_loopback or a.is_unspecified for a in (address, *inner))
 
 
 def _shown_path(path: str) -> str:

@@ -81,7 +81,7 @@ DEMO = "/demo/travel"
 
 def own_server_guard(*allowed: str) -> TargetGuard:
     guard = TargetGuard(allowed)
-    guard.protect_own_address("127.0.0.1", 8000, allowed_prefixes=[DEMO])
+    guard.protect_own_address("127.0.0.1", 8000, allowed_prefixes=[DEMO], listen_port=8000)
     return guard
 
 
@@ -114,12 +114,25 @@ async def test_the_demo_api_is_reachable_on_the_servers_own_address(path: str) -
     ],
 )
 async def test_the_servers_own_admin_routes_are_never_a_target(host: str, path: str) -> None:
-    # Even when the operator lists the loopback host for another local service.
-    guard = own_server_guard("127.0.0.1", "localhost", "::1", "::ffff:127.0.0.1")
+    # Even when the operator lists the loopback host (or this very address) for another reason.
+    guard = own_server_guard("127.0.0.1", "localhost", "::1", "::ffff:127.0.0.1", "127.0.0.1:8000")
     with pytest.raises(TargetRefusedError) as info:
         await guard.check("http", host, 8000, path)
     assert "this server" in info.value.message
     await guard.check("http", host, 9000, path)  # another port of a listed host is fine
+
+
+async def test_a_base_url_naming_another_process_is_lifted_only_by_its_exact_entry() -> None:
+    # PUBLIC_BASE_URL points at another process (127.0.0.1:9000); this one listens on 8000.
+    listed = TargetGuard(["127.0.0.1:9000"])
+    listed.protect_own_address("127.0.0.1", 9000, allowed_prefixes=[DEMO], listen_port=8000)
+    await listed.check("http", "127.0.0.1", 9000, "/tools")
+    with pytest.raises(TargetRefusedError):
+        await listed.check("http", "127.0.0.1", 8000, "/tools")
+    unlisted = TargetGuard(["127.0.0.1"])
+    unlisted.protect_own_address("127.0.0.1", 9000, allowed_prefixes=[DEMO], listen_port=8000)
+    with pytest.raises(TargetRefusedError):
+        await unlisted.check("http", "localhost", 9000, "/tools")
 
 
 async def test_allow_list_mode_refuses_public_hosts_that_are_not_listed() -> None:
