@@ -45,6 +45,7 @@ from dynamic_tools.settings import Settings
 from dynamic_tools.tools.catalogs import CatalogService
 from dynamic_tools.tools.registry import ToolRegistry
 
+DEMO_API_PREFIX = "/demo/travel"
 SEEDED_FOLDERS = ("tools", "workflows", "catalogs", "markdown")
 INTERRUPTED = "the server stopped before the run ended (runs of the local launcher are not durable)"
 
@@ -173,11 +174,20 @@ def make_llm(settings: Settings, tracing: Tracing | None = None) -> LLMClient | 
 
 
 def make_guard(settings: Settings) -> TargetGuard:
-    """The SSRF guard: the configured allow-list, plus this server when the demo API is on."""
-    guard = TargetGuard(settings.allowed_target_hosts)
-    if settings.enable_demo_api:
-        url = httpx.URL(settings.base_url)
-        guard.allow(f"{url.host}:{url.port or (443 if url.scheme == 'https' else 80)}")
+    """The SSRF guard: the configured allow-list and mode, and this server's own address.
+
+    This server is reachable only under the demo API's prefix (when the demo is on), never
+    its admin routes.
+    """
+    guard = TargetGuard(settings.allowed_target_hosts, mode=settings.target_hosts_mode)
+    url = httpx.URL(settings.base_url)
+    prefixes = [url.path.rstrip("/") + DEMO_API_PREFIX] if settings.enable_demo_api else []
+    guard.protect_own_address(
+        url.host,
+        url.port or (443 if url.scheme == "https" else 80),
+        allowed_prefixes=prefixes,
+        listen_port=settings.port,
+    )
     return guard
 
 

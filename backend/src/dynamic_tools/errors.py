@@ -19,8 +19,9 @@ DynamicToolsError                 root; carries ``code``, ``message``, ``context
 │   ├── LLMUnavailableError       transport failure, 429/5xx after retries (retryable)
 │   ├── LLMInvalidAnswerError     the answer failed validation after all re-asks
 │   └── NoSuitableToolError       the LLM said no candidate tool fits
-└── OutboundError                 an outbound HTTP call could not be made
+└── OutboundError                 an outbound HTTP call could not be made (or failed oddly)
     ├── TargetRefusedError        the built URL or its address is not allowed (SSRF guard)
+    ├── RequestNotSendableError   HTTP cannot carry the request as built (a URL or a header)
     └── TransportError            connection failure or timeout (retryable)
 ```
 """
@@ -162,6 +163,15 @@ class TargetRefusedError(OutboundError):
     """The request's target is not allowed (scheme, host, address, path prefix, redirect)."""
 
     code = "target_refused"
+
+
+class RequestNotSendableError(OutboundError):
+    """The request cannot be put on the wire as built (an invalid URL, a header value).
+
+    Sending it again would fail the same way: never retried.
+    """
+
+    code = "request_not_sendable"
 
 
 class TransportError(OutboundError):

@@ -1,8 +1,8 @@
 """Settings: the one place that reads the environment.
 
-Every other module receives a :class:`Settings` instance (or values taken from it). Secret
-references in tool configs (``env:NAME``) are resolved through :meth:`Settings.secret`, so
-that reading the process environment stays in this file.
+Every other module receives a :class:`Settings` instance (or values taken from it). Tool
+secrets (``secret:NAME`` in tool configs) are read through :meth:`Settings.secret`, so that
+reading the process environment stays in this file.
 """
 
 from __future__ import annotations
@@ -28,6 +28,10 @@ def _default_config_dir() -> Path:
     """The user's configuration directory for an installed server (XDG rules)."""
     base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
     return Path(base) / "dynamic-tools"
+
+
+TOOL_SECRET_ENV_PREFIX = "DT_SECRET_"
+_TOOL_SECRET_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 
 
 class Settings(BaseSettings):
@@ -133,6 +137,18 @@ class Settings(BaseSettings):
     allowed_target_hosts: Annotated[list[str], NoDecode] = Field(
         default_factory=list,
         description="Comma-separated host or host:port allowed even when private/loopback.",
+    )
+
+    # --- tool secrets and outbound targets -------------------------------------------------
+    secrets_dir: Path | None = Field(
+        default=None,
+        description="Directory of tool secrets, one file per secret: 'secret:NAME' reads the "
+        "file NAME (first), else the environment variable DT_SECRET_NAME.",
+    )
+    target_hosts_mode: Literal["public", "allow-list"] = Field(
+        default="public",
+        description="'public': listed hosts and any host whose addresses are all public; "
+        "'allow-list': only the hosts in ALLOWED_TARGET_HOSTS (recommended in production).",
     )
 
     # --- features --------------------------------------------------------------------------
@@ -268,8 +284,20 @@ class Settings(BaseSettings):
         return {"PUBLIC_BASE_URL": self.base_url}
 
     def secret(self, name: str) -> str | None:
-        """Value of the environment variable ``name`` (for ``env:NAME`` secret references)."""
-        return os.environ.get(name)
+        """The tool secret ``name`` (``secret:NAME``), or None when it is not set.
+
+        Read from the file ``NAME`` in ``SECRETS_DIR`` when it exists, else from the
+        environment variable ``DT_SECRET_NAME``. Only tool secrets are read, never another
+        variable (``API_TOKEN``, ``OPENAI_API_KEY``, ``DATABASE_URL``...). A file's trailing
+        line break is dropped.
+        """
+        if not _TOOL_SECRET_NAME.match(name):
+            return None
+        if self.secrets_dir is not None:
+            path = self.secrets_dir / name
+            if path.is_file():
+                return path.read_text(encoding="utf-8").rstrip("\r\n") or None
+        return os.environ.get(TOOL_SECRET_ENV_PREFIX + name) or None
 
     def secret_values(self) -> list[str]:
         """Secret values known from settings, for log and response redaction."""

@@ -22,7 +22,7 @@ from dynamic_tools.api.routes import (
     workflows,
 )
 from dynamic_tools.api.routes.ui import install_ui
-from dynamic_tools.bootstrap import build_services
+from dynamic_tools.bootstrap import DEMO_API_PREFIX, build_services
 from dynamic_tools.engine.ports import ToolRunner
 from dynamic_tools.logs import configure_logging
 from dynamic_tools.mcp.app import build_mcp_endpoint
@@ -87,7 +87,7 @@ def create_app(
     if settings.enable_demo_api:
         from dynamic_tools.demo.travel_api import create_travel_router
 
-        app.include_router(create_travel_router(), prefix="/demo/travel", tags=["Demo travel API"])
+        app.include_router(create_travel_router(), prefix=DEMO_API_PREFIX, tags=["Demo travel API"])
 
     install_ui(app)
     return app

@@ -51,6 +51,7 @@ from dynamic_tools.engine.ports import (
 )
 from dynamic_tools.engine.references import render, resolve_reference
 from dynamic_tools.engine.state import (
+    FAILURE_NAME,
     SETTLED,
     FallbackTriggered,
     NodeState,
@@ -129,6 +130,13 @@ class Interpreter:
         except RunFailed as failure:
             await self._compensate(failure)
             return await self._finish("failed", error=failure.to_dict())
+        except Exception as exc:  # a bug, or the step runner failing: the run still ends
+            crashed = RunFailed(
+                f"the run stopped on an unexpected error ({_describe(exc)})", node_id=None
+            )
+            self._mark_interrupted()
+            await self._compensate(crashed)
+            return await self._finish("failed", error=crashed.to_dict())
         except asyncio.CancelledError:
             self._mark_interrupted()
             await asyncio.shield(self._compensate(None))
@@ -167,7 +175,7 @@ class Interpreter:
             self._mark_interrupted()
             raise ChildCancelled(self._registered(None)) from None
         except Exception as exc:
-            message = getattr(exc, "message", str(exc))
+            message = getattr(exc, "message", None) or _describe(exc)
             raise ChildFailed(message, self._registered(None)) from None
         return self._registered(value)
 
@@ -277,6 +285,7 @@ class Interpreter:
                 message = self._render(node.message, scope, full_id)
                 raise RunFailed(str(message), node_id=full_id)
         except FallbackTriggered as fallback:
+            scope.failure = {"node_id": full_id, **fallback.failure}
             state.status, state.error, state.ended_at = "failed", fallback.message, self.clock()
             await self.emit(
                 "node_failed",
@@ -292,10 +301,15 @@ class Interpreter:
                 "node_failed", node_id=full_id, error=failure.message, input=state.input
             )
             raise
-        except (UnresolvedReferenceError, ExpressionError, InvalidInputError) as exc:
+        except (UnresolvedReferenceError, ExpressionError, DynamicToolsError) as exc:
             state.status, state.error, state.ended_at = "failed", exc.message, self.clock()
             await self.emit("node_failed", node_id=full_id, error=exc.message, input=state.input)
             raise RunFailed(exc.message, node_id=full_id) from None
+        except Exception as exc:  # evaluating the node raised something unforeseen
+            message = f"node '{full_id}' failed on an unexpected error ({_describe(exc)})"
+            state.status, state.error, state.ended_at = "failed", message, self.clock()
+            await self.emit("node_failed", node_id=full_id, error=message, input=state.input)
+            raise RunFailed(message, node_id=full_id) from None
         state.status, state.ended_at = "succeeded", self.clock()
         await self.emit("node_succeeded", node_id=full_id, output=state.output, input=state.input)
         return "succeeded", targets
@@ -511,7 +525,11 @@ class Interpreter:
                     tool, args, idempotency_key=f"{self.run_id}:{name}", timeout_s=None
                 )
             except Exception as exc:  # a failed compensation is recorded, never fatal here
-                return {"call": tool, "ok": False, "error": str(exc)}
+                return {
+                    "call": tool,
+                    "ok": False,
+                    "error": getattr(exc, "message", None) or _describe(exc),
+                }
             return {
                 "call": tool,
                 "ok": result.ok,
@@ -601,17 +619,24 @@ class Scope:
         outputs: dict[str, Any] | None = None,
         yields: dict[str, Any] | None = None,
         local: dict[str, Any] | None = None,
+        failure: dict[str, Any] | None = None,
     ) -> None:
         self.params = params or {}
         self.outputs = outputs or {}
         self.yields = yields or {}
         self.local = local or {}
+        self.failure = failure
 
     def lookup(self, name: str) -> Any:
-        """The value of ``name``; KeyError when nothing has that name."""
+        """The value of ``name``; KeyError when nothing has that name.
+
+        ``error`` is, after everything else, the failure that activated the last fallback.
+        """
         for space in (self.local, self.params, self.outputs, self.yields):
             if name in space:
                 return space[name]
+        if name == FAILURE_NAME and self.failure is not None:
+            return self.failure
         raise KeyError(name)
 
     def set_output(self, name: str | None, value: Any) -> None:
@@ -626,6 +651,7 @@ class Scope:
             outputs=dict(self.outputs),
             yields=self.yields,
             local={**self.local, name: value},
+            failure=self.failure,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -635,6 +661,7 @@ class Scope:
             "outputs": self.outputs,
             "yields": self.yields,
             "local": self.local,
+            "failure": self.failure,
         }
 
     @classmethod
@@ -645,7 +672,15 @@ class Scope:
             outputs=data.get("outputs"),
             yields=data.get("yields"),
             local=data.get("local"),
+            failure=data.get("failure"),
         )
+
+
+def _describe(exc: Exception) -> str:
+    """``TypeName: text`` of an unexpected exception (its text cut to 200 characters)."""
+    text = " ".join(str(exc).split())
+    text = text if len(text) <= 200 else text[:197] + "..."
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 __all__ = ["DynamicToolsError", "Interpreter", "RunFailed", "Scope"]

@@ -21,7 +21,12 @@ DEFAULT_RETRY_ON = ("transport", "5xx", "429")
 
 @dataclass(frozen=True)
 class Failure:
-    """Why one attempt failed. ``kind``: transport, timeout, status, success_check, refused."""
+    """Why one attempt failed.
+
+    ``kind``: ``transport``, ``timeout`` (retried when ``retry_on`` says so), ``status`` (by its
+    code), ``success_check``, ``refused`` (the request could not be made as asked) and ``error``
+    (an unexpected exception) — the last three are never retried.
+    """
 
     kind: str
     message: str

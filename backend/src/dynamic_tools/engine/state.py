@@ -16,6 +16,8 @@ NodeStatus = Literal[
 ]
 RunStatus = Literal["pending", "running", "waiting_input", "succeeded", "failed", "cancelled"]
 SETTLED: frozenset[str] = frozenset({"succeeded", "failed", "skipped", "cancelled"})
+FAILURE_NAME = "error"
+"""``$error``: the failure that activated a fallback, readable from the fallback target on."""
 
 
 @dataclass
@@ -82,9 +84,14 @@ class RunFailed(Exception):
 
 
 class FallbackTriggered(Exception):
-    """A node failed and names a fallback: the run goes on at ``target``."""
+    """A node failed and names a fallback: the run goes on at ``target``.
 
-    def __init__(self, message: str, target: str) -> None:
+    ``failure`` describes the failure (``node_id``, ``call``, ``message``, ``kind``,
+    ``status_code``, ``attempts``, ``body``); the fallback target reads it as ``$error``.
+    """
+
+    def __init__(self, message: str, target: str, failure: dict[str, Any] | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.target = target
+        self.failure = failure or {"message": message}

@@ -4,12 +4,19 @@ Each attempt is one step named ``call:<node>:<attempt>`` whose recorded result i
 (never an exception), so a replayed run sees the same outcome. The idempotency key is the
 same for every attempt of the same node (and foreach item): the API can tell a retry from a
 new operation. ``sql_query`` runs here, in memory, over the run's named outputs.
+
+Whatever a tool runner raises fails that attempt with a recorded failure (kind ``transport``,
+``timeout`` or ``refused`` from :class:`ToolCallFailed`, ``error`` for anything else, which is
+never retried); it never escapes the step, so no run is left without an outcome. A call that
+gives up says what answered and whether it was retried (:func:`final_message`); with a
+``fallback``, the failure goes to the fallback target as ``$error``.
 """
 
 from __future__ import annotations
 
 import asyncio
 from datetime import UTC, datetime, timedelta
+from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 
 from dynamic_tools.engine.expressions import evaluate, parse_expression
@@ -22,6 +29,8 @@ from dynamic_tools.engine.state import FallbackTriggered, RunFailed
 
 if TYPE_CHECKING:
     from dynamic_tools.engine.interpreter import Interpreter, Scope
+
+_DETAIL_CHARS = 200
 
 
 async def call_with_retries(
@@ -94,15 +103,40 @@ async def call_with_retries(
             )
             await interp.steps.sleep(f"sleep:{full_id}:{attempt}", delay)
             continue
-        message = f"{node.call} failed after {attempt} attempt(s): {failure.message}"
+        message = final_message(node.call, failure, attempt)
         state.detail = {"status_code": failure.status_code, "body": record.get("body")}
         if node.on_error and node.on_error.fallback:
-            raise FallbackTriggered(message, node.on_error.fallback)
+            raise FallbackTriggered(
+                message,
+                node.on_error.fallback,
+                failure={
+                    "node_id": full_id,
+                    "call": node.call,
+                    "message": message,
+                    "kind": failure.kind,
+                    "status_code": failure.status_code,
+                    "attempts": attempt,
+                    "body": record.get("body"),
+                },
+            )
         raise RunFailed(
             message,
             node_id=full_id,
             context={"status_code": failure.status_code, "attempts": attempt},
         )
+
+
+def final_message(call: str, failure: Failure, attempts: int) -> str:
+    """The error of a call that gave up: what answered, and whether retries were made.
+
+    One attempt: ``create_booking answered HTTP 409 Conflict: flight … is sold out`` (or
+    ``target failed: <why>``); more: ``target failed after 3 attempts: <last failure>``.
+    """
+    if attempts > 1:
+        return f"{call} failed after {attempts} attempts: {failure.message}"
+    if failure.kind == "status":
+        return f"{call} answered {failure.message}"
+    return f"{call} failed: {failure.message}"
 
 
 async def _call_tool(
@@ -111,20 +145,55 @@ async def _call_tool(
     try:
         call = tools.call(tool, args, idempotency_key=key, timeout_s=timeout_s)
         result = await (asyncio.wait_for(call, timeout_s) if timeout_s else call)
+        if result.ok:
+            return {"ok": True, "status_code": result.status_code, "body": result.body}
+        headers = {k.lower(): v for k, v in result.headers.items()}
+        failure = _failed(
+            "status",
+            status_message(result.status_code, result.body),
+            status=result.status_code,
+            retry_after=parse_retry_after(headers.get("retry-after")),
+        )
+        return {**failure, "status_code": result.status_code, "body": result.body}
     except TimeoutError:
         return _failed("timeout", f"timed out after {timeout_s} s")
     except ToolCallFailed as exc:
-        return _failed(exc.kind, exc.message)
-    if result.ok:
-        return {"ok": True, "status_code": result.status_code, "body": result.body}
-    headers = {k.lower(): v for k, v in result.headers.items()}
-    failure = _failed(
-        "status",
-        f"HTTP {result.status_code}",
-        status=result.status_code,
-        retry_after=parse_retry_after(headers.get("retry-after")),
-    )
-    return {**failure, "status_code": result.status_code, "body": result.body}
+        return _failed(exc.kind, exc.message or type(exc).__name__)
+    except Exception as exc:  # a runner's bug or an unmapped error: fail the attempt, not the run
+        # Only the type is shown: an unknown exception's text may hold anything (a URL with
+        # its query string, a header value); runners map what they know to ToolCallFailed.
+        return _failed("error", f"the call raised an unexpected {type(exc).__name__}")
+
+
+def status_message(status: int, body: Any) -> str:
+    """``HTTP 409 Conflict: flight … is sold out``: status, phrase and the API's own message.
+
+    The message is taken from the body when it has one (``error.message``, ``message``,
+    ``detail``, ``title``...).
+    """
+    try:
+        phrase = HTTPStatus(status).phrase
+    except ValueError:
+        phrase = ""
+    text = f"HTTP {status} {phrase}".rstrip()
+    detail = _body_message(body)
+    return f"{text}: {detail}" if detail else text
+
+
+def _body_message(body: Any) -> str | None:
+    candidates: list[Any] = []
+    if isinstance(body, dict):
+        error = body.get("error")
+        if isinstance(error, dict):
+            candidates += [error.get("message"), error.get("detail")]
+        candidates += [error, body.get("message"), body.get("detail"), body.get("title")]
+    elif isinstance(body, str):
+        candidates.append(body)
+    for value in candidates:
+        if isinstance(value, str) and value.strip():
+            line = " ".join(value.split())
+            return line if len(line) <= _DETAIL_CHARS else line[: _DETAIL_CHARS - 3] + "..."
+    return None
 
 
 def _sql(args: Any, scope: Scope) -> dict[str, Any]:

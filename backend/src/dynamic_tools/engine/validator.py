@@ -11,7 +11,8 @@ Errors:
 - unknown_tool, unknown_workflow, workflow_cycle: a call or sub-workflow names nothing, or a
   workflow calls itself.
 - unknown_reference, unknown_yield_field: ``$name`` is not a param, output, foreach variable or
-  yield node (or the yield does not expect that field).
+  yield node (or the yield does not expect that field); ``$error`` is known only in a node
+  named as an ``on_error.fallback`` (the failure that activated it).
 - invalid_expression: a ``when`` / ``items`` / ``success`` expression does not parse.
 - name_clash: an output or foreach variable reuses a parameter (or yield) name.
 - unbounded_foreach: a foreach has no ``max_iterations``.
@@ -50,6 +51,7 @@ from dynamic_tools.engine.models import (
 )
 from dynamic_tools.engine.references import Reference, find_references
 from dynamic_tools.engine.sql_query import table_names
+from dynamic_tools.engine.state import FAILURE_NAME
 
 BUILTIN_TOOLS = frozenset({"rest_call", "sql_query"})
 
@@ -400,6 +402,12 @@ class _Checker:
         name = ref.name
         if name in local or name in workflow.params:
             return
+        if (
+            name == FAILURE_NAME
+            and consumer in _fallback_targets(graph)
+            and not (graph.producers(name) or isinstance(workflow.graph.get(name), YieldNode))
+        ):
+            return  # the failure that activated this fallback (engine/state.py)
         producers = graph.producers(name)
         node = workflow.graph.get(name)
         if isinstance(node, YieldNode):
@@ -421,11 +429,16 @@ class _Checker:
                 | local
                 | {n for n, x in workflow.graph.items() if isinstance(x, YieldNode)}
             )
+            hint = (
+                " ($error is set only in a node named as an on_error.fallback)"
+                if name == FAILURE_NAME
+                else ""
+            )
             self.add(
                 path,
                 "unknown_reference",
                 f"'{ref.text}' names nothing: not a parameter, output, foreach variable "
-                "or yield node",
+                f"or yield node{hint}",
                 expected=_close(name, names) or sorted(names),
                 actual=ref.text,
             )
@@ -491,6 +504,16 @@ class _Checker:
                     if callee not in seen:
                         seen.add(callee)
                         stack.append((callee, [*trail, callee]))
+
+
+def _fallback_targets(graph: WorkflowGraph) -> set[str]:
+    """Nodes named as an ``on_error.fallback`` (where ``$error`` is set)."""
+    return {
+        target
+        for node_id in graph.nodes
+        for where, target in graph.activation_targets(node_id)
+        if where[-1] == "fallback"
+    }
 
 
 def _reference_sources(node: Any, here: Path) -> list[tuple[Any, Path]]:

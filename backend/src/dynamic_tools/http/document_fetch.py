@@ -11,7 +11,8 @@
   first root. Symbolic links are resolved before the check.
 
 Every refusal or fixable failure raises :class:`DocumentSourceError` naming the path or URL
-(violation path ``source``); a connection failure or timeout raises :class:`TransportError`.
+(violation path ``source``); a connection failure or timeout raises :class:`TransportError`,
+and any other failure of the HTTP stack the matching error of ``http/failures.py``.
 
 With tracing on, a URL fetch is a client span ``GET`` (``url.full`` without the query string,
 ``server.address``, ``server.port``, ``http.response.status_code``, ``error.type``) and the
@@ -30,7 +31,8 @@ from urllib.parse import unquote, urlsplit
 import httpx
 from opentelemetry.trace import Span, SpanKind
 
-from dynamic_tools.errors import DocumentSourceError, TargetRefusedError, TransportError
+from dynamic_tools.errors import DocumentSourceError, TargetRefusedError
+from dynamic_tools.http.failures import outbound_failure
 from dynamic_tools.http.target_guard import TargetGuard
 from dynamic_tools.observability.tracing import Tracing, mark_error
 
@@ -100,7 +102,13 @@ class DocumentFetcher:
     # --- URLs ------------------------------------------------------------------------------
     async def _fetch_url(self, source: str) -> FetchedDocument:
         parts = urlsplit(source)
-        if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        try:
+            hostname, port = parts.hostname, parts.port
+            httpx.URL(source)
+        except (ValueError, httpx.InvalidURL) as exc:
+            message = f"'{_shown(source)}' is not a valid URL ({exc})"
+            raise _refused(message, "invalid_url", source) from None
+        if parts.scheme.lower() not in ("http", "https") or not hostname:
             raise _refused(f"'{source}' is not an http(s) URL", "scheme", source)
         if parts.username or parts.password:
             raise _refused(
@@ -109,12 +117,12 @@ class DocumentFetcher:
         attributes = {
             "http.request.method": "GET",
             "url.full": _shown(source),
-            "server.address": parts.hostname,
-            "server.port": parts.port or (443 if parts.scheme.lower() == "https" else 80),
+            "server.address": hostname,
+            "server.port": port or (443 if parts.scheme.lower() == "https" else 80),
         }
         with self.tracing.span("GET", kind=SpanKind.CLIENT, attributes=attributes) as span:
             try:
-                await self.guard.check(parts.scheme, parts.hostname, parts.port)
+                await self.guard.check(parts.scheme, hostname, port, parts.path or "/")
             except TargetRefusedError as exc:
                 mark_error(span, "refused")
                 raise _refused(
@@ -135,18 +143,13 @@ class DocumentFetcher:
                 self._check_status(response, source)
                 content = await self._read_capped(response, source)
                 media_type = response.headers.get("content-type", "").split(";")[0].strip() or None
-        except httpx.TimeoutException:
-            mark_error(span, "timeout")
-            raise TransportError(
-                f"fetching {_shown(source)} timed out",
-                context={"url": _shown(source)},
-                timed_out=True,
-            ) from None
-        except httpx.HTTPError as exc:
-            mark_error(span, type(exc).__qualname__)
-            raise TransportError(
-                f"fetching {_shown(source)} failed ({type(exc).__name__})",
-                context={"url": _shown(source)},
+        except DocumentSourceError:
+            raise
+        except Exception as exc:  # every failure of the HTTP stack, by kind (http.failures)
+            timed_out = isinstance(exc, httpx.TimeoutException)
+            mark_error(span, "timeout" if timed_out else type(exc).__qualname__)
+            raise outbound_failure(
+                exc, what=f"fetching {_shown(source)}", context={"url": _shown(source)}
             ) from None
         return FetchedDocument(content, source, "url", source, source, media_type)
 

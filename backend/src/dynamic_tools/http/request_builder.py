@@ -2,9 +2,12 @@
 
 The LLM never writes a URL: it only supplies argument values, and this module places them.
 Path values are percent-encoded with no safe characters and dot segments are refused; header
-values may not contain line breaks; the final URL is re-checked against the tool's base URL
-(same scheme, host, port, and path prefix). Secrets are looked up here, at build time just
-before the send, and kept apart so :meth:`PreparedRequest.http_spec` can show them as ``***``.
+values must be visible ASCII, space or tab (no line breaks, nothing HTTP — and httpx — cannot
+carry; a value outside that is refused naming the header, before anything is sent); the final
+URL is re-checked against the tool's base URL (same scheme, host, port, and path prefix).
+Secrets are looked up here, by their tool secret name (``secret:NAME`` → ``NAME``), at build
+time just before the send, and kept apart so :meth:`PreparedRequest.http_spec` can show them
+as ``***``.
 """
 
 from __future__ import annotations
@@ -18,12 +21,11 @@ from typing import Any
 from urllib.parse import quote, unquote, urlsplit
 
 from dynamic_tools.errors import ConfigurationError, InvalidInputError, TargetRefusedError
-from dynamic_tools.tools.models import ToolConfig
+from dynamic_tools.tools.credentials import environment_variable, secret_name
+from dynamic_tools.tools.models import HEADER_NAME, HEADER_VALUE, ToolConfig
 
 MASK = "***"
-_HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-_HEADER_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")  # tab is allowed in header values
 
 SecretLookup = Callable[[str], "str | None"]
 
@@ -101,7 +103,7 @@ def build_request(
     secret_values: list[str] = []
     auth = tool.auth
     if auth.type != "none" and auth.secret:
-        value = _lookup(auth.secret, secret)
+        value = _lookup(auth.secret, secret, in_header=auth.location == "header")
         secret_values.append(value)
         if auth.type == "api_key" and auth.name:
             if auth.location == "query":
@@ -135,12 +137,25 @@ def build_request(
     )
 
 
-def _lookup(reference: str, secret: SecretLookup) -> str:
-    name = reference.split(":", 1)[1]
-    value = secret(name)
+def _lookup(reference: str, secret: SecretLookup, *, in_header: bool) -> str:
+    name = secret_name(reference)
+    try:
+        value = secret(name)
+    except OSError as exc:  # a SECRETS_DIR file that cannot be read
+        raise ConfigurationError(
+            f"the secret '{reference}' could not be read ({type(exc).__name__})",
+            context={"secret_ref": reference},
+        ) from None
     if not value:
         raise ConfigurationError(
-            f"the secret '{reference}' is not set; set the environment variable {name}",
+            f"the secret '{reference}' is not set; set the environment variable "
+            f"{environment_variable(name)} (or the file {name} in SECRETS_DIR)",
+            context={"secret_ref": reference},
+        )
+    if in_header and not HEADER_VALUE.match(value):
+        raise ConfigurationError(
+            f"the secret '{reference}' holds characters an HTTP header cannot carry (only "
+            "visible ASCII); check its value",
             context={"secret_ref": reference},
         )
     return value
@@ -174,7 +189,7 @@ def _path_segment(name: str, value: Any) -> str:
 
 
 def _header_name(name: str) -> str:
-    if not _HEADER_NAME.match(name):
+    if not HEADER_NAME.match(name):
         raise InvalidInputError(
             f"'{name}' is not a valid header name",
             violations=[{"path": name, "message": "invalid header name"}],
@@ -184,22 +199,36 @@ def _header_name(name: str) -> str:
 
 def _header_value(name: str, value: Any) -> str:
     text = _scalar(value)
-    if _HEADER_CONTROL.search(text):
+    if not HEADER_VALUE.match(text):
+        reason = (
+            "line breaks or control characters"
+            if _CONTROL.search(text.replace("\t", ""))
+            else "characters outside ASCII"
+        )
         raise InvalidInputError(
-            f"header parameter '{name}' contains line breaks or control characters",
-            violations=[{"path": name, "message": "control characters are not allowed"}],
+            f"header parameter '{name}' contains {reason}; HTTP header values carry only "
+            "visible ASCII, space and tab",
+            violations=[
+                {"path": name, "rule": "header_value", "message": f"{reason} are not allowed"}
+            ],
         )
     return text
 
 
 def _check_inside(base_url: str, url: str, tool: str) -> None:
-    base, built = urlsplit(base_url), urlsplit(url)
-    prefix = base.path.rstrip("/")
-    same_origin = (base.scheme, base.hostname, base.port) == (
-        built.scheme,
-        built.hostname,
-        built.port,
-    )
+    try:
+        base, built = urlsplit(base_url), urlsplit(url)
+        prefix = base.path.rstrip("/")
+        same_origin = (base.scheme, base.hostname, base.port) == (
+            built.scheme,
+            built.hostname,
+            built.port,
+        )
+    except ValueError as exc:  # an invalid port or IPv6 host: not a URL HTTP can use
+        raise TargetRefusedError(
+            f"the base URL of tool '{tool}' is not a URL HTTP can use ({exc})",
+            context={"tool": tool},
+        ) from None
     inside = built.path == prefix or built.path.startswith(prefix + "/") or not prefix
     if not same_origin or not inside or built.query or built.fragment:
         raise TargetRefusedError(

@@ -1,8 +1,9 @@
 """Sending a prepared request: the SSRF guard, no redirects, timeouts, a size cap.
 
 An HTTP error status is a normal result (the API answered). Only a refusal by the guard, a
-transport failure or a timeout raise. Error messages name the method, host and path, never
-the query string (secrets may travel there), and any secret value is scrubbed from them.
+request HTTP cannot carry, a transport failure or a timeout raise — whatever the HTTP stack
+raised, as a project error (``http/failures.py``). Error messages name the method, host and
+path, never the query string (secrets may travel there), and any secret value is scrubbed.
 
 With tracing on, every call is a client span (``http.request.method``, ``url.full`` without
 query string or user info, ``server.address``, ``server.port``, ``http.response.status_code``,
@@ -15,11 +16,13 @@ import json
 import time
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 from opentelemetry.trace import Span, SpanKind
 
-from dynamic_tools.errors import TargetRefusedError, TransportError
+from dynamic_tools.errors import TargetRefusedError
+from dynamic_tools.http.failures import outbound_failure
 from dynamic_tools.http.request_builder import PreparedRequest
 from dynamic_tools.http.target_guard import TargetGuard
 from dynamic_tools.logs import redactor
@@ -76,8 +79,20 @@ class HttpSender:
         extra_headers: dict[str, str] | None = None,
         timeout_s: float | None = None,
     ) -> HttpResult:
-        """Send ``request``; raise only when it could not be sent or received."""
-        url = httpx.URL(request.url)
+        """Send ``request``; raise only when it could not be sent or received.
+
+        Raises:
+            TargetRefusedError: the SSRF guard refused the target.
+            RequestNotSendableError: HTTP cannot carry the request (URL, header value).
+            TransportError: connecting, sending or receiving failed, or timed out.
+            OutboundError: anything else the HTTP stack raised (named by its type).
+        """
+        where = self._where(request)
+        what = f"{request.method} {where['url']}"
+        try:
+            url = httpx.URL(request.url)
+        except Exception as exc:  # an invalid host or port: never sent
+            raise outbound_failure(exc, what=what, context=where) from None
         if not self.tracing.enabled:
             return await self._send(request, url, extra_headers, timeout_s, None)
         with self.tracing.span(
@@ -93,8 +108,10 @@ class HttpSender:
         timeout_s: float | None,
         span: Span | None,
     ) -> HttpResult:
+        where = self._where(request)
+        what = f"{request.method} {where['url']}"
         try:
-            await self.guard.check(url.scheme, url.host, url.port)
+            await self.guard.check(url.scheme, url.host, url.port, url.raw_path.decode("ascii"))
         except TargetRefusedError:
             if span is not None:
                 mark_error(span, "refused")
@@ -116,20 +133,14 @@ class HttpSender:
                 content, truncated = await self._read_capped(response)
             finally:
                 await response.aclose()
-        except httpx.TimeoutException as exc:
+        except Exception as exc:  # every failure of the HTTP stack, by kind (http.failures)
+            failure = outbound_failure(
+                exc, what=what, context=where, secrets=_secrets_of(request, extra_headers)
+            )
             if span is not None:
-                mark_error(span, "timeout")
-            raise TransportError(
-                self._describe("timed out", request, exc),
-                context=self._where(request),
-                timed_out=True,
-            ) from None
-        except httpx.HTTPError as exc:
-            if span is not None:
-                mark_error(span, type(exc).__qualname__)
-            raise TransportError(
-                self._describe("failed", request, exc), context=self._where(request)
-            ) from None
+                timed_out = isinstance(exc, httpx.TimeoutException)
+                mark_error(span, "timeout" if timed_out else type(exc).__qualname__)
+            raise failure from None
         elapsed_ms = (time.perf_counter() - started) * 1000
         if span is not None:
             span.set_attribute("http.response.status_code", response.status_code)
@@ -159,23 +170,25 @@ class HttpSender:
 
     @staticmethod
     def _where(request: PreparedRequest) -> dict[str, str]:
-        parts = httpx.URL(request.url)
+        """Tool, method, host, path and the URL without its query (secrets may travel there)."""
+        parts = urlsplit(request.url)
+        try:
+            host = parts.hostname or ""
+        except ValueError:
+            host = ""
+        shown = f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}{parts.path}"
         return {
             "tool": request.tool,
             "method": request.method,
-            "host": parts.host,
+            "host": host,
             "path": parts.path,
+            "url": shown,
         }
 
-    @staticmethod
-    def _describe(verb: str, request: PreparedRequest, exc: Exception) -> str:
-        parts = httpx.URL(request.url)
-        detail = type(exc).__name__
-        message = f"{request.method} {parts.scheme}://{parts.netloc.decode()}{parts.path} {verb}"
-        message = f"{message} ({detail})"
-        for secret in request.secret_values:
-            message = message.replace(secret, "***")
-        return message
+
+def _secrets_of(request: PreparedRequest, extra_headers: dict[str, str] | None) -> list[str]:
+    """Values to scrub from messages: the request's secrets and the session's extra headers."""
+    return [*request.secret_values, *(extra_headers or {}).values()]
 
 
 def _span_attributes(request: PreparedRequest, url: httpx.URL) -> dict[str, str | int]:

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dynamic_tools.errors import InvalidInputError
+from dynamic_tools.tools.models import HEADER_VALUE
 
 HEADER_NAMES = (
     "x-target-url",
@@ -138,9 +139,13 @@ def _parse_target_headers(raw: str | None, violations: list[dict[str, Any]]) -> 
     for key, value in data.items():
         if not isinstance(key, str) or not _HEADER_NAME.match(key):
             violations.append(_violation("x-target-headers", f"'{key}' is not a header name"))
-        elif not isinstance(value, str) or "\r" in value or "\n" in value:
+        elif not isinstance(value, str) or not HEADER_VALUE.match(value):
             violations.append(
-                _violation("x-target-headers", f"the value of '{key}' must be a one-line string")
+                _violation(
+                    "x-target-headers",
+                    f"the value of '{key}' must be a one-line string of visible ASCII "
+                    "(what HTTP headers carry)",
+                )
             )
         else:
             headers[key] = value

@@ -7,8 +7,13 @@ target through the SSRF guard. Every request carries the ``Idempotency-Key`` the
 
 ``rest_call`` args: ``method``, ``path`` (appended to the document's ``base_url``), optional
 ``query`` (object), ``body`` and ``headers`` (object of strings). It is held to the same rules
-as a tool: dot segments refused, no line breaks in headers, the final URL must stay under the
-base URL.
+as a tool: dot segments refused, header values visible ASCII, no credential-like headers or
+query names (a rest_call has no secrets: call a registered tool with ``auth``), a base URL HTTP
+can use, the final URL under the base URL.
+
+Whatever goes wrong is a :class:`ToolCallFailed`: ``transport``/``timeout`` (retryable by
+``retry_on``), ``refused`` (the call cannot be made as asked) or ``error`` (HTTP cannot carry
+the request, or an unexpected failure) — never another exception.
 """
 
 from __future__ import annotations
@@ -17,15 +22,20 @@ from collections.abc import Mapping
 from typing import Any
 
 from jsonschema import Draft202012Validator
+from pydantic import ValidationError
 
 from dynamic_tools.engine.ports import ToolCallFailed, ToolResult
 from dynamic_tools.errors import (
+    ConfigurationError,
     DynamicToolsError,
+    InvalidInputError,
     NotFoundError,
+    TargetRefusedError,
     TransportError,
 )
 from dynamic_tools.http.request_builder import SecretLookup, build_request
 from dynamic_tools.http.sender import HttpSender
+from dynamic_tools.tools.credentials import looks_like_credential
 from dynamic_tools.tools.models import ToolConfig
 from dynamic_tools.tools.registry import ToolRegistry
 
@@ -51,12 +61,26 @@ class HttpToolRunner:
     ) -> ToolResult:
         """Validate, build, send; raise :class:`ToolCallFailed` when nothing was answered."""
         try:
+            return await self._call(tool, args, idempotency_key, timeout_s)
+        except ToolCallFailed:
+            raise
+        except Exception as exc:  # a bug or an unforeseen input: still a structured failure
+            raise ToolCallFailed(
+                f"calling '{tool}' failed on an unexpected {type(exc).__name__}", kind="error"
+            ) from None
+
+    async def _call(
+        self, tool: str, args: Mapping[str, Any], idempotency_key: str, timeout_s: float | None
+    ) -> ToolResult:
+        try:
             config = rest_call_tool(args) if tool == "rest_call" else self.registry.get(tool)
             arguments = rest_call_arguments(args) if tool == "rest_call" else dict(args)
         except NotFoundError:
             raise ToolCallFailed(f"tool '{tool}' is not registered", kind="refused") from None
         except DynamicToolsError as exc:
             raise ToolCallFailed(exc.message, kind="refused") from None
+        except ValidationError as exc:  # a rest_call whose base URL or headers are refused
+            raise ToolCallFailed(_rest_call_problem(exc), kind="refused") from None
         errors = sorted(
             Draft202012Validator(config.input_schema()).iter_errors(arguments),
             key=lambda e: list(e.path),
@@ -77,8 +101,10 @@ class HttpToolRunner:
             raise ToolCallFailed(
                 exc.message, kind="timeout" if exc.timed_out else "transport"
             ) from None
-        except DynamicToolsError as exc:
+        except (InvalidInputError, ConfigurationError, TargetRefusedError) as exc:
             raise ToolCallFailed(exc.message, kind="refused") from None
+        except DynamicToolsError as exc:  # not sendable, or an unexpected outbound failure
+            raise ToolCallFailed(exc.message, kind="error") from None
         return ToolResult(result.status_code, result.body, result.headers, result.execution_time_ms)
 
 
@@ -100,6 +126,12 @@ def rest_call_tool(args: Mapping[str, Any]) -> ToolConfig:
     for key in _query(args):
         if key.startswith(_SEGMENT):
             raise ToolCallFailed(f"rest_call query name '{key}' is reserved", kind="refused")
+        if looks_like_credential(key):
+            raise ToolCallFailed(
+                f"rest_call query name '{key}' looks like a credential; a rest_call carries no "
+                "secrets: call a registered tool whose auth names a secret",
+                kind="refused",
+            )
         parameters[key] = {"in": "query"}
     body = args.get("body")
     if body is not None and not isinstance(body, dict):
@@ -115,11 +147,22 @@ def rest_call_tool(args: Mapping[str, Any]) -> ToolConfig:
             },
             "parameters": parameters,
             "static_params": {
-                "header": {str(k): str(v) for k, v in (args.get("headers") or {}).items()},
+                "header": {str(k): str(v) for k, v in _object(args, "headers").items()},
                 "body": body or {},
             },
         }
     )
+
+
+def _rest_call_problem(exc: ValidationError) -> str:
+    """What is wrong with a rest_call, in the words of the workflow (``base_url``, headers)."""
+    where = {"api.base_url": "base_url", "static_params.header": "headers"}
+    problems = []
+    for error in exc.errors()[:3]:
+        loc = ".".join(str(part) for part in error["loc"])
+        message = str(error["msg"]).removeprefix("Value error, ")
+        problems.append(f"{where.get(loc, loc)}: {message}")
+    return "rest_call cannot be made: " + "; ".join(problems)
 
 
 def rest_call_arguments(args: Mapping[str, Any]) -> dict[str, Any]:
@@ -131,10 +174,14 @@ def rest_call_arguments(args: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _query(args: Mapping[str, Any]) -> dict[str, Any]:
-    query = args.get("query") or {}
-    if not isinstance(query, dict):
-        raise ToolCallFailed("rest_call query must be an object", kind="refused")
-    return {str(k): v for k, v in query.items()}
+    return {str(k): v for k, v in _object(args, "query").items()}
+
+
+def _object(args: Mapping[str, Any], name: str) -> dict[str, Any]:
+    value = args.get(name) or {}
+    if not isinstance(value, dict):
+        raise ToolCallFailed(f"rest_call {name} must be an object", kind="refused")
+    return value
 
 
 def _segments(path: Any) -> list[str]:

@@ -60,7 +60,7 @@ def _activation(graph: WorkflowGraph, source: str, path: Path) -> dict[str, Any]
         return {"node": source, "via": "on_partial_failure", "when": "a branch failed"}
     where = f" of branch '{path[1]}'" if path[0] == "branches" else ""
     where = " of its step" if path[0] == "step" else where
-    return {"node": source, "via": "fallback", "when": f"the call{where} failed after retries"}
+    return {"node": source, "via": "fallback", "when": f"the call{where} gave up"}
 
 
 FAILURE_PATHS = frozenset({"fallback", "on_partial_failure"})

@@ -377,6 +377,13 @@ class SingleShotPipeline:
                 span.set_attribute(OUTCOME, "failed")
                 mark_error(span, exc.code)
                 raise _StageFailed(stage, exc.message) from None
+            except Exception as exc:  # a bug or an unmapped failure: still this stage's error
+                span.set_attribute(OUTCOME, "failed")
+                mark_error(span, type(exc).__qualname__)
+                logger.opt(exception=exc).bind(stage=stage).error("unexpected error in {}", stage)
+                raise _StageFailed(
+                    stage, f"{stage} failed on an unexpected {type(exc).__name__}"
+                ) from None
             finally:
                 response.timings_ms[stage] = _ms_since(started)
             span.set_attribute(OUTCOME, "succeeded")

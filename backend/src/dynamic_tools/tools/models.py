@@ -1,26 +1,60 @@
 """ToolConfig: how one HTTP operation is described so an LLM (and the engine) can call it.
 
-The format (DESIGN.md, "Tool config"): each parameter is a JSON Schema plus ``in`` (where it
+The format (the README's "Tool configs"): each parameter is a JSON Schema plus ``in`` (where it
 goes on the wire) and ``required``; ``static_params`` are sent on every call; ``auth`` refers to
-a secret by reference (``env:NAME``), never by value; ``annotations`` default from the method.
+a tool secret by reference (``secret:NAME``, see ``tools/credentials.py``), never by value, and
+no literal credential is accepted anywhere else (static params, URL user info); ``annotations``
+default from the method.
 """
 
 from __future__ import annotations
 
 import re
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
+import httpx
 from jsonschema.exceptions import SchemaError
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
+from dynamic_tools.tools.credentials import looks_like_credential, secret_name
 from dynamic_tools.tools.schema_check import check_schema
 
 TOOL_NAME_PATTERN = r"^[a-zA-Z0-9_-]{1,64}$"
 HttpMethod = Literal["GET", "POST", "PUT", "PATCH", "DELETE"]
 ParameterLocation = Literal["path", "query", "header", "body"]
-SECRET_REF_PATTERN = re.compile(r"^env:[A-Za-z_][A-Za-z0-9_]*$")
+# Header values HTTP (and httpx) can carry: visible ASCII, space and tab.
+HEADER_VALUE = re.compile(r"^[\t\x20-\x7e]*$")
+HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+_HOST = re.compile(r"^(\[[0-9A-Fa-f:.]+\]|[^\s%/?#@\[\]:]+)$")
 _PLACEHOLDER = re.compile(r"\{([^{}/]+)\}")
 _TEMPLATE_VAR = re.compile(r"\$\{([A-Z_][A-Z0-9_]*)\}")
+
+
+def check_url_authority(url: str) -> None:
+    """Raise ValueError unless ``url``'s host and port can be used.
+
+    No user info (credentials are never part of a tool), a valid host, a port in 1..65535.
+    """
+    try:
+        parts = urlsplit(url)
+    except ValueError as exc:
+        raise ValueError(f"is not a URL HTTP can use ({exc})") from None
+    if "@" in parts.netloc:
+        raise ValueError(
+            "must not carry credentials (user info before '@'); use auth with a secret reference"
+        )
+    try:
+        port = parts.port
+        hostname = parts.hostname
+        httpx.URL(url)
+    except (ValueError, httpx.InvalidURL) as exc:
+        raise ValueError(f"is not a URL HTTP can use ({exc})") from None
+    host = parts.netloc.rsplit(":", 1)[0] if port is not None else parts.netloc
+    if not hostname or not _HOST.match(host):
+        raise ValueError(f"has no valid host ('{host}')")
+    if port is not None and not 1 <= port <= 65535:
+        raise ValueError(f"has port {port}, outside 1..65535")
 
 
 class _Strict(BaseModel):
@@ -47,6 +81,7 @@ class ApiSpec(_Strict):
             raise ValueError("must be an absolute http(s) URL, optionally starting with ${VAR}")
         if "?" in value or "#" in value:
             raise ValueError("must not contain a query or fragment; use static_params")
+        check_url_authority(probe)
         return value.rstrip("/")
 
     @field_validator("path")
@@ -91,11 +126,42 @@ class Parameter(BaseModel):
 
 
 class StaticParams(_Strict):
-    """Values sent with every call, by location. They are never shown to the LLM as inputs."""
+    """Values sent with every call, by location. They are never shown to the LLM as inputs.
+
+    Names that look like credentials (``Authorization``, ``X-API-Key``, ``*token*``,
+    ``*secret*``, ``*password*``, ``api_key``...) are refused: a credential goes in ``auth``,
+    as a secret reference. Header names must be HTTP tokens and values visible ASCII.
+    """
 
     query: dict[str, str | int | float | bool] = Field(default_factory=dict)
     header: dict[str, str] = Field(default_factory=dict)
     body: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("query", "header")
+    @classmethod
+    def _no_literal_credentials(cls, value: dict[str, Any], info: ValidationInfo) -> Any:
+        where = "header" if info.field_name == "header" else "query"
+        for name in value:
+            if looks_like_credential(name):
+                raise ValueError(
+                    f"'{name}' looks like a credential, and a literal credential is never "
+                    f"stored in a tool: use auth instead (e.g. {{type: api_key, in: {where}, "
+                    f"name: {name}, secret: 'secret:NAME'}}, or type bearer / basic)"
+                )
+        return value
+
+    @field_validator("header")
+    @classmethod
+    def _check_headers(cls, value: dict[str, str]) -> dict[str, str]:
+        for name, text in value.items():
+            if not HEADER_NAME.match(name):
+                raise ValueError(f"'{name}' is not a valid header name")
+            if not HEADER_VALUE.match(text):
+                raise ValueError(
+                    f"the value of header '{name}' has characters HTTP headers cannot carry "
+                    "(only visible ASCII, space and tab; no line breaks)"
+                )
+        return value
 
 
 class AuthSpec(_Strict):
@@ -104,20 +170,27 @@ class AuthSpec(_Strict):
     type: Literal["none", "api_key", "bearer", "basic"] = "none"
     location: Literal["header", "query"] = Field(default="header", alias="in")
     name: str | None = Field(default=None, description="Header or query name for api_key.")
-    secret: str | None = Field(default=None, description="Secret reference, e.g. env:API_KEY.")
+    secret: str | None = Field(
+        default=None, description="Tool secret reference, e.g. secret:WEATHER_KEY."
+    )
     username: str | None = Field(default=None, description="For basic auth: a plain user name.")
 
     @field_validator("secret")
     @classmethod
     def _check_ref(cls, value: str | None) -> str | None:
-        if value is not None and not SECRET_REF_PATTERN.match(value):
-            raise ValueError("must be a secret reference like 'env:NAME', never the secret itself")
+        if value is not None:
+            secret_name(value)  # ValueError: a literal, or a variable outside tool secrets
         return value
+
+    @property
+    def secret_name(self) -> str | None:
+        """The tool secret ``secret`` names (``secret:X`` or ``env:DT_SECRET_X`` → ``X``)."""
+        return secret_name(self.secret) if self.secret else None
 
     @model_validator(mode="after")
     def _complete(self) -> AuthSpec:
         if self.type != "none" and not self.secret:
-            raise ValueError(f"auth type '{self.type}' needs 'secret' (e.g. env:NAME)")
+            raise ValueError(f"auth type '{self.type}' needs 'secret' (e.g. secret:NAME)")
         if self.type == "api_key" and not self.name:
             raise ValueError("auth type 'api_key' needs 'name' (the header or query name)")
         if self.type == "basic" and not self.username:

@@ -72,7 +72,7 @@ async def test_the_catalog_lifecycle_over_rest(settings: Settings, registry_root
         assert len(tools["tools"]) == travel + 18 and tools["problems"] == []
         pet = (await client.get("/tools/getPetById")).json()
         assert pet["endpoint"] == "GET http://petstore.swagger.io/v2/pet/{petId}"
-        assert pet["auth"]["secret"] == "env:PETS_TOKEN"
+        assert pet["auth"]["secret"] == "secret:PETS_TOKEN"
 
         again = await client.post("/catalogs", json={"source": "petstore.json", "name": "pets"})
         assert again.status_code == 409 and again.json()["error_code"] == "conflict"

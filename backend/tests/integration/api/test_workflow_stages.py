@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import json
 import shutil
+import ssl
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
+import h11
 import httpx
 import pytest
 from loguru import logger
@@ -51,7 +53,7 @@ def pipeline_settings(
 ) -> Settings:
     root = tmp_path / "pipeline-registry"
     shutil.copytree(FIXTURES / "tools" / "pipeline", root / "tools")
-    monkeypatch.setenv("ITEMS_API_KEY", ITEMS_SECRET)
+    monkeypatch.setenv("DT_SECRET_ITEMS_API_KEY", ITEMS_SECRET)
     return make_settings(
         registry_config_path=root / "config.yaml",
         openai_base_url=fake_llm.base_url,
@@ -369,3 +371,31 @@ async def test_secrets_never_reach_the_llm_responses_or_logs(
         assert secret not in logs
     # The LLM key is only ever sent as the endpoint's bearer credential.
     assert fake_llm.headers[0]["authorization"] == f"Bearer {TEST_API_KEY}"
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        UnicodeEncodeError("ascii", "café", 3, 4, "ordinal not in range(128)"),
+        ValueError(f"Invalid port: '1:2' key={ITEMS_SECRET}"),
+        httpx.InvalidURL("Invalid IPv4 address: '0177.0.0.1'"),
+        OSError(99, "Cannot assign requested address"),
+        ssl.SSLError(1, "[SSL: WRONG_VERSION_NUMBER] wrong version number"),
+        h11.LocalProtocolError("Illegal header value b'caf\\xc3\\xa9'"),
+        type("ExoticTransportError", (Exception,), {})(f"with {ITEMS_SECRET}"),
+    ],
+    ids=lambda e: type(e).__name__,
+)
+async def test_any_exception_while_sending_is_an_api_execution_error(
+    client: httpx.AsyncClient, fake_llm: FakeLLM, recorder: Recorder, error: Exception
+) -> None:
+    def raising(request: httpx.Request) -> httpx.Response:
+        raise error
+
+    recorder.responder = raising
+    fake_llm.script(tool_call("get_item", {"item_id": "42", "X-Trace": None, "fields": None}))
+    data = await run(client)
+    assert data["status"] == "error" and data["error_stage"] == "api_execution", data
+    assert data["error"].startswith("GET https://items.example/v1/items/42 ")
+    assert type(error).__name__ in data["error"]
+    assert ITEMS_SECRET not in json.dumps(data)

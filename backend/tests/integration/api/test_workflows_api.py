@@ -242,7 +242,7 @@ async def test_plan_and_inputs(client: httpx.AsyncClient) -> None:
     assert plan[4]["activated_by"][0] == {
         "node": "reserve",
         "via": "fallback",
-        "when": "the call failed after retries",
+        "when": "the call gave up",
     }
     assert plan[5]["runs"] == "when activated"
     assert plan[5]["activated_by"][0]["via"] == "branch_default"

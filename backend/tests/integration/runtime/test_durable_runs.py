@@ -377,7 +377,7 @@ async def test_a_failed_branch_cancels_the_branch_still_running(
     assert outcome.status == "failed"
     assert outcome.error["message"] == (
         "parallel 'fan': approval failed: cancelled: another child failed; "
-        "search failed: search_flights failed after 1 attempt(s): HTTP 503"
+        "search failed: search_flights answered HTTP 503 Service Unavailable: down"
     )
     # The waiting branch was stopped as a cancelled run is: it ended by itself (a recorded
     # outcome, with what it had registered), not killed by DBOS.

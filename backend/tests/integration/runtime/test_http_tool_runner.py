@@ -110,3 +110,75 @@ async def test_schema_violations_are_refused_before_sending(
     finally:
         await services.aclose()
     assert stats(url)["create_booking"]["calls"] == 0
+
+
+class SellOutAfterCheck:
+    """The real runner, except that right after check_availability answers, someone else
+    books every seat left on the flight (through the demo API): sold between check and book."""
+
+    def __init__(self, inner: HttpToolRunner, url: str) -> None:
+        self.inner = inner
+        self.url = url
+
+    def knows(self, tool: str) -> bool:
+        return self.inner.knows(tool)
+
+    async def call(
+        self, tool: str, args: Any, *, idempotency_key: str, timeout_s: float | None
+    ) -> Any:
+        result = await self.inner.call(
+            tool, args, idempotency_key=idempotency_key, timeout_s=timeout_s
+        )
+        if tool == "check_availability":
+            for _ in range(result.body["seats_available"]):
+                taken = httpx.post(
+                    f"{self.url}/demo/travel/bookings",
+                    json={"flight_id": args["flight_id"], "passenger": "Someone Else"},
+                )
+                assert taken.status_code == 201, taken.text
+        return result
+
+
+async def test_a_flight_sold_between_check_and_booking_is_sold_out_not_retried(
+    server: tuple[str, Settings],
+) -> None:
+    url, settings = server
+    services = build_services(settings)
+    try:
+        tools = SellOutAfterCheck(
+            HttpToolRunner(services.registry, services.sender, make_secret_lookup(settings)), url
+        )
+        interpreter = Interpreter(
+            load_document((EXAMPLES / "workflows" / "travel.yaml").read_text(), name="t").document,
+            run_id="run-sold-out",
+            tools=tools,
+            steps=LocalSteps(),
+            events=EventList(),
+        )
+        outcome = await interpreter.run("book_flight", BOOK)
+    finally:
+        await services.aclose()
+    flight = outcome.nodes["check"].input["flight_id"]
+    assert outcome.status == "failed"
+    assert outcome.nodes["reserve"].attempts == 1  # a 409 is not retried
+    assert outcome.error["message"] == (
+        f"Booking flight {flight} failed: create_booking answered HTTP 409 Conflict: "
+        f"flight {flight} is sold out"
+    )
+    assert "after" not in outcome.error["message"]
+
+
+async def test_a_booking_that_keeps_failing_says_it_was_retried(
+    server: tuple[str, Settings],
+) -> None:
+    url, settings = server
+    httpx.post(
+        f"{url}/demo/travel/_faults",
+        json={"operation": "create_booking", "fail_next": 3, "status": 503},
+    )
+    text = (EXAMPLES / "workflows" / "travel.yaml").read_text()
+    outcome, _ = await run(settings, text, "book_flight", BOOK)
+    assert outcome.status == "failed"
+    assert outcome.nodes["reserve"].attempts == 3
+    message = outcome.error["message"]
+    assert "failed: create_booking failed after 3 attempts: HTTP 503 Service Unavailable" in message

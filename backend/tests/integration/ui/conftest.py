@@ -21,7 +21,7 @@ from tests.support.servers import serve
 
 expect.set_options(timeout=15_000)
 
-SECRET_ENV = "DT_UI_TEST_TRAVEL_KEY"
+SECRET_ENV = "DT_SECRET_UI_TEST_TRAVEL_KEY"
 SECRET_VALUE = "ui-secret-7f3a9c2e51"
 AUTHED_TOOL = """
 name: search_flights_partner
@@ -31,7 +31,7 @@ parameters:
   origin: {in: query, required: true, type: string, description: IATA code of departure}
   destination: {in: query, required: true, type: string, description: IATA code of arrival}
   date: {in: query, required: true, type: string, format: date, description: YYYY-MM-DD}
-auth: {type: api_key, in: header, name: X-API-Key, secret: "env:DT_UI_TEST_TRAVEL_KEY"}
+auth: {type: api_key, in: header, name: X-API-Key, secret: "secret:UI_TEST_TRAVEL_KEY"}
 """
 
 

@@ -103,7 +103,8 @@ async def test_retries_back_off_then_the_fallback_fails_the_run() -> None:
     outcome = await interp.run("book_flight", BOOK)
     assert outcome.status == "failed"
     assert outcome.error == {
-        "message": "Booking flight FL-AMSBCN-20261201-1 failed after retries",
+        "message": "Booking flight FL-AMSBCN-20261201-1 failed: create_booking failed after "
+        "3 attempts: HTTP 503 Service Unavailable: busy",
         "node_id": "fail_booking",
     }
     assert [c[0] for c in tools.calls].count("create_booking") == 3
@@ -121,10 +122,16 @@ async def test_retry_after_is_honoured_and_4xx_is_not_retried() -> None:
     interp, _, steps, _ = make(TRAVEL, travel_mocks(create_booking=answers))
     assert (await interp.run("book_flight", BOOK)).status == "succeeded"
     assert steps.sleeps == [("sleep:reserve:1", 3.0)]
-    interp, tools, steps, _ = make(TRAVEL, travel_mocks(create_booking=ToolResult(409, {})))
+    sold_out = ToolResult(409, {"error": {"code": "conflict", "message": "flight X is sold out"}})
+    interp, tools, steps, _ = make(TRAVEL, travel_mocks(create_booking=sold_out))
     outcome = await interp.run("book_flight", BOOK)
     assert outcome.status == "failed" and steps.sleeps == []
     assert [c[0] for c in tools.calls].count("create_booking") == 1
+    assert outcome.nodes["reserve"].attempts == 1
+    assert outcome.nodes["reserve"].error == (
+        "create_booking answered HTTP 409 Conflict: flight X is sold out"
+    )
+    assert outcome.error["message"].endswith("failed: " + outcome.nodes["reserve"].error)
 
 
 async def test_book_trip_runs_both_sub_workflows_and_maps_outputs() -> None:

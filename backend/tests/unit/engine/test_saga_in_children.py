@@ -200,6 +200,6 @@ async def test_a_failed_branch_undoes_its_own_booking_and_the_cancelled_siblings
 
     assert outcome.status == "failed"
     assert "a failed: cancelled: another child failed" in outcome.error["message"]
-    assert "b failed: broken_call failed" in outcome.error["message"]
+    assert "b failed: broken_call answered HTTP 400" in outcome.error["message"]
     # Branch a booked and was stopped mid-call; branch b booked, then failed.
     assert tools.undone() == ["BK-FB", "BK-FA"]

@@ -86,3 +86,10 @@ def test_sub_workflows_from_other_documents_count_as_known(travel_tools: set[str
         doc, known_tools=travel_tools | {"hotels_query"}, known_workflows={"book_flight"}
     )
     assert report.violations == []
+
+
+def test_error_is_known_only_in_a_fallback_target(travel_tools: set[str]) -> None:
+    report = report_for(FIXTURES / "workflows" / "engine" / "error_reference.yaml", travel_tools)
+    unknown = [v for v in report.violations if v.rule == "unknown_reference"]
+    assert [v.path for v in unknown] == ["workflows.uses_error.graph.after.args.origin"]
+    assert "on_error.fallback" in unknown[0].message

@@ -30,7 +30,7 @@ def make_tool(**overrides: Any) -> ToolConfig:
             "title": {"type": "string", "in": "body"},
         },
         "static_params": {"query": {"v": 2}, "body": {"source": "llm"}},
-        "auth": {"type": "api_key", "in": "query", "name": "key", "secret": "env:ITEMS_KEY"},
+        "auth": {"type": "api_key", "in": "query", "name": "key", "secret": "secret:ITEMS_KEY"},
     }
     data.update(overrides)
     return ToolConfig.model_validate(data)
@@ -80,12 +80,50 @@ def test_a_missing_secret_names_the_variable_not_a_value() -> None:
 
 
 def test_bearer_and_basic_auth_are_masked_in_the_spec() -> None:
-    bearer = make_tool(auth={"type": "bearer", "secret": "env:ITEMS_KEY"})
+    bearer = make_tool(auth={"type": "bearer", "secret": "secret:ITEMS_KEY"})
     req = build_request(bearer, {"item_id": "1"}, secret=lookup)
     assert req.headers["Authorization"] == "Bearer items-secret-value-991"
     assert req.http_spec()["headers"]["Authorization"] == "***"
-    basic = make_tool(auth={"type": "basic", "username": "bob", "secret": "env:ITEMS_KEY"})
+    basic = make_tool(auth={"type": "basic", "username": "bob", "secret": "secret:ITEMS_KEY"})
     req = build_request(basic, {"item_id": "1"}, secret=lookup)
     assert req.headers["Authorization"].startswith("Basic ")
     assert req.http_spec()["headers"]["Authorization"] == "***"
     assert req.headers["Authorization"] in req.secret_values
+
+
+@pytest.mark.parametrize("value", ["café", "naïve", "a\u2028b", "emoji 🙂", "del\x7f"])
+def test_header_values_http_cannot_carry_are_refused_naming_the_header(value: str) -> None:
+    with pytest.raises(InvalidInputError) as info:
+        build_request(make_tool(), {"item_id": "1", "X-Trace": value}, secret=lookup)
+    assert info.value.violations[0]["path"] == "X-Trace"
+    assert "ASCII" in info.value.message and "X-Trace" in info.value.message
+
+
+def test_a_secret_a_header_cannot_carry_is_named_not_shown() -> None:
+    bearer = make_tool(auth={"type": "bearer", "secret": "secret:ITEMS_KEY"})
+    with pytest.raises(ConfigurationError) as info:
+        build_request(bearer, {"item_id": "1"}, secret=lambda _: "s3crét-value")
+    assert "secret:ITEMS_KEY" in info.value.message and "s3crét" not in info.value.message
+
+
+def test_secrets_are_looked_up_by_their_tool_secret_name() -> None:
+    seen: list[str] = []
+
+    def spy(name: str) -> str:
+        seen.append(name)
+        return "v-123456"
+
+    for reference in ("secret:ITEMS_KEY", "env:DT_SECRET_ITEMS_KEY"):
+        build_request(
+            make_tool(auth={"type": "bearer", "secret": reference}), {"item_id": "1"}, secret=spy
+        )
+    assert seen == ["ITEMS_KEY", "ITEMS_KEY"]
+
+
+def test_an_unreadable_secret_is_a_configuration_error() -> None:
+    def unreadable(name: str) -> str:
+        raise PermissionError(13, "Permission denied", f"/run/secrets/{name}")
+
+    with pytest.raises(ConfigurationError) as info:
+        build_request(make_tool(), {"item_id": "1"}, secret=unreadable)
+    assert "secret:ITEMS_KEY" in info.value.message and "PermissionError" in info.value.message

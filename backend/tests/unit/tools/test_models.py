@@ -72,10 +72,79 @@ def test_a_path_parameter_must_be_in_the_path() -> None:
 
 def test_a_literal_secret_is_refused() -> None:
     errs = errors_of(tool(auth={"type": "bearer", "secret": "sk-live-123456"}))
-    assert (
-        "auth.secret",
-        "Value error, must be a secret reference like 'env:NAME', never the secret itself",
-    ) in errs
+    assert errs[0][0] == "auth.secret"
+    assert "never the secret itself" in errs[0][1]
+
+
+@pytest.mark.parametrize(
+    "reference",
+    ["env:API_TOKEN", "env:OPENAI_API_KEY", "env:DATABASE_URL", "env:HOME", "env:ITEMS_KEY"],
+)
+def test_a_secret_reference_outside_the_tool_namespace_is_refused(reference: str) -> None:
+    errs = errors_of(tool(auth={"type": "bearer", "secret": reference}))
+    assert errs[0][0] == "auth.secret"
+    name = reference.split(":", 1)[1]
+    assert f"secret:{name}" in errs[0][1] and f"DT_SECRET_{name}" in errs[0][1]
+
+
+@pytest.mark.parametrize(
+    ("reference", "name"),
+    [("secret:ITEMS_KEY", "ITEMS_KEY"), ("env:DT_SECRET_ITEMS_KEY", "ITEMS_KEY")],
+)
+def test_tool_secrets_are_named_in_their_own_namespace(reference: str, name: str) -> None:
+    config = ToolConfig.model_validate(tool(auth={"type": "bearer", "secret": reference}))
+    assert config.auth.secret_name == name
+
+
+@pytest.mark.parametrize(
+    ("where", "name"),
+    [
+        ("header", "Authorization"),
+        ("header", "proxy-authorization"),
+        ("header", "X-API-Key"),
+        ("header", "X-Auth-Token"),
+        ("header", "Cookie"),
+        ("header", "X-Client-Secret"),
+        ("query", "api_key"),
+        ("query", "apikey"),
+        ("query", "access_token"),
+        ("query", "password"),
+        ("query", "client_secret"),
+        ("query", "sig"),
+    ],
+)
+def test_literal_credentials_in_static_params_are_refused(where: str, name: str) -> None:
+    errs = errors_of(tool(static_params={where: {name: "sk-live-0123456789"}}))
+    assert errs[0][0] == f"static_params.{where}"
+    assert f"'{name}'" in errs[0][1] and "auth" in errs[0][1]
+
+
+def test_ordinary_static_params_are_kept() -> None:
+    config = ToolConfig.model_validate(
+        tool(static_params={"header": {"Accept": "application/json"}, "query": {"v": 2}})
+    )
+    assert config.static_params.header == {"Accept": "application/json"}
+
+
+def test_userinfo_in_the_base_url_is_refused() -> None:
+    for url in ("https://bob:hunter22@x.example", "https://token@x.example/v1"):
+        errs = errors_of(tool(api={"method": "GET", "base_url": url, "path": "/a"}, parameters={}))
+        assert errs[0][0] == "api.base_url" and "credentials" in errs[0][1]
+        assert "hunter22" not in errs[0][1]
+
+
+@pytest.mark.parametrize(
+    "url", ["http://0177.0.0.1:8000", "http://host:1:2", "http://[::1", "http://exa mple.com"]
+)
+def test_a_base_url_http_cannot_use_is_refused_at_load(url: str) -> None:
+    errs = errors_of(tool(api={"method": "GET", "base_url": url, "path": "/a"}, parameters={}))
+    assert errs[0][0] == "api.base_url"
+
+
+@pytest.mark.parametrize("value", ["café", "a\u2028b", "line\nbreak", "nul\x00"])
+def test_static_header_values_must_be_ascii(value: str) -> None:
+    errs = errors_of(tool(static_params={"header": {"X-Note": value}}))
+    assert errs[0][0] == "static_params.header" and "'X-Note'" in errs[0][1]
 
 
 def test_invalid_json_schema_in_a_parameter_is_named() -> None:

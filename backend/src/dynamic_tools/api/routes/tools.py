@@ -17,7 +17,7 @@ _EXAMPLE: dict[str, Any] = {
     "description": "Current weather for a city",
     "api": {"method": "GET", "base_url": "https://api.example.com", "path": "/weather"},
     "parameters": {"city": {"type": "string", "in": "query", "required": True}},
-    "auth": {"type": "api_key", "in": "query", "name": "appid", "secret": "env:WEATHER_KEY"},
+    "auth": {"type": "api_key", "in": "query", "name": "appid", "secret": "secret:WEATHER_KEY"},
 }
 
 ToolBody = Annotated[dict[str, Any], Body(examples=[_EXAMPLE])]

@@ -37,7 +37,7 @@ class ConversionOptions:
     """How to convert.
 
     Attributes:
-        catalog: the catalog name; gives the secret reference ``env:<CATALOG>_TOKEN``.
+        catalog: the catalog name; gives the secret reference ``secret:<CATALOG>_TOKEN``.
         prefix: put before every tool name (``<prefix>_<name>``).
         base_url: use this instead of the document's servers.
         document_url: where the document came from (resolves relative server URLs).

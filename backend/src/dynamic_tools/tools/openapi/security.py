@@ -1,7 +1,10 @@
 """Security schemes → :class:`AuthSpec`, with a secret *reference*, never a value.
 
-The secret is ``env:<CATALOG>_TOKEN`` (the catalog name upper-cased, other characters ``_``):
-the operator sets that environment variable. Mapping:
+The secret is the tool secret ``secret:<CATALOG>_TOKEN`` (the catalog name upper-cased, other
+characters ``_``): the operator sets ``DT_SECRET_<CATALOG>_TOKEN`` (or the file
+``<CATALOG>_TOKEN`` in ``SECRETS_DIR``). The name lives in the tool secrets' own namespace, so a
+catalog named ``api`` gets ``secret:API_TOKEN`` (``DT_SECRET_API_TOKEN``), never the server's
+``API_TOKEN``. Mapping:
 
 - ``apiKey`` in a header or the query → ``api_key`` with that name;
 - ``http`` ``bearer``, ``oauth2`` and ``openIdConnect`` → ``bearer`` (an access token obtained
@@ -26,7 +29,7 @@ _NO_AUTH = AuthSpec()
 
 
 def secret_env_name(catalog: str | None) -> str:
-    """``<CATALOG>_TOKEN``: a valid environment variable name for a catalog's secret."""
+    """``<CATALOG>_TOKEN``: the name of a catalog's tool secret (``secret:<CATALOG>_TOKEN``)."""
     stem = re.sub(r"[^A-Za-z0-9]+", "_", catalog or "openapi").strip("_").upper() or "OPENAPI"
     if stem[0].isdigit():
         stem = "_" + stem
@@ -39,7 +42,7 @@ class AuthMapper:
     def __init__(self, schemes: Any, log: IssueLog, *, secret_env: str) -> None:
         self.schemes = schemes if isinstance(schemes, dict) else {}
         self.log = log
-        self.secret = f"env:{secret_env}"
+        self.secret = f"secret:{secret_env}"
         self._cache: dict[str, AuthSpec | None] = {}
 
     def for_requirements(self, requirements: Any) -> AuthSpec:

@@ -51,7 +51,7 @@ async def test_import_writes_config_and_manifest_then_the_registry_serves_them(
     added = set(service.registry.names()) - before
     assert len(added) == 18 and "pets_getPetById" in added
     assert service.registry.problems == []
-    assert "env:PETS_TOKEN" in (root / "catalogs" / "pets.tools.json").read_text()
+    assert "secret:PETS_TOKEN" in (root / "catalogs" / "pets.tools.json").read_text()
     listed = service.list()
     assert [c["name"] for c in listed] == ["pets"] and listed[0]["registered_tools"] == 18
 

@@ -61,9 +61,9 @@ def test_endpoint_output_hints_annotations_and_auth(name: str) -> None:
     assert get.annotations.read_only is True and get.annotations.destructive is False
     assert tools["deletePet"].annotations.destructive is True
     assert get.auth.type == "api_key" and get.auth.location == "header"
-    assert get.auth.name == "api_key" and get.auth.secret == "env:PET_STORE_TOKEN"
+    assert get.auth.name == "api_key" and get.auth.secret == "secret:PET_STORE_TOKEN"
     assert tools["addPet"].auth.type == "bearer"  # oauth2 → an access token
-    assert tools["addPet"].auth.secret == "env:PET_STORE_TOKEN"
+    assert tools["addPet"].auth.secret == "secret:PET_STORE_TOKEN"
     assert tools["loginUser"].auth.type == "none"
 
 

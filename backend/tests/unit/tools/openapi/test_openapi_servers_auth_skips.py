@@ -50,9 +50,9 @@ def test_security_schemes_map_to_secret_references_never_values() -> None:
     result = convert("security-3.0.json", catalog="acme")
     auth = {t.name: t.auth for t in result.tools}
     kinds = {(a.type, a.location, a.name, a.secret) for a in auth.values()}
-    assert ("api_key", "header", "X-API-KEY", "env:ACME_TOKEN") in kinds
-    assert ("api_key", "query", "apiKey", "env:ACME_TOKEN") in kinds
-    assert ("bearer", "header", None, "env:ACME_TOKEN") in kinds
+    assert ("api_key", "header", "X-API-KEY", "secret:ACME_TOKEN") in kinds
+    assert ("api_key", "query", "apiKey", "secret:ACME_TOKEN") in kinds
+    assert ("bearer", "header", None, "secret:ACME_TOKEN") in kinds
     unsupported = {w.path: w.message for w in result.warnings if w.rule == "unsupported_security"}
     assert "#/components/securitySchemes/apiKey_cookie" in unsupported
     assert "user name" in unsupported["#/components/securitySchemes/basic"]
