@@ -24,7 +24,7 @@ from dbos import DBOSClient
 from dynamic_tools.api.app import create_app
 from dynamic_tools.settings import Settings
 from tests.conftest import EXAMPLES
-from tests.integration.e2e.test_server_kill_recovery import server
+from tests.support.processes import server
 from tests.support.servers import free_port, serve
 
 DOCUMENT = """

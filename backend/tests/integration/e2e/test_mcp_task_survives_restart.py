@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from tests.conftest import EXAMPLES
-from tests.integration.e2e.test_server_kill_recovery import server
 from tests.support.mcp_raw import RawMcp
+from tests.support.processes import server
 from tests.support.servers import free_port
 
 PARAMS = {"origin": "AMS", "destination": "BCN", "date": "2026-12-01", "passenger": "Ada"}

@@ -24,7 +24,6 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.integration.e2e.test_server_kill_recovery import server, until
 from tests.integration.e2e.test_two_replicas_on_postgres import (
     BOOK,
     database_url,  # noqa: F401 - a fixture
@@ -32,6 +31,7 @@ from tests.integration.e2e.test_two_replicas_on_postgres import (
     replica_env,
     run_status,
 )
+from tests.support.processes import server, until
 from tests.support.servers import free_port
 
 HTTP = httpx.Client(timeout=60)

@@ -11,57 +11,17 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import httpx
 
 from tests.conftest import EXAMPLES
+from tests.support.processes import CLI, server, until
 from tests.support.servers import free_port
 
-CLI = str(Path(sys.executable).with_name("dynamic-tools"))
 PARAMS = {"origin": "AMS", "destination": "BCN", "date": "2026-12-01", "passenger": "Ada"}
-
-
-@contextmanager
-def server(port: int, env: dict[str, str], log: Path) -> Iterator[subprocess.Popen[bytes]]:
-    full_env = {**os.environ, "LOG_LEVEL": "WARNING", "OPENAI_API_KEY": "", **env}
-    with log.open("ab") as out:
-        process = subprocess.Popen(
-            [CLI, "serve", "--host", "127.0.0.1", "--port", str(port)],
-            env=full_env,
-            stdout=out,
-            stderr=out,
-        )
-    try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.1)
-        else:
-            raise AssertionError(f"server on {port} did not start: {log.read_text()[-2000:]}")
-        yield process
-    finally:
-        if process.poll() is None:
-            process.kill()
-        process.wait(timeout=10)
-
-
-def until(check: Any, timeout: float = 30) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError("condition not met in time")
 
 
 def test_kill_9_mid_call_then_restart_completes_without_repeating_steps(tmp_path: Path) -> None:

@@ -21,7 +21,7 @@ import httpx
 import pytest
 from dbos import DBOSClient
 
-from tests.integration.e2e.test_server_kill_recovery import server, until
+from tests.support.processes import server, until
 from tests.support.servers import free_port
 
 DEADLINE_S = 30

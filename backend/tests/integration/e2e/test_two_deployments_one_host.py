@@ -17,7 +17,8 @@ import httpx
 from dbos import DBOSClient
 
 from tests.conftest import EXAMPLES
-from tests.integration.e2e.test_server_kill_recovery import PARAMS, server, until
+from tests.integration.e2e.test_server_kill_recovery import PARAMS
+from tests.support.processes import server, until
 from tests.support.servers import free_port
 
 HTTP = httpx.Client(timeout=30)

@@ -16,54 +16,29 @@ a database of its own, dropped at the end. PostgreSQL is ``TEST_DATABASE_URL`` (
 
 from __future__ import annotations
 
-import os
 import signal
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-import sqlalchemy as sa
 
 from tests.conftest import EXAMPLES
-from tests.integration.e2e.test_server_kill_recovery import server, until
+from tests.support.postgres import fresh_database
+from tests.support.processes import server, until
 from tests.support.servers import free_port
 
 BOOK = {"origin": "AMS", "destination": "BCN", "date": "2026-12-01", "passenger": "Ada"}
 HTTP = httpx.Client(timeout=60)
 
 
-def _admin_engine(url: str) -> sa.Engine:
-    return sa.create_engine(
-        sa.make_url(url).set(drivername="postgresql+psycopg"), isolation_level="AUTOCOMMIT"
-    )
-
-
 @pytest.fixture
 def database_url() -> Iterator[str]:
     """A fresh PostgreSQL database for this test (dropped afterwards)."""
-    url = os.environ.get("TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/test")
-    engine = _admin_engine(url)
-    try:
-        with engine.connect() as connection:
-            connection.execute(sa.text("SELECT 1"))
-    except Exception as exc:
-        engine.dispose()
-        if os.environ.get("DT_NO_POSTGRES") == "1":
-            pytest.skip("DT_NO_POSTGRES=1")
-        pytest.fail(f"PostgreSQL at {url} does not answer ({exc}); set DT_NO_POSTGRES=1 to skip")
-    name = f"dt_replicas_{uuid.uuid4().hex[:12]}"
-    with engine.connect() as connection:
-        connection.execute(sa.text(f'CREATE DATABASE "{name}"'))
-    try:
-        yield str(sa.make_url(url).set(database=name).render_as_string(hide_password=False))
-    finally:
-        with engine.connect() as connection:
-            connection.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        engine.dispose()
+    with fresh_database("dt_replicas") as url:
+        yield url
 
 
 def replica_env(
