@@ -205,17 +205,19 @@ class TaskFlows:
     ) -> dict[str, Any]:
         """The run's inputs: given, defaulted, or asked through an elicitation form."""
         note = ""
-        for _ in range(MAX_ASKS + 1):  # the last round only checks the last answer
+        for asked in range(MAX_ASKS + 1):  # the last round only checks the last answer
             resolution = self.authoring.resolve_inputs(target, inputs)
             if resolution["ready"]:
                 return dict(resolution["resolved"])
             missing = [
                 n for n, o in resolution["inputs"].items() if o["outcome"] in ("prompt", "error")
             ]
+            if asked == MAX_ASKS:
+                break
             secret = [n for n in missing if _secret_like(n, target.workflow.params[n])]
             if call.channel.elicit is None or secret:
                 why = (
-                    f"{', '.join(secret)} look like secrets, which are never asked in a form"
+                    f"inputs that look like secrets ({', '.join(secret)}) are never asked in a form"
                     if secret
                     else "the client offers no elicitation to ask for them"
                 )

@@ -152,3 +152,49 @@ async def test_the_draft_comes_from_the_clients_model_through_tasks_result(
     assert "check the seats" in sampled[0]["params"]["messages"][0]["content"]["text"]
     assert result["result"]["structuredContent"]["result"]["seats"] >= 1
     assert not fake_llm.requests, "the server's model was not needed"
+
+
+async def test_answers_that_leave_inputs_missing_are_asked_again_then_fail(
+    server: str, fake_llm: FakeLLM
+) -> None:
+    fake_llm.script(text(SEATS))
+    asked: list[dict[str, Any]] = []
+
+    async def partial(request: dict[str, Any]) -> dict[str, Any]:
+        asked.append(request)
+        return {"action": "accept", "content": {"origin": "AMS"}}
+
+    async with RawMcp(server, capabilities={"elicitation": {"form": {}}}) as mcp:
+        task = await call_as_task(mcp, "workflow.author_and_run", GOAL)
+        await poll(mcp, task["taskId"], {"input_required"})
+        result = await mcp.request("tasks/result", {"taskId": task["taskId"]}, on_request=partial)
+    error = result["result"]["structuredContent"]
+    assert len(asked) == 3
+    assert set(asked[0]["params"]["requestedSchema"]["properties"]) == {
+        "origin",
+        "destination",
+        "date",
+    }
+    assert set(asked[1]["params"]["requestedSchema"]["properties"]) == {"destination", "date"}
+    assert "not accepted" in asked[1]["params"]["message"]
+    assert "after 3 asks" in error["message"]
+    assert [v["path"] for v in error["violations"]] == ["inputs.destination", "inputs.date"]
+
+
+async def test_a_secret_input_is_never_asked_in_a_form(server: str, fake_llm: FakeLLM) -> None:
+    fake_llm.script(text(SEATS.replace("description: IATA code", "format: password")))
+    asked: list[dict[str, Any]] = []
+
+    async def answer(request: dict[str, Any]) -> dict[str, Any]:
+        asked.append(request)
+        return {"action": "accept", "content": TRIP}
+
+    async with RawMcp(server, capabilities={"elicitation": {"form": {}}}) as mcp:
+        task = await call_as_task(
+            mcp, "workflow.author_and_run", {**GOAL, "inputs": {"date": "2026-12-01"}}
+        )
+        result = await mcp.request("tasks/result", {"taskId": task["taskId"]}, on_request=answer)
+    error = result["result"]["structuredContent"]
+    assert not asked
+    assert "look like secrets (origin) are never asked" in error["message"]
+    assert [v["path"] for v in error["violations"]] == ["inputs.origin", "inputs.destination"]
