@@ -294,6 +294,11 @@ class TaskRuntime:
             self.jobs.pop(job.task_id, None)
 
     # --- notifications ---------------------------------------------------------------------
+    @property
+    def pushing(self) -> int:
+        """How many tasks push notifications to a session now."""
+        return len(self._pushers)
+
     def _push(self, ctx: Any, token: Any, task_id: str) -> None:
         """Push the task's status changes and progress to its session until it ends."""
         push = TaskPush(ctx.session, task_id, token if isinstance(token, str | int) else None)

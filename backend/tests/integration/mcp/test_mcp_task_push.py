@@ -4,10 +4,17 @@ session's GET stream, although the tools/call was answered at once."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
+import httpx
+
+from dynamic_tools.api.app import create_app
+from dynamic_tools.settings import Settings
 from tests.support.mcp_raw import RawMcp
 from tests.support.mcp_tasks import BOOK, FLIGHT_2, call_as_task, poll, until
+from tests.support.servers import serve
 
 
 async def test_a_task_pushes_each_status_change_and_a_progress_per_step(server: str) -> None:
@@ -45,3 +52,20 @@ async def test_a_task_pushes_each_status_change_and_a_progress_per_step(server: 
         p["_meta"]["io.modelcontextprotocol/related-task"] == {"taskId": task_id} for p in progress
     )
     assert any(p["message"].startswith("present_options") for p in progress)
+
+
+async def test_pushing_stops_when_the_session_closes(
+    make_settings: Callable[..., Settings], travel_root: Path
+) -> None:
+    settings = make_settings()
+    app = create_app(settings)
+    tasks = app.state.mcp.tasks
+    with serve(app, port=settings.port) as url:
+        async with RawMcp(url) as mcp:
+            task = await call_as_task(mcp, "w_book_with_approval", BOOK)
+            await poll(mcp, task["taskId"], {"input_required"})
+            assert tasks.pushing == 1
+        await until(lambda: tasks.pushing == 0, "the pusher to stop with its session")
+        async with httpx.AsyncClient() as http:  # the run itself goes on waiting
+            run = (await http.get(f"{url}/runs/{task['taskId']}")).json()
+    assert run["status"] == "waiting_input"
