@@ -485,13 +485,37 @@ class TaskRuntime:
             return _related(_dump(payload_result(_cancelled(row))), task_id)
         channel = channel_for(ctx, None, related_task=task_id, timeout_s=self._timeout_s)
         try:
-            result = await self._calls.follow(row.run_id, channel, after=0)
+            result = await self._follow_to_end(row, channel)
         except ClientRequestTimeout as exc:  # nobody answered the run's question: it fails
             return _related(await self._fail_on_timeout(row, exc), task_id)
         final = await self.store.get(task_id)
         if final is not None and final.failure is not None:
             return _related(final.failure, task_id)
         return _related(_dump(result), task_id)
+
+    async def _follow_to_end(
+        self, row: TaskRow, channel: CallChannel
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        """The run's result once it ended (tasks/result blocks until the task is terminal).
+
+        A yield this stream could not get answered (no elicitation, or the form dismissed) is
+        waited out: the run may be answered elsewhere (workflow.resume, the REST API) or
+        cancelled. The wait ends at the task's expiry at the latest.
+        """
+        assert row.run_id is not None
+        store = self._services.run_store
+        deadline = row.expires_at or (utc_now() + timedelta(days=1))
+        while True:  # each round ends with the run over, or its yield answered elsewhere
+            result = await self._calls.follow(row.run_id, channel, after=0)
+            run = await store.get_run(row.run_id)
+            left = (deadline - utc_now()).total_seconds()
+            if run.terminal or left <= 0 or not isinstance(result, types.CallToolResult):
+                return result
+            changed = await store.wait_until(
+                row.run_id, _moved_on(dict(run.waiting)), timeout_s=left
+            )
+            if not _moved_on(dict(run.waiting))(changed):
+                return result
 
     async def _wait_for_run(self, ctx: Any, row: TaskRow) -> TaskRow:
         """A row whose job runs in another replica: wait (bounded) until it has a run or ended."""
@@ -513,6 +537,11 @@ class TaskRuntime:
                 )
         final = await self.store.get(row.task_id)
         return final.failure if final is not None and final.failure else failure
+
+
+def _moved_on(asked: dict[str, Any]) -> Callable[[RunRecord], bool]:
+    """Whether a run ended or no longer waits for the yields it waited for."""
+    return lambda run: run.terminal or run.waiting != asked
 
 
 def _no_task(task_id: str) -> MCPError:
