@@ -10,11 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import mcp_types as types
 
 from dynamic_tools.api.app import create_app
 from dynamic_tools.settings import Settings
 from tests.conftest import TEST_API_KEY
 from tests.support.fake_llm import FakeLLM
+from tests.support.mcp_client import mcp_client
 from tests.support.mcp_raw import RawMcp
 from tests.support.mcp_tasks import BOOK, FLIGHT_2, call_as_task, poll
 from tests.support.servers import serve
@@ -164,3 +166,22 @@ async def test_a_task_drafting_when_the_server_stopped_fails_clearly(
     assert failed["ttl"] == 60000
     assert result["structuredContent"]["error_code"] == "TASK_INTERRUPTED"
     assert "drafting" in result["structuredContent"]["message"]
+
+
+async def test_outside_tasks_an_unanswered_form_leaves_the_run_waiting(
+    start_server: Callable[..., str],
+) -> None:
+    url = start_server(mcp_client_request_timeout_s=0.5)
+
+    async def slow(context: Any, params: Any) -> types.ElicitResult:
+        await asyncio.sleep(1.5)  # past the server's timeout
+        return types.ElicitResult(action="accept", content={"selected_flight_id": FLIGHT_2})
+
+    async with mcp_client(url, elicitation_callback=slow) as client:
+        result = await client.call_tool("w_book_with_approval", BOOK)
+    waiting = result.structured_content or {}
+    assert not result.is_error and waiting["status"] == "waiting_input"
+    assert waiting["resume_with"] == "workflow.resume"
+    async with httpx.AsyncClient() as http:
+        run = (await http.get(f"{url}/runs/{waiting['run_id']}")).json()
+    assert run["status"] == "waiting_input"
