@@ -167,6 +167,18 @@ class Settings(BaseSettings):
         description="Host headers /mcp accepts besides localhost (host or host:port, host:* for "
         "any port; '*' turns DNS-rebinding protection off).",
     )
+    mcp_client_request_timeout_s: float = Field(
+        default=300.0,
+        gt=0,
+        le=86_400,
+        description="How long the server waits for a client to answer an elicitation or sampling "
+        "request; a task waiting on it then fails with CLIENT_REQUEST_TIMEOUT.",
+    )
+    mcp_task_max_ttl_s: int = Field(
+        default=30 * 86_400,
+        ge=1,
+        description="Longest ttl an MCP task keeps (a larger requested ttl is lowered to it).",
+    )
 
     # --- logging ---------------------------------------------------------------------------
     log_level: Literal["TRACE", "DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"

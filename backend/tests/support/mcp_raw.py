@@ -2,10 +2,14 @@
 
 Each request is a POST; the answer comes as JSON or as a server-sent event stream, on which the
 server may also send requests of its own (``elicitation/create``) that ``on_request`` answers.
+:meth:`RawMcp.listen` opens the session's GET stream and keeps what arrives on it in
+``received`` (notifications the server sends outside any request, e.g. for tasks).
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -19,12 +23,20 @@ OnRequest = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
 class RawMcp:
     """One MCP session over raw HTTP."""
 
-    def __init__(self, base_url: str, *, capabilities: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        capabilities: dict[str, Any] | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
         self.url = f"{base_url}/mcp"
-        self.http = httpx.AsyncClient(timeout=60)
+        self.http = httpx.AsyncClient(timeout=60, headers=headers or {})
         self.capabilities = capabilities or {}
         self.session_id: str | None = None
         self.server_capabilities: dict[str, Any] = {}
+        self.received: list[dict[str, Any]] = []
+        self._listener: asyncio.Task[None] | None = None
         self._next_id = 0
 
     async def __aenter__(self) -> RawMcp:
@@ -41,6 +53,10 @@ class RawMcp:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
+        if self._listener is not None:
+            self._listener.cancel()
+            with contextlib.suppress(asyncio.CancelledError, httpx.HTTPError):
+                await self._listener
         if self.session_id:
             await self.http.delete(self.url, headers=self._headers())
         await self.http.aclose()
@@ -54,6 +70,26 @@ class RawMcp:
         if self.session_id:
             headers["Mcp-Session-Id"] = self.session_id
         return headers
+
+    async def listen(self) -> None:
+        """Open the GET stream; its messages land in ``received`` until the session ends."""
+        opened = asyncio.Event()
+
+        async def read() -> None:
+            headers = {**self._headers(), "Accept": "text/event-stream"}
+            async with self.http.stream("GET", self.url, headers=headers) as response:
+                assert response.status_code == 200, response.status_code
+                opened.set()
+                async for line in response.aiter_lines():
+                    if line.startswith("data:"):
+                        self.received.append(json.loads(line[5:].strip()))
+
+        self._listener = asyncio.create_task(read())
+        await asyncio.wait_for(opened.wait(), 10)
+
+    def notifications(self, method: str) -> list[dict[str, Any]]:
+        """The params of the ``method`` notifications received on the GET stream so far."""
+        return [m.get("params", {}) for m in self.received if m.get("method") == method]
 
     async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
         message = {"jsonrpc": "2.0", "method": method, **({"params": params} if params else {})}

@@ -4,6 +4,10 @@
 (elicitation, sampling) exist only on 2025-11-25 connections that have a back channel and a
 client that declared the capability; on 2026-07-28 a yield becomes an ``InputRequiredResult``
 instead (``input_responses`` / ``request_state`` carry the client's retry).
+
+Every elicitation and sampling request is bounded by ``timeout_s``
+(``MCP_CLIENT_REQUEST_TIMEOUT_S``): a client that does not answer in time gets
+:class:`ClientRequestTimeout`, never an endless wait.
 """
 
 from __future__ import annotations
@@ -14,11 +18,16 @@ from dataclasses import dataclass
 from typing import Any
 
 import mcp_types as types
+from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata
+from mcp_types.jsonrpc import REQUEST_TIMEOUT
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from dynamic_tools.errors import DynamicToolsError
 
 RELATED_TASK = "io.modelcontextprotocol/related-task"
 STDIO_SESSION = f"stdio-{uuid.uuid4().hex}"  # one stdio process serves one client session
+DEFAULT_TIMEOUT_S = 300.0  # MCP_CLIENT_REQUEST_TIMEOUT_S's default
 
 Progress = Callable[[float, float | None, str | None], Awaitable[None]]
 Elicit = Callable[[str, dict[str, Any]], Awaitable[types.ElicitResult]]
@@ -26,6 +35,35 @@ Elicit = Callable[[str, dict[str, Any]], Awaitable[types.ElicitResult]]
 
 async def _nothing() -> None:
     return None
+
+
+class ClientRequestTimeout(DynamicToolsError):
+    """The client did not answer an elicitation or sampling request in time."""
+
+    code = "client_request_timeout"
+    retryable = True
+
+    def __init__(self, what: str, timeout_s: float, *, task_id: str | None = None) -> None:
+        message = (
+            f"the client did not answer the {what} request within {timeout_s:g} s "
+            "(MCP_CLIENT_REQUEST_TIMEOUT_S)"
+        )
+        super().__init__(message, context={"task_id": task_id} if task_id else {})
+        self.what = what
+        self.timeout_s = timeout_s
+
+    def payload(self) -> dict[str, Any]:
+        """The tool-error payload of a task that failed on this timeout."""
+        return {
+            "error_code": "CLIENT_REQUEST_TIMEOUT",
+            "category": "execution",
+            "message": self.message,
+            "context": self.context,
+            "retryable": True,
+            "suggested_action": f"Answer {self.what} requests while the task runs (call "
+            "tasks/result when the task is input_required), then start the task again.",
+            "correlation_id": self.context.get("task_id"),
+        }
 
 
 @dataclass
@@ -40,6 +78,7 @@ class CallChannel:
     tools_changed: Callable[[], Awaitable[None]] = _nothing
     session_id: str | None = None  # the MCP session (None on stateless requests)
     sample: Callable[[str], Awaitable[str]] | None = None  # client LLM (MCP sampling), if any
+    task_id: str | None = None  # the MCP task this call serves (its requests are tagged)
 
     @property
     def modern(self) -> bool:
@@ -48,25 +87,36 @@ class CallChannel:
 
 
 def channel_for(
-    ctx: Any, params: types.CallToolRequestParams | None, *, related_task: str | None = None
+    ctx: Any,
+    params: types.CallToolRequestParams | None,
+    *,
+    related_task: str | None = None,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
 ) -> CallChannel:
-    """The channel of the request ``ctx``; ``related_task`` tags elicitations with a task."""
+    """The channel of the request ``ctx``; ``related_task`` tags elicitations with a task.
+
+    Elicitation and sampling requests go out on the request's own stream and raise
+    :class:`ClientRequestTimeout` after ``timeout_s`` without an answer.
+    """
     session = ctx.session
     caps = session.client_capabilities
     legacy = ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS
     back_channel = legacy and session.can_send_request and caps is not None
 
+    meta = {RELATED_TASK: {"taskId": related_task}} if related_task else None
+    related = ServerMessageMetadata(related_request_id=ctx.request_id)
+
     async def elicit(message: str, schema: dict[str, Any]) -> types.ElicitResult:
-        meta = {RELATED_TASK: {"taskId": related_task}} if related_task else None
         request = types.ElicitRequest(
             params=types.ElicitRequestFormParams(
                 message=message, requested_schema=schema, meta=meta
             )
         )
-        result: types.ElicitResult = await session.send_request(
-            request,
-            types.ElicitResult,
-            metadata=ServerMessageMetadata(related_request_id=ctx.request_id),
+        result: types.ElicitResult = await _bounded(
+            "elicitation",
+            timeout_s,
+            related_task,
+            session.send_request(request, types.ElicitResult, timeout_s, related),
         )
         return result
 
@@ -74,7 +124,15 @@ def channel_for(
         message = types.SamplingMessage(
             role="user", content=types.TextContent(type="text", text=prompt)
         )
-        result = await session.create_message([message], max_tokens=8000)
+        request = types.CreateMessageRequest(
+            params=types.CreateMessageRequestParams(messages=[message], max_tokens=8000, meta=meta)
+        )
+        result: types.CreateMessageResult = await _bounded(
+            "sampling",
+            timeout_s,
+            related_task,
+            session.send_request(request, types.CreateMessageResult, timeout_s, related),
+        )
         return str(getattr(result.content, "text", ""))
 
     async def tools_changed() -> None:
@@ -92,4 +150,15 @@ def channel_for(
         session_id=STDIO_SESSION if request is None else request.headers.get("mcp-session-id"),
         input_responses=dict(responses) if responses else None,
         request_state=params.request_state if params is not None else None,
+        task_id=related_task,
     )
+
+
+async def _bounded(what: str, timeout_s: float, task_id: str | None, sent: Awaitable[Any]) -> Any:
+    """The answer to a request sent with a timeout; the SDK's timeout error made clear."""
+    try:
+        return await sent
+    except MCPError as exc:
+        if exc.code == REQUEST_TIMEOUT:
+            raise ClientRequestTimeout(what, timeout_s, task_id=task_id) from None
+        raise

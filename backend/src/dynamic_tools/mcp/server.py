@@ -143,7 +143,9 @@ class McpEndpoint:
             arguments = check_arguments(entry.tool, params.arguments)
         except InvalidInputError as exc:  # nothing runs with arguments its schema refuses
             return error_result(exc)
-        call = ToolCall(view=view, arguments=dict(arguments), channel=channel_for(ctx, params))
+        timeout_s = self.surface.services.settings.mcp_client_request_timeout_s
+        channel = channel_for(ctx, params, timeout_s=timeout_s)
+        call = ToolCall(view=view, arguments=dict(arguments), channel=channel)
         try:
             if entry.preview is not None:  # destructive: say what goes, ask, then do it
                 stop = await self._confirm(entry, call)

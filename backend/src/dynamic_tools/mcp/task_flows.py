@@ -6,6 +6,12 @@ Called without ``params.task`` they fail fast with ``TASK_CAPABILITY_REQUIRED`` 
 falling back to a synchronous run. Drafting uses MCP sampling when the client offers it, else
 the server's LLM, else fails with a clear error; every draft is validated, and a draft that
 does not validate is repaired (up to ``MAX_REPAIRS`` rounds) before anything is saved.
+
+Inputs the saved workflow still needs are asked for with an elicitation form built from its
+params (as a ``yield`` is) when the client declared elicitation; the task fails with the list of
+what is missing only when it cannot ask (no elicitation, a secret-looking param, or the user
+declines). The task's client requests travel over its ``tasks/result`` stream
+(:mod:`dynamic_tools.mcp.task_link`).
 """
 
 from __future__ import annotations
@@ -15,15 +21,20 @@ from typing import Any
 
 import mcp_types as types
 
+from dynamic_tools.engine.models import ParamSpec
 from dynamic_tools.errors import ConfigurationError, InvalidInputError, WorkflowInvalidError
 from dynamic_tools.mcp.authoring_tools import ANNOTATIONS, SAFETY_KEY
+from dynamic_tools.mcp.channel import ClientRequestTimeout
 from dynamic_tools.mcp.entries import Result, SessionView, ToolCall, ToolEntry
 from dynamic_tools.mcp.errors import payload_result
 from dynamic_tools.mcp.prompts import AuthoringPrompts
-from dynamic_tools.runtime.authoring import WorkflowAuthoring
+from dynamic_tools.mcp.workflow_tools import elicitation_schema
+from dynamic_tools.runtime.authoring import Target, WorkflowAuthoring
 from dynamic_tools.selection.llm import LLMClient
 
 MAX_REPAIRS = 3
+MAX_ASKS = 3  # elicitation rounds for missing inputs
+_SECRET_NAME = re.compile(r"pass(word)?|secret|token|api[_-]?key|credential", re.IGNORECASE)
 _FENCE = re.compile(r"```[a-zA-Z]*\n(.*?)```", re.DOTALL)
 _INPUTS = {"type": "object", "description": "Input values by param name.", "default": {}}
 
@@ -141,7 +152,7 @@ class TaskFlows:
 
     async def _author_and_run(self, call: ToolCall, job: Any) -> str:
         args = call.arguments
-        job.stage = "drafting"
+        await job.set_stage("drafting")
         prompt = self.prompts.get(
             call.view,
             "workflow.author",
@@ -149,11 +160,10 @@ class TaskFlows:
         )
         draft = await self._draft(call, _text(prompt))
         content = await self._until_valid(call, job, draft)
-        job.stage = "saving"
+        await job.set_stage("saving")
         saved = self.authoring.workflows.save(None, content)
-        job.stage = "running"
         target = self.authoring.target(workflow_id=saved["workflows"][0], content=None)
-        return await self._start(target, dict(args.get("inputs") or {}))
+        return await self._start(call, job, target, dict(args.get("inputs") or {}))
 
     async def _repair_and_rerun(self, call: ToolCall, job: Any) -> str:
         run = await self.authoring.store.get_run(str(call.arguments["run_id"]))
@@ -169,7 +179,7 @@ class TaskFlows:
                 n: s.get("error") for n, s in run.nodes.items() if s.get("status") == "failed"
             },
         }
-        job.stage = "repairing"
+        await job.set_stage("repairing")
         prompt = self.prompts.get(
             call.view,
             "workflow.fix_validation",
@@ -177,31 +187,57 @@ class TaskFlows:
         )
         draft = await self._draft(call, _text(prompt))
         content = await self._until_valid(call, job, draft)
-        job.stage = "saving"
+        await job.set_stage("saving")
         self.authoring.workflows.save(
             run.workflow_id, content, expected_version=str(current["version"])
         )
-        job.stage = "running"
         target = self.authoring.target(workflow_id=run.workflow_id, content=None)
-        return await self._start(target, dict(run.params))
+        return await self._start(call, job, target, dict(run.params))
 
-    async def _start(self, target: Any, inputs: dict[str, Any]) -> str:
-        resolution = self.authoring.resolve_inputs(target, inputs)
-        if not resolution["ready"]:
+    async def _start(self, call: ToolCall, job: Any, target: Target, inputs: dict[str, Any]) -> str:
+        """Start the saved workflow's run; missing inputs are asked for when the client can."""
+        resolved = await self._inputs(call, job, target, inputs)
+        await job.set_stage("starting the run")
+        return str(await job.start_run(self.authoring.run(target, resolved)))
+
+    async def _inputs(
+        self, call: ToolCall, job: Any, target: Target, inputs: dict[str, Any]
+    ) -> dict[str, Any]:
+        """The run's inputs: given, defaulted, or asked through an elicitation form."""
+        note = ""
+        for asked in range(MAX_ASKS + 1):  # the last round only checks the last answer
+            resolution = self.authoring.resolve_inputs(target, inputs)
+            if resolution["ready"]:
+                return dict(resolution["resolved"])
             missing = [
                 n for n, o in resolution["inputs"].items() if o["outcome"] in ("prompt", "error")
             ]
-            raise InvalidInputError(
-                f"workflow '{target.workflow_id}' was saved but needs inputs: "
-                + ", ".join(missing),
-                violations=[
-                    {"path": f"inputs.{n}", "rule": "required", "message": "missing or invalid"}
-                    for n in missing
-                ],
-                context={"workflow_id": target.workflow_id},
+            if asked == MAX_ASKS:
+                break
+            secret = [n for n in missing if _secret_like(n, target.workflow.params[n])]
+            if call.channel.elicit is None or secret:
+                why = (
+                    f"inputs that look like secrets ({', '.join(secret)}) are never asked in a form"
+                    if secret
+                    else "the client offers no elicitation to ask for them"
+                )
+                raise _missing_inputs(target, missing, f"; {why}: pass them in 'inputs'")
+            await job.set_stage("asking for inputs: " + ", ".join(missing))
+            specs = {n: target.workflow.params[n].model_dump(exclude_none=True) for n in missing}
+            message = (
+                f"The workflow '{target.workflow_id}' needs "
+                + ("these inputs" if len(missing) > 1 else "this input")
+                + " to run: "
+                + ", ".join(missing)
+                + note
             )
-        run = await self.authoring.run(target, resolution["resolved"])
-        return run.run_id
+            answer = await call.channel.elicit(message, elicitation_schema(specs))
+            if answer.action != "accept":
+                raise _missing_inputs(target, missing, f"; the user chose '{answer.action}'")
+            given = dict(answer.content or {})
+            inputs = {**inputs, **given}
+            note = "\n(The last answer was not accepted; check the values.)"
+        raise _missing_inputs(target, missing, f" (still missing or invalid after {MAX_ASKS} asks)")
 
     async def _until_valid(self, call: ToolCall, job: Any, draft: str) -> str:
         for round_number in range(1, MAX_REPAIRS + 1):
@@ -209,7 +245,7 @@ class TaskFlows:
             errors = [v for v in violations if v.get("severity", "error") == "error"]
             if not errors:
                 return draft
-            job.stage = f"repairing (round {round_number})"
+            await job.set_stage(f"repairing (round {round_number})")
             prompt = self.prompts.get(
                 call.view, "workflow.fix_validation", {"content": draft, "violations": str(errors)}
             )
@@ -227,6 +263,8 @@ class TaskFlows:
         if call.channel.sample is not None:
             try:
                 return _extract(await call.channel.sample(prompt))
+            except ClientRequestTimeout:
+                raise  # the client declared sampling but never answered: the task fails
             except Exception:  # the client could not sample now: fall back to the server's LLM
                 if self.llm is None:
                     raise
@@ -237,6 +275,22 @@ class TaskFlows:
             )
         answer = await self.llm.complete([{"role": "user", "content": prompt}])
         return _extract(answer.content or "")
+
+
+def _missing_inputs(target: Target, missing: list[str], why: str) -> InvalidInputError:
+    return InvalidInputError(
+        f"workflow '{target.workflow_id}' was saved but needs inputs: {', '.join(missing)}{why}",
+        violations=[
+            {"path": f"inputs.{n}", "rule": "required", "message": "missing or invalid"}
+            for n in missing
+        ],
+        context={"workflow_id": target.workflow_id},
+    )
+
+
+def _secret_like(name: str, spec: ParamSpec) -> bool:
+    """A param a form must not ask for (a password, token, key or other credential)."""
+    return spec.format == "password" or bool(_SECRET_NAME.search(name))
 
 
 def _refuse(name: str) -> Any:

@@ -1,57 +1,71 @@
-"""MCP Tasks (2025-11-25) on durable runs: a task is a run.
+"""MCP Tasks (2025-11-25) on durable runs.
 
 The ``mcp`` 2.x SDK has no Tasks runtime, so this module implements it and nothing else does:
 
 - a server middleware answers ``tools/call`` with ``params.task`` by starting the tool's work
   and returning ``CreateTaskResult`` at once (the SDK would validate a task result as a
   ``CallToolResult``, so the middleware owns that response);
-- ``tasks/get``, ``tasks/result`` (blocks until the run ends; a waiting ``yield`` is delivered
-  as an ``elicitation/create`` tagged with the task), ``tasks/list`` and ``tasks/cancel``;
-- status: ``pending``/``running`` → ``working``, ``waiting_input`` → ``input_required``,
-  ``succeeded`` → ``completed``, ``failed`` → ``failed``, ``cancelled`` → ``cancelled``; the
-  status message and ``_meta`` carry the run id, current step, progress state and a summary
-  (seed 003 §10.4).
+- ``tasks/get``, ``tasks/result`` (blocks until the task ends; a waiting ``yield``, and any
+  sampling or elicitation the task's own work needs, is delivered on its stream, tagged with
+  the task), ``tasks/list`` and ``tasks/cancel``;
+- ``notifications/tasks/status`` on every status change and ``notifications/progress`` per step
+  when the call gave a ``progressToken`` (:mod:`dynamic_tools.mcp.task_push`).
 
-Task ids are run ids, so tasks survive restarts like runs do. Work that precedes a run (drafting
-in ``workflow.author_and_run``) is an in-process job until its run starts.
+A task follows a run (a ``w_*`` task's id is its run id); work that precedes the run (drafting
+in ``workflow.author_and_run``) is a job in this process until the run starts. The task's row
+(:mod:`dynamic_tools.persistence.task_store`) keeps its owner, its ttl and its own end, so
+tasks survive restarts like runs do.
+
+Owner: the API token's holder when ``API_TOKEN`` is set (every client with the token is the
+same identity, across sessions and restarts); ``stdio`` on stdio; otherwise the MCP session.
+``tasks/get``, ``result``, ``list`` and ``cancel`` see the caller's own tasks only; anyone
+else's task answers the same "no task" error as an unknown id.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
+from loguru import logger
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from dynamic_tools.errors import DynamicToolsError, InvalidInputError, NotFoundError
+from dynamic_tools.errors import ConflictError, DynamicToolsError, InvalidInputError, NotFoundError
 from dynamic_tools.mcp.arguments import check_arguments
-from dynamic_tools.mcp.channel import RELATED_TASK, channel_for
+from dynamic_tools.mcp.channel import RELATED_TASK, CallChannel, ClientRequestTimeout, channel_for
 from dynamic_tools.mcp.entries import ToolCall
-from dynamic_tools.mcp.errors import INVALID_PARAMS, error_result, unexpected_result, unknown_tool
-from dynamic_tools.mcp.workflow_tools import WorkflowCalls
-from dynamic_tools.persistence.run_view import RunRecord, iso
+from dynamic_tools.mcp.errors import (
+    INVALID_PARAMS,
+    error_result,
+    payload_result,
+    unexpected_result,
+    unknown_tool,
+)
+from dynamic_tools.mcp.task_link import ClientLink
+from dynamic_tools.mcp.task_push import TaskPush
+from dynamic_tools.mcp.task_views import TERMINAL, task_view
+from dynamic_tools.mcp.workflow_tools import FINISHED_NODE_EVENTS, WorkflowCalls
+from dynamic_tools.persistence.db import utc_now
+from dynamic_tools.persistence.run_view import RunRecord
+from dynamic_tools.persistence.task_store import TaskRow, TaskStore
 
 if TYPE_CHECKING:
+    from dynamic_tools.bootstrap import Services
     from dynamic_tools.mcp.server import McpEndpoint
 
-RUN_META = "dynamic-tools/run"
 DEFAULT_TTL_MS = 7 * 24 * 3600 * 1000
-POLL_INTERVAL_MS = 500
-STATUS = {
-    "pending": "working",
-    "running": "working",
-    "waiting_input": "input_required",
-    "succeeded": "completed",
-    "failed": "failed",
-    "cancelled": "cancelled",
-}
-PROGRESS = {"succeeded": "succeeded", "failed": "failed", "cancelled": "canceled"}
+PAGE_SIZE = 50
+PURGE_EVERY_S = 1.0
+EXECUTOR = uuid.uuid4().hex  # this process: the jobs it runs are in its memory
+STATUS_EVENTS = frozenset({"run_started", "waiting_input", "resumed"})
 
 
 @dataclass
@@ -59,13 +73,41 @@ class TaskJob:
     """Work of a task before its run exists (e.g. drafting a workflow)."""
 
     task_id: str
-    created_at: str
-    ttl: int
+    store: TaskStore
     stage: str = "starting"
     run_id: str | None = None
-    failure: types.CallToolResult | None = None
     done: asyncio.Event = field(default_factory=asyncio.Event)
+    changed: asyncio.Event = field(default_factory=asyncio.Event)
     worker: asyncio.Task[None] | None = None
+    starting: asyncio.Future[RunRecord] | None = None
+    link: ClientLink | None = None
+    waiting_for: str | None = None
+
+    async def set_stage(self, stage: str) -> None:
+        """Say what the task is doing now (shown in tasks/get, one progress notification)."""
+        self.stage = stage
+        self.changed.set()
+        await self.store.update(self.task_id, stage=stage)
+
+    async def start_run(self, start: Awaitable[RunRecord]) -> str:
+        """Start the task's run; a cancel during the start still sees (and cancels) the run."""
+        self.starting = asyncio.ensure_future(start)
+        run = await asyncio.shield(self.starting)
+        return run.run_id
+
+    @property
+    def detail(self) -> str:
+        """The stage, and what the task waits for from the client, if anything."""
+        if self.waiting_for is None:
+            return self.stage
+        return f"{self.stage}: waiting for the client's {self.waiting_for} (call tasks/result)"
+
+    async def waiting(self, what: str | None) -> None:
+        """The task waits for the client (``input_required``) for ``what``, or no more (None)."""
+        self.waiting_for = what
+        status = "working" if what is None else "input_required"
+        await self.store.update(self.task_id, status=status, stage=self.detail)
+        self.changed.set()
 
 
 TaskStarter = Callable[[ToolCall], Awaitable[str]]  # → the run id
@@ -78,6 +120,9 @@ class TaskRuntime:
     def __init__(self, endpoint: McpEndpoint) -> None:
         self.endpoint = endpoint
         self.jobs: dict[str, TaskJob] = {}
+        self._pushers: set[asyncio.Task[None]] = set()
+        self._stores: dict[int, TaskStore] = {}
+        self._purged_at = 0.0
 
     # --- wiring ----------------------------------------------------------------------------
     def install(self) -> None:
@@ -97,9 +142,37 @@ class TaskRuntime:
         )
 
     @property
+    def _services(self) -> Services:
+        return self.endpoint.surface.services
+
+    @property
+    def store(self) -> TaskStore:
+        """The task table of the running services' database."""
+        engine = self._services.database
+        return self._stores.setdefault(id(engine), TaskStore(engine))
+
+    @property
     def _calls(self) -> WorkflowCalls:
-        surface = self.endpoint.surface
-        return WorkflowCalls(surface.services.runs, surface.services.run_store)
+        return WorkflowCalls(self._services.runs, self._services.run_store)
+
+    @property
+    def _timeout_s(self) -> float:
+        return self._services.settings.mcp_client_request_timeout_s
+
+    def owner_of(self, ctx: Any) -> str:
+        """Who the request speaks for (see the module docstring)."""
+        request = getattr(ctx, "request", None)
+        if request is None:
+            return "stdio"
+        if self._services.settings.api_token is not None:
+            return "api-token"  # the middleware let only the token's holder in
+        session_id = request.headers.get("mcp-session-id")
+        if not session_id:
+            raise MCPError(
+                INVALID_PARAMS,
+                "MCP Tasks need a session: send initialize, then the Mcp-Session-Id it returns",
+            )
+        return f"session:{session_id}"
 
     # --- creation --------------------------------------------------------------------------
     async def _middleware(self, ctx: Any, call_next: Callable[[Any], Awaitable[Any]]) -> Any:
@@ -113,12 +186,24 @@ class TaskRuntime:
             return await self._create(ctx, params)
         return await call_next(ctx)
 
+    def _ttl(self, task: Any) -> int:
+        if not isinstance(task, Mapping):
+            raise MCPError(INVALID_PARAMS, 'params.task must be an object such as {"ttl": 60000}')
+        most = self._services.settings.mcp_task_max_ttl_s * 1000
+        raw = task.get("ttl")
+        if raw is None:
+            return min(DEFAULT_TTL_MS, most)
+        if isinstance(raw, bool) or not isinstance(raw, int | float) or raw < 0 or raw != int(raw):
+            raise MCPError(
+                INVALID_PARAMS,
+                f"params.task.ttl must be a whole number of milliseconds, 0 or more (got {raw!r})",
+            )
+        return min(int(raw), most)
+
     async def _create(self, ctx: Any, params: Mapping[str, Any]) -> dict[str, Any]:
         name = str(params.get("name", ""))
-        task = params.get("task") or {}
-        ttl = (
-            int(task.get("ttl") or DEFAULT_TTL_MS) if isinstance(task, Mapping) else DEFAULT_TTL_MS
-        )
+        ttl = self._ttl(params.get("task"))
+        owner = self.owner_of(ctx)
         view = await self.endpoint.view_for(ctx)
         entry = view.entries.get(name)
         if entry is None:
@@ -130,166 +215,367 @@ class TaskRuntime:
                 "forbidden); call it without params.task",
             )
         call_params = types.CallToolRequestParams.model_validate(dict(params))
-        now = _now()
+        await self._purge()
+        task: dict[str, Any] = {"owner": owner, "tool": name, "ttl_ms": ttl, "executor": EXECUTOR}
+        token = (params.get("_meta") or {}).get("progressToken")
         try:
             arguments = check_arguments(entry.tool, params.get("arguments"))
         except InvalidInputError as exc:  # a failed task saying which argument is wrong
-            job = TaskJob(task_id=f"task-{uuid.uuid4().hex}", created_at=now, ttl=ttl)
-            job.failure, job.stage = error_result(exc), "failed"
-            job.done.set()
-            self.jobs[job.task_id] = job
-            return {"task": self._job_task(job)}
-        call = ToolCall(view, dict(arguments), channel_for(ctx, call_params))
+            return await self._failed_start(ctx, token, task, error_result(exc))
         if entry.start_job is not None:
-            job = TaskJob(task_id=f"task-{uuid.uuid4().hex}", created_at=now, ttl=ttl)
-            self.jobs[job.task_id] = job
+            job = TaskJob(f"task-{uuid.uuid4().hex}", self.store)
+            job.link = ClientLink(job.task_id, self._timeout_s, job.waiting)
+            self.jobs[job.task_id] = job  # before its row exists: never taken for an orphan
+            try:
+                row = await self.store.create(task_id=job.task_id, **task)
+            except BaseException:
+                self.jobs.pop(job.task_id, None)
+                raise
+            call = ToolCall(view, dict(arguments), self._job_channel(ctx, job))
             job.worker = asyncio.create_task(self._run_job(entry.start_job, call, job))
-            return {"task": self._job_task(job)}
+            self._push(ctx, token, row.task_id)
+            return {"task": task_view(row, None, job.detail)}
         assert entry.start_task is not None
+        channel = channel_for(ctx, call_params, timeout_s=self._timeout_s)
         try:
-            run_id = await entry.start_task(call)
-        except DynamicToolsError as exc:
-            # The work could not start (e.g. invalid inputs): a failed task with the §10 error.
-            job = TaskJob(task_id=f"task-{uuid.uuid4().hex}", created_at=now, ttl=ttl)
-            job.failure, job.stage = error_result(exc), "failed"
-            job.done.set()
-            self.jobs[job.task_id] = job
-            return {"task": self._job_task(job)}
-        run = await self.endpoint.surface.services.run_store.get_run(run_id)
-        return {"task": run_task(run, ttl)}
+            run_id = await entry.start_task(ToolCall(view, dict(arguments), channel))
+        except DynamicToolsError as exc:  # the work could not start (e.g. invalid inputs)
+            return await self._failed_start(ctx, token, task, error_result(exc))
+        row = await self.store.create(task_id=run_id, run_id=run_id, stage="running", **task)
+        run = await self._services.run_store.get_run(run_id)
+        self._push(ctx, token, run_id)
+        return {"task": task_view(row, run)}
+
+    async def _failed_start(
+        self, ctx: Any, token: Any, task: dict[str, Any], failure: types.CallToolResult
+    ) -> dict[str, Any]:
+        """A task whose work could not start: created ``working``, failed at once (pushed)."""
+        row = await self.store.create(task_id=f"task-{uuid.uuid4().hex}", **task)
+        await self.store.end(row.task_id, "failed", failure=_dump(failure), stage="not started")
+        self._push(ctx, token, row.task_id)
+        return {"task": task_view(row, None)}
+
+    def _job_channel(self, ctx: Any, job: TaskJob) -> CallChannel:
+        """The job's channel: its client requests go through the task's tasks/result streams."""
+        caps = ctx.session.client_capabilities
+        link = job.link
+        assert link is not None
+
+        async def no_progress(_done: float, _total: float | None, _message: str | None) -> None:
+            return None  # the task's pusher reports the job's stages
+
+        return CallChannel(
+            protocol_version=ctx.protocol_version,
+            progress=no_progress,
+            elicit=link.elicit if caps is not None and caps.elicitation is not None else None,
+            sample=link.sample if caps is not None and caps.sampling is not None else None,
+            task_id=job.task_id,
+        )
 
     async def _run_job(self, start: JobStarter, call: ToolCall, job: TaskJob) -> None:
+        failure: types.CallToolResult | None = None
         try:
-            job.run_id = await start(call, job)
-        except DynamicToolsError as exc:
-            job.failure, job.stage = error_result(exc), "failed"
-        except Exception as exc:  # a bug: report it as a failed task, details in the log
-            job.failure, job.stage = unexpected_result(exc, tool="task"), "failed"
+            try:
+                job.run_id = await start(call, job)
+            except ClientRequestTimeout as exc:
+                failure = payload_result(exc.payload())
+            except DynamicToolsError as exc:
+                failure = error_result(exc)
+            except Exception as exc:  # a bug: report it as a failed task, details in the log
+                failure = unexpected_result(exc, tool="task")
+            if failure is not None:
+                stage = f"failed while {job.stage}"
+                await self.store.end(job.task_id, "failed", failure=_dump(failure), stage=stage)
+            else:
+                await self.store.update(job.task_id, run_id=job.run_id, stage="running")
         finally:
             job.done.set()
+            job.changed.set()
+            self.jobs.pop(job.task_id, None)
+
+    # --- notifications ---------------------------------------------------------------------
+    @property
+    def pushing(self) -> int:
+        """How many tasks push notifications to a session now."""
+        return len(self._pushers)
+
+    def _push(self, ctx: Any, token: Any, task_id: str) -> None:
+        """Push the task's status changes and progress to its session until it ends."""
+        push = TaskPush(ctx.session, task_id, token if isinstance(token, str | int) else None)
+        pusher = asyncio.create_task(self._push_changes(task_id, push))
+        self._pushers.add(pusher)
+        pusher.add_done_callback(self._pushers.discard)
+        connection = getattr(ctx.session, "_connection", None)  # stop when the session closes
+        exit_stack = getattr(connection, "exit_stack", None)
+        if exit_stack is not None:
+            exit_stack.callback(pusher.cancel)
+
+    async def _push_changes(self, task_id: str, push: TaskPush) -> None:
+        try:
+            job = self.jobs.get(task_id)
+            if job is not None:
+                await self._push_job(job, push)
+            row = await self.store.get(task_id)
+            if row is None or row.run_id is None or row.ended:
+                if row is not None:
+                    await push.task_changed(task_view(row, None))
+                return
+            await self._push_run(row, push)
+        except Exception as exc:  # best effort: polling tasks/get still tells everything
+            logger.opt(exception=exc).debug("task {} notifications stopped", task_id)
+
+    async def _push_job(self, job: TaskJob, push: TaskPush) -> None:
+        told = None
+        while True:
+            job.changed.clear()
+            if job.stage not in (told, "starting") and not job.done.is_set():
+                told = job.stage
+                await push.progress(job.stage)
+            row = await self.store.get(job.task_id)
+            if row is not None and row.run_id is None:
+                await push.task_changed(task_view(row, None, job.detail))
+            if job.done.is_set() or row is None or row.ended:
+                return
+            await job.changed.wait()
+
+    async def _push_run(self, row: TaskRow, push: TaskPush) -> None:
+        store = self._services.run_store
+        assert row.run_id is not None
+        run = await store.get_run(row.run_id)
+        top_level = set(run.nodes)
+        total = float(push.count + len(top_level)) if push.progress_token is not None else None
+        await self._tell(row.task_id, push)
+        async for event in store.subscribe(row.run_id, after=0):
+            if event is None:
+                continue
+            node_id = event.data.get("node_id")
+            if event.type in FINISHED_NODE_EVENTS and node_id in top_level:
+                await push.progress(f"{node_id}: {FINISHED_NODE_EVENTS[event.type]}", total)
+            if event.type in STATUS_EVENTS or event.terminal:
+                await self._tell(row.task_id, push)
+        await self._tell(row.task_id, push)
+
+    async def _tell(self, task_id: str, push: TaskPush) -> None:
+        row = await self.store.get(task_id)
+        if row is not None:
+            runs = await self.store.runs_of([row])
+            await push.task_changed(task_view(row, runs.get(row.run_id or "")))
 
     # --- reading ---------------------------------------------------------------------------
-    async def _task(self, task_id: str) -> tuple[dict[str, Any], RunRecord | None]:
-        job = self.jobs.get(task_id)
-        run_id = job.run_id if job is not None else task_id
-        if run_id is not None:
-            try:
-                run = await self.endpoint.surface.services.run_store.get_run(run_id)
-            except NotFoundError:
-                if job is None:
-                    raise MCPError(INVALID_PARAMS, f"no task '{task_id}'") from None
-            else:
-                task = run_task(run, job.ttl if job else DEFAULT_TTL_MS)
-                if job is not None:
-                    task = {**task, "taskId": job.task_id, "createdAt": job.created_at}
-                return task, run
-        assert job is not None
-        return self._job_task(job), None
+    async def _purge(self) -> None:
+        """Delete expired, ended tasks (at most once a second)."""
+        now = time.monotonic()
+        if now - self._purged_at >= PURGE_EVERY_S:
+            self._purged_at = now
+            await self.store.purge_expired()
 
-    def _job_task(self, job: TaskJob) -> dict[str, Any]:
-        status = {"failed": "failed", "cancelled": "cancelled"}.get(job.stage, "working")
-        task = types.Task(
-            task_id=job.task_id,
-            status=status,
-            status_message=job.stage,
-            created_at=job.created_at,
-            last_updated_at=_now(),
-            ttl=job.ttl,
-            poll_interval=POLL_INTERVAL_MS,
-        )
-        details = {"run_id": None, "current_step": job.stage, "summary": job.stage}
-        return _wire(task, {**details, "progress_state": "running"})
+    async def _settle(self, rows: list[TaskRow]) -> list[tuple[TaskRow, RunRecord | None]]:
+        """The rows still alive, with their runs.
+
+        Expired ended tasks, and tasks whose run was purged, are deleted; a job that died with
+        its process fails.
+        """
+        runs = await self.store.runs_of(rows)
+        now = utc_now()
+        alive: list[tuple[TaskRow, RunRecord | None]] = []
+        for row in rows:
+            run = runs.get(row.run_id) if row.run_id else None
+            if row.run_id and run is None:  # the run's history was purged
+                await self.store.delete(row.task_id)
+                continue
+            if row.run_id is None and not row.ended and self._orphaned(row, now):
+                failure = _dump(payload_result(_interrupted(row)))
+                stage = f"interrupted while {row.stage}"
+                if await self.store.end(row.task_id, "failed", failure=failure, stage=stage):
+                    row = replace(row, status="failed", failure=failure, stage=stage)
+            ended = row.ended or (run is not None and run.terminal)
+            if ended and row.expired(now):
+                await self.store.delete(row.task_id)
+                continue
+            alive.append((row, run))
+        return alive
+
+    def _orphaned(self, row: TaskRow, now: datetime) -> bool:
+        """A job row this process does not run, whose process is gone."""
+        if row.task_id in self.jobs:
+            return False
+        if row.executor == EXECUTOR or not self._services.settings.uses_postgres:
+            return True  # SQLite: one server process, so the job's process has stopped
+        quiet = max(3 * self._timeout_s, 600.0)  # a replica updates a live job's row sooner
+        return now - row.updated_at > timedelta(seconds=quiet)
+
+    async def _load(self, ctx: Any, task_id: str) -> tuple[TaskRow, RunRecord | None]:
+        row = await self.store.get(task_id)
+        if row is None or row.owner != self.owner_of(ctx):
+            raise _no_task(task_id)
+        settled = await self._settle([row])
+        if not settled:
+            raise _no_task(task_id)
+        return settled[0]
+
+    def _view(self, row: TaskRow, run: RunRecord | None) -> dict[str, Any]:
+        job = self.jobs.get(row.task_id)
+        return task_view(row, run, job.detail if job is not None and run is None else None)
 
     async def _get(self, ctx: Any, params: types.GetTaskRequestParams) -> dict[str, Any]:
-        task, _ = await self._task(params.task_id)
-        return task
+        row, run = await self._load(ctx, params.task_id)
+        return self._view(row, run)
 
     async def _list(self, ctx: Any, params: types.PaginatedRequestParams) -> dict[str, Any]:
-        offset = int(params.cursor) if params.cursor and params.cursor.isdigit() else 0
-        runs, total = await self.endpoint.surface.services.run_store.list_runs(
-            limit=50, offset=offset
-        )
-        tasks = [run_task(run, DEFAULT_TTL_MS) for run in runs]
-        if offset == 0:
-            pending = [j for j in self.jobs.values() if j.run_id is None]
-            tasks = [self._job_task(j) for j in pending] + tasks
+        cursor = params.cursor
+        if cursor is not None and not cursor.isdigit():
+            raise MCPError(INVALID_PARAMS, f"cursor '{cursor[:40]}' is not one this server gave")
+        offset = int(cursor or 0)
+        owner = self.owner_of(ctx)
+        await self._purge()
+        rows, total = await self.store.page(owner, offset=offset, limit=PAGE_SIZE)
+        tasks = [self._view(row, run) for row, run in await self._settle(rows)]
         data: dict[str, Any] = {"tasks": tasks}
-        if offset + len(runs) < total:
-            data["nextCursor"] = str(offset + len(runs))
+        if offset + len(rows) < total:
+            data["nextCursor"] = str(offset + len(rows))
         return data
 
     async def _cancel(self, ctx: Any, params: types.CancelTaskRequestParams) -> dict[str, Any]:
-        task, run = await self._task(params.task_id)
-        if task["status"] in ("completed", "failed", "cancelled"):
+        task_id = params.task_id
+        row, run = await self._load(ctx, task_id)
+        status = self._view(row, run)["status"]
+        if status in TERMINAL:
             raise MCPError(
-                INVALID_PARAMS, f"task '{params.task_id}' has already ended ({task['status']})"
+                INVALID_PARAMS, f"Cannot cancel task '{task_id}': it has already ended ({status})"
             )
-        job = self.jobs.get(params.task_id)
-        if run is not None:
-            await self.endpoint.surface.services.runs.cancel(run.run_id)
-        elif job is not None and job.worker is not None:
+        run_id = row.run_id
+        job = self.jobs.get(task_id)
+        if job is not None:
+            run_id = await self._stop_job(job) or run_id
+        await self.store.end(task_id, "cancelled", stage="cancelled", run_id=run_id)
+        if run_id is not None:
+            with contextlib.suppress(ConflictError, NotFoundError):  # it ended meanwhile
+                await self._services.runs.cancel(run_id)
+        if job is not None:
+            job.changed.set()
+        row, run = await self._load(ctx, task_id)
+        return self._view(row, run)
+
+    @staticmethod
+    async def _stop_job(job: TaskJob) -> str | None:
+        """Stop a job; the run it had started (or was starting), if any."""
+        if job.worker is not None and not job.worker.done():
             job.worker.cancel()
-            job.failure, job.stage = None, "cancelled"
-        task, _ = await self._task(params.task_id)
-        return task
+            with contextlib.suppress(BaseException):
+                await job.worker
+        if job.run_id is None and job.starting is not None:
+            with contextlib.suppress(Exception):  # a start that failed left no run
+                job.run_id = (await job.starting).run_id
+        return job.run_id
 
     async def _result(self, ctx: Any, params: types.GetTaskPayloadRequestParams) -> dict[str, Any]:
         task_id = params.task_id
+        row, _ = await self._load(ctx, task_id)
         job = self.jobs.get(task_id)
         if job is not None:
-            await job.done.wait()
-            if job.failure is not None:
-                return _related(_dump(job.failure), task_id)
-        _, run = await self._task(task_id)
-        if run is None:
-            raise MCPError(INVALID_PARAMS, f"task '{task_id}' has no result")
-        channel = channel_for(ctx, None, related_task=task_id)
-        result = await self._calls.follow(run.run_id, channel, after=0)
+            assert job.link is not None
+            channel = channel_for(ctx, None, related_task=task_id, timeout_s=self._timeout_s)
+            with job.link.attach(channel):  # the job's own client requests can come this way
+                await job.done.wait()
+            row, _ = await self._load(ctx, task_id)
+        row = await self._wait_for_run(ctx, row)
+        if row.failure is not None:
+            return _related(row.failure, task_id)
+        if row.run_id is None:
+            return _related(_dump(payload_result(_cancelled(row))), task_id)
+        channel = channel_for(ctx, None, related_task=task_id, timeout_s=self._timeout_s)
+        try:
+            result = await self._follow_to_end(row, channel)
+        except ClientRequestTimeout as exc:  # nobody answered the run's question: it fails
+            return _related(await self._fail_on_timeout(row, exc), task_id)
+        final = await self.store.get(task_id)
+        if final is not None and final.failure is not None:
+            return _related(final.failure, task_id)
         return _related(_dump(result), task_id)
 
+    async def _follow_to_end(
+        self, row: TaskRow, channel: CallChannel
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        """The run's result once it ended (tasks/result blocks until the task is terminal).
 
-def run_task(run: RunRecord, ttl: int) -> dict[str, Any]:
-    """The task view of a run, with the §10.4 status details."""
-    current = _current_step(run)
-    done = sum(1 for n in run.nodes.values() if n.get("status") in ("succeeded", "skipped"))
-    total = len(run.nodes)
-    summary = {
-        "waiting_input": f"waiting for input at '{current}': "
-        + str((run.waiting_prompt() or {}).get("message", "")),
-        "succeeded": "the run succeeded",
-        "failed": "the run failed: " + str((run.error or {}).get("message", "")),
-        "cancelled": "the run was cancelled",
-    }.get(run.status, f"step {current or '-'} running; {done}/{total} steps done")
-    task = types.Task(
-        task_id=run.run_id,
-        status=STATUS.get(run.status, "working"),
-        status_message=summary,
-        created_at=iso(run.created_at) or _now(),
-        last_updated_at=iso(run.updated_at) or _now(),
-        ttl=ttl,
-        poll_interval=POLL_INTERVAL_MS,
+        A yield this stream could not get answered (no elicitation, or the form dismissed) is
+        waited out: the run may be answered elsewhere (workflow.resume, the REST API) or
+        cancelled. The wait ends at the task's expiry at the latest.
+        """
+        assert row.run_id is not None
+        store = self._services.run_store
+        deadline = row.expires_at or (utc_now() + timedelta(days=1))
+        while True:  # each round ends with the run over, or its yield answered elsewhere
+            result = await self._calls.follow(row.run_id, channel, after=0)
+            run = await store.get_run(row.run_id)
+            left = (deadline - utc_now()).total_seconds()
+            if run.terminal or left <= 0 or not isinstance(result, types.CallToolResult):
+                return result
+            changed = await store.wait_until(
+                row.run_id, _moved_on(dict(run.waiting)), timeout_s=left
+            )
+            if not _moved_on(dict(run.waiting))(changed):
+                return result
+
+    async def _wait_for_run(self, ctx: Any, row: TaskRow) -> TaskRow:
+        """A row whose job runs in another replica: wait (bounded) until it has a run or ended."""
+        quiet = max(3 * self._timeout_s, 600.0)
+        for _ in range(int(quiet / 0.5) + 1):
+            if row.run_id is not None or row.ended:
+                return row
+            await asyncio.sleep(0.5)
+            row, _ = await self._load(ctx, row.task_id)
+        raise MCPError(INVALID_PARAMS, f"task '{row.task_id}' has no run yet; poll tasks/get")
+
+    async def _fail_on_timeout(self, row: TaskRow, exc: ClientRequestTimeout) -> dict[str, Any]:
+        failure = _dump(payload_result(exc.payload()))
+        if await self.store.end(row.task_id, "failed", failure=failure, stage="client timeout"):
+            assert row.run_id is not None
+            with contextlib.suppress(ConflictError, NotFoundError):
+                await self._services.runs.fail(
+                    row.run_id, {"message": exc.message, "error_code": "CLIENT_REQUEST_TIMEOUT"}
+                )
+        final = await self.store.get(row.task_id)
+        return final.failure if final is not None and final.failure else failure
+
+
+def _moved_on(asked: dict[str, Any]) -> Callable[[RunRecord], bool]:
+    """Whether a run ended or no longer waits for the yields it waited for."""
+    return lambda run: run.terminal or run.waiting != asked
+
+
+def _no_task(task_id: str) -> MCPError:
+    """The one answer for an unknown, expired or someone else's task."""
+    return MCPError(
+        INVALID_PARAMS,
+        f"no task '{task_id[:80]}': unknown, expired (its ttl ran out) or not created by this "
+        "client; tasks/list shows yours",
     )
-    details = {
-        "run_id": run.run_id,
-        "workflow_id": run.workflow_id,
-        "current_step": current,
-        "progress_state": PROGRESS.get(run.status, "running" if run.started_at else "pending"),
-        "steps_done": done,
-        "steps_total": total,
-        "summary": summary,
+
+
+def _interrupted(row: TaskRow) -> dict[str, Any]:
+    return {
+        "error_code": "TASK_INTERRUPTED",
+        "category": "execution",
+        "message": f"the server process preparing this task stopped while {row.stage}; "
+        "its workflow run never started",
+        "context": {"task_id": row.task_id, "tool": row.tool},
+        "retryable": True,
+        "suggested_action": f"Call {row.tool} as a task again.",
+        "correlation_id": row.task_id,
     }
-    return _wire(task, details)
 
 
-def _current_step(run: RunRecord) -> str | None:
-    prompt = run.waiting_prompt()
-    if prompt:
-        return str(prompt["node_id"])
-    running = [n for n, s in run.nodes.items() if s.get("status") == "running"]
-    if running:
-        return running[-1]
-    failed = [n for n, s in run.nodes.items() if s.get("status") == "failed"]
-    return failed[0] if failed else None
+def _cancelled(row: TaskRow) -> dict[str, Any]:
+    return {
+        "error_code": "TASK_CANCELLED",
+        "category": "execution",
+        "message": "the task was cancelled before its workflow run started",
+        "context": {"task_id": row.task_id, "tool": row.tool},
+        "retryable": False,
+        "suggested_action": f"Call {row.tool} as a task again if the user still wants it.",
+        "correlation_id": row.task_id,
+    }
 
 
 def _related(data: dict[str, Any], task_id: str) -> dict[str, Any]:
@@ -301,15 +587,3 @@ def _related(data: dict[str, Any], task_id: str) -> dict[str, Any]:
 def _dump(model: Any) -> dict[str, Any]:
     data: dict[str, Any] = model.model_dump(by_alias=True, mode="json", exclude_none=True)
     return data
-
-
-def _wire(task: types.Task, details: dict[str, Any]) -> dict[str, Any]:
-    """A task on the wire (``ttl`` always present) with the run's details in ``_meta``."""
-    data = _dump(task)
-    data.setdefault("ttl", None)
-    data["_meta"] = {RUN_META: details}
-    return data
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds")

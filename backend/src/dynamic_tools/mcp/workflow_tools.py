@@ -5,8 +5,8 @@ step (when the client sent a progress token), cancellation of the MCP request ca
 (compensations run), and the result comes back as structured content. A ``yield``:
 
 - on a 2025-11-25 session whose client supports elicitation: an ``elicitation/create`` form
-  (accept → the run resumes; decline → the run is cancelled; cancel → the call returns the
-  "waiting for input" result);
+  (accept → the run resumes; decline → the run is cancelled; cancel, or no answer within
+  ``MCP_CLIENT_REQUEST_TIMEOUT_S`` → the call returns the "waiting for input" result);
 - on 2026-07-28: an ``InputRequiredResult`` carrying the form; the client's retry (with
   ``inputResponses`` and the echoed ``requestState``) resumes the run;
 - otherwise: a structured "waiting for input" result with the run id, message and expected
@@ -24,7 +24,7 @@ import mcp_types as types
 
 from dynamic_tools.engine.models import CallNode, ParamSpec, Workflow
 from dynamic_tools.errors import DynamicToolsError, InvalidInputError
-from dynamic_tools.mcp.channel import CallChannel
+from dynamic_tools.mcp.channel import CallChannel, ClientRequestTimeout
 from dynamic_tools.mcp.errors import error_result, payload_result
 from dynamic_tools.mcp.results import data_result
 from dynamic_tools.persistence.run_store import RunStore
@@ -239,7 +239,12 @@ class WorkflowCalls:
             return waiting_result(run)
         note = ""
         for _ in range(MAX_ELICIT_ROUNDS):
-            answer = await channel.elicit(message + note, schema)
+            try:
+                answer = await channel.elicit(message + note, schema)
+            except ClientRequestTimeout:
+                if channel.task_id is not None:
+                    raise  # a task fails (and its run ends) when its client never answers
+                return waiting_result(run)  # the run keeps waiting for workflow.resume
             if answer.action == "decline":
                 await self._cancel_quietly(run.run_id)
                 final = await self.store.get_run(run.run_id)

@@ -28,6 +28,7 @@ from alembic import command
 from alembic.config import Config
 from sqlalchemy import (
     JSON,
+    BigInteger,
     Column,
     DateTime,
     Dialect,
@@ -153,6 +154,30 @@ recipes = Table(
     Column("created_at", UtcDateTime(), nullable=False),
     Column("verified_at", UtcDateTime(), nullable=False),
     UniqueConstraint("scope", "name", name="uq_recipes_scope_name"),
+)
+
+
+# MCP Tasks (``persistence/task_store.py``): who created each task (its owner), the ttl it was
+# given and what the task itself decided (a failure or cancellation before or beside its run).
+# ``run_id`` is the run the task follows once it has one; the run's status decides the rest.
+mcp_tasks = Table(
+    "mcp_tasks",
+    metadata,
+    Column("task_id", String(64), primary_key=True),
+    Column("owner", String(255), nullable=False),
+    Column("tool", String(128), nullable=False),
+    Column("run_id", String(64), nullable=True),
+    Column("status", String(16), nullable=False),
+    Column("stage", String(255), nullable=False),
+    Column("failure", json_type(), nullable=True),
+    Column("ttl_ms", BigInteger, nullable=True),
+    Column("expires_at", UtcDateTime(), nullable=True),
+    Column("executor", String(64), nullable=False),
+    Column("created_at", UtcDateTime(), nullable=False),
+    Column("updated_at", UtcDateTime(), nullable=False),
+    Index("ix_mcp_tasks_owner_created_at", "owner", "created_at"),
+    Index("ix_mcp_tasks_expires_at", "expires_at"),
+    Index("ix_mcp_tasks_run_id", "run_id"),
 )
 
 

@@ -118,3 +118,19 @@ class RunService:
             await self.launcher.cancel(run_id)
         await self.store.finish(run_id, "cancelled", {"message": "the run was cancelled"})
         return await self.store.get_run(run_id)
+
+    async def fail(self, run_id: str, error: dict[str, Any]) -> RunRecord:
+        """End an active run as failed with ``error`` (e.g. the client it waited on is gone).
+
+        The failure is recorded first, so the run stays failed whatever its stopped steps
+        report; then the launcher stops it (compensations run). 409 when it has already ended.
+        """
+        if not await self.store.finish(run_id, "failed", error):
+            run = await self.store.get_run(run_id)
+            raise ConflictError(
+                f"run '{run_id}' has already ended ({run.status})",
+                context={"run_id": run_id, "status": run.status},
+            )
+        with contextlib.suppress(NotFoundError):
+            await self.launcher.cancel(run_id)
+        return await self.store.get_run(run_id)

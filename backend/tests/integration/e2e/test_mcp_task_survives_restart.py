@@ -1,5 +1,9 @@
 """An MCP task is a durable run: it survives kill -9 of the server. A task waiting for input is
-found again by tasks/get after the restart, answered through tasks/result, and completes."""
+found again by tasks/get after the restart, answered through tasks/result, and completes.
+
+With API_TOKEN the task belongs to the token's holder, so a new session after the restart (the
+old one died with the process) still reaches it: the owner is stored with the task, and its ttl
+too."""
 
 from __future__ import annotations
 
@@ -34,13 +38,15 @@ async def test_a_waiting_task_outlives_kill_9_and_completes(tmp_path: Path) -> N
         "SEED_EXAMPLES_FROM": str(EXAMPLES),
         "DURABLE_RUNS": "true",
         "EXECUTOR_ID": "mcp-replica",
+        "API_TOKEN": "tok-restart-81c4",
     }
+    auth = {"Authorization": "Bearer tok-restart-81c4"}
     log = tmp_path / "server.log"
     with server(port, env, log) as first:
-        async with RawMcp(url) as mcp:
+        async with RawMcp(url, headers=auth) as mcp:
             created = await mcp.request(
                 "tools/call",
-                {"name": "w_book_with_approval", "arguments": PARAMS, "task": {}},
+                {"name": "w_book_with_approval", "arguments": PARAMS, "task": {"ttl": 987654}},
             )
             task_id = created["result"]["task"]["taskId"]
             await wait_for(mcp, task_id, {"input_required"})
@@ -51,10 +57,13 @@ async def test_a_waiting_task_outlives_kill_9_and_completes(tmp_path: Path) -> N
         return {"action": "accept", "content": {"selected_flight_id": "FL-AMSBCN-20261201-1"}}
 
     with server(port, env, log):
-        async with RawMcp(url, capabilities={"elicitation": {"form": {}}}) as mcp:
+        async with RawMcp(url, capabilities={"elicitation": {"form": {}}}, headers=auth) as mcp:
+            listed = (await mcp.request("tasks/list"))["result"]["tasks"]
             again = await wait_for(mcp, task_id, {"input_required"})
             result = await mcp.request("tasks/result", {"taskId": task_id}, on_request=answer)
             done = await wait_for(mcp, task_id, {"completed", "failed"})
+    assert task_id in {t["taskId"] for t in listed}
+    assert again["ttl"] == 987654
     assert again["_meta"]["dynamic-tools/run"]["current_step"] == "present_options"
     assert result["result"]["structuredContent"]["status"] == "succeeded", result
     assert done["status"] == "completed"

@@ -6,6 +6,8 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
+import httpx
+
 from tests.support.fake_llm import FakeLLM, text
 from tests.support.mcp_raw import RawMcp
 
@@ -173,3 +175,21 @@ async def test_author_and_run_without_any_model_fails_clearly(
     assert failed["status"] == "failed"
     assert result["isError"] is True
     assert "no model to draft with" in result["structuredContent"]["message"]
+
+
+async def test_tasks_result_blocks_until_a_yield_is_answered_elsewhere(server: str) -> None:
+    async with RawMcp(server) as mcp:  # this client cannot answer forms
+        task = await call_as_task(mcp, "w_book_with_approval", BOOK)
+        await poll(mcp, task["taskId"], {"input_required"})
+        pending = asyncio.create_task(mcp.request("tasks/result", {"taskId": task["taskId"]}))
+        await asyncio.sleep(0.3)
+        assert not pending.done(), "tasks/result answered before the task ended"
+        async with httpx.AsyncClient() as http:  # someone answers through the REST API
+            answered = await http.post(
+                f"{server}/runs/{task['taskId']}/resume",
+                json={"values": {"selected_flight_id": "FL-AMSBCN-20261201-2"}},
+            )
+        assert answered.status_code in (200, 202), answered.text
+        result = (await asyncio.wait_for(pending, 30))["result"]
+    assert result["structuredContent"]["status"] == "succeeded"
+    assert result["_meta"]["io.modelcontextprotocol/related-task"] == {"taskId": task["taskId"]}
