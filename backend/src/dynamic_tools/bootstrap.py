@@ -19,6 +19,7 @@ import openai
 from loguru import logger
 from sqlalchemy import Engine
 
+from dynamic_tools.document_workers import DocumentWorkers
 from dynamic_tools.engine.ports import ToolRunner
 from dynamic_tools.http.sender import HttpSender
 from dynamic_tools.http.target_guard import TargetGuard
@@ -84,6 +85,7 @@ class Services:
         finally:
             self.database.dispose()
             await self.http_client.aclose()
+            await asyncio.to_thread(self.workflows.workers.close)
             if isinstance(self.llm, OpenAIChatClient):
                 await self.llm.client.close()
 
@@ -220,7 +222,14 @@ def build_services(
     database = make_engine(settings.effective_database_url)
     store = RunStore(database)
     tools = tool_runner or HttpToolRunner(registry, sender, make_secret_lookup(settings))
-    workflows = WorkflowRepository(settings.workflows_dir, known_tools=registry.names)
+    document_workers = DocumentWorkers(
+        workers=settings.document_workers,
+        timeout_s=settings.document_timeout_s,
+        memory_mb=settings.document_worker_memory_mb,
+    )
+    workflows = WorkflowRepository(
+        settings.workflows_dir, known_tools=registry.names, workers=document_workers
+    )
     launcher = make_launcher(settings, tools=tools, store=store)
     runs = RunService(workflows, store, launcher)
     return Services(
@@ -242,6 +251,7 @@ def build_services(
             registry=registry,
             guard=guard,
             http_client=http_client,
+            workers=document_workers,
         ),
         authoring=WorkflowAuthoring(workflows, registry, runs, store),
     )

@@ -79,7 +79,9 @@ class McpSurface:
             guard=services.guard,
             local_roots=[services.settings.registry_root],
         )
-        self.sources = SessionSources(fetcher, refetch_s=REFETCH_S)
+        self.sources = SessionSources(
+            fetcher, refetch_s=REFETCH_S, workers=services.workflows.workers
+        )
         self._caller = ApiCaller(
             services.sender, services.pipeline.secret, services.pipeline.prepared
         )

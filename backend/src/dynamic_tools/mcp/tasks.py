@@ -197,6 +197,7 @@ class TaskRuntime:
 
     async def _list(self, ctx: Any, params: types.PaginatedRequestParams) -> dict[str, Any]:
         offset = int(params.cursor) if params.cursor and params.cursor.isdigit() else 0
+        offset = min(offset, 2**53)  # past every run; the database's integers stop at 2**63
         runs, total = await self.endpoint.surface.services.run_store.list_runs(
             limit=50, offset=offset
         )
