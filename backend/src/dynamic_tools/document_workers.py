@@ -54,7 +54,7 @@ class DocumentWorkers:
     field="content")``.
     """
 
-    def __init__(self, *, workers: int = 2, timeout_s: float = 10.0, memory_mb: int = 1024):
+    def __init__(self, *, workers: int = 2, timeout_s: float = 30.0, memory_mb: int = 1024):
         self.workers = workers
         self.timeout_s = timeout_s
         self.memory_mb = memory_mb

@@ -171,11 +171,11 @@ class Settings(BaseSettings):
         "event loop (0: a thread, with no time or memory budget).",
     )
     document_timeout_s: float = Field(
-        default=10.0,
+        default=30.0,
         gt=0,
         le=600,
-        description="Time budget of one document's parsing and checking; the worker is "
-        "stopped past it (422).",
+        description="Time budget of one document's parsing and checking (the largest workflow "
+        "document allowed takes about 6 s); the worker is stopped past it (422).",
     )
     document_worker_memory_mb: int = Field(
         default=1024,
