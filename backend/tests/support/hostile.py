@@ -87,3 +87,43 @@ def largest_workflow_yaml(limit: int = MAX_DOCUMENT_BYTES) -> str:
         size += len(block)
         index += 1
     return "".join(parts)
+
+
+FENCE_MB = 1536
+
+
+def fenced(
+    code: str,
+    *args: str,
+    env: dict[str, str] | None = None,
+    memory_mb: int = FENCE_MB,
+    timeout: float = 180,
+) -> Any:
+    """Run Python ``code`` in a subprocess whose address space is capped at ``memory_mb``.
+
+    For tests that would eat the machine's memory if the code under test regressed (a ``$ref``
+    bomb expanded for real): the regression fails the test (MemoryError, a non-zero exit)
+    instead. ``code`` sees ``args`` in ``sys.argv[1:]`` and prints its result as the last line
+    of JSON; that value is returned. The subprocess runs from the backend directory with the
+    environment plus ``env``.
+    """
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    backend = Path(__file__).resolve().parents[2]
+    prologue = (
+        "import resource\n"
+        f"resource.setrlimit(resource.RLIMIT_AS, ({memory_mb} << 20, {memory_mb} << 20))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", prologue + code, *args],
+        cwd=backend,
+        env={**os.environ, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    assert done.returncode == 0, f"exit {done.returncode}: {done.stderr[-3000:]}"
+    return json.loads(done.stdout.strip().splitlines()[-1])

@@ -54,6 +54,11 @@ async def test_purging_history_with_an_absurd_age_is_a_tool_error(server: str) -
     assert "older_than_days" in text
 
 
+def _pythonpath() -> str:
+    """This process's PYTHONPATH (the code under test) plus the backend (for ``tests``)."""
+    return os.pathsep.join(p for p in (os.environ.get("PYTHONPATH"), str(BACKEND)) if p)
+
+
 _BOMB_OVER_MCP = """
 import asyncio, json, resource, sys, time
 limit = 1536 * 1024 * 1024
@@ -94,7 +99,7 @@ def test_the_ref_bomb_through_catalog_import_openapi_is_refused_in_bounded_memor
     done = subprocess.run(
         [sys.executable, str(script), json.dumps(config)],
         cwd=BACKEND,
-        env={**os.environ, "PYTHONPATH": str(BACKEND)},
+        env={**os.environ, "PYTHONPATH": _pythonpath()},
         capture_output=True,
         text=True,
         timeout=180,

@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 from dynamic_tools.cli.main import app
 from tests.conftest import EXAMPLES
-from tests.support.hostile import nested_json, nested_object_json
+from tests.support.hostile import fenced, nested_json, nested_object_json, ref_bomb_text
 
 
 @pytest.mark.parametrize(
@@ -48,14 +48,31 @@ def test_import_openapi_names_an_unusable_source(
     assert '"error_code": "invalid_source"' in result.output
 
 
-def test_import_openapi_refuses_a_ref_bomb(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    from tests.support.hostile import ref_bomb_text
+_CLI = """
+import json, sys
+from typer.testing import CliRunner
+from dynamic_tools.cli.main import app
+result = CliRunner().invoke(app, sys.argv[1:])
+print(json.dumps({"exit_code": result.exit_code, "output": result.output}))
+"""
 
+
+def test_import_openapi_refuses_a_ref_bomb(tmp_path: Path) -> None:
     bomb = tmp_path / "bomb.json"
     bomb.write_text(ref_bomb_text(8, 10))
-    monkeypatch.setenv("REGISTRY_CONFIG_PATH", str(tmp_path / "config.yaml"))
-    monkeypatch.setenv("DATA_DIR", str(tmp_path / "data"))
-    result = CliRunner().invoke(app, ["import-openapi", str(bomb), "--catalog", "b", "--json"])
-    assert result.exit_code == 1, result.output
-    assert "max_schema_bytes" in result.output
+    # Fenced (the CLI converts in-process): before the fix, this bomb took 23 GB.
+    result = fenced(
+        _CLI,
+        "import-openapi",
+        str(bomb),
+        "--catalog",
+        "b",
+        "--json",
+        env={
+            "REGISTRY_CONFIG_PATH": str(tmp_path / "config.yaml"),
+            "DATA_DIR": str(tmp_path / "data"),
+        },
+    )
+    assert result["exit_code"] == 1, result["output"]
+    assert "max_schema_bytes" in result["output"]
     assert not (tmp_path / "catalogs" / "b.tools.json").exists()

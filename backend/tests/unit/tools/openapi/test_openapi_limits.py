@@ -10,18 +10,32 @@ import pytest
 from dynamic_tools.errors import InvalidInputError
 from dynamic_tools.tools.openapi import ConversionOptions, convert_document, parse_document
 from dynamic_tools.tools.openapi.operations import Limits
-from tests.support.hostile import nested_json, nested_object_json, ref_bomb
+from tests.support.hostile import fenced, nested_json, nested_object_json, ref_bomb
+
+_CONVERT_BOMB = """
+import json, sys, time
+from dynamic_tools.tools.openapi import convert_document
+from tests.support.hostile import ref_bomb
+started = time.perf_counter()
+result = convert_document(ref_bomb(int(sys.argv[1]), int(sys.argv[2])))
+print(json.dumps({
+    "tools": len(result.tools),
+    "violations": [v.to_dict() for v in result.violations],
+    "seconds": time.perf_counter() - started,
+}))
+"""
 
 
 @pytest.mark.parametrize(("levels", "width"), [(8, 10), (6, 10), (5, 40), (12, 10)])
 def test_a_ref_bomb_is_refused_naming_the_limit_and_the_reference(levels: int, width: int) -> None:
-    result = convert_document(ref_bomb(levels, width))
-    assert result.tools == [] and not result.valid
-    violation = result.violations[0]
-    assert violation.rule == "max_schema_bytes"
-    assert violation.path == "#/paths/~1x/post"
-    assert violation.expected == 2 * 1024 * 1024
-    assert "#/components/schemas/L" in violation.message
+    # Fenced: before the fix, 8x10 grew a process to 23 GB.
+    result = fenced(_CONVERT_BOMB, str(levels), str(width))
+    assert result["tools"] == 0
+    violation = result["violations"][0]
+    assert violation["rule"] == "max_schema_bytes"
+    assert violation["path"] == "#/paths/~1x/post"
+    assert violation["expected"] == 2 * 1024 * 1024
+    assert "#/components/schemas/L" in violation["message"]
 
 
 def test_a_small_fan_out_converts() -> None:
