@@ -24,6 +24,7 @@ import openai
 from loguru import logger
 from sqlalchemy import Engine
 
+from dynamic_tools.document_workers import DocumentWorkers
 from dynamic_tools.engine.ports import EventSink, ToolRunner
 from dynamic_tools.http.sender import HttpSender
 from dynamic_tools.http.target_guard import TargetGuard
@@ -110,6 +111,7 @@ class Services:
         finally:
             self.database.dispose()
             await self.http_client.aclose()
+            await asyncio.to_thread(self.workflows.workers.close)
             if isinstance(self.llm, OpenAIChatClient):
                 await self.llm.client.close()
             await asyncio.to_thread(self.tracing.shutdown)  # exports the spans still batched
@@ -314,7 +316,14 @@ def build_services(
         run_tracing = RunTracing(tracing)
         store.observe(run_tracing.observe)
         tools, events = run_tracing.tools(tools), run_tracing.events(store)
-    workflows = WorkflowRepository(settings.workflows_dir, known_tools=registry.names)
+    document_workers = DocumentWorkers(
+        workers=settings.document_workers,
+        timeout_s=settings.document_timeout_s,
+        memory_mb=settings.document_worker_memory_mb,
+    )
+    workflows = WorkflowRepository(
+        settings.workflows_dir, known_tools=registry.names, workers=document_workers
+    )
     launcher = make_launcher(settings, tools=tools, store=store, events=events)
     if hasattr(launcher, "on_takeover"):  # durable: count takeovers, automatic or by hand
         launcher.on_takeover = _count_takeover
@@ -339,6 +348,7 @@ def build_services(
             guard=guard,
             http_client=http_client,
             tracing=tracing,
+            workers=document_workers,
         ),
         authoring=WorkflowAuthoring(workflows, registry, runs, store),
         tracing=tracing,

@@ -10,6 +10,8 @@ DynamicToolsError                 root; carries ``code``, ``message``, ``context
 │   ├── WorkflowInvalidError      a workflow document does not load or validate      → 422
 │   ├── OpenAPIInvalidError       an OpenAPI document cannot be imported             → 422
 │   ├── DocumentSourceError       a document source may not or cannot be read        → 422
+│   ├── ProcessingLimitError      a document needs more time or memory than allowed  → 422
+│   ├── RequestTooLargeError      a request body over the size limit                 → 413
 │   └── MarkdownWorkflowError     a markdown workflow problem: ``error_type``, ``line``,
 │                                 ``suggestion`` (seed 004's error types)            → 422
 ├── NotFoundError                 an unknown id                                      → 404
@@ -50,6 +52,17 @@ class DynamicToolsError(Exception):
             "context": self.context,
             "retryable": self.retryable,
         }
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickle with every field (errors cross from document worker processes)."""
+        return (_restore, (type(self), self.args, self.__dict__))
+
+
+def _restore(kind: type[DynamicToolsError], args: tuple[Any, ...], state: dict[str, Any]) -> Any:
+    error = kind.__new__(kind)
+    error.args = args
+    error.__dict__.update(state)
+    return error
 
 
 class InvalidInputError(DynamicToolsError):
@@ -108,6 +121,34 @@ class DocumentSourceError(InvalidInputError):
     """
 
     code = "invalid_source"
+
+
+class ProcessingLimitError(InvalidInputError):
+    """Parsing or checking a document ran past a budget (time, memory); it was stopped.
+
+    The violation (path: the request field) names the limit (``rule``: ``max_seconds`` or
+    ``max_memory``, ``expected``: its value) and the setting that raises it; so does the
+    context (``limit``, ``setting``).
+    """
+
+    code = "processing_limit"
+
+    def __init__(self, message: str, *, field: str, rule: str, limit: float, setting: str) -> None:
+        super().__init__(
+            message,
+            violations=[{"path": field, "rule": rule, "message": message, "expected": limit}],
+            context={"field": field, "limit": limit, "setting": setting},
+        )
+
+
+class RequestTooLargeError(InvalidInputError):
+    """A request body is over the size limit; it was not read further.
+
+    ``context`` has ``limit`` (bytes), ``setting`` (the setting that raises it) and, when the
+    client declared it, ``content_length``.
+    """
+
+    code = "request_too_large"
 
 
 class NotFoundError(DynamicToolsError):

@@ -180,6 +180,38 @@ class Settings(BaseSettings):
         description="Longest ttl an MCP task keeps (a larger requested ttl is lowered to it).",
     )
 
+    # --- input limits ----------------------------------------------------------------------
+    max_request_bytes: int = Field(
+        default=4 * 1024 * 1024,
+        ge=1024,
+        description="Largest request body on any route (413 past it); a workflow document "
+        "may be 1 MB of text.",
+    )
+    max_tool_request_bytes: int = Field(
+        default=256 * 1024,
+        ge=1024,
+        description="Largest body of POST /tools and PUT /tools/{name} (a tool config).",
+    )
+    document_workers: int = Field(
+        default=2,
+        ge=0,
+        le=64,
+        description="Processes that parse and check workflow and OpenAPI documents off the "
+        "event loop (0: a thread, with no time or memory budget).",
+    )
+    document_timeout_s: float = Field(
+        default=30.0,
+        gt=0,
+        le=600,
+        description="Time budget of one document's parsing and checking (the largest workflow "
+        "document allowed takes about 6 s); the worker is stopped past it (422).",
+    )
+    document_worker_memory_mb: int = Field(
+        default=1024,
+        ge=256,
+        description="Address-space cap of each document worker (RLIMIT_AS).",
+    )
+
     # --- logging ---------------------------------------------------------------------------
     log_level: Literal["TRACE", "DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
     log_json: bool = True

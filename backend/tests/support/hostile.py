@@ -1,108 +1,129 @@
-"""Every exception the HTTP stack can raise, for property tests (hypothesis strategies).
-
-The classes are collected from the modules a send goes through (httpx, httpcore, h11, anyio,
-ssl, socket) and the builtins they raise (UnicodeEncodeError, ValueError, OSError and its
-family...), plus arbitrary new ``Exception`` subclasses made up by hypothesis. Each is turned
-into an instance with whatever constructor arguments its class needs.
-"""
+"""Hostile documents for the input-limit tests: $ref bombs, deep nesting, the largest workflow."""
 
 from __future__ import annotations
 
-import asyncio
-import builtins
-import inspect
-import socket
-import ssl
-from types import ModuleType
+import json
 from typing import Any
 
-import anyio
-import h11
-import httpcore
-import httpx
-from hypothesis import strategies as st
-
-_MODULES: tuple[ModuleType, ...] = (httpx, httpcore, h11, anyio, ssl, socket)
-_BUILTINS = (
-    "ValueError",
-    "TypeError",
-    "KeyError",
-    "IndexError",
-    "AttributeError",
-    "RuntimeError",
-    "RecursionError",
-    "OverflowError",
-    "ZeroDivisionError",
-    "AssertionError",
-    "NotImplementedError",
-    "UnicodeEncodeError",
-    "UnicodeDecodeError",
-    "UnicodeError",
-    "LookupError",
-    "EOFError",
-    "OSError",
-    "ConnectionError",
-    "ConnectionResetError",
-    "ConnectionRefusedError",
-    "ConnectionAbortedError",
-    "BrokenPipeError",
-    "TimeoutError",
-    "PermissionError",
-    "FileNotFoundError",
-    "InterruptedError",
-    "BlockingIOError",
-    "MemoryError",
-    "BufferError",
-    "StopAsyncIteration",
-)
+from dynamic_tools.engine.loaders import MAX_DOCUMENT_BYTES
 
 
-def exception_types() -> list[type[Exception]]:
-    """Every ``Exception`` subclass the modules of a send define, and the builtins above."""
-    found: dict[str, type[Exception]] = {}
-    for module in _MODULES:
-        for name in dir(module):
-            value = getattr(module, name)
-            if inspect.isclass(value) and issubclass(value, Exception):
-                found[f"{value.__module__}.{value.__qualname__}"] = value
-    for name in _BUILTINS:
-        found[f"builtins.{name}"] = getattr(builtins, name)
-    found["asyncio.IncompleteReadError"] = asyncio.IncompleteReadError
-    return [found[key] for key in sorted(found)]
+def ref_bomb(levels: int = 8, width: int = 10) -> dict[str, Any]:
+    """An OpenAPI 3.0 document whose schema ``L<levels>`` holds ``width`` references to the
+    level below, down to a string: inlined, it is ``width**levels`` copies (8x10: 10^8)."""
+    schemas: dict[str, Any] = {"L0": {"type": "string", "description": "a leaf"}}
+    for level in range(1, levels + 1):
+        schemas[f"L{level}"] = {
+            "type": "object",
+            "properties": {
+                f"p{i}": {"$ref": f"#/components/schemas/L{level - 1}"} for i in range(width)
+            },
+        }
+    top = {"$ref": f"#/components/schemas/L{levels}"}
+    return {
+        "openapi": "3.0.3",
+        "info": {"title": "bomb", "version": "1"},
+        "servers": [{"url": "https://api.example.com"}],
+        "paths": {
+            "/x": {
+                "post": {
+                    "operationId": "explode",
+                    "requestBody": {
+                        "required": True,
+                        "content": {"application/json": {"schema": top}},
+                    },
+                    "responses": {
+                        "200": {
+                            "description": "ok",
+                            "content": {"application/json": {"schema": top}},
+                        }
+                    },
+                }
+            }
+        },
+        "components": {"schemas": schemas},
+    }
 
 
-def instantiate(cls: type[Exception], message: str) -> Exception:
-    """An instance of ``cls`` carrying ``message`` where its constructor allows."""
-    if issubclass(cls, UnicodeEncodeError):
-        return cls("ascii", message + "é", len(message), len(message) + 1, "not ASCII")
-    if issubclass(cls, UnicodeDecodeError):
-        return cls("utf-8", message.encode() + b"\xff", len(message), len(message) + 1, "bad")
-    if issubclass(cls, asyncio.IncompleteReadError):
-        return cls(message.encode(), 10)
-    if issubclass(cls, httpx.HTTPStatusError):
-        request = httpx.Request("GET", "https://api.example/")
-        return cls(message, request=request, response=httpx.Response(500, request=request))
-    for args in ((message,), (), (1, message), (message, None)):
-        try:
-            return cls(*args)
-        except Exception:  # try the next signature
-            continue
-    instance = cls.__new__(cls)  # a constructor with odd arguments: skip it, keep the type
-    instance.args = (message,)
-    return instance
+def ref_bomb_text(levels: int = 8, width: int = 10) -> str:
+    """:func:`ref_bomb` as compact JSON (8x10: about 4 KB)."""
+    return json.dumps(ref_bomb(levels, width), separators=(",", ":"))
 
 
-def made_up_exception(name: str, message: str) -> Exception:
-    """An instance of a new ``Exception`` subclass nobody has seen before."""
-    cls = type(name, (Exception,), {})
-    return cls(message)
+def nested_json(depth: int) -> str:
+    """A JSON array nested ``depth`` levels deep."""
+    return "[" * depth + "]" * depth
 
 
-_identifier = st.from_regex(r"[A-Z][A-Za-z0-9]{0,20}Error", fullmatch=True)
+def nested_object_json(depth: int) -> str:
+    """A JSON object nested ``depth`` levels deep (``{"a": {"a": ... 1}}``)."""
+    return '{"a":' * depth + "1" + "}" * depth
 
 
-def http_stack_exceptions(message: st.SearchStrategy[str] | None = None) -> Any:
-    """A hypothesis strategy of exception instances (known classes and made-up ones)."""
-    text = message if message is not None else st.text(max_size=60)
-    known = st.builds(instantiate, st.sampled_from(exception_types()), text)
-    return st.one_of(known, st.builds(made_up_exception, _identifier, text))
+def largest_workflow_yaml(limit: int = MAX_DOCUMENT_BYTES) -> str:
+    """A valid-looking YAML workflow document just under ``limit`` bytes: many workflows of
+    chained calls, the costliest kind of document to parse and check that is allowed."""
+    head = "domain: load\nworkflows:\n"
+    parts = [head]
+    size = len(head)
+    index = 0
+    while True:
+        block = (
+            f"  w{index}:\n"
+            f"    description: workflow number {index} of a large document\n"
+            "    params: {city: {type: str, required: true}}\n"
+            "    graph:\n"
+            + "".join(
+                f"      n{step}: {{call: search_hotels, args: {{city: $city, checkin: "
+                f'"2026-12-01", checkout: "2026-12-02"}}, output: o{step}'
+                + (f", depends_on: [n{step - 1}]" if step else "")
+                + "}\n"
+                for step in range(8)
+            )
+        )
+        if size + len(block) > limit:
+            break
+        parts.append(block)
+        size += len(block)
+        index += 1
+    return "".join(parts)
+
+
+FENCE_MB = 1536
+
+
+def fenced(
+    code: str,
+    *args: str,
+    env: dict[str, str] | None = None,
+    memory_mb: int = FENCE_MB,
+    timeout: float = 180,
+) -> Any:
+    """Run Python ``code`` in a subprocess whose address space is capped at ``memory_mb``.
+
+    For tests that would eat the machine's memory if the code under test regressed (a ``$ref``
+    bomb expanded for real): the regression fails the test (MemoryError, a non-zero exit)
+    instead. ``code`` sees ``args`` in ``sys.argv[1:]`` and prints its result as the last line
+    of JSON; that value is returned. The subprocess runs from the backend directory with the
+    environment plus ``env``.
+    """
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    backend = Path(__file__).resolve().parents[2]
+    prologue = (
+        "import resource\n"
+        f"resource.setrlimit(resource.RLIMIT_AS, ({memory_mb} << 20, {memory_mb} << 20))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", prologue + code, *args],
+        cwd=backend,
+        env={**os.environ, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    assert done.returncode == 0, f"exit {done.returncode}: {done.stderr[-3000:]}"
+    return json.loads(done.stdout.strip().splitlines()[-1])

@@ -75,7 +75,13 @@ def create_app(
     app.state.metrics = Metrics()
     install_error_handlers(app)
     token = settings.api_token.get_secret_value() if settings.api_token else None
-    app.add_middleware(EdgeMiddleware, token=token, metrics=app.state.metrics)
+    app.add_middleware(
+        EdgeMiddleware,
+        token=token,
+        metrics=app.state.metrics,
+        max_body_bytes=settings.max_request_bytes,
+        max_tool_body_bytes=settings.max_tool_request_bytes,
+    )
     app.include_router(health.router)
     app.include_router(workflow.router)
     app.include_router(tools.router)

@@ -1,7 +1,14 @@
-"""The ASGI edge middleware: correlation ids, the API token, request metrics.
+"""The ASGI edge middleware: correlation ids, the API token, body size limits, metrics.
 
 Written as plain ASGI (not ``BaseHTTPMiddleware``) so it adds almost nothing per request and
 does not buffer streaming responses such as server-sent events.
+
+Body size: every request body is bounded before a route reads it — ``MAX_REQUEST_BYTES``, or
+``MAX_TOOL_REQUEST_BYTES`` for ``POST /tools`` and ``PUT /tools/{name}``. A declared
+``Content-Length`` over the limit is answered 413 at once, unread. A body without one
+(chunked) is read here, counting the bytes as they stream, and answered 413 as soon as it
+passes the limit; under it, it is handed to the app as received. The 413 body is the
+project's error shape (``request_too_large``) naming the limit and the setting.
 """
 
 from __future__ import annotations
@@ -14,31 +21,45 @@ from typing import Any
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from dynamic_tools.api.deps import token_matches
+from dynamic_tools.api.errors import status_for
 from dynamic_tools.api.metrics import Metrics
+from dynamic_tools.errors import RequestTooLargeError
 
 OPEN_PATHS = frozenset({"/", "/healthz", "/readyz"})  # "/" only redirects to /ui/
 OPEN_PREFIXES = ("/demo/", "/ui")
 
 
 class EdgeMiddleware:
-    """Sets ``X-Request-ID``, enforces ``API_TOKEN`` when set, and counts requests."""
+    """Sets ``X-Request-ID``, enforces ``API_TOKEN`` and body limits, counts requests."""
 
-    def __init__(self, app: ASGIApp, *, token: str | None, metrics: Metrics) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        token: str | None,
+        metrics: Metrics,
+        max_body_bytes: int = 4 * 1024 * 1024,
+        max_tool_body_bytes: int = 256 * 1024,
+    ) -> None:
         self.app = app
         self.token = token
         self.metrics = metrics
+        self.max_body_bytes = max_body_bytes
+        self.max_tool_body_bytes = max_tool_body_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Handle one ASGI connection."""
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        given_id = authorization = None
-        for key, value in scope["headers"]:  # only two headers matter: skip decoding the rest
+        given_id = authorization = declared = None
+        for key, value in scope["headers"]:  # only three headers matter: skip decoding the rest
             if key == b"x-request-id":
                 given_id = value.decode("latin-1")
             elif key == b"authorization":
                 authorization = value.decode("latin-1")
+            elif key == b"content-length":
+                declared = value
         correlation_id = (given_id or uuid.uuid4().hex)[:64]
         scope.setdefault("state", {})["correlation_id"] = correlation_id
         path: str = scope["path"]
@@ -50,6 +71,18 @@ class EdgeMiddleware:
         ):
             await _unauthorized(send, correlation_id)
             return
+        limit, setting = self._limit(scope["method"], path)
+        if declared is not None and declared.isdigit():  # servers refuse a malformed one
+            if int(declared) > limit:
+                await _too_large(send, correlation_id, limit, setting, int(declared))
+                return
+            receive = _counting(receive, limit)
+        else:
+            buffered = await _read_capped(receive, limit)
+            if buffered is None:
+                await _too_large(send, correlation_id, limit, setting, None)
+                return
+            receive = _replaying(buffered, receive)
         started = time.perf_counter()
         status_holder: dict[str, int] = {}
 
@@ -72,6 +105,97 @@ class EdgeMiddleware:
             status = str(status_holder.get("status", 500))
             self.metrics.requests.labels(method, label, status).inc()
             self.metrics.latency.labels(method, label).observe(time.perf_counter() - started)
+
+    def _limit(self, method: str, path: str) -> tuple[int, str]:
+        """The body limit of a request, and the setting that sets it."""
+        if (method == "POST" and path.rstrip("/") == "/tools") or (
+            method == "PUT" and path.startswith("/tools/")
+        ):
+            return self.max_tool_body_bytes, "MAX_TOOL_REQUEST_BYTES"
+        return self.max_body_bytes, "MAX_REQUEST_BYTES"
+
+
+def _counting(receive: Receive, limit: int) -> Receive:
+    """``receive`` that ends the body (as a disconnect) if more than ``limit`` bytes arrive.
+
+    Servers enforce a declared ``Content-Length``; this guards against one that does not.
+    """
+    seen = 0
+
+    async def wrapped() -> Message:
+        nonlocal seen
+        message = await receive()
+        if message["type"] == "http.request":
+            seen += len(message.get("body", b""))
+            if seen > limit:
+                return {"type": "http.disconnect"}
+        return message
+
+    return wrapped
+
+
+async def _read_capped(receive: Receive, limit: int) -> list[Message] | None:
+    """The messages of a body without ``Content-Length``, or None once it passes ``limit``."""
+    messages: list[Message] = []
+    seen = 0
+    while True:
+        message = await receive()
+        messages.append(message)
+        if message["type"] != "http.request":
+            return messages
+        seen += len(message.get("body", b""))
+        if seen > limit:
+            return None
+        if not message.get("more_body", False):
+            return messages
+
+
+def _replaying(messages: list[Message], receive: Receive) -> Receive:
+    """``receive`` that gives ``messages`` first, then the live ones (disconnects)."""
+    pending = list(messages)
+
+    async def wrapped() -> Message:
+        if pending:
+            return pending.pop(0)
+        return await receive()
+
+    return wrapped
+
+
+async def _too_large(
+    send: Send, correlation_id: str, limit: int, setting: str, size: int | None
+) -> None:
+    declared = f" (Content-Length {size})" if size is not None else ""
+    message = (
+        f"the request body is over the {limit:,}-byte limit{declared}; the server setting "
+        f"{setting} sets it"
+    )
+    context: dict[str, Any] = {"limit": limit, "setting": setting}
+    if size is not None:
+        context["content_length"] = size
+    error = RequestTooLargeError(
+        message,
+        violations=[{"path": "body", "rule": "max_bytes", "message": message, "expected": limit}],
+        context=context,
+    )
+    await _send_error(send, correlation_id, status_for(error), error.to_dict())
+
+
+async def _send_error(send: Send, correlation_id: str, status: int, body: dict[str, Any]) -> None:
+    payload = json.dumps({**body, "correlation_id": correlation_id}).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(payload)).encode()),
+                (b"connection", b"close"),
+                (b"x-request-id", correlation_id.encode("latin-1")),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": payload})
 
 
 async def _unauthorized(send: Send, correlation_id: str) -> None:

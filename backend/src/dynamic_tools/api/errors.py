@@ -23,10 +23,12 @@ from dynamic_tools.errors import (
     LLMUnavailableError,
     NotFoundError,
     OutboundError,
+    RequestTooLargeError,
 )
 from dynamic_tools.logs import redactor
 
 _STATUS: list[tuple[type[DynamicToolsError], int]] = [
+    (RequestTooLargeError, 413),
     (InvalidInputError, 422),
     (NotFoundError, 404),
     (ConflictError, 409),

@@ -26,7 +26,7 @@ def parse_params(pairs: list[str]) -> dict[str, Any]:
             raise ValueError(f"'{pair}' is not key=value")
         try:
             params[key] = json.loads(raw)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):  # not JSON (or absurdly nested): text
             params[key] = raw
     return params
 

@@ -24,6 +24,7 @@ from pydantic import ValidationError
 from dynamic_tools.engine.models import WorkflowDocument
 from dynamic_tools.engine.xml_format import xml_to_mapping
 from dynamic_tools.errors import WorkflowInvalidError
+from dynamic_tools.nesting import TooDeep, loads_json, shorten
 
 DocumentFormat = Literal["yaml", "json", "xml"]
 MAX_DOCUMENT_BYTES = 1_000_000
@@ -32,7 +33,26 @@ MAX_NODES = 200_000
 
 
 class _Yaml12Loader(yaml.SafeLoader):
-    """SafeLoader whose booleans are only true/false (YAML 1.2), so ``on``/``yes`` stay text."""
+    """SafeLoader whose booleans are only true/false (YAML 1.2), so ``on``/``yes`` stay text.
+
+    Its composer stops at ``MAX_DEPTH`` levels: PyYAML composes recursively, so a deeper
+    document would otherwise end in a :class:`RecursionError`.
+    """
+
+    _depth = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
+        """Compose one node, refusing to go past ``MAX_DEPTH`` levels."""
+        if self._depth >= MAX_DEPTH and self.check_event(
+            yaml.MappingStartEvent, yaml.SequenceStartEvent
+        ):
+            mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
+            raise _too_deep(None, mark.line + 1 if mark is not None else None)
+        self._depth += 1
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
 
 
 _Yaml12Loader.yaml_implicit_resolvers = {
@@ -95,13 +115,14 @@ def parse_raw(text: str, fmt: DocumentFormat) -> tuple[Any, dict[tuple[str | int
         )
     if fmt == "json":
         try:
-            data = json.loads(text)
+            data = loads_json(text, MAX_DEPTH)
+        except TooDeep as exc:
+            raise _too_deep(exc.path, None) from None
         except json.JSONDecodeError as exc:
             raise WorkflowInvalidError(
                 f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}",
                 violations=[_violation("(document)", "syntax", exc.msg, line=exc.lineno)],
             ) from None
-        _check_depth(data)
         return data, {}
     if fmt == "xml":
         return xml_to_mapping(text), {}
@@ -198,18 +219,20 @@ def _walk(
             yield from _walk(item, (*path, index), depth + 1)
 
 
-def _check_depth(data: Any, depth: int = 0) -> None:
-    if depth > MAX_DEPTH:
-        raise WorkflowInvalidError(
-            f"the document nests deeper than {MAX_DEPTH} levels",
-            violations=[_violation("(document)", "max_depth", "nested too deeply")],
-        )
-    if isinstance(data, dict):
-        for value in data.values():
-            _check_depth(value, depth + 1)
-    elif isinstance(data, list):
-        for value in data:
-            _check_depth(value, depth + 1)
+def _too_deep(path: tuple[str | int, ...] | None, line: int | None) -> WorkflowInvalidError:
+    where = f" (at {shorten(_dotted(path))})" if path else f" (line {line})" if line else ""
+    return WorkflowInvalidError(
+        f"the document nests deeper than {MAX_DEPTH} levels{where}",
+        violations=[
+            _violation(
+                _dotted(path or ()),
+                "max_depth",
+                f"nested deeper than {MAX_DEPTH} levels",
+                line=line,
+                expected=MAX_DEPTH,
+            )
+        ],
+    )
 
 
 # --- violations -----------------------------------------------------------------------------

@@ -41,6 +41,9 @@ from defusedxml import DefusedXmlException
 from defusedxml.ElementTree import fromstring
 
 from dynamic_tools.errors import WorkflowInvalidError
+from dynamic_tools.nesting import TooDeep, loads_json
+
+MAX_XML_DEPTH = 64  # elements; the same bound as the YAML and JSON forms' nesting
 
 
 def xml_to_mapping(text: str) -> dict[str, Any]:
@@ -52,6 +55,11 @@ def xml_to_mapping(text: str) -> dict[str, Any]:
     except ParseError as exc:
         line = exc.position[0] if exc.position else None
         raise _error("(document)", "syntax", f"invalid XML: {exc}", line=line) from None
+    too_deep = _too_deep(root)
+    if too_deep is not None:
+        raise _error(
+            too_deep, "max_depth", f"the document nests deeper than {MAX_XML_DEPTH} elements"
+        )
     if root.tag != "workflows":
         raise _error(
             "(document)", "xml_root", f"the root element must be <workflows>, not <{root.tag}>"
@@ -67,6 +75,20 @@ def xml_to_mapping(text: str) -> dict[str, Any]:
         workflows[workflow_id] = _workflow(child, f"workflows.{workflow_id}")
     doc["workflows"] = workflows
     return doc
+
+
+def _too_deep(root: Element) -> str | None:
+    """The path (``a/b/c``) of the first element deeper than ``MAX_XML_DEPTH``, else None.
+
+    Checked with an explicit stack before the recursive conversion below walks the tree.
+    """
+    stack: list[tuple[Element, str, int]] = [(root, root.tag, 1)]
+    while stack:
+        element, path, depth = stack.pop()
+        if depth > MAX_XML_DEPTH:
+            return path
+        stack.extend((child, f"{path}/{child.tag}", depth + 1) for child in element)
+    return None
 
 
 def _workflow(element: Element, path: str) -> dict[str, Any]:
@@ -231,7 +253,13 @@ def _args(element: Element, path: str) -> dict[str, Any]:
 def _arg_value(element: Element) -> Any:
     if "json" in element.attrib:
         try:
-            return json.loads(element.attrib["json"])
+            return loads_json(element.attrib["json"], MAX_XML_DEPTH)
+        except TooDeep:
+            raise _error(
+                element.attrib.get("name", "?"),
+                "max_depth",
+                f"the json attribute nests deeper than {MAX_XML_DEPTH} levels",
+            ) from None
         except json.JSONDecodeError as exc:
             raise _error(
                 element.attrib.get("name", "?"),

@@ -22,6 +22,7 @@ request carries its trace context.
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -94,8 +95,15 @@ class DocumentFetcher:
         source = source.strip()
         if not source:
             raise _refused("the source is empty", "required", source)
+        if _CONTROL.search(source):
+            raise _refused(
+                "the source contains a control character (NUL, newline, ...)",
+                "invalid_characters",
+                source.encode("unicode_escape").decode("ascii"),
+            )
         kind = source_type or infer_source_type(source)
         if kind == "url":
+            _check_url(source)
             return await self._fetch_url(source)
         return await asyncio.to_thread(self._read_path, source)
 
@@ -194,7 +202,20 @@ class DocumentFetcher:
 
     # --- local files -----------------------------------------------------------------------
     def _read_path(self, source: str) -> FetchedDocument:
+        try:
+            return self._read_local(source)
+        except (OSError, RuntimeError, ValueError) as exc:
+            # Names the OS cannot take: '~unknown_user', NUL after %-decoding, a name too
+            # long, a symbolic link loop. Nothing was read.
+            reason = getattr(exc, "strerror", None) or str(exc)
+            raise _refused(
+                f"the path '{source}' cannot be used: {reason}", "invalid_path", source
+            ) from None
+
+    def _read_local(self, source: str) -> FetchedDocument:
         raw = unquote(urlsplit(source).path) if source.lower().startswith("file://") else source
+        if _CONTROL.search(raw):
+            raise ValueError("it contains a control character")
         path = Path(raw).expanduser()
         if not path.is_absolute():
             path = (self.local_roots[0] if self.local_roots else Path.cwd()) / path
@@ -232,6 +253,28 @@ class DocumentFetcher:
         return FetchedDocument(content, source, "path", str(resolved))
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def _check_url(source: str) -> None:
+    """Refuse a URL that does not parse, before anything uses its parts.
+
+    A port that is not a number or is out of range, a broken IPv6 literal.
+    """
+    try:
+        parts = urlsplit(source)
+        parts.port  # noqa: B018 - parsing the port is the check
+    except ValueError as exc:
+        raise _refused(
+            f"'{_shown_unparsed(source)}' is not a valid URL: {exc}", "invalid_url", source
+        ) from None
+
+
+def _shown_unparsed(url: str) -> str:
+    """A URL that may not parse, for messages: without query and fragment."""
+    return re.split(r"[?#]", url, maxsplit=1)[0]
+
+
 def _shown(url: str) -> str:
     """A URL for messages: without its query string (it may hold tokens)."""
     parts = urlsplit(url)
@@ -244,7 +287,12 @@ def _no_auth(url: str) -> str:
 
 
 def _refused(message: str, rule: str, source: str, **context: Any) -> DocumentSourceError:
-    shown = _shown(source) if infer_source_type(source) == "url" else source
+    shown = source
+    if infer_source_type(source) == "url":
+        try:
+            shown = _shown(source)
+        except ValueError:
+            shown = _shown_unparsed(source)
     return DocumentSourceError(
         message,
         violations=[{"path": "source", "rule": rule, "message": message}],

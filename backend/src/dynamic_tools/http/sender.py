@@ -26,7 +26,10 @@ from dynamic_tools.http.failures import outbound_failure
 from dynamic_tools.http.request_builder import PreparedRequest
 from dynamic_tools.http.target_guard import TargetGuard
 from dynamic_tools.logs import redactor
+from dynamic_tools.nesting import TooDeep, loads_json
 from dynamic_tools.observability.tracing import TOOL, Tracing, mark_error
+
+MAX_RESPONSE_DEPTH = 100  # a JSON response nested deeper is kept as text
 
 USER_AGENT = "dynamic-tools/0.1"
 _DROPPED_RESPONSE_HEADERS = frozenset({"set-cookie", "set-cookie2"})
@@ -213,8 +216,8 @@ def _decode(content: bytes, content_type: str, truncated: bool) -> Any:
     text = content.decode("utf-8", errors="replace")
     if "json" in content_type.lower() and not truncated:
         try:
-            return json.loads(text)
-        except json.JSONDecodeError:
+            return loads_json(text, MAX_RESPONSE_DEPTH)
+        except (json.JSONDecodeError, TooDeep):  # not JSON, or nested past what is shown
             return text
     return text
 

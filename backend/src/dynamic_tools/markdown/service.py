@@ -289,6 +289,17 @@ class MarkdownWorkflowService:
 
     def _read(self, path: str) -> tuple[str, str]:
         """``(relative path, text)`` of a workflow file inside the registry root."""
+        try:
+            return self._read_file(path)
+        except (OSError, RuntimeError, ValueError) as exc:
+            # A name the OS cannot take (NUL, too long, a symbolic link loop): nothing read.
+            reason = getattr(exc, "strerror", None) or str(exc)
+            shown = path.encode("unicode_escape").decode("ascii")
+            raise errors.file_not_found(
+                shown, f"it is not a usable path ({reason})", available=self.markdown_files()
+            ) from None
+
+    def _read_file(self, path: str) -> tuple[str, str]:
         root = self.registry_root.resolve()
         candidates = [Path(path)] if Path(path).is_absolute() else [root / path]
         if not Path(path).is_absolute() and len(Path(path).parts) == 1:

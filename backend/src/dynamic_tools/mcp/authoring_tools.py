@@ -13,6 +13,7 @@ The level is in the annotations (``readOnlyHint`` / ``destructiveHint``) and in 
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import Any
 
@@ -22,7 +23,7 @@ from dynamic_tools.errors import ConflictError, InvalidInputError, NotFoundError
 from dynamic_tools.mcp.confirmation import DRY_RUN
 from dynamic_tools.mcp.entries import SessionView, ToolCall, ToolEntry
 from dynamic_tools.mcp.results import Operation, object_schema, operation_handler
-from dynamic_tools.runtime.authoring import WorkflowAuthoring
+from dynamic_tools.runtime.authoring import MAX_HISTORY_DAYS, WorkflowAuthoring
 from dynamic_tools.runtime.runs import RunService
 from dynamic_tools.runtime.workflow_repository import WorkflowRepository
 
@@ -208,7 +209,11 @@ class AuthoringTools:
                     **object_schema(
                         {
                             "workflow_id": {"type": "string", "minLength": 1},
-                            "older_than_days": {"type": "number", "minimum": 0, "maximum": 36500},
+                            "older_than_days": {
+                                "type": "number",
+                                "minimum": 0,
+                                "maximum": MAX_HISTORY_DAYS,
+                            },
                             "input_keys": {
                                 "type": "array",
                                 "items": {"type": "string", "minLength": 1},
@@ -276,7 +281,7 @@ class AuthoringTools:
         }
 
     async def _validate(self, args: dict[str, Any]) -> dict[str, Any]:
-        violations = self.workflows.validate(str(args["content"]), args.get("format"))
+        violations = await self.workflows.check(str(args["content"]), args.get("format"))
         errors = [v for v in violations if v.get("severity", "error") == "error"]
         warnings = [v for v in violations if v.get("severity") == "warning"]
         return {
@@ -287,7 +292,7 @@ class AuthoringTools:
         }
 
     async def _save(self, args: dict[str, Any]) -> dict[str, Any]:
-        return self.workflows.save(
+        return await self.workflows.save_checked(
             args.get("workflow_id"),
             str(args["content"]),
             args.get("format"),
@@ -296,19 +301,22 @@ class AuthoringTools:
         )
 
     async def _rename(self, args: dict[str, Any]) -> dict[str, Any]:
-        return self.workflows.rename(
+        return await asyncio.to_thread(
+            self.workflows.rename,
             str(args["workflow_id"]),
             str(args["new_id"]),
             expected_version=args.get("expected_version"),
         )
 
     async def _delete(self, args: dict[str, Any]) -> dict[str, Any]:
-        return self.workflows.delete(
-            str(args["workflow_id"]), expected_version=args.get("expected_version")
+        return await asyncio.to_thread(
+            self.workflows.delete,
+            str(args["workflow_id"]),
+            expected_version=args.get("expected_version"),
         )
 
     async def _run(self, args: dict[str, Any]) -> dict[str, Any]:
-        target = self.authoring.target(
+        target = await self.authoring.checked_target(
             workflow_id=args.get("workflow_id"), content=args.get("content"), fmt=args.get("format")
         )
         run = await self.authoring.run(target, dict(args.get("inputs") or {}))
@@ -399,7 +407,7 @@ def _purge_scope(args: dict[str, Any]) -> dict[str, Any]:
 async def _on_target(
     authoring: WorkflowAuthoring, args: dict[str, Any], work: Callable[[Any], dict[str, Any]]
 ) -> dict[str, Any]:
-    target = authoring.target(
+    target = await authoring.checked_target(
         workflow_id=args.get("workflow_id"), content=args.get("content"), fmt=args.get("format")
     )
     return work(target)

@@ -199,7 +199,7 @@ class AuthoringPrompts:
     def _run(self, view: SessionView, args: dict[str, str]) -> str:
         try:
             inputs = json.loads(args.get("inputs") or "{}")
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):  # not JSON, or nested past its limit
             inputs = {}
         target = self.authoring.target(workflow_id=args["workflow_id"], content=None)
         resolution = self.authoring.resolve_inputs(

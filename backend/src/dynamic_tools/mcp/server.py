@@ -8,6 +8,7 @@ lifespan); ``serve_stdio`` runs the same server on stdin/stdout for desktop clie
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import mcp_types as types
@@ -202,7 +203,10 @@ class McpEndpoint:
     async def _get_prompt(self, ctx: Any, params: types.GetPromptRequestParams) -> Any:
         view = await self.view_for(ctx)
         try:
-            return self.surface.prompts.get(view, params.name, dict(params.arguments or {}))
+            # in a thread: workflow.fix_validation parses and validates the given document
+            return await asyncio.to_thread(
+                self.surface.prompts.get, view, params.name, dict(params.arguments or {})
+            )
         except DynamicToolsError as exc:
             raise invalid_params(exc) from None
 

@@ -132,6 +132,9 @@ def _parse_target_headers(raw: str | None, violations: list[dict[str, Any]]) -> 
     except json.JSONDecodeError as exc:
         violations.append(_violation("x-target-headers", f"not valid JSON (column {exc.colno})"))
         return {}
+    except RecursionError:  # nested past the decoder's limit; a flat object is expected
+        violations.append(_violation("x-target-headers", "nested too deeply"))
+        return {}
     if not isinstance(data, dict):
         violations.append(_violation("x-target-headers", "must be a JSON object"))
         return {}

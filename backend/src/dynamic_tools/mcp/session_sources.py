@@ -7,7 +7,8 @@
 
 Documents are fetched with :class:`DocumentFetcher` (allowed hosts only; ``file://`` inside the
 registry directory). A URL is fetched again after ``refetch_s``; what is derived from a document
-is cached by the hash of its content, so unchanged documents are converted once.
+is cached by the hash of its content, so unchanged documents are converted once. Parsing and
+conversion run in the document workers (time and memory budget, off the event loop).
 """
 
 from __future__ import annotations
@@ -19,13 +20,15 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
+from dynamic_tools.document_workers import DocumentWorkers
 from dynamic_tools.engine.loaders import load_document
 from dynamic_tools.engine.models import WorkflowDocument
 from dynamic_tools.engine.validator import validate_document
 from dynamic_tools.errors import InvalidInputError, WorkflowInvalidError
 from dynamic_tools.http.document_fetch import DocumentFetcher, FetchedDocument
+from dynamic_tools.tools.catalogs import convert_fetched
 from dynamic_tools.tools.models import AuthSpec, ToolConfig
-from dynamic_tools.tools.openapi import ConversionOptions, convert_document, parse_document
+from dynamic_tools.tools.openapi import ConversionOptions
 
 MAX_CACHED = 32
 
@@ -61,9 +64,16 @@ class _Lru(OrderedDict[str, Any]):
 class SessionSources:
     """Fetches and converts header-named documents, cached by URL (briefly) and content."""
 
-    def __init__(self, fetcher: DocumentFetcher, *, refetch_s: float = 60.0) -> None:
+    def __init__(
+        self,
+        fetcher: DocumentFetcher,
+        *,
+        refetch_s: float = 60.0,
+        workers: DocumentWorkers | None = None,
+    ) -> None:
         self.fetcher = fetcher
         self.refetch_s = refetch_s
+        self.workers = workers or DocumentWorkers(workers=0)
         self._fetched: _Lru = _Lru()  # url → (time, FetchedDocument)
         self._derived: _Lru = _Lru()  # kind:hash → derived value
 
@@ -87,8 +97,14 @@ class SessionSources:
         if key in self._derived:
             cached: SessionApi = self._derived[key]
             return cached
-        data = parse_document(fetched.content)
-        result = convert_document(data, ConversionOptions(document_url=fetched.document_url))
+        options = ConversionOptions(document_url=fetched.document_url)
+        try:
+            result = await self.workers.run(
+                convert_fetched, fetched, options, field="header:x-target-url"
+            )
+        except InvalidInputError as exc:
+            exc.violations = [{**v, "path": "header:x-target-url"} for v in exc.violations]
+            raise
         if result.violations:
             raise InvalidInputError(
                 f"the OpenAPI document at X-Target-URL cannot be used: "
@@ -112,21 +128,33 @@ class SessionSources:
         if key in self._derived:
             cached: SessionWorkflows = self._derived[key]
             return cached
-        text = fetched.content.decode("utf-8", errors="replace")
-        name = fetched.location.rsplit("/", 1)[-1]
         try:
-            loaded = load_document(text, name=name)
+            document, errors = await self.workers.run(
+                load_session_workflows,
+                fetched,
+                None if known_tools is None else frozenset(known_tools),
+                field=f"header:{header}",
+            )
         except WorkflowInvalidError as exc:
             exc.context = {**exc.context, "header": header, "source": fetched.source}
             raise
-        report = validate_document(loaded, known_tools=known_tools)
-        failing = {str(v.path).split(".")[1] for v in report.errors if str(v.path).count(".")}
-        valid = [w for w in loaded.document.workflows if w not in failing]
+        failing = {str(v["path"]).split(".")[1] for v in errors if str(v["path"]).count(".")}
+        valid = [w for w in document.workflows if w not in failing]
         if not valid:
             raise WorkflowInvalidError(
                 f"no workflow of the document at {header} validates",
-                violations=[v.to_dict() for v in report.errors],
+                violations=errors,
                 context={"header": header, "source": fetched.source},
             )
-        found = SessionWorkflows(loaded.document, digest, valid)
+        found = SessionWorkflows(document, digest, valid)
         return self._derived.remember(key, found)  # type: ignore[no-any-return]
+
+
+def load_session_workflows(
+    fetched: FetchedDocument, known_tools: frozenset[str] | None
+) -> tuple[WorkflowDocument, list[dict[str, Any]]]:
+    """The document and its errors (a document worker's task)."""
+    text = fetched.content.decode("utf-8", errors="replace")
+    loaded = load_document(text, name=fetched.location.rsplit("/", 1)[-1])
+    report = validate_document(loaded, known_tools=known_tools)
+    return loaded.document, [v.to_dict() for v in report.errors]

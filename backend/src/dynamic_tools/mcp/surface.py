@@ -80,7 +80,9 @@ class McpSurface:
             local_roots=[services.settings.registry_root],
             tracing=services.tracing,
         )
-        self.sources = SessionSources(fetcher, refetch_s=REFETCH_S)
+        self.sources = SessionSources(
+            fetcher, refetch_s=REFETCH_S, workers=services.workflows.workers
+        )
         self._caller = ApiCaller(
             services.sender, services.pipeline.secret, services.pipeline.prepared
         )

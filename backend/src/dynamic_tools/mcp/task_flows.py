@@ -144,7 +144,7 @@ class TaskFlows:
     # --- flows -----------------------------------------------------------------------------
     async def _execute(self, call: ToolCall) -> str:
         args = call.arguments
-        target = self.authoring.target(
+        target = await self.authoring.checked_target(
             workflow_id=args.get("workflow_id"), content=args.get("content")
         )
         run = await self.authoring.run(target, dict(args.get("inputs") or {}))
@@ -161,7 +161,7 @@ class TaskFlows:
         draft = await self._draft(call, _text(prompt))
         content = await self._until_valid(call, job, draft)
         await job.set_stage("saving")
-        saved = self.authoring.workflows.save(None, content)
+        saved = await self.authoring.workflows.save_checked(None, content)
         target = self.authoring.target(workflow_id=saved["workflows"][0], content=None)
         return await self._start(call, job, target, dict(args.get("inputs") or {}))
 
@@ -188,7 +188,7 @@ class TaskFlows:
         draft = await self._draft(call, _text(prompt))
         content = await self._until_valid(call, job, draft)
         await job.set_stage("saving")
-        self.authoring.workflows.save(
+        await self.authoring.workflows.save_checked(
             run.workflow_id, content, expected_version=str(current["version"])
         )
         target = self.authoring.target(workflow_id=run.workflow_id, content=None)
@@ -241,7 +241,7 @@ class TaskFlows:
 
     async def _until_valid(self, call: ToolCall, job: Any, draft: str) -> str:
         for round_number in range(1, MAX_REPAIRS + 1):
-            violations = self.authoring.workflows.validate(draft)
+            violations = await self.authoring.workflows.check(draft)
             errors = [v for v in violations if v.get("severity", "error") == "error"]
             if not errors:
                 return draft
@@ -250,7 +250,7 @@ class TaskFlows:
                 call.view, "workflow.fix_validation", {"content": draft, "violations": str(errors)}
             )
             draft = await self._draft(call, _text(prompt))
-        violations = self.authoring.workflows.validate(draft)
+        violations = await self.authoring.workflows.check(draft)
         if [v for v in violations if v.get("severity", "error") == "error"]:
             raise WorkflowInvalidError(
                 f"the draft still does not validate after {MAX_REPAIRS} repairs",

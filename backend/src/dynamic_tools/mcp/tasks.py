@@ -425,7 +425,7 @@ class TaskRuntime:
         cursor = params.cursor
         if cursor is not None and not cursor.isdigit():
             raise MCPError(INVALID_PARAMS, f"cursor '{cursor[:40]}' is not one this server gave")
-        offset = int(cursor or 0)
+        offset = min(int(cursor or 0), 2**53)  # past every task; the database stops at 2**63
         owner = self.owner_of(ctx)
         await self._purge()
         rows, total = await self.store.page(owner, offset=offset, limit=PAGE_SIZE)

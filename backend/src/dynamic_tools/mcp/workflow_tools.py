@@ -149,7 +149,7 @@ class WorkflowCalls:
         try:
             state = json.loads(channel.request_state or "")
             run_id, node_id = str(state["run_id"]), str(state["node_id"])
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError, RecursionError):
             return error_result(
                 InvalidInputError(
                     "requestState is not one this server issued",

@@ -14,6 +14,7 @@ such an input can be filled from the provider's results: :meth:`resolve_inputs` 
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +32,8 @@ from dynamic_tools.runtime.workflow_plan import preview_inputs, step_plan
 from dynamic_tools.runtime.workflow_repository import PreparedRun, WorkflowRepository
 from dynamic_tools.tools.openapi.providers import ProviderContract, find_provider_contracts
 from dynamic_tools.tools.registry import ToolRegistry
+
+MAX_HISTORY_DAYS = 36_500  # a century: every run ever recorded
 
 
 @dataclass(frozen=True)
@@ -91,6 +94,16 @@ class WorkflowAuthoring:
             )
         version = "draft"
         return Target(chosen, loaded.document.workflows[chosen], loaded.document, version, False)
+
+    async def checked_target(
+        self, *, workflow_id: str | None, content: str | None, fmt: str | None = None
+    ) -> Target:
+        """:meth:`target`, a draft checked in a document worker first, the rest in a thread."""
+        if content is not None:
+            await self.workflows.check_errors(content, fmt, "draft")  # type: ignore[arg-type]
+        return await asyncio.to_thread(
+            self.target, workflow_id=workflow_id, content=content, fmt=fmt
+        )
 
     # --- previews --------------------------------------------------------------------------
     def preview_inputs(self, target: Target) -> dict[str, Any]:
@@ -207,7 +220,29 @@ class WorkflowAuthoring:
         input_keys: list[str] | None = None,
         dry_run: bool = False,
     ) -> dict[str, Any]:
-        """Delete ended runs (and their events) of one workflow or all; active runs stay."""
+        """Delete ended runs (and their events) of one workflow or all; active runs stay.
+
+        ``older_than_days`` must be a number from 0 to ``MAX_HISTORY_DAYS`` (a larger one
+        would reach before year 1: :class:`InvalidInputError` naming the field).
+        """
+        if older_than_days is not None and not (
+            isinstance(older_than_days, int | float)
+            and not isinstance(older_than_days, bool)
+            and 0 <= older_than_days <= MAX_HISTORY_DAYS
+        ):
+            message = f"older_than_days must be a number from 0 to {MAX_HISTORY_DAYS}"
+            raise InvalidInputError(
+                message,
+                violations=[
+                    {
+                        "path": "older_than_days",
+                        "rule": "range",
+                        "message": message,
+                        "expected": f"0..{MAX_HISTORY_DAYS}",
+                        "actual": repr(older_than_days),
+                    }
+                ],
+            )
         summary = await purge_runs(
             self.store.engine,
             workflow_id=workflow_id,

@@ -12,10 +12,14 @@ Rules:
   ask to ``overwrite``); it is validated first and nothing is written when it has errors;
   writes are atomic.
 - Rename and delete edit the document's text keeping its layout (see ``workflow_files``).
+- Text from callers is parsed and checked in the document workers first (:meth:`check`,
+  :meth:`save_checked`; see :mod:`dynamic_tools.document_workers`), so a costly or hostile
+  document never runs on the event loop and is stopped at its time budget.
 """
 
 from __future__ import annotations
 
+import asyncio
 import builtins
 import re
 import threading
@@ -25,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from dynamic_tools.atomic_files import content_version, remove_atomic, write_atomic
+from dynamic_tools.document_workers import DocumentWorkers
 from dynamic_tools.engine.loaders import DocumentFormat, detect_format
 from dynamic_tools.engine.loaders import load_document as parse_document
 from dynamic_tools.engine.models import (
@@ -71,10 +76,15 @@ class WorkflowRepository:
     """The workflow documents of one directory (see the module docstring for the rules)."""
 
     def __init__(
-        self, directory: Path, *, known_tools: Callable[[], Collection[str]] = lambda: ()
+        self,
+        directory: Path,
+        *,
+        known_tools: Callable[[], Collection[str]] = lambda: (),
+        workers: DocumentWorkers | None = None,
     ) -> None:
         self.directory = directory
         self._known_tools = known_tools
+        self.workers = workers or DocumentWorkers(workers=0)
         self._files: dict[str, DocumentFile] = {}
         self._index: dict[str, DocumentFile] = {}
         self._problems: list[LoadProblem] = []
@@ -193,13 +203,45 @@ class WorkflowRepository:
 
     def validate(self, content: str, fmt: DocumentFormat | None = None) -> Violations:
         """Every violation of ``content`` (none means it can be saved and run)."""
-        try:
-            loaded = parse_document(content, fmt=fmt)
-        except WorkflowInvalidError as exc:
-            return exc.violations
-        known = set(self._index) | set(loaded.document.workflows)
-        report = validate_document(loaded, known_tools=self._tools(), known_workflows=known)
-        return [v.to_dict() for v in report.violations]
+        return check_workflow(content, fmt, self._tools(), frozenset(self._index))
+
+    async def check(self, content: str, fmt: DocumentFormat | None = None) -> Violations:
+        """:meth:`validate` in a document worker (time and memory budget; see the module)."""
+        return await self.workers.run(
+            check_workflow,
+            content,
+            fmt,
+            frozenset(self._tools()),
+            frozenset(self._index),
+            field="content",
+        )
+
+    async def check_errors(self, content: str, fmt: DocumentFormat | None, what: str) -> None:
+        """Raise :class:`WorkflowInvalidError` when :meth:`check` finds errors in ``content``."""
+        violations = await self.check(content, fmt)
+        errors = [v for v in violations if v.get("severity", "error") == "error"]
+        if errors:
+            raise WorkflowInvalidError(
+                f"the {what} has {len(errors)} error(s)", violations=violations
+            )
+
+    async def save_checked(
+        self,
+        target: str | None,
+        content: str,
+        fmt: DocumentFormat | None = None,
+        *,
+        expected_version: str | None = None,
+        overwrite: bool = False,
+    ) -> dict[str, Any]:
+        """:meth:`save`, the content checked in a document worker first, then in a thread."""
+        if fmt is None:
+            by_name = SUFFIXES.get(Path(target).suffix) if target else None
+            fmt = by_name or detect_format("", content)
+        await self.check_errors(content, fmt, "document")
+        return await asyncio.to_thread(
+            self.save, target, content, fmt, expected_version=expected_version, overwrite=overwrite
+        )
 
     def step_plan(self, workflow_id: str) -> dict[str, Any]:
         """The nodes in the order the interpreter takes them, with how each gets to run."""
@@ -381,6 +423,22 @@ class WorkflowRepository:
 
 
 # --- helpers --------------------------------------------------------------------------------
+def check_workflow(
+    content: str,
+    fmt: DocumentFormat | None,
+    known_tools: frozenset[str],
+    known_workflows: frozenset[str],
+) -> Violations:
+    """Every violation of ``content`` (a document worker's task: plain data in and out)."""
+    try:
+        loaded = parse_document(content, fmt=fmt)
+    except WorkflowInvalidError as exc:
+        return exc.violations
+    known = set(known_workflows) | set(loaded.document.workflows)
+    report = validate_document(loaded, known_tools=known_tools, known_workflows=known)
+    return [v.to_dict() for v in report.violations]
+
+
 def _scoped(violations: Violations, workflow_id: str) -> Violations:
     prefix = f"workflows.{workflow_id}"
     return [

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from dynamic_tools.atomic_files import remove_atomic, write_atomic
+from dynamic_tools.document_workers import DocumentWorkers
 from dynamic_tools.errors import (
     ConflictError,
     InvalidInputError,
@@ -73,16 +74,23 @@ if TYPE_CHECKING:
 class CatalogService:
     """Catalog operations over one registry (the API, the MCP tools and the CLI share it).
 
-    Reads run the conversion in a worker thread; writes hold a lock so two imports of the
+    Parsing and conversion run in the document workers (a time and memory budget, off the
+    event loop; a thread when ``workers`` is None); writes hold a lock so two imports of the
     same catalog cannot interleave.
     """
 
     def __init__(
-        self, *, catalogs_dir: Path, registry: ToolRegistry, fetcher: DocumentFetcher
+        self,
+        *,
+        catalogs_dir: Path,
+        registry: ToolRegistry,
+        fetcher: DocumentFetcher,
+        workers: DocumentWorkers | None = None,
     ) -> None:
         self.catalogs_dir = catalogs_dir
         self.registry = registry
         self.fetcher = fetcher
+        self.workers = workers or DocumentWorkers(workers=0)
         self._lock = threading.Lock()
 
     @classmethod
@@ -94,6 +102,7 @@ class CatalogService:
         guard: TargetGuard,
         http_client: httpx.AsyncClient,
         tracing: Tracing | None = None,
+        workers: DocumentWorkers | None = None,
     ) -> CatalogService:
         """The service of a server: catalogs in ``<registry_root>/catalogs``.
 
@@ -108,7 +117,12 @@ class CatalogService:
         fetcher = DocumentFetcher(
             client=http_client, guard=guard, local_roots=[registry_root], tracing=tracing
         )
-        return cls(catalogs_dir=registry_root / "catalogs", registry=registry, fetcher=fetcher)
+        return cls(
+            catalogs_dir=registry_root / "catalogs",
+            registry=registry,
+            fetcher=fetcher,
+            workers=workers,
+        )
 
     # --- read-only -------------------------------------------------------------------------
     async def validate_openapi(
@@ -122,8 +136,8 @@ class CatalogService:
         """
         fetched = await self.fetcher.fetch(source, source_type)
         try:
-            result = await asyncio.to_thread(
-                _convert, fetched, ConversionOptions(base_url=base_url)
+            result = await self.workers.run(
+                convert_fetched, fetched, ConversionOptions(base_url=base_url), field="source"
             )
         except OpenAPIInvalidError as exc:
             return {
@@ -261,7 +275,10 @@ class CatalogService:
         }
         from dynamic_tools.tools.registry import dump_tool
 
-        manifest = json.dumps([dump_tool(t) for t in result.tools], separators=(",", ":"))
+        def dump() -> str:
+            return json.dumps([dump_tool(t) for t in result.tools], separators=(",", ":"))
+
+        manifest = await asyncio.to_thread(dump)  # megabytes for a large API: not on the loop
         await asyncio.to_thread(self._write, name, config, manifest, overwrite)
         return {
             "catalog_id": name,
@@ -308,7 +325,8 @@ class CatalogService:
             document_url=fetched.document_url,
             include=include,
         )
-        return _Analysis(await asyncio.to_thread(_convert, fetched, options), fetched)
+        result = await self.workers.run(convert_fetched, fetched, options, field="source")
+        return _Analysis(result, fetched)
 
     def _write(self, name: str, config: dict[str, Any], manifest: str, overwrite: bool) -> None:
         with self._lock:
@@ -395,7 +413,8 @@ class _Analysis:
     fetched: FetchedDocument
 
 
-def _convert(fetched: FetchedDocument, options: ConversionOptions) -> ConversionResult:
+def convert_fetched(fetched: FetchedDocument, options: ConversionOptions) -> ConversionResult:
+    """Parse and convert a fetched document (a document worker's task)."""
     try:
         document = parse_document(fetched.content)
     except InvalidInputError as exc:

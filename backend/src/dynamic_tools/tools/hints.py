@@ -184,6 +184,8 @@ def _json(text: str) -> Any:
     except json.JSONDecodeError as exc:
         message = f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
         raise _invalid([_violation(None, None, "json", message)]) from None
+    except RecursionError:  # nested past the decoder's limit; hints are two levels deep
+        raise _invalid([_violation(None, None, "json", "nested too deeply")]) from None
 
 
 def _check_entry(tool: str, entry: Any) -> list[dict[str, Any]]:

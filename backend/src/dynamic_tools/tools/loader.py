@@ -14,6 +14,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from dynamic_tools.nesting import TooDeep, loads_json, yaml_too_deep
 from dynamic_tools.tools.models import ToolConfig
 
 TOOL_FILE_SUFFIXES = (".yaml", ".yml", ".json")
@@ -49,10 +50,20 @@ class LoadResult:
     problems: list[LoadProblem] = field(default_factory=list)
 
 
+MAX_FILE_DEPTH = 128  # nesting of a tool file; a schema inside may take 100 (schema_check)
+
+
 def parse_document(text: str, suffix: str) -> Any:
-    """Parse YAML (safe loader) or JSON text according to the file suffix."""
+    """Parse YAML (safe loader) or JSON text according to the file suffix.
+
+    Raises :class:`~dynamic_tools.nesting.TooDeep` past ``MAX_FILE_DEPTH`` levels (before the
+    recursive YAML composer would fail).
+    """
     if suffix == ".json":
-        return json.loads(text)
+        return loads_json(text, MAX_FILE_DEPTH)
+    line = yaml_too_deep(text, MAX_FILE_DEPTH)
+    if line is not None:
+        raise TooDeep(MAX_FILE_DEPTH, line=line)
     return yaml.safe_load(text)
 
 
@@ -79,6 +90,9 @@ def load_file(path: Path, *, display_root: Path | None = None) -> LoadResult:
         return result
     except (yaml.YAMLError, json.JSONDecodeError) as exc:
         result.problems.append(LoadProblem(file=shown, field="(syntax)", reason=_syntax(exc)))
+        return result
+    except TooDeep as exc:
+        result.problems.append(LoadProblem(file=shown, field="(document)", reason=str(exc)))
         return result
     items = data if isinstance(data, list) else [data]
     for index, item in enumerate(items):

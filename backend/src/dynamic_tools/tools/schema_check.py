@@ -10,6 +10,11 @@ and answers False whenever it is not sure (URI-valued keywords such as ``$ref``,
 ``$schema``; floats where integers are expected; anything malformed). Only then does the full
 ``jsonschema`` check run, which raises :class:`jsonschema.exceptions.SchemaError` with its own
 message. The result is therefore exactly that of ``check_schema``, faster.
+
+Before either, the schema's nesting is measured without recursion: a schema deeper than
+``MAX_SCHEMA_DEPTH`` levels (dicts and lists; GitHub's deepest generated tool has 22) is
+refused with a :class:`SchemaError` naming the path, because both walks, pydantic's
+serialiser and every later copy recurse once per level.
 """
 
 from __future__ import annotations
@@ -19,6 +24,11 @@ from functools import lru_cache
 from typing import Any
 
 from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
+
+from dynamic_tools.nesting import find_too_deep, shorten
+
+MAX_SCHEMA_DEPTH = 100
 
 _TYPES = frozenset({"array", "boolean", "integer", "null", "number", "object", "string"})
 _ONE_SCHEMA = frozenset(
@@ -74,6 +84,10 @@ _UNSURE = frozenset(
 
 def check_schema(schema: Any) -> None:
     """Raise :class:`jsonschema.exceptions.SchemaError` unless ``schema`` is valid (2020-12)."""
+    too_deep = find_too_deep(schema, MAX_SCHEMA_DEPTH)
+    if too_deep is not None:
+        where = shorten(".".join(str(p) for p in too_deep)) or "(root)"
+        raise SchemaError(f"nested deeper than {MAX_SCHEMA_DEPTH} levels (at {where})")
     if not quick_valid(schema):
         Draft202012Validator.check_schema(schema)
 

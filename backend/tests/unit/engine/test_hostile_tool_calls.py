@@ -20,7 +20,7 @@ from dynamic_tools.engine.local import EventList, LocalSteps, MockTools
 from dynamic_tools.engine.models import WorkflowDocument
 from dynamic_tools.engine.ports import ToolCallFailed, ToolResult
 from tests.conftest import FIXTURES
-from tests.support.hostile import http_stack_exceptions
+from tests.support.http_exceptions import http_stack_exceptions
 
 HOSTILE = FIXTURES / "workflows" / "engine" / "hostile.yaml"
 DOCUMENT: WorkflowDocument = load_document(HOSTILE.read_text(), name=HOSTILE.name).document

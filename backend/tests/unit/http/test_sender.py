@@ -15,7 +15,7 @@ from dynamic_tools.errors import (
 from dynamic_tools.http.request_builder import PreparedRequest
 from dynamic_tools.http.sender import HttpSender
 from dynamic_tools.http.target_guard import TargetGuard
-from tests.support.hostile import http_stack_exceptions
+from tests.support.http_exceptions import http_stack_exceptions
 
 SECRET = "query-secret-7731"
 

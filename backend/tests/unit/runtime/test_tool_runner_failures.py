@@ -16,7 +16,7 @@ from dynamic_tools.http.target_guard import TargetGuard
 from dynamic_tools.runtime.tool_runner import HttpToolRunner
 from dynamic_tools.tools.registry import ToolRegistry
 from tests.conftest import FIXTURES
-from tests.support.hostile import http_stack_exceptions
+from tests.support.http_exceptions import http_stack_exceptions
 
 SECRET = "items-secret-4471"
 

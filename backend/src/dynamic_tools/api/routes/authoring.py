@@ -13,7 +13,7 @@ from fastapi import APIRouter, Query, status
 from pydantic import BaseModel, ConfigDict, Field
 
 from dynamic_tools.api.deps import ServicesDep
-from dynamic_tools.runtime.authoring import Target, WorkflowAuthoring
+from dynamic_tools.runtime.authoring import MAX_HISTORY_DAYS, Target, WorkflowAuthoring
 
 router = APIRouter(prefix="/authoring", tags=["Workflow authoring"])
 history = APIRouter(tags=["Runs"])
@@ -30,36 +30,38 @@ class TargetBody(BaseModel):
     inputs: dict[str, Any] = Field(default_factory=dict, description="Candidate input values.")
 
 
-def _target(authoring: WorkflowAuthoring, body: TargetBody) -> Target:
-    return authoring.target(workflow_id=body.workflow_id, content=body.content, fmt=body.format)
+async def _target(authoring: WorkflowAuthoring, body: TargetBody) -> Target:
+    return await authoring.checked_target(
+        workflow_id=body.workflow_id, content=body.content, fmt=body.format
+    )
 
 
 @router.post("/preview-inputs", summary="Inputs a workflow needs")
 async def preview_inputs(body: TargetBody, services: ServicesDep) -> dict[str, Any]:
     """Required inputs, defaults, examples and their JSON Schema."""
     a = services.authoring
-    return a.preview_inputs(_target(a, body))
+    return a.preview_inputs(await _target(a, body))
 
 
 @router.post("/preview-rendered", summary="Steps rendered from candidate inputs")
 async def preview_rendered(body: TargetBody, services: ServicesDep) -> dict[str, Any]:
     """Each step's arguments rendered from ``inputs``; outputs of earlier steps are pending."""
     a = services.authoring
-    return a.preview_rendered(_target(a, body), body.inputs)
+    return a.preview_rendered(await _target(a, body), body.inputs)
 
 
 @router.post("/step-plan", summary="Step plan of a saved workflow or a draft")
 async def step_plan(body: TargetBody, services: ServicesDep) -> dict[str, Any]:
     """The ordered plan with conditions and dependencies."""
     a = services.authoring
-    return a.step_plan(_target(a, body))
+    return a.step_plan(await _target(a, body))
 
 
 @router.post("/resolve-inputs", summary="Defaults, checks and providers; ready or not")
 async def resolve_inputs(body: TargetBody, services: ServicesDep) -> dict[str, Any]:
     """``ready`` only when every required input is present and valid."""
     a = services.authoring
-    return a.resolve_inputs(_target(a, body), body.inputs)
+    return a.resolve_inputs(await _target(a, body), body.inputs)
 
 
 @router.post(
@@ -68,7 +70,7 @@ async def resolve_inputs(body: TargetBody, services: ServicesDep) -> dict[str, A
 async def run(body: TargetBody, services: ServicesDep) -> dict[str, Any]:
     """Start a run; answers its id and status."""
     a = services.authoring
-    record = await a.run(_target(a, body), body.inputs)
+    record = await a.run(await _target(a, body), body.inputs)
     return {"run_id": record.run_id, "workflow_id": record.workflow_id, "status": record.status}
 
 
@@ -82,7 +84,7 @@ async def providers(services: ServicesDep) -> dict[str, Any]:
 async def purge_history(
     services: ServicesDep,
     workflow_id: Annotated[str | None, Query(description="Only this workflow's runs.")] = None,
-    older_than_days: Annotated[float | None, Query(ge=0)] = None,
+    older_than_days: Annotated[float | None, Query(ge=0, le=MAX_HISTORY_DAYS)] = None,
 ) -> dict[str, Any]:
     """Delete ended runs and their events; active runs are never removed."""
     return await services.authoring.purge_history(

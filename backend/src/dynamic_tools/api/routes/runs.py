@@ -17,6 +17,9 @@ from dynamic_tools.errors import InvalidInputError
 from dynamic_tools.persistence.run_store import RunStore
 
 router = APIRouter(prefix="/runs", tags=["Runs"])
+# Offsets and event ids past this are refused (422): the database's integers stop at 2**63,
+# and JSON clients keep integers exact only to 2**53.
+MAX_POSITION = 2**53 - 1
 
 
 class ResumeBody(BaseModel):
@@ -36,7 +39,7 @@ async def list_runs(
     since: Annotated[datetime | None, Query(description="Created at or after (ISO 8601)")] = None,
     until: Annotated[datetime | None, Query(description="Created before (ISO 8601)")] = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Annotated[int, Query(ge=0, le=MAX_POSITION)] = 0,
 ) -> dict[str, Any]:
     """Runs, newest first, with their durations."""
     found, total = await store.list_runs(
@@ -76,7 +79,9 @@ async def get_run(run_id: str, store: RunStoreDep, runs: RunsDep) -> dict[str, A
 async def run_events(
     run_id: str,
     store: RunStoreDep,
-    after: Annotated[int | None, Query(ge=0, description="Resume after this event id")] = None,
+    after: Annotated[
+        int | None, Query(ge=0, le=MAX_POSITION, description="Resume after this event id")
+    ] = None,
     last_event_id: Annotated[str | None, Header()] = None,
 ) -> StreamingResponse:
     """Server-sent events, live, from ``after`` (or ``Last-Event-ID``) to the terminal event."""
@@ -126,7 +131,7 @@ def _event_id(header: str | None) -> int:
         value = int(header.strip())
     except ValueError:
         value = -1
-    if value < 0:
+    if not 0 <= value <= MAX_POSITION:
         raise InvalidInputError(
             "Last-Event-ID must be an event id (a non-negative integer)",
             violations=[{"path": "header.last-event-id", "message": "not an event id"}],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Query, Response, status
@@ -74,26 +75,26 @@ async def get_tool(name: str, registry: RegistryDep) -> dict[str, Any]:
 @router.post("", status_code=status.HTTP_201_CREATED, summary="Create a tool")
 async def create_tool(registry: RegistryDep, body: ToolBody) -> dict[str, Any]:
     """Validate and write a new tool file ``<name>.yaml``; 409 if the name exists."""
-    tool = registry.create(body)
+    tool = await asyncio.to_thread(registry.create, body)  # validates, writes, reloads
     return tool_view(registry, tool.name)
 
 
 @router.put("/{name}", summary="Replace a tool")
 async def update_tool(name: str, registry: RegistryDep, body: ToolBody) -> dict[str, Any]:
     """Validate and rewrite the tool in the file it came from."""
-    registry.update(name, body)
+    await asyncio.to_thread(registry.update, name, body)
     return tool_view(registry, name)
 
 
 @router.delete("/{name}", status_code=status.HTTP_204_NO_CONTENT, summary="Delete a tool")
 async def delete_tool(name: str, registry: RegistryDep) -> Response:
     """Remove the tool from its file."""
-    registry.delete(name)
+    await asyncio.to_thread(registry.delete, name)
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 
 @router.post("/_reload", summary="Reload tool files")
 async def reload_tools(registry: RegistryDep) -> dict[str, Any]:
     """Read the tools directory again (after editing files by hand)."""
-    problems = registry.reload()
+    problems = await asyncio.to_thread(registry.reload)
     return {"tools": registry.names(), "problems": [p.to_dict() for p in problems]}

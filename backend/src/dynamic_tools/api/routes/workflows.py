@@ -6,6 +6,7 @@ input preview. Runs: ``POST /workflows/{id}/runs``.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query, Response, status
@@ -86,7 +87,7 @@ async def list_workflows(workflows: WorkflowsDep) -> dict[str, Any]:
 @router.post("/validate", summary="Validate a document")
 async def validate_workflow(body: DocumentBody, workflows: WorkflowsDep) -> dict[str, Any]:
     """Every violation (path, rule, message, line, expected, actual, severity); nothing saved."""
-    violations = workflows.validate(body.content, body.format)
+    violations = await workflows.check(body.content, body.format)
     return {
         "valid": not any(v.get("severity") == "error" for v in violations),
         "violations": violations,
@@ -96,7 +97,7 @@ async def validate_workflow(body: DocumentBody, workflows: WorkflowsDep) -> dict
 @router.post("", status_code=status.HTTP_201_CREATED, summary="Save a new document")
 async def create_workflow(body: SaveBody, workflows: WorkflowsDep) -> dict[str, Any]:
     """Validate and write a document (to ``file``, default ``<first workflow id>.<ext>``)."""
-    return workflows.save(
+    return await workflows.save_checked(
         body.file,
         body.content,
         body.format,
@@ -108,7 +109,7 @@ async def create_workflow(body: SaveBody, workflows: WorkflowsDep) -> dict[str, 
 @router.post("/_reload", summary="Reload workflow files")
 async def reload_workflows(workflows: WorkflowsDep) -> dict[str, Any]:
     """Read the workflows directory again (after editing files by hand)."""
-    problems = workflows.reload()
+    problems = await asyncio.to_thread(workflows.reload)
     return {"workflows": [w["id"] for w in workflows.list()], "problems": problems}
 
 
@@ -123,7 +124,7 @@ async def save_workflow(
     workflow_id: str, body: SaveBody, workflows: WorkflowsDep
 ) -> dict[str, Any]:
     """Validate and write the document holding ``workflow_id`` (or ``<id>.<ext>``)."""
-    return workflows.save(
+    return await workflows.save_checked(
         workflow_id,
         body.content,
         body.format,
@@ -137,7 +138,9 @@ async def rename_workflow(
     workflow_id: str, body: RenameBody, workflows: WorkflowsDep
 ) -> dict[str, Any]:
     """Rename it and every sub-workflow call to it."""
-    return workflows.rename(workflow_id, body.new_id, expected_version=body.expected_version)
+    return await asyncio.to_thread(
+        workflows.rename, workflow_id, body.new_id, expected_version=body.expected_version
+    )
 
 
 @router.delete("/{workflow_id}", status_code=status.HTTP_204_NO_CONTENT, summary="Delete")
@@ -147,7 +150,7 @@ async def delete_workflow(
     expected_version: Annotated[str | None, Query()] = None,
 ) -> Response:
     """Remove the workflow from its document (409 while another workflow calls it)."""
-    workflows.delete(workflow_id, expected_version=expected_version)
+    await asyncio.to_thread(workflows.delete, workflow_id, expected_version=expected_version)
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 

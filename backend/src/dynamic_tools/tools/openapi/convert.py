@@ -3,7 +3,8 @@
 Order of work: detect the kind, normalise Swagger 2.0 to the 3.0 shape, list every operation
 in document order, name them all (so that ``include`` never changes a name), then convert the
 selected ones. An operation that cannot be represented is skipped with a warning; nothing in
-a document makes this raise.
+a document makes this raise. A document whose inlined references would grow past
+``Limits`` (a "$ref bomb") is refused with a violation naming the limit, and no tools.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from dynamic_tools.tools.openapi.issues import (
 )
 from dynamic_tools.tools.openapi.names import NameAllocator, base_name
 from dynamic_tools.tools.openapi.operations import Limits, OperationBuilder, Skip
-from dynamic_tools.tools.openapi.refs import SchemaResolver
+from dynamic_tools.tools.openapi.refs import ExpansionLimit, SchemaResolver, SchemaTooDeep
 from dynamic_tools.tools.openapi.security import AuthMapper, secret_env_name
 from dynamic_tools.tools.openapi.servers import clean_base_url, first_base_url
 from dynamic_tools.tools.openapi.swagger2 import normalise_swagger2
@@ -136,6 +137,10 @@ def convert_document(document: Any, options: ConversionOptions | None = None) ->
         log,
         openapi_30=kind == "openapi_2" or str(version).startswith("3.0"),
         max_recursion=options.max_recursion,
+        max_schema_bytes=options.limits.max_schema_bytes,
+        max_document_bytes=options.limits.max_document_bytes,
+        max_document_refs=options.limits.max_document_refs,
+        max_levels=options.limits.max_schema_levels,
     )
     operations = _operations(doc, resolver, options, result)
     result.operation_count = len(operations)
@@ -173,6 +178,16 @@ def convert_document(document: Any, options: ConversionOptions | None = None) ->
         except Skip as skip:
             log.add(entry.where, skip.rule, f"skipped: {skip.message}")
             continue
+        except SchemaTooDeep as deep:
+            log.add(entry.where, "max_schema_levels", f"skipped: {deep.message}")
+            continue
+        except ExpansionLimit as limit:
+            result.violations.append(
+                Issue(entry.where, limit.rule, limit.message, expected=limit.limit)
+            )
+            result.tools.clear()
+            result.operations.clear()
+            break
         except ValidationError as exc:
             first = exc.errors(include_url=False)[0]
             loc = ".".join(str(p) for p in first["loc"]) or "(tool)"

@@ -4,7 +4,10 @@
 generation it is. YAML goes through the C safe loader when PyYAML has it (no Python objects,
 no tags). YAML aliases are shared references, so a "billion laughs" document stays small in
 memory but would expand when walked; :func:`parse_document` counts the nodes a walk would
-visit and refuses a document that expands past ``max_nodes``.
+visit and refuses a document that expands past ``max_nodes``. Nesting deeper than
+``max_depth`` levels is refused before anything recursive sees the document (see
+:mod:`dynamic_tools.nesting`: libyaml's C composer would overflow the C stack, the JSON decoder
+and the converter would recurse past Python's limit); GitHub's description nests 21 deep.
 """
 
 from __future__ import annotations
@@ -15,10 +18,12 @@ from typing import Any
 import yaml
 
 from dynamic_tools.errors import InvalidInputError
+from dynamic_tools.nesting import TooDeep, loads_json, yaml_too_deep
 from dynamic_tools.tools.openapi.issues import DocumentKind
 
 MAX_DOCUMENT_BYTES = 32 * 1024 * 1024
 MAX_YAML_NODES = 5_000_000
+MAX_DEPTH = 100
 _YamlLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
@@ -27,13 +32,14 @@ def parse_document(
     *,
     max_bytes: int = MAX_DOCUMENT_BYTES,
     max_nodes: int = MAX_YAML_NODES,
+    max_depth: int = MAX_DEPTH,
 ) -> Any:
     """Parse JSON or YAML text into plain data (dicts, lists, scalars).
 
     JSON is tried first when the text starts with ``{`` or ``[`` (it is much faster), then
     YAML. Raises :class:`InvalidInputError` (violation path ``source``) when the content is
-    over ``max_bytes``, not UTF-8, not JSON/YAML (line and column given), or a YAML document
-    whose aliases expand past ``max_nodes``.
+    over ``max_bytes``, not UTF-8, not JSON/YAML (line and column given), nested deeper than
+    ``max_depth``, or a YAML document whose aliases expand past ``max_nodes``.
     """
     size = len(content)
     if size > max_bytes:
@@ -58,9 +64,14 @@ def parse_document(
     json_error: json.JSONDecodeError | None = None
     if stripped[0] in "{[":
         try:
-            return json.loads(text)
+            return loads_json(text, max_depth)
+        except TooDeep as exc:
+            raise _too_deep(exc) from None
         except json.JSONDecodeError as exc:
             json_error = exc
+    line = yaml_too_deep(text, max_depth)
+    if line is not None:
+        raise _too_deep(TooDeep(max_depth, line=line))
     try:
         data = yaml.load(text, Loader=_YamlLoader)  # a safe loader (C when available)
     except yaml.YAMLError as exc:
@@ -105,6 +116,14 @@ def _check_expansion(data: Any, max_nodes: int) -> None:
             stack.extend(node.values())
         elif isinstance(node, list):
             stack.extend(node)
+
+
+def _too_deep(exc: TooDeep) -> InvalidInputError:
+    return _invalid(
+        f"the document is {exc}; the limit keeps parsing and conversion bounded",
+        "max_depth",
+        expected=exc.limit,
+    )
 
 
 def _yaml_where(exc: yaml.YAMLError) -> str:

@@ -19,7 +19,13 @@ from typing import Any
 
 from dynamic_tools.tools.models import AuthSpec
 from dynamic_tools.tools.openapi.issues import IssueLog, as_dict
-from dynamic_tools.tools.openapi.refs import SchemaResolver
+from dynamic_tools.tools.openapi.refs import (
+    MAX_DOCUMENT_BYTES,
+    MAX_DOCUMENT_REFS,
+    MAX_LEVELS,
+    MAX_SCHEMA_BYTES,
+    SchemaResolver,
+)
 
 SUPPORTED_METHODS = frozenset({"get", "post", "put", "patch", "delete"})
 
@@ -35,11 +41,28 @@ class Skip(Exception):
 
 @dataclass(frozen=True)
 class Limits:
-    """Sizes that keep generated tools readable."""
+    """Sizes that keep generated tools readable, and a conversion's cost bounded.
+
+    Attributes:
+        input_depth: references inlined on one path of an input schema; deeper ones are
+            summarised.
+        output_depth: the same for output schemas.
+        description_chars: a tool description is cut to this length.
+        max_schema_bytes: one inlined schema (a parameter, the body, the output) may take
+            this many bytes as JSON (GitHub's largest: 163 KB); more refuses the document.
+        max_document_bytes: all the inlined schemas of a document together (GitHub's 1,205
+            tools: 7.9 MB); more refuses the document.
+        max_document_refs: references inlined in a whole document, each copy counted.
+        max_schema_levels: schema nesting once inlined; a deeper operation is skipped.
+    """
 
     input_depth: int = 8
     output_depth: int = 3
     description_chars: int = 1000
+    max_schema_bytes: int = MAX_SCHEMA_BYTES
+    max_document_bytes: int = MAX_DOCUMENT_BYTES
+    max_document_refs: int = MAX_DOCUMENT_REFS
+    max_schema_levels: int = MAX_LEVELS
 
 
 def is_json(mime: str) -> bool:

@@ -1,0 +1,111 @@
+"""Nesting limits for untrusted JSON and YAML, checked before anything recursive walks the data.
+
+Python's parsers and the code that walks their output recurse once per level: a document
+nested 10,000 deep makes ``json.loads`` raise :class:`RecursionError`, PyYAML's pure-Python
+composer do the same, and libyaml's C composer overflow the C stack (a segmentation fault that
+kills the process). So every document is measured first, without recursion:
+
+- :func:`loads_json` parses JSON and turns the parser's own recursion failure into
+  :class:`TooDeep` (CPython's decoder checks its depth and fails cleanly, long before the C
+  stack is at risk), then measures the result with :func:`find_too_deep`.
+- :func:`yaml_too_deep` reads a YAML text as a stream of events (libyaml's event parser keeps
+  its own stack, it does not recurse) and stops at the first level past the limit, so even a
+  nesting bomb costs only ``limit`` levels of work.
+- :func:`find_too_deep` walks parsed data with an explicit stack.
+
+Depth counts containers: ``{"a": [1]}`` is 2 deep, a scalar is 0.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import yaml
+
+_YamlLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_OPENERS = (yaml.MappingStartEvent, yaml.SequenceStartEvent)
+_CLOSERS = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
+
+
+class TooDeep(Exception):
+    """Data nests deeper than ``limit``: at ``path`` (keys and indexes) or at source ``line``."""
+
+    def __init__(
+        self, limit: int, path: tuple[str | int, ...] = (), line: int | None = None
+    ) -> None:
+        super().__init__(limit, path, line)  # the arguments, so the error pickles
+        self.limit = limit
+        self.path = path
+        self.line = line
+
+    def __str__(self) -> str:
+        where = f" at line {self.line}" if self.line else ""
+        if self.path:
+            where += " at " + shorten(".".join(str(p) for p in self.path))
+        return f"nested deeper than {self.limit} levels{where}"
+
+
+def shorten(text: str, width: int = 120) -> str:
+    """``text`` cut in the middle to about ``width`` characters (for messages)."""
+    if len(text) <= width:
+        return text
+    keep = (width - 1) // 2
+    return f"{text[:keep]}…{text[-keep:]}"
+
+
+def find_too_deep(data: Any, limit: int) -> tuple[str | int, ...] | None:
+    """The path of the first container nested deeper than ``limit`` in ``data``, else None."""
+    stack: list[tuple[Any, tuple[str | int, ...], int]] = [(data, (), 0)]
+    while stack:
+        node, path, depth = stack.pop()
+        if isinstance(node, dict):
+            items: Any = ((str(k), v) for k, v in node.items())
+        elif isinstance(node, list):
+            items = enumerate(node)
+        else:
+            continue
+        if depth + 1 > limit:
+            return path
+        stack.extend((value, (*path, key), depth + 1) for key, value in items)
+    return None
+
+
+def check_depth(data: Any, limit: int) -> None:
+    """Raise :class:`TooDeep` (with the path) when ``data`` nests deeper than ``limit``."""
+    path = find_too_deep(data, limit)
+    if path is not None:
+        raise TooDeep(limit, path)
+
+
+def loads_json(text: str | bytes, limit: int) -> Any:
+    """``json.loads`` that raises :class:`TooDeep` instead of recursing past ``limit``.
+
+    Raises :class:`json.JSONDecodeError` for text that is not JSON, as ``json.loads`` does.
+    """
+    try:
+        data = json.loads(text)
+    except RecursionError:
+        raise TooDeep(limit) from None
+    check_depth(data, limit)
+    return data
+
+
+def yaml_too_deep(text: str, limit: int) -> int | None:
+    """The 1-based line where YAML ``text`` first nests deeper than ``limit``, else None.
+
+    Syntax errors are left for the loader to report (this returns None on them).
+    """
+    depth = 0
+    try:
+        for event in yaml.parse(text, Loader=_YamlLoader):
+            if isinstance(event, _OPENERS):
+                depth += 1
+                if depth > limit:
+                    mark = event.start_mark
+                    return mark.line + 1 if mark is not None else None
+            elif isinstance(event, _CLOSERS):
+                depth -= 1
+    except yaml.YAMLError:
+        return None
+    return None

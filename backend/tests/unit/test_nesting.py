@@ -1,0 +1,43 @@
+"""Nesting measured without recursion, before a parser or walker recurses."""
+
+from __future__ import annotations
+
+import pickle
+
+import pytest
+
+from dynamic_tools.nesting import TooDeep, check_depth, find_too_deep, loads_json, yaml_too_deep
+from tests.support.hostile import nested_json, nested_object_json
+
+
+def test_depth_counts_containers_and_names_the_path() -> None:
+    data = {"a": [{"b": 1}], "c": 2}
+    assert find_too_deep(data, 3) is None
+    assert find_too_deep(data, 2) == ("a", 0)
+    assert find_too_deep("scalar", 0) is None
+    with pytest.raises(TooDeep) as caught:
+        check_depth({"x": {"y": {"z": {}}}}, 2)
+    assert caught.value.path == ("x", "y") and "x.y" in str(caught.value)
+
+
+def test_json_past_the_decoder_and_past_the_limit_are_too_deep() -> None:
+    with pytest.raises(TooDeep):
+        loads_json(nested_json(100_000), 64)  # the decoder itself gives up
+    with pytest.raises(TooDeep) as caught:
+        loads_json(nested_object_json(100), 64)
+    assert caught.value.path == ("a",) * 64
+    assert loads_json(nested_object_json(10), 64) is not None
+
+
+def test_yaml_stops_at_the_first_level_past_the_limit() -> None:
+    # libyaml composing this would overflow the C stack; the event scan stops at level 65.
+    assert yaml_too_deep("key: " + nested_json(1_000_000), 64) == 1
+    block = "".join(" " * i + "a:\n" for i in range(100)) + " " * 100 + "1\n"
+    assert yaml_too_deep(block, 64) == 65
+    assert yaml_too_deep("a: {b: [1, 2]}", 64) is None
+    assert yaml_too_deep("a: [unclosed", 64) is None  # syntax is the loader's to report
+
+
+def test_too_deep_pickles_with_its_fields() -> None:
+    error = pickle.loads(pickle.dumps(TooDeep(3, ("a", 0), 7)))
+    assert (error.limit, error.path, error.line) == (3, ("a", 0), 7)
