@@ -112,8 +112,8 @@ def shop_settings(
         for source in (FIXTURES / "observability" / folder).iterdir():
             text = source.read_text().replace("__SHOP__", shop.url)
             (root / folder / source.name).write_text(text)
-    monkeypatch.setenv("SHOP_CHARGE_TOKEN", CHARGE_TOKEN)
-    monkeypatch.setenv("SHOP_CONFIRM_KEY", CONFIRM_KEY)
+    monkeypatch.setenv("DT_SECRET_SHOP_CHARGE_TOKEN", CHARGE_TOKEN)
+    monkeypatch.setenv("DT_SECRET_SHOP_CONFIRM_KEY", CONFIRM_KEY)
     host = httpx.URL(shop.url)
 
     def factory(**overrides: Any) -> Settings:

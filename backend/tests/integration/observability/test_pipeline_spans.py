@@ -50,7 +50,7 @@ async def client(
 ) -> AsyncIterator[httpx.AsyncClient]:
     root = tmp_path / "pipeline-registry"
     shutil.copytree(FIXTURES / "tools" / "pipeline", root / "tools")
-    monkeypatch.setenv("ITEMS_API_KEY", ITEMS_SECRET)
+    monkeypatch.setenv("DT_SECRET_ITEMS_API_KEY", ITEMS_SECRET)
     settings = make_settings(
         registry_config_path=root / "config.yaml",
         openai_base_url=fake_llm.base_url,
