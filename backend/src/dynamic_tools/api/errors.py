@@ -14,6 +14,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from loguru import logger
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match, Route
 
 from dynamic_tools.errors import (
     ConfigurationError,
@@ -55,6 +56,24 @@ def error_body(request: Request, payload: dict[str, Any]) -> dict[str, Any]:
     return body
 
 
+def allowed_methods(request: Request) -> str:
+    """The ``Allow`` header of a 405: every method the request's path answers.
+
+    Starlette's own lists only the methods of the first route matching the path, while a path
+    such as ``/tools`` is served by one route per method. As in OpenAPI, a concrete path
+    (``/tools/_reload``) takes precedence over a templated one (``/tools/{name}``).
+    """
+    matching: list[Route] = []
+    for route in request.app.router.routes:
+        if isinstance(route, Route) and route.matches(request.scope)[0] is not Match.NONE:
+            matching.append(route)
+    concrete = [r for r in matching if not r.param_convertors]
+    methods: set[str] = set()
+    for route in concrete or matching:
+        methods.update(route.methods or ())
+    return ", ".join(sorted(methods))
+
+
 def install_error_handlers(app: FastAPI) -> None:
     """Register the handlers on ``app``."""
 
@@ -87,9 +106,15 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
-        code = {404: "not_found", 405: "method_not_allowed", 401: "unauthorized"}.get(
-            exc.status_code, "http_error"
-        )
+        code = {
+            400: "invalid_input",
+            401: "unauthorized",
+            404: "not_found",
+            405: "method_not_allowed",
+        }.get(exc.status_code, "http_error")
+        headers = getattr(exc, "headers", None)
+        if exc.status_code == 405:
+            headers = {**(headers or {}), "Allow": allowed_methods(request)}
         payload = {
             "error_code": code,
             "message": str(exc.detail),
@@ -97,9 +122,7 @@ def install_error_handlers(app: FastAPI) -> None:
             "retryable": False,
         }
         return JSONResponse(
-            error_body(request, payload),
-            status_code=exc.status_code,
-            headers=getattr(exc, "headers", None),
+            error_body(request, payload), status_code=exc.status_code, headers=headers
         )
 
     @app.exception_handler(Exception)
