@@ -14,12 +14,12 @@ from hypothesis import settings
 from hypothesis import strategies as st
 
 FUZZ = settings(
-    max_examples=int(os.environ.get("FUZZ_EXAMPLES", "150")),
+    max_examples=int(os.environ.get("FUZZ_EXAMPLES", "400")),
     deadline=None,
     derandomize="FUZZ_EXAMPLES" not in os.environ,
     database=None,
 )
-"""Each fuzz test's bound: 150 fixed examples, no example database. ``FUZZ_EXAMPLES=5000`` runs
+"""Each fuzz test's bound: 400 fixed examples, no example database. ``FUZZ_EXAMPLES=5000`` runs
 more, and random ones, for a longer hunt by hand."""
 
 _SCALAR_TEXT = st.text(

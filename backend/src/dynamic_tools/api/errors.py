@@ -7,6 +7,7 @@ and nothing else; their details go to the (redacted) log.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -14,7 +15,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from loguru import logger
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.routing import Match, Route
+from starlette.routing import Match
 
 from dynamic_tools.errors import (
     ConfigurationError,
@@ -56,22 +57,33 @@ def error_body(request: Request, payload: dict[str, Any]) -> dict[str, Any]:
     return body
 
 
+_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+
+
 def allowed_methods(request: Request) -> str:
-    """The ``Allow`` header of a 405: every method the request's path answers.
+    """The ``Allow`` header of a 405: the methods the request's path serves.
 
     Starlette's own lists only the methods of the first route matching the path, while a path
-    such as ``/tools`` is served by one route per method. As in OpenAPI, a concrete path
-    (``/tools/_reload``) takes precedence over a templated one (``/tools/{name}``).
+    such as ``/tools`` is served by one route per method. The OpenAPI document says which
+    methods a path has, a concrete path (``/tools/_reload``) taking precedence over a templated
+    one (``/tools/{name}``) as OpenAPI has it; a path it does not show is asked of the router.
     """
-    matching: list[Route] = []
-    for route in request.app.router.routes:
-        if isinstance(route, Route) and route.matches(request.scope)[0] is not Match.NONE:
-            matching.append(route)
-    concrete = [r for r in matching if not r.param_convertors]
-    methods: set[str] = set()
-    for route in concrete or matching:
-        methods.update(route.methods or ())
-    return ", ".join(sorted(methods))
+    path = request.scope["path"]
+    documented: dict[str, Any] = request.app.openapi().get("paths", {})
+    templates = sorted(documented, key=lambda template: "{" in template)  # concrete first
+    for template in templates:
+        pattern = re.sub(r"\\\{[^/]+?\\\}", "[^/]+", re.escape(template))
+        if re.fullmatch(pattern, path):
+            return ", ".join(
+                sorted(m.upper() for m in documented[template] if m.upper() in _METHODS)
+            )
+    served = {
+        method
+        for method in _METHODS
+        for route in request.app.router.routes
+        if route.matches({**request.scope, "method": method})[0] is Match.FULL
+    }
+    return ", ".join(sorted(served))
 
 
 def install_error_handlers(app: FastAPI) -> None:

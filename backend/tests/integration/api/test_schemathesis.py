@@ -124,6 +124,17 @@ def schema_valid_passes_request_validation(
     return None
 
 
+@schemathesis.check
+def method_not_allowed_names_the_methods(
+    ctx: CheckContext, response: Response, case: Case
+) -> bool | None:
+    """A 405 lists methods in ``Allow`` (the built-in checks pass an empty header silently)."""
+    if response.status_code == 405:
+        allow = response.headers.get("allow") or [""]
+        assert allow[0].strip(), "405 with an empty Allow header"
+    return None
+
+
 @pytest.fixture(scope="module")
 def loopback_only() -> Iterator[None]:
     """Every name or address but loopback fails to resolve, for the server and the client."""

@@ -42,8 +42,10 @@ class Limits:
     description_chars: int = 1000
 
 
-def is_json(mime: str) -> bool:
+def is_json(mime: object) -> bool:
     """Whether a media type carries JSON (``application/json``, ``*+json``, ``*/*``)."""
+    if not isinstance(mime, str):
+        return False
     base = mime.split(";", 1)[0].strip().lower()
     return base in ("application/json", "*/*", "application/*") or base.endswith("+json")
 

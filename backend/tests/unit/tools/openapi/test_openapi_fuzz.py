@@ -90,8 +90,22 @@ def test_documents_over_openapis_words_convert_or_report(document: dict[str, Any
     _convert(document)
 
 
+SWAGGER_OPERATION = {"parameters": [{"in": "body", "name": "b", "schema": {}}], "responses": {}}
+
+
 @FUZZ
 @given(document=fixture_with_a_part_replaced())
+# were TypeError (an unhashable media type) and AttributeError (a media type that is not text)
+@example(
+    document={"swagger": "2.0", "consumes": [[]], "paths": {"/a": {"post": SWAGGER_OPERATION}}}
+)
+@example(
+    document={
+        "swagger": "2.0",
+        "produces": [None],
+        "paths": {"/a": {"get": {"responses": {"200": {"schema": {"type": "object"}}}}}},
+    }
+)
 def test_fixtures_with_a_part_replaced_convert_or_report(document: Any) -> None:
     _convert(document)
 
