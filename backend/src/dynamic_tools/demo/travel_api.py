@@ -257,7 +257,9 @@ async def _answer(handler: Handler, request: Request) -> Response:
     except RequestValidationError as exc:
         return _validation_error(exc)
     except HTTPException as exc:
-        if exc.status_code != 400:
+        # FastAPI's 400 when the body cannot be read: bytes that are not UTF-8 JSON text, or a
+        # client gone mid-request (nothing to answer then, and not a call to count).
+        if exc.status_code != 400 or await request.is_disconnected():
             raise
         return _error(400, "invalid_input", "the body is not UTF-8 JSON text", "body")
     except TravelError as exc:

@@ -30,6 +30,7 @@ import json
 import shutil
 import socket
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -151,10 +152,9 @@ def loopback_only() -> Iterator[None]:
         yield
 
 
-@pytest.fixture(scope="module")
-def live_api(tmp_path_factory: pytest.TempPathFactory, loopback_only: None) -> Iterator[str]:
+@contextmanager
+def _live_api(tmp: Path, api_token: str | None) -> Iterator[str]:
     """The app on a loopback port, on a temporary copy of the travel example."""
-    tmp = tmp_path_factory.mktemp("schemathesis")
     root = tmp / "registry"
     shutil.copytree(EXAMPLES / "tools", root / "tools")
     shutil.copytree(EXAMPLES / "workflows", root / "workflows")
@@ -172,10 +172,17 @@ def live_api(tmp_path_factory: pytest.TempPathFactory, loopback_only: None) -> I
         log_json=True,
         log_level="WARNING",
         allowed_target_hosts=[],
-        api_token=None,
+        api_token=api_token,
         durable_runs=False,
     )
     with serve(create_app(settings), port) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def live_api(tmp_path_factory: pytest.TempPathFactory, loopback_only: None) -> Iterator[str]:
+    """The app without an API token."""
+    with _live_api(tmp_path_factory.mktemp("schemathesis"), None) as url:
         yield url
 
 
@@ -208,16 +215,46 @@ def _failures(event: events.EngineEvent) -> list[str]:
 @pytest.mark.timeout(MAX_TIME_S + 60)
 def test_every_check_passes_on_every_operation(api_schema: OpenApiSchema) -> None:
     """Examples, coverage, fuzzing and stateful phases, all checks: no failure, no error."""
+    failures, tested = _run(api_schema)
+    assert not failures, f"{len(failures)} failure(s):\n" + "\n".join(failures)
+    operations = {op.ok().label for op in api_schema.get_all_operations()}
+    assert len(operations) >= 50 and operations - {f"{m} {p}" for m, p in EXCLUDED} <= tested
+
+
+def _run(schema: OpenApiSchema) -> tuple[list[str], set[str]]:
     failures: list[str] = []
     tested: set[str] = set()
-    for event in schemathesis.engine.from_schema(api_schema).execute():
+    for event in schemathesis.engine.from_schema(schema).execute():
         failures.extend(_failures(event))
         if isinstance(event, events.ScenarioFinished) and event.status != Status.SKIP:
             tested.add(str(event.label))
-    unique = sorted(set(failures))
-    assert not unique, f"{len(unique)} failure(s):\n" + "\n".join(unique)
-    operations = {op.ok().label for op in api_schema.get_all_operations()}
-    assert len(operations) >= 50 and operations - {f"{m} {p}" for m, p in EXCLUDED} <= tested
+    return sorted(set(failures)), tested
+
+
+@pytest.mark.timeout(MAX_TIME_S + 60)
+def test_every_check_passes_with_an_api_token(
+    tmp_path_factory: pytest.TempPathFactory, loopback_only: None
+) -> None:
+    """With API_TOKEN set, the document declares the bearer scheme and ignored_auth holds:
+    a request without the token, or with a wrong one, answers 401 on every protected operation.
+    """
+    token = "st-token-7f3a9c"
+    config = schemathesis.Config.from_dict(
+        {
+            **CONFIG,
+            "generation": {"max-examples": 2},
+            "phases": {"coverage": {"enabled": False}, "stateful": {"enabled": False}},
+            "auth": {"openapi": {"apiToken": {"bearer": token}}},
+        }
+    )
+    with _live_api(tmp_path_factory.mktemp("schemathesis-token"), token) as url:
+        schema = schemathesis.openapi.from_url(
+            f"{url}/openapi.json", config=config, headers={"Authorization": f"Bearer {token}"}
+        )
+        assert "apiToken" in schema.raw_schema["components"]["securitySchemes"]
+        failures, tested = _run(schema)
+    assert not failures, f"{len(failures)} failure(s):\n" + "\n".join(failures)
+    assert len(tested) >= 50
 
 
 def _deep_schema(levels: int) -> dict[str, Any]:
