@@ -7,6 +7,7 @@ and nothing else; their details go to the (redacted) log.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -14,6 +15,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from loguru import logger
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 
 from dynamic_tools.errors import (
     ConfigurationError,
@@ -57,6 +59,35 @@ def error_body(request: Request, payload: dict[str, Any]) -> dict[str, Any]:
     return body
 
 
+_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+
+
+def allowed_methods(request: Request) -> str:
+    """The ``Allow`` header of a 405: the methods the request's path serves.
+
+    Starlette's own lists only the methods of the first route matching the path, while a path
+    such as ``/tools`` is served by one route per method. The OpenAPI document says which
+    methods a path has, a concrete path (``/tools/_reload``) taking precedence over a templated
+    one (``/tools/{name}``) as OpenAPI has it; a path it does not show is asked of the router.
+    """
+    path = request.scope["path"]
+    documented: dict[str, Any] = request.app.openapi().get("paths", {})
+    templates = sorted(documented, key=lambda template: "{" in template)  # concrete first
+    for template in templates:
+        pattern = re.sub(r"\\\{[^/]+?\\\}", "[^/]+", re.escape(template))
+        if re.fullmatch(pattern, path):
+            return ", ".join(
+                sorted(m.upper() for m in documented[template] if m.upper() in _METHODS)
+            )
+    served = {
+        method
+        for method in _METHODS
+        for route in request.app.router.routes
+        if route.matches({**request.scope, "method": method})[0] is Match.FULL
+    }
+    return ", ".join(sorted(served))
+
+
 def install_error_handlers(app: FastAPI) -> None:
     """Register the handlers on ``app``."""
 
@@ -89,9 +120,15 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
-        code = {404: "not_found", 405: "method_not_allowed", 401: "unauthorized"}.get(
-            exc.status_code, "http_error"
-        )
+        code = {
+            400: "invalid_input",
+            401: "unauthorized",
+            404: "not_found",
+            405: "method_not_allowed",
+        }.get(exc.status_code, "http_error")
+        headers = getattr(exc, "headers", None)
+        if exc.status_code == 405:
+            headers = {**(headers or {}), "Allow": allowed_methods(request)}
         payload = {
             "error_code": code,
             "message": str(exc.detail),
@@ -99,9 +136,7 @@ def install_error_handlers(app: FastAPI) -> None:
             "retryable": False,
         }
         return JSONResponse(
-            error_body(request, payload),
-            status_code=exc.status_code,
-            headers=getattr(exc, "headers", None),
+            error_body(request, payload), status_code=exc.status_code, headers=headers
         )
 
     @app.exception_handler(Exception)

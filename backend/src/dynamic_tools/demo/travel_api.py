@@ -28,9 +28,12 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.routing import APIRoute
 from pydantic import BaseModel, ConfigDict, Field
+from pydantic.config import JsonDict
+from starlette.exceptions import HTTPException
 
 from dynamic_tools.demo import travel_data
 from dynamic_tools.demo.travel_data import (
+    MAX_PARTY,
     OPERATIONS,
     TravelConflictError,
     TravelError,
@@ -177,6 +180,34 @@ class OperationControls:
 
 
 # --- error shape ---------------------------------------------------------------------------
+class TravelErrorDetail(BaseModel):
+    """What went wrong: a code, a message and the field concerned."""
+
+    code: str
+    message: str
+    field: str | None
+    details: list[dict[str, Any]] | None = None
+
+
+class TravelErrorBody(BaseModel):
+    """The body of every error answer of the demo."""
+
+    error: TravelErrorDetail
+
+
+_ERROR_TEXT = {
+    400: "The body is not UTF-8 JSON text",
+    404: "Unknown id",
+    409: "State conflict",
+    422: "Invalid input",
+}
+
+
+def _errors(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """A ``responses=`` mapping documenting ``statuses`` with the demo's error body."""
+    return {s: {"model": TravelErrorBody, "description": _ERROR_TEXT[s]} for s in statuses}
+
+
 def _error(
     status: int,
     code: str,
@@ -225,6 +256,12 @@ async def _answer(handler: Handler, request: Request) -> Response:
         return await handler(request)
     except RequestValidationError as exc:
         return _validation_error(exc)
+    except HTTPException as exc:
+        # FastAPI's 400 when the body cannot be read: bytes that are not UTF-8 JSON text, or a
+        # client gone mid-request (nothing to answer then, and not a call to count).
+        if exc.status_code != 400 or await request.is_disconnected():
+            raise
+        return _error(400, "invalid_input", "the body is not UTF-8 JSON text", "body")
     except TravelError as exc:
         return _error(_STATUS.get(exc.code, 422), exc.code, exc.message, exc.field)
 
@@ -293,11 +330,17 @@ def _run_once(
 
 # --- request bodies ------------------------------------------------------------------------
 class _Body(BaseModel):
-    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True, strict=True)
 
 
-_Id = Annotated[str, Field(min_length=1, max_length=64)]
-_Name = Annotated[str, Field(min_length=1, max_length=100)]
+# Values are stripped, so a value of blanks is empty: the pattern says "not only blanks".
+_Id = Annotated[str, Field(min_length=1, max_length=64, pattern=r"\S")]
+_Name = Annotated[str, Field(min_length=1, max_length=100, pattern=r"\S")]
+# Checked by the demo itself (with its own messages); documented here.
+_DATE: JsonDict = {"format": "date", "pattern": r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"}
+_IATA: JsonDict = {"pattern": r"^\s*[A-Za-z]{3}\s*$"}
+_PARTY: JsonDict = {"minimum": 1, "maximum": MAX_PARTY}
+_OPERATION: JsonDict = {"enum": list(OPERATIONS)}
 
 
 class BookingRequest(_Body):
@@ -318,8 +361,8 @@ class HotelBookingRequest(_Body):
     """Body of ``book_hotel``; dates are YYYY-MM-DD."""
 
     hotel_id: _Id
-    checkin: str
-    checkout: str
+    checkin: str = Field(json_schema_extra=_DATE)
+    checkout: str = Field(json_schema_extra=_DATE)
     guest: _Name
 
 
@@ -333,7 +376,7 @@ class TripRequest(_Body):
 class FaultRequest(_Body):
     """Body of ``POST /_faults``."""
 
-    operation: str
+    operation: str = Field(json_schema_extra=_OPERATION)
     fail_next: int = Field(default=0, ge=0)
     status: int = Field(default=503, ge=400, le=599)
     latency_ms: int = Field(default=0, ge=0, le=30_000)
@@ -348,54 +391,89 @@ def create_travel_router() -> APIRouter:
     router = APIRouter(route_class=_route_class(controls), tags=["travel demo"])
     once = functools.partial(_run_once, controls)
 
-    @router.get("/flights", name="search_flights")
+    @router.get("/flights", name="search_flights", responses=_errors(422))
     async def search_flights(
-        origin: Annotated[str, Query(description="IATA code of the departure airport.")],
-        destination: Annotated[str, Query(description="IATA code of the arrival airport.")],
-        departure_date: Annotated[str, Query(alias="date", description="YYYY-MM-DD.")],
-        passengers: Annotated[int, Query(description="Travellers; price covers all of them.")] = 1,
+        origin: Annotated[
+            str, Query(description="IATA code of the departure airport.", json_schema_extra=_IATA)
+        ],
+        destination: Annotated[
+            str, Query(description="IATA code of the arrival airport.", json_schema_extra=_IATA)
+        ],
+        departure_date: Annotated[
+            str, Query(alias="date", description="YYYY-MM-DD.", json_schema_extra=_DATE)
+        ],
+        passengers: Annotated[
+            int,
+            Query(description="Travellers; price covers all of them.", json_schema_extra=_PARTY),
+        ] = 1,
     ) -> list[dict[str, Any]]:
         found = travel_data.search_flights(origin, destination, departure_date, passengers)
         return [flight.to_dict(passengers) for flight in found]
 
-    @router.get("/flights/{flight_id}/availability", name="check_availability")
+    @router.get(
+        "/flights/{flight_id}/availability", name="check_availability", responses=_errors(404)
+    )
     async def check_availability(flight_id: str) -> dict[str, Any]:
         return state.check_availability(flight_id)
 
-    @router.post("/bookings", name="create_booking", status_code=201)
+    @router.post(
+        "/bookings", name="create_booking", status_code=201, responses=_errors(400, 404, 409, 422)
+    )
     async def create_booking(body: BookingRequest, key: IdempotencyKey = None) -> JSONResponse:
         return once(key, body.model_dump(), state.create_booking)
 
-    @router.post("/payments", name="process_payment", status_code=201)
+    @router.post(
+        "/payments", name="process_payment", status_code=201, responses=_errors(400, 404, 409, 422)
+    )
     async def process_payment(body: PaymentRequest, key: IdempotencyKey = None) -> JSONResponse:
         return once(key, body.model_dump(), state.process_payment)
 
-    @router.get("/hotels", name="search_hotels")
+    @router.get("/hotels", name="search_hotels", responses=_errors(422))
     async def search_hotels(
-        city: Annotated[str, Query(description="City name.")],
-        checkin: Annotated[str, Query(description="First night, YYYY-MM-DD.")],
-        checkout: Annotated[str, Query(description="Departure day, YYYY-MM-DD, after checkin.")],
-        guests: Annotated[int, Query(description="Guests in the room.")] = 1,
+        city: Annotated[
+            str,
+            Query(description="City name.", json_schema_extra={"pattern": "[A-Za-z0-9]"}),
+        ],
+        checkin: Annotated[
+            str, Query(description="First night, YYYY-MM-DD.", json_schema_extra=_DATE)
+        ],
+        checkout: Annotated[
+            str,
+            Query(description="Departure day, YYYY-MM-DD, after checkin.", json_schema_extra=_DATE),
+        ],
+        guests: Annotated[
+            int, Query(description="Guests in the room.", json_schema_extra=_PARTY)
+        ] = 1,
     ) -> list[dict[str, Any]]:
         return [h.to_dict() for h in travel_data.search_hotels(city, checkin, checkout, guests)]
 
-    @router.post("/hotel-bookings", name="book_hotel", status_code=201)
+    @router.post(
+        "/hotel-bookings", name="book_hotel", status_code=201, responses=_errors(400, 404, 422)
+    )
     async def book_hotel(body: HotelBookingRequest, key: IdempotencyKey = None) -> JSONResponse:
         return once(key, body.model_dump(), state.book_hotel)
 
-    @router.post("/trips", name="confirm_trip", status_code=201)
+    @router.post(
+        "/trips", name="confirm_trip", status_code=201, responses=_errors(400, 404, 409, 422)
+    )
     async def confirm_trip(body: TripRequest, key: IdempotencyKey = None) -> JSONResponse:
         return once(key, body.model_dump(), state.confirm_trip)
 
-    @router.post("/bookings/{booking_id}/cancel", name="cancel_booking")
+    @router.post(
+        "/bookings/{booking_id}/cancel", name="cancel_booking", responses=_errors(404, 422)
+    )
     async def cancel_booking(booking_id: str, key: IdempotencyKey = None) -> JSONResponse:
         return once(key, {"booking_id": booking_id}, state.cancel_booking, 200)
 
-    @router.post("/hotel-bookings/{booking_id}/cancel", name="cancel_hotel")
+    @router.post(
+        "/hotel-bookings/{booking_id}/cancel", name="cancel_hotel", responses=_errors(404, 422)
+    )
     async def cancel_hotel(booking_id: str, key: IdempotencyKey = None) -> JSONResponse:
         return once(key, {"booking_id": booking_id}, state.cancel_hotel, 200)
 
-    @router.post("/waitlist", name="add_to_waitlist", status_code=201)
+    @router.post(
+        "/waitlist", name="add_to_waitlist", status_code=201, responses=_errors(400, 404, 409, 422)
+    )
     async def add_to_waitlist(body: BookingRequest, key: IdempotencyKey = None) -> JSONResponse:
         return once(key, body.model_dump(), state.add_to_waitlist)
 
@@ -404,7 +482,7 @@ def create_travel_router() -> APIRouter:
     async def stats() -> dict[str, Any]:
         return {**controls.stats(), "records": state.record_counts()}
 
-    @router.post("/_faults", name="travel_set_fault")
+    @router.post("/_faults", name="travel_set_fault", responses=_errors(400, 422))
     async def set_fault(body: FaultRequest) -> dict[str, Any]:
         fault = controls.set_fault(
             body.operation,
@@ -415,9 +493,12 @@ def create_travel_router() -> APIRouter:
         )
         return {"operation": body.operation, **asdict(fault)}
 
-    @router.delete("/_faults", name="travel_clear_faults")
+    @router.delete("/_faults", name="travel_clear_faults", responses=_errors(422))
     async def clear_faults(
-        operation: Annotated[str | None, Query(description="Clear only this operation.")] = None,
+        operation: Annotated[
+            str | None,
+            Query(description="Clear only this operation.", json_schema_extra=_OPERATION),
+        ] = None,
     ) -> dict[str, Any]:
         return {"cleared": controls.clear_faults(operation)}
 

@@ -168,13 +168,7 @@ def _parse_yaml(text: str) -> tuple[Any, dict[tuple[str | int, ...], int]]:
     try:
         root = yaml.compose(text, Loader=_Yaml12Loader)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else None
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise WorkflowInvalidError(
-            f"invalid YAML{f' at line {line}' if line else ''}: {problem}",
-            violations=[_violation("(document)", "syntax", str(problem), line=line)],
-        ) from None
+        raise _yaml_error(exc) from None
     if root is None:
         return None, {}
     lines: dict[tuple[str | int, ...], int] = {}
@@ -200,9 +194,23 @@ def _parse_yaml(text: str) -> tuple[Any, dict[tuple[str | int, ...], int]]:
     loader = _Yaml12Loader("")
     try:
         data = loader.construct_document(root)
+    except (yaml.YAMLError, ValueError, TypeError, OverflowError) as exc:
+        # Unknown tags, unhashable keys, impossible dates (2026-02-30): the text parsed, but
+        # a value cannot be built from it.
+        raise _yaml_error(exc) from None
     finally:
         loader.dispose()
     return data, lines
+
+
+def _yaml_error(exc: Exception) -> WorkflowInvalidError:
+    mark = getattr(exc, "problem_mark", None)
+    line = mark.line + 1 if mark is not None else None
+    problem = getattr(exc, "problem", None) or str(exc)
+    return WorkflowInvalidError(
+        f"invalid YAML{f' at line {line}' if line else ''}: {problem}",
+        violations=[_violation("(document)", "syntax", str(problem), line=line)],
+    )
 
 
 def _walk(

@@ -22,19 +22,21 @@ ErrorStage = Literal[
 class WorkflowRequest(BaseModel):
     """Request model for complete MCP workflow execution."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)  # JSON types as documented
 
     user_instructions: str = Field(
         ...,
         min_length=1,
         max_length=20_000,
         description="Natural language instructions for what to accomplish",
+        json_schema_extra={"pattern": r"\S"},  # not blank: checked below, with its own message
     )
     tool_ids: list[str] = Field(
         ...,
         min_length=1,
         max_length=500,
         description="List of tool identifiers to make available for selection",
+        json_schema_extra={"items": {"type": "string", "pattern": r"\S"}},  # none blank
     )
     format_response: bool = Field(
         default=False, description="Whether to format the raw API response using LLM"

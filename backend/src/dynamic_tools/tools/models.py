@@ -15,7 +15,15 @@ from urllib.parse import urlsplit
 
 import httpx
 from jsonschema.exceptions import SchemaError
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from dynamic_tools.tools.credentials import looks_like_credential, secret_name
 from dynamic_tools.tools.schema_check import check_schema
@@ -109,7 +117,7 @@ class Parameter(BaseModel):
     model_config = ConfigDict(extra="allow", frozen=True, populate_by_name=True)
 
     location: ParameterLocation = Field(default="query", alias="in")
-    required: bool = False
+    required: StrictBool = False  # true/false only: 0, 1 or "yes" are refused
 
     @property
     def schema_(self) -> dict[str, Any]:
@@ -212,10 +220,10 @@ class ToolHints(_Strict):
 class ToolAnnotations(_Strict):
     """MCP-style behaviour hints. Unset fields are derived from the HTTP method."""
 
-    read_only: bool | None = None
-    destructive: bool | None = None
-    idempotent: bool | None = None
-    open_world: bool | None = None
+    read_only: StrictBool | None = None
+    destructive: StrictBool | None = None
+    idempotent: StrictBool | None = None
+    open_world: StrictBool | None = None
 
 
 _METHOD_DEFAULTS: dict[str, tuple[bool, bool, bool]] = {

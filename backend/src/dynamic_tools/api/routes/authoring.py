@@ -13,6 +13,8 @@ from fastapi import APIRouter, Query, status
 from pydantic import BaseModel, ConfigDict, Field
 
 from dynamic_tools.api.deps import ServicesDep
+from dynamic_tools.api.responses import BODY, PARAMS, errors
+from dynamic_tools.engine.loaders import MAX_DOCUMENT_BYTES
 from dynamic_tools.runtime.authoring import MAX_HISTORY_DAYS, Target, WorkflowAuthoring
 
 router = APIRouter(prefix="/authoring", tags=["Workflow authoring"])
@@ -22,10 +24,25 @@ history = APIRouter(tags=["Runs"])
 class TargetBody(BaseModel):
     """A saved workflow, or a draft document."""
 
-    model_config = ConfigDict(extra="forbid")
+    # One of the two is needed (the service says which is missing); the document says so too.
+    model_config = ConfigDict(
+        extra="forbid",
+        strict=True,
+        json_schema_extra={
+            "anyOf": [
+                {"required": ["content"], "properties": {"content": {"type": "string"}}},
+                {
+                    "required": ["workflow_id"],
+                    "properties": {"workflow_id": {"type": "string", "minLength": 1}},
+                },
+            ]
+        },
+    )
 
     workflow_id: str | None = Field(default=None, description="A saved workflow's id.")
-    content: str | None = Field(default=None, description="A draft document.")
+    content: str | None = Field(
+        default=None, max_length=MAX_DOCUMENT_BYTES, description="A draft document."
+    )
     format: Literal["yaml", "json", "xml"] | None = None
     inputs: dict[str, Any] = Field(default_factory=dict, description="Candidate input values.")
 
@@ -36,28 +53,38 @@ async def _target(authoring: WorkflowAuthoring, body: TargetBody) -> Target:
     )
 
 
-@router.post("/preview-inputs", summary="Inputs a workflow needs")
+@router.post("/preview-inputs", summary="Inputs a workflow needs", responses=errors(BODY, 404))
 async def preview_inputs(body: TargetBody, services: ServicesDep) -> dict[str, Any]:
     """Required inputs, defaults, examples and their JSON Schema."""
     a = services.authoring
     return a.preview_inputs(await _target(a, body))
 
 
-@router.post("/preview-rendered", summary="Steps rendered from candidate inputs")
+@router.post(
+    "/preview-rendered",
+    summary="Steps rendered from candidate inputs",
+    responses=errors(BODY, 404),
+)
 async def preview_rendered(body: TargetBody, services: ServicesDep) -> dict[str, Any]:
     """Each step's arguments rendered from ``inputs``; outputs of earlier steps are pending."""
     a = services.authoring
     return a.preview_rendered(await _target(a, body), body.inputs)
 
 
-@router.post("/step-plan", summary="Step plan of a saved workflow or a draft")
+@router.post(
+    "/step-plan", summary="Step plan of a saved workflow or a draft", responses=errors(BODY, 404)
+)
 async def step_plan(body: TargetBody, services: ServicesDep) -> dict[str, Any]:
     """The ordered plan with conditions and dependencies."""
     a = services.authoring
     return a.step_plan(await _target(a, body))
 
 
-@router.post("/resolve-inputs", summary="Defaults, checks and providers; ready or not")
+@router.post(
+    "/resolve-inputs",
+    summary="Defaults, checks and providers; ready or not",
+    responses=errors(BODY, 404),
+)
 async def resolve_inputs(body: TargetBody, services: ServicesDep) -> dict[str, Any]:
     """``ready`` only when every required input is present and valid."""
     a = services.authoring
@@ -65,7 +92,10 @@ async def resolve_inputs(body: TargetBody, services: ServicesDep) -> dict[str, A
 
 
 @router.post(
-    "/runs", status_code=status.HTTP_202_ACCEPTED, summary="Run a saved workflow or a draft"
+    "/runs",
+    status_code=status.HTTP_202_ACCEPTED,
+    summary="Run a saved workflow or a draft",
+    responses=errors(BODY, 404),
 )
 async def run(body: TargetBody, services: ServicesDep) -> dict[str, Any]:
     """Start a run; answers its id and status."""
@@ -80,7 +110,7 @@ async def providers(services: ServicesDep) -> dict[str, Any]:
     return {"providers": [p.to_dict() for p in services.authoring.providers()]}
 
 
-@history.delete("/runs", summary="Purge ended runs")
+@history.delete("/runs", summary="Purge ended runs", responses=errors(PARAMS))
 async def purge_history(
     services: ServicesDep,
     workflow_id: Annotated[str | None, Query(description="Only this workflow's runs.")] = None,

@@ -12,6 +12,8 @@ from fastapi import APIRouter, Depends, Query, status
 from pydantic import BaseModel, ConfigDict, Field
 
 from dynamic_tools.api.deps import ServicesDep
+from dynamic_tools.api.params import JSON_INTEGER
+from dynamic_tools.api.responses import BODY, PARAMS, errors
 from dynamic_tools.tools.catalogs import CatalogService
 from dynamic_tools.tools.openapi.catalog_files import CATALOG_NAME
 
@@ -31,7 +33,7 @@ CatalogsDep = Annotated[CatalogService, Depends(get_catalogs)]
 class SourceBody(BaseModel):
     """Where the OpenAPI document is."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     source: str = Field(
         min_length=1,
@@ -55,8 +57,8 @@ class PreviewBody(SourceBody):
     include: list[str] | None = Field(
         default=None, description="Only these operations (operationId, tool name or 'GET /path')."
     )
-    max_preview_tokens: int | None = Field(
-        default=None, ge=1, le=200_000, description="Add a command list of about this size."
+    max_preview_tokens: Annotated[int, Field(ge=1, le=200_000), JSON_INTEGER] | None = Field(
+        default=None, description="Add a command list of about this size."
     )
 
 
@@ -73,7 +75,7 @@ class ImportBody(SourceBody):
 class EnabledBody(BaseModel):
     """Turn a catalog on or off."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     enabled: bool
 
@@ -84,13 +86,13 @@ async def list_catalogs(catalogs: CatalogsDep) -> dict[str, Any]:
     return {"catalogs": catalogs.list()}
 
 
-@router.get("/{name}", summary="Get a catalog")
+@router.get("/{name}", summary="Get a catalog", responses=errors(PARAMS, 404))
 async def get_catalog(name: str, catalogs: CatalogsDep) -> dict[str, Any]:
     """One catalog's config."""
     return catalogs.get(name)
 
 
-@router.post("/validate", summary="Validate an OpenAPI document")
+@router.post("/validate", summary="Validate an OpenAPI document", responses=errors(BODY))
 async def validate_openapi(body: SourceBody, catalogs: CatalogsDep) -> dict[str, Any]:
     """Kind, operation count, warnings and violations; nothing is written."""
     return await catalogs.validate_openapi(
@@ -98,7 +100,7 @@ async def validate_openapi(body: SourceBody, catalogs: CatalogsDep) -> dict[str,
     )
 
 
-@router.post("/preview", summary="Preview an import")
+@router.post("/preview", summary="Preview an import", responses=errors(BODY))
 async def preview_import(body: PreviewBody, catalogs: CatalogsDep) -> dict[str, Any]:
     """Projected commands, groups, provider contracts and conflicts; nothing is written."""
     return await catalogs.preview_import(
@@ -112,7 +114,12 @@ async def preview_import(body: PreviewBody, catalogs: CatalogsDep) -> dict[str, 
     )
 
 
-@router.post("", status_code=status.HTTP_201_CREATED, summary="Import an OpenAPI document")
+@router.post(
+    "",
+    status_code=status.HTTP_201_CREATED,
+    summary="Import an OpenAPI document",
+    responses=errors(BODY, 409),
+)
 async def import_openapi(body: ImportBody, catalogs: CatalogsDep) -> dict[str, Any]:
     """Write the catalog and its tools, then reload the registry; 409 if it exists."""
     return await catalogs.import_openapi(
@@ -127,14 +134,19 @@ async def import_openapi(body: ImportBody, catalogs: CatalogsDep) -> dict[str, A
     )
 
 
-@router.patch("/{name}/enabled", summary="Enable or disable a catalog")
-@router.post("/{name}/enabled", summary="Enable or disable a catalog", include_in_schema=False)
+@router.patch("/{name}/enabled", summary="Enable or disable a catalog", responses=errors(BODY, 404))
+@router.post(
+    "/{name}/enabled",
+    summary="Enable or disable a catalog (the PATCH, for clients that lack it)",
+    responses=errors(BODY, 404),
+    deprecated=True,
+)
 async def set_enabled(name: str, body: EnabledBody, catalogs: CatalogsDep) -> dict[str, Any]:
     """Register or unregister the catalog's tools; its files stay."""
     return await catalogs.set_enabled(name, body.enabled)
 
 
-@router.delete("/{name}", summary="Remove a catalog")
+@router.delete("/{name}", summary="Remove a catalog", responses=errors(PARAMS, 404))
 async def remove_catalog(
     name: str,
     catalogs: CatalogsDep,

@@ -23,7 +23,11 @@ async def healthz() -> dict[str, str]:
     return {"status": "ok", "version": __version__}
 
 
-@router.get("/readyz", summary="Readiness")
+@router.get(
+    "/readyz",
+    summary="Readiness",
+    responses={503: {"description": "Not ready: a check failed (the body says which)"}},
+)
 async def readyz(services: ServicesDep) -> JSONResponse:
     """Ready when the database answers and the registry can be read (problems are reported)."""
     checks: dict[str, Any] = {}
@@ -47,7 +51,12 @@ async def readyz(services: ServicesDep) -> JSONResponse:
     )
 
 
-@router.get("/metrics", summary="Prometheus metrics")
+@router.get(
+    "/metrics",
+    summary="Prometheus metrics",
+    response_class=Response,
+    responses={200: {"content": {CONTENT_TYPE_LATEST.split(";")[0]: {}}}},
+)
 async def metrics(request: Request, services: ServicesDep) -> Response:
     """Metrics in the Prometheus text format: requests and pipeline, then workflow runs.
 

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
-from datetime import datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Query
 from fastapi.responses import StreamingResponse
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from dynamic_tools.api.deps import RunsDep, RunStoreDep
+from dynamic_tools.api.params import DateTime
+from dynamic_tools.api.responses import BODY, PARAMS, errors
 from dynamic_tools.engine.state import RunStatus
 from dynamic_tools.errors import InvalidInputError
 from dynamic_tools.persistence.run_store import RunStore
@@ -25,19 +26,21 @@ MAX_POSITION = 2**53 - 1
 class ResumeBody(BaseModel):
     """The answer to the yield a run waits on."""
 
+    model_config = ConfigDict(strict=True)
+
     values: dict[str, Any] = Field(default_factory=dict)
     node_id: str | None = Field(
         default=None, description="The yield to answer when several wait; default: the first."
     )
 
 
-@router.get("", summary="List runs")
+@router.get("", summary="List runs", responses=errors(PARAMS))
 async def list_runs(
     store: RunStoreDep,
     status: RunStatus | None = None,
     workflow_id: str | None = None,
-    since: Annotated[datetime | None, Query(description="Created at or after (ISO 8601)")] = None,
-    until: Annotated[datetime | None, Query(description="Created before (ISO 8601)")] = None,
+    since: Annotated[DateTime | None, Query(description="Created at or after (ISO 8601)")] = None,
+    until: Annotated[DateTime | None, Query(description="Created before (ISO 8601)")] = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     offset: Annotated[int, Query(ge=0, le=MAX_POSITION)] = 0,
 ) -> dict[str, Any]:
@@ -58,7 +61,7 @@ async def list_runs(
     }
 
 
-@router.get("/{run_id}", summary="Get a run")
+@router.get("/{run_id}", summary="Get a run", responses=errors(PARAMS, 404))
 async def get_run(run_id: str, store: RunStoreDep, runs: RunsDep) -> dict[str, Any]:
     """Status, params, per-node state, result, error, waiting, and who executes it.
 
@@ -74,7 +77,7 @@ async def get_run(run_id: str, store: RunStoreDep, runs: RunsDep) -> dict[str, A
     "/{run_id}/events",
     summary="Stream run events (SSE)",
     response_class=StreamingResponse,
-    responses={200: {"content": {"text/event-stream": {}}}},
+    responses={200: {"content": {"text/event-stream": {}}}, **errors(PARAMS, 404)},
 )
 async def run_events(
     run_id: str,
@@ -82,7 +85,9 @@ async def run_events(
     after: Annotated[
         int | None, Query(ge=0, le=MAX_POSITION, description="Resume after this event id")
     ] = None,
-    last_event_id: Annotated[str | None, Header()] = None,
+    last_event_id: Annotated[
+        str | None, Header(pattern=r"^\s*[0-9]{0,18}\s*$", description="An event id.")
+    ] = None,
 ) -> StreamingResponse:
     """Server-sent events, live, from ``after`` (or ``Last-Event-ID``) to the terminal event."""
     start = after if after is not None else _event_id(last_event_id)
@@ -94,25 +99,35 @@ async def run_events(
     )
 
 
-@router.post("/{run_id}/resume", summary="Answer a yield")
+@router.post("/{run_id}/resume", summary="Answer a yield", responses=errors(BODY, 404, 409))
 async def resume_run(run_id: str, body: ResumeBody, runs: RunsDep) -> dict[str, Any]:
     """Validate ``values`` against the yield's ``expects`` (422) and resume (409 if not waiting)."""
     run = await runs.resume(run_id, body.values, body.node_id)
     return {"run_id": run.run_id, "status": run.status}
 
 
-@router.post("/{run_id}/cancel", summary="Cancel a run")
+@router.post("/{run_id}/cancel", summary="Cancel a run", responses=errors(PARAMS, 404, 409))
 async def cancel_run(run_id: str, runs: RunsDep) -> dict[str, Any]:
     """Cancel a run that has not ended (409 otherwise); compensations run."""
     run = await runs.cancel(run_id)
     return {"run_id": run.run_id, "status": run.status}
 
 
-@router.post("/recover", summary="Recover the runs of a replica that is gone")
+@router.post(
+    "/recover",
+    summary="Recover the runs of a replica that is gone",
+    responses=errors(PARAMS, 409),
+)
 async def recover_runs(
     runs: RunsDep,
     executor: Annotated[
-        str, Query(min_length=1, max_length=200, description="The dead replica's EXECUTOR_ID")
+        str,
+        Query(
+            min_length=1,
+            max_length=200,
+            pattern=r"\S",
+            description="The dead replica's EXECUTOR_ID",
+        ),
     ],
 ) -> dict[str, Any]:
     """Resume here the unfinished durable runs of another replica (409 while it is alive).

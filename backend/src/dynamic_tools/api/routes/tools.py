@@ -5,10 +5,11 @@ from __future__ import annotations
 import asyncio
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Query, Response, status
+from fastapi import APIRouter, Body, Path, Query, Response, status
 
 from dynamic_tools.api.deps import RegistryDep
-from dynamic_tools.tools.models import ToolConfig
+from dynamic_tools.api.responses import BODY, PARAMS, errors, inline_schema
+from dynamic_tools.tools.models import TOOL_NAME_PATTERN, ToolConfig
 from dynamic_tools.tools.registry import ToolRegistry, dump_tool
 
 router = APIRouter(prefix="/tools", tags=["Tools"])
@@ -21,7 +22,12 @@ _EXAMPLE: dict[str, Any] = {
     "auth": {"type": "api_key", "in": "query", "name": "appid", "secret": "secret:WEATHER_KEY"},
 }
 
-ToolBody = Annotated[dict[str, Any], Body(examples=[_EXAMPLE])]
+# Read as a mapping so a bad config answers ToolConfigError (file-format violations); the
+# document shows the ToolConfig schema all the same.
+ToolBody = Annotated[
+    dict[str, Any], Body(examples=[_EXAMPLE], json_schema_extra=inline_schema(ToolConfig))
+]
+ToolName = Annotated[str, Path(pattern=TOOL_NAME_PATTERN, description="The tool's name.")]
 
 
 def tool_view(registry: ToolRegistry, name: str) -> dict[str, Any]:
@@ -50,7 +56,7 @@ def _summary(tool: ToolConfig) -> dict[str, Any]:
     }
 
 
-@router.get("", summary="List tools")
+@router.get("", summary="List tools", responses=errors(PARAMS))
 async def list_tools(
     registry: RegistryDep,
     q: str | None = Query(default=None, description="Filter by text in name or description"),
@@ -66,28 +72,38 @@ async def list_tools(
     }
 
 
-@router.get("/{name}", summary="Get a tool")
-async def get_tool(name: str, registry: RegistryDep) -> dict[str, Any]:
+@router.get("/{name}", summary="Get a tool", responses=errors(PARAMS, 404))
+async def get_tool(name: ToolName, registry: RegistryDep) -> dict[str, Any]:
     """One tool in full."""
     return tool_view(registry, name)
 
 
-@router.post("", status_code=status.HTTP_201_CREATED, summary="Create a tool")
+@router.post(
+    "",
+    status_code=status.HTTP_201_CREATED,
+    summary="Create a tool",
+    responses=errors(BODY, 409),
+)
 async def create_tool(registry: RegistryDep, body: ToolBody) -> dict[str, Any]:
     """Validate and write a new tool file ``<name>.yaml``; 409 if the name exists."""
     tool = await asyncio.to_thread(registry.create, body)  # validates, writes, reloads
     return tool_view(registry, tool.name)
 
 
-@router.put("/{name}", summary="Replace a tool")
-async def update_tool(name: str, registry: RegistryDep, body: ToolBody) -> dict[str, Any]:
+@router.put("/{name}", summary="Replace a tool", responses=errors(BODY, 404))
+async def update_tool(name: ToolName, registry: RegistryDep, body: ToolBody) -> dict[str, Any]:
     """Validate and rewrite the tool in the file it came from."""
     await asyncio.to_thread(registry.update, name, body)
     return tool_view(registry, name)
 
 
-@router.delete("/{name}", status_code=status.HTTP_204_NO_CONTENT, summary="Delete a tool")
-async def delete_tool(name: str, registry: RegistryDep) -> Response:
+@router.delete(
+    "/{name}",
+    status_code=status.HTTP_204_NO_CONTENT,
+    summary="Delete a tool",
+    responses=errors(PARAMS, 404),
+)
+async def delete_tool(name: ToolName, registry: RegistryDep) -> Response:
     """Remove the tool from its file."""
     await asyncio.to_thread(registry.delete, name)
     return Response(status_code=status.HTTP_204_NO_CONTENT)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Request, Response
 
 from dynamic_tools.api.deps import PipelineDep
+from dynamic_tools.api.responses import BODY, errors
 from dynamic_tools.selection.models import WorkflowRequest, WorkflowResponse
 
 router = APIRouter(tags=["Workflow"])
@@ -13,7 +14,10 @@ router = APIRouter(tags=["Workflow"])
 @router.post(
     "/workflow",
     response_model=None,
-    responses={200: {"model": WorkflowResponse, "description": "The pipeline's outcome"}},
+    responses={
+        200: {"model": WorkflowResponse, "description": "The pipeline's outcome"},
+        **errors(BODY),
+    },
     summary="Complete single-shot workflow",
     description="Tool selection by the LLM, API execution, optional formatting. Errors are "
     "reported by stage with HTTP 200 and status 'error'.",

@@ -9,13 +9,22 @@ from __future__ import annotations
 import asyncio
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Query, Response, status
-from pydantic import BaseModel, Field
+from fastapi import APIRouter, Path, Query, Response, status
+from pydantic import BaseModel, ConfigDict, Field
 
 from dynamic_tools.api.deps import RunsDep, WorkflowsDep
+from dynamic_tools.api.responses import BODY, PARAMS, errors
 from dynamic_tools.engine.loaders import MAX_DOCUMENT_BYTES
+from dynamic_tools.engine.models import IDENTIFIER
+from dynamic_tools.runtime.workflow_files import FILE_NAME
 
 router = APIRouter(prefix="/workflows", tags=["Workflows"])
+WorkflowId = Annotated[str, Path(description="A workflow's id.")]
+# A PUT names a workflow id or the file name of a new document.
+_TARGET = rf"^(?:{IDENTIFIER[1:-1]}|{FILE_NAME.pattern[1:-1]})$"
+SaveTarget = Annotated[
+    str, Path(pattern=_TARGET, description="A workflow id, or a file name (<name>.yaml|json|xml).")
+]
 
 _EXAMPLE = """domain: demo
 workflows:
@@ -29,6 +38,8 @@ workflows:
 
 class DocumentBody(BaseModel):
     """A workflow document as text."""
+
+    model_config = ConfigDict(strict=True)  # JSON types as documented: no "1" for 1
 
     content: str = Field(max_length=MAX_DOCUMENT_BYTES, examples=[_EXAMPLE])
     format: Literal["yaml", "json", "xml"] | None = Field(
@@ -44,25 +55,33 @@ class SaveBody(DocumentBody):
     )
     overwrite: bool = Field(default=False, description="Replace an existing file without one.")
     file: str | None = Field(
-        default=None, description="File name for a new document (POST); default <first id>.<ext>"
+        default=None,
+        pattern=FILE_NAME.pattern,
+        description="File name for a new document (POST); default <first id>.<ext>",
     )
 
 
 class RenameBody(BaseModel):
     """The new id of a workflow."""
 
-    new_id: str
+    model_config = ConfigDict(strict=True)
+
+    new_id: str = Field(pattern=IDENTIFIER)
     expected_version: str | None = None
 
 
 class RunBody(BaseModel):
     """Parameters of a new run."""
 
+    model_config = ConfigDict(strict=True)
+
     params: dict[str, Any] = Field(default_factory=dict)
 
 
 class DryRunBody(BaseModel):
     """A dry run: params, a mock answer per tool, answers to yields."""
+
+    model_config = ConfigDict(strict=True)
 
     params: dict[str, Any] = Field(default_factory=dict)
     mocks: dict[str, Any] = Field(
@@ -84,7 +103,7 @@ async def list_workflows(workflows: WorkflowsDep) -> dict[str, Any]:
     }
 
 
-@router.post("/validate", summary="Validate a document")
+@router.post("/validate", summary="Validate a document", responses=errors(BODY))
 async def validate_workflow(body: DocumentBody, workflows: WorkflowsDep) -> dict[str, Any]:
     """Every violation (path, rule, message, line, expected, actual, severity); nothing saved."""
     violations = await workflows.check(body.content, body.format)
@@ -94,7 +113,12 @@ async def validate_workflow(body: DocumentBody, workflows: WorkflowsDep) -> dict
     }
 
 
-@router.post("", status_code=status.HTTP_201_CREATED, summary="Save a new document")
+@router.post(
+    "",
+    status_code=status.HTTP_201_CREATED,
+    summary="Save a new document",
+    responses=errors(BODY, 409),
+)
 async def create_workflow(body: SaveBody, workflows: WorkflowsDep) -> dict[str, Any]:
     """Validate and write a document (to ``file``, default ``<first workflow id>.<ext>``)."""
     return await workflows.save_checked(
@@ -113,15 +137,17 @@ async def reload_workflows(workflows: WorkflowsDep) -> dict[str, Any]:
     return {"workflows": [w["id"] for w in workflows.list()], "problems": problems}
 
 
-@router.get("/{workflow_id}", summary="Get a workflow")
-async def get_workflow(workflow_id: str, workflows: WorkflowsDep) -> dict[str, Any]:
+@router.get("/{workflow_id}", summary="Get a workflow", responses=errors(PARAMS, 404))
+async def get_workflow(workflow_id: WorkflowId, workflows: WorkflowsDep) -> dict[str, Any]:
     """The workflow's document (content, format, version), parsed form and violations."""
     return workflows.get(workflow_id)
 
 
-@router.put("/{workflow_id}", summary="Save the document of a workflow")
+@router.put(
+    "/{workflow_id}", summary="Save the document of a workflow", responses=errors(BODY, 409)
+)
 async def save_workflow(
-    workflow_id: str, body: SaveBody, workflows: WorkflowsDep
+    workflow_id: SaveTarget, body: SaveBody, workflows: WorkflowsDep
 ) -> dict[str, Any]:
     """Validate and write the document holding ``workflow_id`` (or ``<id>.<ext>``)."""
     return await workflows.save_checked(
@@ -133,9 +159,9 @@ async def save_workflow(
     )
 
 
-@router.post("/{workflow_id}/rename", summary="Rename a workflow")
+@router.post("/{workflow_id}/rename", summary="Rename a workflow", responses=errors(BODY, 404, 409))
 async def rename_workflow(
-    workflow_id: str, body: RenameBody, workflows: WorkflowsDep
+    workflow_id: WorkflowId, body: RenameBody, workflows: WorkflowsDep
 ) -> dict[str, Any]:
     """Rename it and every sub-workflow call to it."""
     return await asyncio.to_thread(
@@ -143,9 +169,14 @@ async def rename_workflow(
     )
 
 
-@router.delete("/{workflow_id}", status_code=status.HTTP_204_NO_CONTENT, summary="Delete")
+@router.delete(
+    "/{workflow_id}",
+    status_code=status.HTTP_204_NO_CONTENT,
+    summary="Delete",
+    responses=errors(PARAMS, 404, 409),
+)
 async def delete_workflow(
-    workflow_id: str,
+    workflow_id: WorkflowId,
     workflows: WorkflowsDep,
     expected_version: Annotated[str | None, Query()] = None,
 ) -> Response:
@@ -154,28 +185,37 @@ async def delete_workflow(
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 
-@router.get("/{workflow_id}/plan", summary="Step plan")
-async def workflow_plan(workflow_id: str, workflows: WorkflowsDep) -> dict[str, Any]:
+@router.get("/{workflow_id}/plan", summary="Step plan", responses=errors(PARAMS, 404))
+async def workflow_plan(workflow_id: WorkflowId, workflows: WorkflowsDep) -> dict[str, Any]:
     """The nodes in the order they run, with what activates each and on what condition."""
     return workflows.step_plan(workflow_id)
 
 
-@router.get("/{workflow_id}/inputs", summary="Preview inputs")
-async def workflow_inputs(workflow_id: str, workflows: WorkflowsDep) -> dict[str, Any]:
+@router.get("/{workflow_id}/inputs", summary="Preview inputs", responses=errors(PARAMS, 404))
+async def workflow_inputs(workflow_id: WorkflowId, workflows: WorkflowsDep) -> dict[str, Any]:
     """Parameters (type, required, default, example, description) and their JSON Schema."""
     return workflows.preview_inputs(workflow_id)
 
 
-@router.post("/{workflow_id}/runs", status_code=status.HTTP_202_ACCEPTED, summary="Start a run")
-async def start_run(workflow_id: str, body: RunBody, runs: RunsDep) -> dict[str, Any]:
+@router.post(
+    "/{workflow_id}/runs",
+    status_code=status.HTTP_202_ACCEPTED,
+    summary="Start a run",
+    responses=errors(BODY, 404),
+)
+async def start_run(workflow_id: WorkflowId, body: RunBody, runs: RunsDep) -> dict[str, Any]:
     """Check the params (422 naming each field) and the document, then start the run."""
     run = await runs.start(workflow_id, body.params)
     return {"run_id": run.run_id, "status": run.status}
 
 
-@router.post("/{workflow_id}/dry-run", summary="Dry run against mock responses (no I/O)")
+@router.post(
+    "/{workflow_id}/dry-run",
+    summary="Dry run against mock responses (no I/O)",
+    responses=errors(BODY, 404),
+)
 async def dry_run_workflow(
-    workflow_id: str, body: DryRunBody, workflows: WorkflowsDep
+    workflow_id: WorkflowId, body: DryRunBody, workflows: WorkflowsDep
 ) -> dict[str, Any]:
     """Run the workflow against ``mocks``: nothing is called, nothing is recorded."""
     from dynamic_tools.runtime.dry_run import dry_run

@@ -65,8 +65,10 @@ class Limits:
     max_schema_levels: int = MAX_LEVELS
 
 
-def is_json(mime: str) -> bool:
+def is_json(mime: object) -> bool:
     """Whether a media type carries JSON (``application/json``, ``*+json``, ``*/*``)."""
+    if not isinstance(mime, str):
+        return False
     base = mime.split(";", 1)[0].strip().lower()
     return base in ("application/json", "*/*", "application/*") or base.endswith("+json")
 

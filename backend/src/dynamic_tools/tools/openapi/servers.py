@@ -34,13 +34,16 @@ def server_url(server: Any, document_url: str | None) -> tuple[str | None, str |
     url = _VARIABLE.sub(substitute, url)
     if missing:
         return None, f"server variable '{missing[0]}' has no default"
-    if not urlsplit(url).scheme:
-        if not document_url or urlsplit(document_url).scheme not in ("http", "https"):
-            return None, (
-                f"the server URL '{url or '/'}' is relative and the document has no http(s) "
-                "location to resolve it against; pass base_url"
-            )
-        url = urljoin(document_url, url or "/")
+    try:
+        if not urlsplit(url).scheme:
+            if not document_url or urlsplit(document_url).scheme not in ("http", "https"):
+                return None, (
+                    f"the server URL '{url or '/'}' is relative and the document has no "
+                    "http(s) location to resolve it against; pass base_url"
+                )
+            url = urljoin(document_url, url or "/")
+    except ValueError as exc:  # e.g. 'http://[host]': brackets hold only an IP address
+        return None, f"'{url}' is not a valid URL ({exc})"
     return clean_base_url(url)
 
 
@@ -49,7 +52,11 @@ def clean_base_url(url: str) -> tuple[str | None, str | None]:
 
     The URL may have no query, fragment or credentials; a trailing ``/`` is removed.
     """
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number in range
+    except ValueError as exc:
+        return None, f"'{url}' is not a valid URL ({exc})"
     if parts.scheme not in ("http", "https") or not parts.netloc:
         return None, f"'{url}' is not an absolute http(s) URL"
     if parts.query or parts.fragment:

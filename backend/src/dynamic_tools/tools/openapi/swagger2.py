@@ -49,8 +49,8 @@ _JSON = "application/json"
 def normalise_swagger2(document: dict[str, Any]) -> dict[str, Any]:
     """A Swagger 2.0 document in OpenAPI 3.0 form (see the module docstring)."""
     doc: dict[str, Any] = _rewrite_refs(document)
-    consumes = _list(doc.get("consumes")) or [_JSON]
-    produces = _list(doc.get("produces")) or [_JSON]
+    consumes = _media_types(doc.get("consumes")) or [_JSON]
+    produces = _media_types(doc.get("produces")) or [_JSON]
     out: dict[str, Any] = {
         "openapi": "3.0.0",
         "info": doc.get("info", {}),
@@ -106,8 +106,8 @@ def _operation(
     produces: list[str],
 ) -> dict[str, Any]:
     new = {k: v for k, v in op.items() if k not in ("parameters", "responses", "consumes")}
-    op_consumes = _list(op.get("consumes")) or consumes
-    op_produces = _list(op.get("produces")) or produces
+    op_consumes = _media_types(op.get("consumes")) or consumes
+    op_produces = _media_types(op.get("produces")) or produces
     merged: dict[tuple[str, str], dict[str, Any]] = {}
     for raw in [*(_list(shared)), *(_list(op.get("parameters")))]:
         param = _local(raw, components)
@@ -232,3 +232,8 @@ def _rewrite_refs(node: Any) -> Any:
 
 def _list(value: Any) -> list[Any]:
     return list(value) if isinstance(value, list) else []
+
+
+def _media_types(value: Any) -> list[str]:
+    """The strings of a ``consumes``/``produces`` list (other items name no media type)."""
+    return [item for item in _list(value) if isinstance(item, str)]
