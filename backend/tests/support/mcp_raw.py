@@ -80,8 +80,8 @@ class RawMcp:
             if kind.startswith("application/json"):
                 return dict(json.loads(await response.aread()))
             async for line in response.aiter_lines():
-                if not line.startswith("data:"):
-                    continue
+                if not line.startswith("data:") or not line[5:].strip():
+                    continue  # an empty data field: the stream's priming event (resumability)
                 data = json.loads(line[5:].strip())
                 if data.get("id") == request_id and ("result" in data or "error" in data):
                     return dict(data)

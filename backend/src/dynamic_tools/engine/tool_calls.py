@@ -93,13 +93,17 @@ async def call_with_retries(
             await interp.steps.sleep(f"sleep:{full_id}:{attempt}", delay)
             continue
         message = f"{node.call} failed after {attempt} attempt(s): {failure.message}"
-        state.detail = {"status_code": failure.status_code, "body": record.get("body")}
+        state.detail = {
+            "tool": node.call,
+            "status_code": failure.status_code,
+            "body": record.get("body"),
+        }
         if node.on_error and node.on_error.fallback:
             raise FallbackTriggered(message, node.on_error.fallback)
         raise RunFailed(
             message,
             node_id=full_id,
-            context={"status_code": failure.status_code, "attempts": attempt},
+            context={"tool": node.call, "status_code": failure.status_code, "attempts": attempt},
         )
 
 

@@ -9,15 +9,21 @@
 The level is in the annotations (``readOnlyHint`` / ``destructiveHint``) and in ``_meta``
 (``dynamic-tools/safety``). Saves, renames and deletes announce ``tools/list_changed`` (the
 ``w_*`` tools and the command catalog follow the files).
+
+The design's argument names work too (:mod:`dynamic_tools.mcp.aliases`): ``manifest`` for
+``content``, ``version`` for ``expected_version`` (``workflow.save``), ``operation_id`` (a run
+id or a task id) for ``run_id`` (``workflow.cancel``). Results that concern a document carry its
+absolute ``path``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 import mcp_types as types
 
+from dynamic_tools.mcp.aliases import Alias, alias_property, apply_aliases, with_aliases
 from dynamic_tools.mcp.entries import SessionView, ToolCall, ToolEntry
 from dynamic_tools.mcp.results import Operation, object_schema, operation_handler
 from dynamic_tools.runtime.authoring import WorkflowAuthoring
@@ -41,18 +47,47 @@ _CONTENT = {"type": "string", "minLength": 1, "description": "A workflow documen
 _FORMAT = {"type": "string", "enum": ["yaml", "json", "xml"], "description": "Of content."}
 _INPUTS = {"type": "object", "description": "Input values by param name.", "default": {}}
 _VERSION = {"type": "string", "description": "The version workflow.get gave (optimistic lock)."}
-_TARGET = {"workflow_id": _ID, "content": _CONTENT, "format": _FORMAT}
+MANIFEST = Alias("manifest", "content")
+VERSION = Alias("version", "expected_version")
+OPERATION = Alias("operation_id", "run_id")
+_MANIFEST = alias_property(MANIFEST, _CONTENT)
+_TARGET = {"workflow_id": _ID, "content": _CONTENT, "manifest": _MANIFEST, "format": _FORMAT}
+_RUN_ID = {"type": "string", "minLength": 1, "description": "The run to cancel."}
+_OPERATION_ID = {
+    "type": "string",
+    "minLength": 1,
+    "description": "Another name for 'run_id' (the MCP authoring design's name): a run id, or "
+    "the taskId of an MCP task; give one of the two.",
+}
+
+
+class TaskLookup(Protocol):
+    """What ``workflow.cancel`` needs of the MCP Tasks runtime.
+
+    Task ids are run ids, except for tasks whose run has not started yet.
+    """
+
+    def run_of(self, task_id: str) -> str | None:
+        """The run of task ``task_id`` when it has one (None: no such task, or no run yet)."""
+
+    def cancel_job(self, task_id: str) -> bool:
+        """Cancel a task that has no run yet; False when there is no such task."""
 
 
 class AuthoringTools:
     """Builds the authoring entries over the repository, runs and authoring service."""
 
     def __init__(
-        self, workflows: WorkflowRepository, runs: RunService, authoring: WorkflowAuthoring
+        self,
+        workflows: WorkflowRepository,
+        runs: RunService,
+        authoring: WorkflowAuthoring,
+        tasks: TaskLookup | None = None,
     ) -> None:
         self.workflows = workflows
         self.runs = runs
         self.authoring = authoring
+        self.tasks = tasks
 
     def add_to(self, view: SessionView) -> None:
         """Offer every authoring tool in ``view``."""
@@ -81,7 +116,7 @@ class AuthoringTools:
                 "safe",
                 "Validate a workflow document without saving it: valid, errors, warnings and "
                 "violations[] (path, rule, message, line, expected, actual).",
-                object_schema({"content": _CONTENT, "format": _FORMAT}, ["content"]),
+                object_schema({"content": _CONTENT, "manifest": _MANIFEST, "format": _FORMAT}),
                 self._validate,
                 False,
             ),
@@ -135,6 +170,7 @@ class AuthoringTools:
                 object_schema(
                     {
                         "content": _CONTENT,
+                        "manifest": _MANIFEST,
                         "format": _FORMAT,
                         "workflow_id": {
                             "type": "string",
@@ -142,9 +178,9 @@ class AuthoringTools:
                             "document's first workflow id.",
                         },
                         "expected_version": _VERSION,
+                        "version": alias_property(VERSION, _VERSION),
                         "overwrite": {"type": "boolean", "default": False},
                     },
-                    ["content"],
                 ),
                 self._save,
                 True,
@@ -181,8 +217,9 @@ class AuthoringTools:
             (
                 "workflow.cancel",
                 "destructive",
-                "Cancel an active run (its running steps stop and compensations run).",
-                object_schema({"run_id": {"type": "string", "minLength": 1}}, ["run_id"]),
+                "Cancel an active run (its running steps stop and compensations run). Give "
+                "run_id, or operation_id: a run id or an MCP task's taskId.",
+                object_schema({"run_id": _RUN_ID, "operation_id": _OPERATION_ID}),
                 self._cancel,
                 False,
             ),
@@ -202,6 +239,10 @@ class AuthoringTools:
             ),
         ]
         for name, safety, description, schema, operation, changes in specs:
+            aliases, one_of = _ALIASES.get(name, ((), ()))
+            if name == "workflow.cancel":  # a task id stands for its run
+                aliases = (Alias(OPERATION.name, OPERATION.target, self._run_of),)
+            operation = with_aliases(name, operation, aliases, one_of=one_of)
             tool = types.Tool(
                 name=name,
                 description=f"[{safety}] {description}",
@@ -224,13 +265,16 @@ class AuthoringTools:
 
     # --- operations ------------------------------------------------------------------------
     async def _list(self, args: dict[str, Any]) -> dict[str, Any]:
-        return {"workflows": self.workflows.list()}
+        return {"workflows": [{**w, "path": self._path(w["file"])} for w in self.workflows.list()]}
+
+    def _path(self, file: str) -> str:
+        return str(self.workflows.directory / file)
 
     async def _get(self, args: dict[str, Any]) -> dict[str, Any]:
         data = self.workflows.get(str(args["workflow_id"]))
         return {
             "workflow_id": data["id"],
-            "path": str(self.workflows.directory / data["file"]),
+            "path": self._path(data["file"]),
             "format": data["format"],
             "content": data["content"],
             "parsed": data["parsed"],
@@ -250,25 +294,34 @@ class AuthoringTools:
         }
 
     async def _save(self, args: dict[str, Any]) -> dict[str, Any]:
-        return self.workflows.save(
+        saved = self.workflows.save(
             args.get("workflow_id"),
             str(args["content"]),
             args.get("format"),
             expected_version=args.get("expected_version"),
             overwrite=bool(args.get("overwrite", False)),
         )
+        ids = list(saved.get("workflows") or [])
+        workflow_id = args.get("workflow_id") if args.get("workflow_id") in ids else None
+        return {
+            **saved,
+            "path": self._path(saved["file"]),
+            "workflow_id": workflow_id or (ids[0] if ids else None),
+        }
 
     async def _rename(self, args: dict[str, Any]) -> dict[str, Any]:
-        return self.workflows.rename(
+        renamed = self.workflows.rename(
             str(args["workflow_id"]),
             str(args["new_id"]),
             expected_version=args.get("expected_version"),
         )
+        return {**renamed, "workflow_id": renamed["id"], "path": self._path(renamed["file"])}
 
     async def _delete(self, args: dict[str, Any]) -> dict[str, Any]:
-        return self.workflows.delete(
+        deleted = self.workflows.delete(
             str(args["workflow_id"]), expected_version=args.get("expected_version")
         )
+        return {**deleted, "deleted": True, "path": self._path(deleted["file"])}
 
     async def _run(self, args: dict[str, Any]) -> dict[str, Any]:
         target = self.authoring.target(
@@ -279,16 +332,43 @@ class AuthoringTools:
 
     async def _start_run(self, call: ToolCall) -> str:
         """``workflow.run`` as a task: the task is the run."""
-        return str((await self._run(call.arguments))["run_id"])
+        aliases, one_of = _ALIASES["workflow.run"]
+        arguments = apply_aliases("workflow.run", call.arguments, aliases, one_of=one_of)
+        return str((await self._run(arguments))["run_id"])
+
+    def _run_of(self, operation_id: str) -> str:
+        """The run an ``operation_id`` names: a run id, or a task id (its run)."""
+        run_id = self.tasks.run_of(operation_id) if self.tasks is not None else None
+        return run_id or operation_id
 
     async def _cancel(self, args: dict[str, Any]) -> dict[str, Any]:
-        run = await self.runs.cancel(str(args["run_id"]))
-        return {"run_id": run.run_id, "status": run.status}
+        run_id = str(args["run_id"])
+        if self.tasks is not None and self.tasks.cancel_job(run_id):  # a task before its run
+            return {"operation_id": run_id, "run_id": None, "status": "cancelled"}
+        run = await self.runs.cancel(run_id)
+        return {"run_id": run.run_id, "status": run.status, "cancelled": True}
 
     async def _purge(self, args: dict[str, Any]) -> dict[str, Any]:
         return await self.authoring.purge_history(
             workflow_id=args.get("workflow_id"), older_than_days=args.get("older_than_days")
         )
+
+
+_CONTENT_TOOLS = (
+    "workflow.validate",
+    "workflow.preview_inputs",
+    "workflow.preview_rendered",
+    "workflow.step_plan",
+    "workflow.resolve_inputs",
+    "workflow.run",
+)
+# tool → (aliases, groups of which one argument is required)
+_ALIASES: dict[str, tuple[tuple[Alias, ...], tuple[tuple[str, ...], ...]]] = {
+    **{name: ((MANIFEST,), ()) for name in _CONTENT_TOOLS},
+    "workflow.validate": ((MANIFEST,), (("content", "manifest"),)),
+    "workflow.save": ((MANIFEST, VERSION), (("content", "manifest"),)),
+    "workflow.cancel": ((), (("run_id", "operation_id"),)),  # operation_id: see add_to
+}
 
 
 async def _on_target(
