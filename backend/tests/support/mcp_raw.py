@@ -24,6 +24,8 @@ class RawMcp:
         self.http = httpx.AsyncClient(timeout=60)
         self.capabilities = capabilities or {}
         self.session_id: str | None = None
+        self.extra_headers: dict[str, str] = {}  # sent with every request (e.g. X-Request-ID)
+        self.last_headers: dict[str, str] = {}  # the headers of the last request's response
         self.server_capabilities: dict[str, Any] = {}
         self._next_id = 0
 
@@ -53,7 +55,7 @@ class RawMcp:
         }
         if self.session_id:
             headers["Mcp-Session-Id"] = self.session_id
-        return headers
+        return {**headers, **self.extra_headers}
 
     async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
         message = {"jsonrpc": "2.0", "method": method, **({"params": params} if params else {})}
@@ -74,6 +76,7 @@ class RawMcp:
         async with self.http.stream(
             "POST", self.url, json=message, headers=self._headers()
         ) as response:
+            self.last_headers = dict(response.headers)
             if "mcp-session-id" in response.headers:
                 self.session_id = response.headers["mcp-session-id"]
             kind = response.headers.get("content-type", "")
