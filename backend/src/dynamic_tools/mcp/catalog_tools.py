@@ -233,8 +233,8 @@ def _disagree(alias: str, target: str, given: Any, other: Any) -> InvalidInputEr
             {
                 "path": alias,
                 "rule": "alias",
-                "message": f"disagrees with '{target}'",
-                "expected": True,
+                "message": f"disagrees with '{target}' (false means no preview)",
+                "expected": f"true, or no '{target}'",
                 "actual": given,
             }
         ],

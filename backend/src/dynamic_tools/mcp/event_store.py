@@ -10,14 +10,16 @@ One :class:`SessionEventStore` per session, never shared: stream ids are request
 ``2`` …) that every session reuses, so a shared store would let one session replay another's
 events. The SDK's session manager passes a single store to every session, so
 :class:`ResumableSessionManager` gives each new session its own. A store keeps the last
-:data:`MAX_EVENTS` events of its session (older ones cannot be replayed); it goes when the
+:data:`MAX_EVENTS` events of its session, and of the streams that have ended (their response
+was sent) only the last :data:`KEEP_ENDED` (a ``tools/list`` answer can be megabytes, and an
+ended stream is rarely resumed); what is dropped cannot be replayed. The store goes when the
 session ends.
 """
 
 from __future__ import annotations
 
 import secrets
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from typing import Any
 
 from mcp.server.streamable_http import (
@@ -29,20 +31,23 @@ from mcp.server.streamable_http import (
     StreamId,
 )
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
-from mcp_types import JSONRPCMessage
+from mcp_types import JSONRPCError, JSONRPCMessage, JSONRPCResponse
 
 MAX_EVENTS = 1_000
+KEEP_ENDED = 4
 RETRY_MS = 1_000
 
 
 class SessionEventStore(EventStore):
     """The recent events of one session's streams, in order (bounded)."""
 
-    def __init__(self, max_events: int = MAX_EVENTS) -> None:
+    def __init__(self, max_events: int = MAX_EVENTS, keep_ended: int = KEEP_ENDED) -> None:
         self.max_events = max_events
+        self.keep_ended = keep_ended
         self._prefix = secrets.token_hex(8)  # ids are not guessable across sessions
         self._next = 0
         self._events: OrderedDict[EventId, tuple[StreamId, JSONRPCMessage | None]] = OrderedDict()
+        self._ended: deque[StreamId] = deque()
 
     @property
     def size(self) -> int:
@@ -54,9 +59,17 @@ class SessionEventStore(EventStore):
         self._next += 1
         event_id = f"{self._prefix}-{self._next}"
         self._events[event_id] = (stream_id, message)
+        if isinstance(message, JSONRPCResponse | JSONRPCError):  # the stream has ended
+            self._ended.append(stream_id)
+            if len(self._ended) > self.keep_ended:
+                self._forget(self._ended.popleft())
         while len(self._events) > self.max_events:
             self._events.popitem(last=False)
         return event_id
+
+    def _forget(self, stream_id: StreamId) -> None:
+        for event_id in [e for e, (stream, _) in self._events.items() if stream == stream_id]:
+            del self._events[event_id]
 
     async def replay_events_after(
         self, last_event_id: EventId, send_callback: EventCallback

@@ -7,8 +7,9 @@ carries it.
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import httpx
@@ -127,3 +128,24 @@ async def test_an_error_result_of_a_tool_with_an_output_schema_is_text_only(serv
     payload = error_payload(typed)
     assert payload is not None and payload["error_code"] == "INVALID_INPUT"
     assert untyped.is_error and untyped.structured_content == error_payload(untyped)
+
+
+async def test_cancelling_a_task_that_ended_before_its_run_is_a_run_ended_conflict(
+    start_server: Callable[..., str],
+) -> None:
+    url = start_server(openai_base_url=None, openai_api_key=None)  # drafting fails at once
+    async with RawMcp(url) as raw:
+        created = await raw.request(
+            "tools/call",
+            {"name": "workflow.author_and_run", "arguments": {"goal": "x"}, "task": {}},
+        )
+        task_id = created["result"]["task"]["taskId"]
+        assert task_id.startswith("task-")  # no run yet: the id is the task's own
+        for _ in range(600):
+            task = (await raw.request("tasks/get", {"taskId": task_id}))["result"]
+            if task["status"] == "failed":
+                break
+            await asyncio.sleep(0.05)
+        cancel = await tool_error(raw, "workflow.cancel", {"operation_id": task_id})
+    assert cancel["category"] == "conflict" and cancel["context"]["task_id"] == task_id
+    assert cancel["suggested_action"].startswith("Nothing to do: the run has already ended")

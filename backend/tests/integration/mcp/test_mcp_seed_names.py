@@ -61,6 +61,7 @@ KINDS = {
     "error code",
     "error type",
     "step status",
+    "value",
 }
 
 
@@ -518,3 +519,36 @@ async def test_aliases_work_and_disagreeing_ones_fail(server: str, travel_root: 
     assert "Pets Inc API" in unknown["message"]  # the titles there are
     assert removed["removed_catalog_id"] == "pets"
     assert cancel["is_error"] and cancel["violations"][0]["expected"] == ["run_id", "operation_id"]
+
+
+async def test_values_are_the_product_s(server: str, travel_root: Path) -> None:
+    (travel_root / "imports").mkdir()
+    for name in ("petstore-2.0.json", "petstore-3.0.json", "README.md"):
+        shutil.copy(FIXTURES / "openapi" / name, travel_root / "imports" / name)
+    async with mcp_client(server) as client:
+        tools = await all_tools(client)
+        kinds = {
+            (await call(client, "catalog.validate_openapi", source=f"imports/{name}"))[
+                "document_kind"
+            ]
+            for name in ("petstore-2.0.json", "petstore-3.0.json", "README.md")
+        }
+        missing = await call(client, "workflow.resolve_inputs", workflow_id="book_flight")
+        invalid = await call(
+            client, "workflow.resolve_inputs", workflow_id="book_flight", inputs={"origin": 5}
+        )
+    outcomes = {i["outcome"] for r in (missing, invalid) for i in r["inputs"].values()}
+    seen = {
+        "document_kind": kinds,
+        "inputs[].outcome": outcomes,
+        "source_type": set(
+            tools["catalog.validate_openapi"].input_schema["properties"]["source_type"]["enum"]
+        ),
+        "format": set(tools["workflow.save"].input_schema["properties"]["format"]["enum"]),
+    }
+    problems = [
+        f"{row}: not among {seen[row.where]}"
+        for row in of("value")
+        if row.product not in seen[row.where]
+    ]
+    assert not problems, "\n".join(problems)

@@ -19,7 +19,8 @@ async def replayed(store: SessionEventStore, after: str) -> tuple[str | None, li
     sent: list[Any] = []
 
     async def send(event: Any) -> None:
-        sent.append((event.event_id, event.message.params["n"]))
+        params = getattr(event.message, "params", None)
+        sent.append((event.event_id, params["n"] if params else "response"))
 
     stream = await store.replay_events_after(after, send)
     return stream, sent
@@ -56,3 +57,19 @@ def test_every_session_gets_a_store_of_its_own() -> None:
     assert all(isinstance(s, SessionEventStore) for s in stores)
     assert stores[0] is not stores[1]
     assert manager.event_store is None  # nothing shared
+
+
+async def test_only_the_last_ended_streams_are_kept() -> None:
+    store = SessionEventStore(keep_ended=2)
+    primings = {}
+    for stream in ("1", "2", "3"):
+        primings[stream] = await store.store_event(stream, None)
+        await store.store_event(stream, message(int(stream)))
+        answer = types.JSONRPCResponse(jsonrpc="2.0", id=int(stream), result={})
+        await store.store_event(stream, answer)
+    live = await store.store_event("4", None)
+    await store.store_event("4", message(4))
+    assert (await replayed(store, primings["1"]))[0] is None  # ended longest ago: gone
+    assert (await replayed(store, primings["3"]))[0] == "3"
+    assert (await replayed(store, live))[1][0][1] == 4  # a stream in flight is kept
+    assert store.size == 2 * 3 + 2
