@@ -158,9 +158,30 @@ class NotFoundError(DynamicToolsError):
 
 
 class ConflictError(DynamicToolsError):
-    """A write against a stale version, or a create over an existing name."""
+    """The operation conflicts with the current state; ``kind`` says how.
+
+    Kinds (each edge suggests its own next action for each):
+
+    - ``version``: a write against a stale (or missing) expected version;
+    - ``exists``: a create over an existing name (workflow, tool, file, run);
+    - ``catalog_exists``: an import over an existing catalog without ``overwrite``;
+    - ``name_clash``: a catalog would register a tool name another file or catalog has;
+    - ``in_use``: a delete of something others still use (a workflow other workflows call);
+    - ``run_ended``: a cancel of a run that has already ended;
+    - ``not_waiting``: an answer for a run that is not waiting for that input;
+    - ``executor_alive``: a take-over of the runs of a replica that is still alive;
+    - ``not_durable``: a recovery on a server whose runs are not durable;
+    - ``unsafe_edit``: a document that cannot be rewritten safely (edit the file itself);
+    - ``conflict``: anything else (the message says what).
+    """
 
     code = "conflict"
+
+    def __init__(
+        self, message: str, *, kind: str = "conflict", context: dict[str, Any] | None = None
+    ) -> None:
+        super().__init__(message, context=context)
+        self.kind = kind
 
 
 class ConfigurationError(DynamicToolsError):

@@ -11,6 +11,8 @@ import json
 import logging
 import sys
 import threading
+import uuid
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 from loguru import logger
@@ -54,6 +56,20 @@ class Redactor:
 
 
 redactor = Redactor()
+
+# The id of the request being served: the ``X-Request-ID`` the HTTP edge set or echoed (also
+# inside MCP handlers, which run in the session's task), or a fresh id per stdio request.
+_correlation_id: ContextVar[str | None] = ContextVar("correlation_id", default=None)
+
+
+def correlation_id() -> str:
+    """The current request's correlation id; a fresh one outside any request."""
+    return _correlation_id.get() or uuid.uuid4().hex
+
+
+def bind_correlation_id(value: str) -> None:
+    """Make ``value`` the correlation id of the current context (and the tasks it starts)."""
+    _correlation_id.set(value)
 
 
 def _patch(record: Record) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import httpx2
@@ -24,6 +25,18 @@ def mcp_client(
 async def call(client: Client, name: str, **arguments: Any) -> dict[str, Any]:
     """Call a tool; its structured answer, errors included and marked with ``is_error``."""
     result = await client.call_tool(name, arguments)
-    data = dict(result.structured_content or {})
+    data = dict(result.structured_content or error_payload(result) or {})
     data["is_error"] = result.is_error
     return data
+
+
+def error_payload(result: Any) -> dict[str, Any] | None:
+    """The error payload of an ``isError`` result, read from its text when it has no structured
+    content (tools with an outputSchema): the line ``CODE: message``, then the JSON."""
+    if not result.is_error or not result.content:
+        return None
+    text = getattr(result.content[0], "text", "")
+    first, _, rest = text.partition("\n")
+    payload = json.loads(rest)
+    assert isinstance(payload, dict) and first.startswith(payload["error_code"]), text
+    return payload

@@ -34,6 +34,8 @@ class RawMcp:
         self.http = httpx.AsyncClient(timeout=60, headers=headers or {})
         self.capabilities = capabilities or {}
         self.session_id: str | None = None
+        self.extra_headers: dict[str, str] = {}  # sent with every request (e.g. X-Request-ID)
+        self.last_headers: dict[str, str] = {}  # the headers of the last request's response
         self.server_capabilities: dict[str, Any] = {}
         self.received: list[dict[str, Any]] = []
         self._listener: asyncio.Task[None] | None = None
@@ -69,7 +71,7 @@ class RawMcp:
         }
         if self.session_id:
             headers["Mcp-Session-Id"] = self.session_id
-        return headers
+        return {**headers, **self.extra_headers}
 
     async def listen(self) -> None:
         """Open the GET stream; its messages land in ``received`` until the session ends."""
@@ -110,14 +112,15 @@ class RawMcp:
         async with self.http.stream(
             "POST", self.url, json=message, headers=self._headers()
         ) as response:
+            self.last_headers = dict(response.headers)
             if "mcp-session-id" in response.headers:
                 self.session_id = response.headers["mcp-session-id"]
             kind = response.headers.get("content-type", "")
             if kind.startswith("application/json"):
                 return dict(json.loads(await response.aread()))
             async for line in response.aiter_lines():
-                if not line.startswith("data:"):
-                    continue
+                if not line.startswith("data:") or not line[5:].strip():
+                    continue  # an empty data field: the stream's priming event (resumability)
                 data = json.loads(line[5:].strip())
                 if data.get("id") == request_id and ("result" in data or "error" in data):
                     return dict(data)

@@ -61,6 +61,7 @@ def create_app(
             async with mcp_manager.run():
                 yield
         finally:
+            await endpoint.aclose()
             await services.aclose()
 
     app = FastAPI(

@@ -18,12 +18,14 @@ import time
 import uuid
 from typing import Any
 
+from loguru import logger
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from dynamic_tools.api.deps import token_matches
 from dynamic_tools.api.errors import status_for
 from dynamic_tools.api.metrics import Metrics
 from dynamic_tools.errors import RequestTooLargeError
+from dynamic_tools.logs import bind_correlation_id
 
 OPEN_PATHS = frozenset({"/", "/healthz", "/readyz"})  # "/" only redirects to /ui/
 OPEN_PREFIXES = ("/demo/", "/ui")
@@ -62,6 +64,7 @@ class EdgeMiddleware:
                 declared = value
         correlation_id = (given_id or uuid.uuid4().hex)[:64]
         scope.setdefault("state", {})["correlation_id"] = correlation_id
+        bind_correlation_id(correlation_id)  # error payloads and log lines of this request
         path: str = scope["path"]
         if (
             self.token
@@ -97,7 +100,8 @@ class EdgeMiddleware:
             await send(message)
 
         try:
-            await self.app(scope, receive, send_wrapper)
+            with logger.contextualize(correlation_id=correlation_id):
+                await self.app(scope, receive, send_wrapper)
         finally:
             route = scope.get("route")
             label = getattr(route, "path", "unmatched")

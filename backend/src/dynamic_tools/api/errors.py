@@ -1,8 +1,10 @@
 """Error mapping at the HTTP edge: the one place that assigns HTTP statuses.
 
 Every error body has the same shape: ``{"error_code", "message", "context", "retryable",
-"correlation_id", "violations"?}``. Unexpected exceptions answer 500 with a correlation id
-and nothing else; their details go to the (redacted) log.
+"correlation_id", "violations"?}``; ``correlation_id`` is the request's ``X-Request-ID`` (sent
+back in that header) and every error answered is written to the log once with it bound.
+Unexpected exceptions answer 500 with a correlation id and nothing else; their details go to
+the (redacted) log.
 """
 
 from __future__ import annotations
@@ -52,10 +54,25 @@ def _correlation_id(request: Request) -> str | None:
     return getattr(request.state, "correlation_id", None)
 
 
-def error_body(request: Request, payload: dict[str, Any]) -> dict[str, Any]:
-    """Add the correlation id and scrub secrets from an error body."""
+def error_body(request: Request, payload: dict[str, Any], status: int = 0) -> dict[str, Any]:
+    """Add the correlation id and scrub secrets from an error body; log the error once."""
     body: dict[str, Any] = redactor.scrub_any(payload)
     body["correlation_id"] = _correlation_id(request)
+    if status:
+        level = "ERROR" if status >= 500 else "INFO"
+        logger.bind(
+            correlation_id=body["correlation_id"],
+            error_code=body.get("error_code"),
+            status=status,
+        ).log(
+            level,
+            "HTTP {} {} answered {} {}: {}",
+            request.method,
+            request.url.path,
+            status,
+            body.get("error_code"),
+            body.get("message"),
+        )
     return body
 
 
@@ -93,7 +110,8 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(DynamicToolsError)
     async def _project_error(request: Request, exc: DynamicToolsError) -> JSONResponse:
-        return JSONResponse(error_body(request, exc.to_dict()), status_code=status_for(exc))
+        status = status_for(exc)
+        return JSONResponse(error_body(request, exc.to_dict(), status), status_code=status)
 
     @app.exception_handler(RequestValidationError)
     async def _validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -116,7 +134,7 @@ def install_error_handlers(app: FastAPI) -> None:
             "retryable": False,
             "violations": violations,
         }
-        return JSONResponse(error_body(request, payload), status_code=422)
+        return JSONResponse(error_body(request, payload, 422), status_code=422)
 
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
@@ -136,12 +154,14 @@ def install_error_handlers(app: FastAPI) -> None:
             "retryable": False,
         }
         return JSONResponse(
-            error_body(request, payload), status_code=exc.status_code, headers=headers
+            error_body(request, payload, exc.status_code),
+            status_code=exc.status_code,
+            headers=headers,
         )
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
-        logger.opt(exception=exc).error(
+        logger.opt(exception=exc).bind(correlation_id=_correlation_id(request)).error(
             "unexpected error on {} {}", request.method, request.url.path
         )
         payload = {

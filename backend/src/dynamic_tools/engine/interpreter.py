@@ -297,8 +297,9 @@ class Interpreter:
             return "failed", {fallback.target}
         except RunFailed as failure:
             state.status, state.error, state.ended_at = "failed", failure.message, self.clock()
+            failed = {"detail": state.detail} if state.detail.get("tool") else {}
             await self.emit(
-                "node_failed", node_id=full_id, error=failure.message, input=state.input
+                "node_failed", node_id=full_id, error=failure.message, input=state.input, **failed
             )
             raise
         except (UnresolvedReferenceError, ExpressionError, DynamicToolsError) as exc:

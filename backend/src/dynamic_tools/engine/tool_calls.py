@@ -104,7 +104,11 @@ async def call_with_retries(
             await interp.steps.sleep(f"sleep:{full_id}:{attempt}", delay)
             continue
         message = final_message(node.call, failure, attempt)
-        state.detail = {"status_code": failure.status_code, "body": record.get("body")}
+        state.detail = {
+            "tool": node.call,
+            "status_code": failure.status_code,
+            "body": record.get("body"),
+        }
         if node.on_error and node.on_error.fallback:
             raise FallbackTriggered(
                 message,
@@ -122,7 +126,7 @@ async def call_with_retries(
         raise RunFailed(
             message,
             node_id=full_id,
-            context={"status_code": failure.status_code, "attempts": attempt},
+            context={"tool": node.call, "status_code": failure.status_code, "attempts": attempt},
         )
 
 

@@ -8,6 +8,10 @@ URIs use the ``dynamic-tools://`` scheme; names are the seed's:
 - ``workflow.manifest:{workflow_id}`` — a workflow document's raw content (a template);
 - ``command.catalog`` — every tool the session can call, with schemas and argument names;
 - ``provider.catalog`` — the value providers (see the spec's "Value providers").
+
+The design's own spellings read the same resources: the bare names (``workflow.spec``, …,
+``provider.catalog``) and ``workflow.manifest:{workflow_id}`` (also after ``dynamic-tools://``),
+listed as a second template.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from dynamic_tools.runtime.workflow_repository import WorkflowRepository
 
 SCHEME = "dynamic-tools://"
 MANIFEST = SCHEME + "workflow.manifest/"
+SEED_MANIFEST = "workflow.manifest:"  # the design's spelling: workflow.manifest:{workflow_id}
 
 
 def workflow_spec() -> str:
@@ -95,11 +100,24 @@ def add_authoring_resources(
         return "application/json", json.dumps({"providers": data}, indent=2)
 
     async def manifest(view: SessionView, uri: str) -> tuple[str, str] | None:
-        if not uri.startswith(MANIFEST):
+        bare = uri.removeprefix(SCHEME)
+        if uri.startswith(MANIFEST):
+            workflow_id = uri[len(MANIFEST) :]
+        elif bare.startswith(SEED_MANIFEST):
+            workflow_id = bare[len(SEED_MANIFEST) :]
+        else:
             return None
-        data = workflows.get(uri[len(MANIFEST) :])  # NotFoundError names the id
+        data = workflows.get(workflow_id)  # NotFoundError names the id
         mime = {"yaml": "application/yaml", "json": "application/json", "xml": "application/xml"}
         return mime.get(data["format"], "text/plain"), str(data["content"])
+
+    readers = {"workflow.spec": spec, "workflow.schema": schema}
+    readers |= {"workflow.manifests": manifests, "command.catalog": commands}
+    readers |= {"provider.catalog": providers}
+
+    async def bare_name(view: SessionView, uri: str) -> tuple[str, str] | None:
+        reader = readers.get(uri)
+        return await reader(view) if reader is not None else None
 
     resources.extra += [
         ExtraResource(
@@ -136,12 +154,19 @@ def add_authoring_resources(
             providers,
         ),
     ]
-    resources.templates_extra.append(
+    resources.templates_extra += [
         types.ResourceTemplate(
             uri_template=MANIFEST + "{workflow_id}",
             name="workflow.manifest",
             description="A saved workflow document's raw content (workflow.manifest:{id}).",
             mime_type="application/yaml",
-        )
-    )
-    resources.template_readers.append(manifest)
+        ),
+        types.ResourceTemplate(
+            uri_template=SEED_MANIFEST + "{workflow_id}",
+            name="workflow.manifest:{workflow_id}",
+            description="The same as dynamic-tools://workflow.manifest/{workflow_id}, in the "
+            "MCP authoring design's spelling.",
+            mime_type="application/yaml",
+        ),
+    ]
+    resources.template_readers += [manifest, bare_name]

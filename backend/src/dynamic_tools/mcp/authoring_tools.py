@@ -9,17 +9,23 @@
 The level is in the annotations (``readOnlyHint`` / ``destructiveHint``) and in ``_meta``
 (``dynamic-tools/safety``). Saves, renames and deletes announce ``tools/list_changed`` (the
 ``w_*`` tools and the command catalog follow the files).
+
+The design's argument names work too (:mod:`dynamic_tools.mcp.aliases`): ``manifest`` for
+``content``, ``version`` for ``expected_version`` (``workflow.save``), ``operation_id`` (a run
+id or a task id) for ``run_id`` (``workflow.cancel``). Results that concern a document carry its
+absolute ``path``.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 import mcp_types as types
 
 from dynamic_tools.errors import ConflictError, InvalidInputError, NotFoundError
+from dynamic_tools.mcp.aliases import Alias, alias_property, apply_aliases, with_aliases
 from dynamic_tools.mcp.confirmation import DRY_RUN
 from dynamic_tools.mcp.entries import SessionView, ToolCall, ToolEntry
 from dynamic_tools.mcp.results import Operation, object_schema, operation_handler
@@ -44,18 +50,50 @@ _CONTENT = {"type": "string", "minLength": 1, "description": "A workflow documen
 _FORMAT = {"type": "string", "enum": ["yaml", "json", "xml"], "description": "Of content."}
 _INPUTS = {"type": "object", "description": "Input values by param name.", "default": {}}
 _VERSION = {"type": "string", "description": "The version workflow.get gave (optimistic lock)."}
-_TARGET = {"workflow_id": _ID, "content": _CONTENT, "format": _FORMAT}
+MANIFEST = Alias("manifest", "content")
+VERSION = Alias("version", "expected_version")
+OPERATION = Alias("operation_id", "run_id")
+_MANIFEST = alias_property(MANIFEST, _CONTENT)
+_TARGET = {"workflow_id": _ID, "content": _CONTENT, "manifest": _MANIFEST, "format": _FORMAT}
+_RUN_ID = {"type": "string", "minLength": 1, "description": "The run to cancel."}
+_OPERATION_ID = {
+    "type": "string",
+    "minLength": 1,
+    "description": "Another name for 'run_id' (the MCP authoring design's name): a run id, or "
+    "the taskId of an MCP task; give one of the two.",
+}
+
+
+class TaskLookup(Protocol):
+    """What ``workflow.cancel`` needs of the MCP Tasks runtime.
+
+    Task ids are run ids, except for tasks whose run has not started yet.
+    """
+
+    def run_of(self, task_id: str) -> str | None:
+        """The run of task ``task_id`` when it has one (None: no such task, or no run yet)."""
+
+    async def task_state(self, task_id: str) -> str | None:
+        """A task without a run: ``drafting`` or ``ended``; None for any other id."""
+
+    async def cancel_job(self, task_id: str) -> bool:
+        """Cancel a task that has no run yet; False when there is no such task."""
 
 
 class AuthoringTools:
     """Builds the authoring entries over the repository, runs and authoring service."""
 
     def __init__(
-        self, workflows: WorkflowRepository, runs: RunService, authoring: WorkflowAuthoring
+        self,
+        workflows: WorkflowRepository,
+        runs: RunService,
+        authoring: WorkflowAuthoring,
+        tasks: TaskLookup | None = None,
     ) -> None:
         self.workflows = workflows
         self.runs = runs
         self.authoring = authoring
+        self.tasks = tasks
 
     def add_to(self, view: SessionView) -> None:
         """Offer every authoring tool in ``view``."""
@@ -84,7 +122,7 @@ class AuthoringTools:
                 "safe",
                 "Validate a workflow document without saving it: valid, errors, warnings and "
                 "violations[] (path, rule, message, line, expected, actual).",
-                object_schema({"content": _CONTENT, "format": _FORMAT}, ["content"]),
+                object_schema({"content": _CONTENT, "manifest": _MANIFEST, "format": _FORMAT}),
                 self._validate,
                 False,
             ),
@@ -138,6 +176,7 @@ class AuthoringTools:
                 object_schema(
                     {
                         "content": _CONTENT,
+                        "manifest": _MANIFEST,
                         "format": _FORMAT,
                         "workflow_id": {
                             "type": "string",
@@ -145,9 +184,9 @@ class AuthoringTools:
                             "document's first workflow id.",
                         },
                         "expected_version": _VERSION,
+                        "version": alias_property(VERSION, _VERSION),
                         "overwrite": {"type": "boolean", "default": False},
                     },
-                    ["content"],
                 ),
                 self._save,
                 True,
@@ -188,12 +227,11 @@ class AuthoringTools:
             (
                 "workflow.cancel",
                 "destructive",
-                "Cancel an active run (its running steps stop and compensations run). The user "
-                "is asked to confirm when the client can; dry_run=true only says what it would "
-                "cancel.",
+                "Cancel an active run (its running steps stop and compensations run). Give "
+                "run_id, or operation_id: a run id or an MCP task's taskId. The user is asked "
+                "to confirm when the client can; dry_run=true only says what it would cancel.",
                 object_schema(
-                    {"run_id": {"type": "string", "minLength": 1}, "dry_run": DRY_RUN},
-                    ["run_id"],
+                    {"run_id": _RUN_ID, "operation_id": _OPERATION_ID, "dry_run": DRY_RUN}
                 ),
                 self._cancel,
                 False,
@@ -238,6 +276,10 @@ class AuthoringTools:
             ),
         ]
         for name, safety, description, schema, operation, changes in specs:
+            aliases, one_of = _ALIASES.get(name, ((), ()))
+            if name == "workflow.cancel":  # a task id stands for its run
+                aliases = (Alias(OPERATION.name, OPERATION.target, self._run_of),)
+            operation = with_aliases(name, operation, aliases, one_of=one_of)
             tool = types.Tool(
                 name=name,
                 description=f"[{safety}] {description}",
@@ -254,25 +296,31 @@ class AuthoringTools:
                 "workflow.cancel": self._preview_cancel,
                 "workflow.purge_history": self._preview_purge,
             }
+            preview = previews.get(name)
             view.add(
                 ToolEntry(
                     tool,
                     "authoring",
                     operation_handler(operation, changes_tools=changes),
                     start_task=starter,
-                    preview=previews.get(name),
+                    preview=None
+                    if preview is None
+                    else with_aliases(name, preview, aliases, one_of=one_of),
                 )
             )
 
     # --- operations ------------------------------------------------------------------------
     async def _list(self, args: dict[str, Any]) -> dict[str, Any]:
-        return {"workflows": self.workflows.list()}
+        return {"workflows": [{**w, "path": self._path(w["file"])} for w in self.workflows.list()]}
+
+    def _path(self, file: str) -> str:
+        return str(self.workflows.directory / file)
 
     async def _get(self, args: dict[str, Any]) -> dict[str, Any]:
         data = self.workflows.get(str(args["workflow_id"]))
         return {
             "workflow_id": data["id"],
-            "path": str(self.workflows.directory / data["file"]),
+            "path": self._path(data["file"]),
             "format": data["format"],
             "content": data["content"],
             "parsed": data["parsed"],
@@ -292,28 +340,37 @@ class AuthoringTools:
         }
 
     async def _save(self, args: dict[str, Any]) -> dict[str, Any]:
-        return await self.workflows.save_checked(
+        saved = await self.workflows.save_checked(
             args.get("workflow_id"),
             str(args["content"]),
             args.get("format"),
             expected_version=args.get("expected_version"),
             overwrite=bool(args.get("overwrite", False)),
         )
+        ids = list(saved.get("workflows") or [])
+        workflow_id = args.get("workflow_id") if args.get("workflow_id") in ids else None
+        return {
+            **saved,
+            "path": self._path(saved["file"]),
+            "workflow_id": workflow_id or (ids[0] if ids else None),
+        }
 
     async def _rename(self, args: dict[str, Any]) -> dict[str, Any]:
-        return await asyncio.to_thread(
+        renamed = await asyncio.to_thread(
             self.workflows.rename,
             str(args["workflow_id"]),
             str(args["new_id"]),
             expected_version=args.get("expected_version"),
         )
+        return {**renamed, "workflow_id": renamed["id"], "path": self._path(renamed["file"])}
 
     async def _delete(self, args: dict[str, Any]) -> dict[str, Any]:
-        return await asyncio.to_thread(
+        deleted = await asyncio.to_thread(
             self.workflows.delete,
             str(args["workflow_id"]),
             expected_version=args.get("expected_version"),
         )
+        return {**deleted, "deleted": True, "path": self._path(deleted["file"])}
 
     async def _run(self, args: dict[str, Any]) -> dict[str, Any]:
         target = await self.authoring.checked_target(
@@ -324,11 +381,21 @@ class AuthoringTools:
 
     async def _start_run(self, call: ToolCall) -> str:
         """``workflow.run`` as a task: the task is the run."""
-        return str((await self._run(call.arguments))["run_id"])
+        aliases, one_of = _ALIASES["workflow.run"]
+        arguments = apply_aliases("workflow.run", call.arguments, aliases, one_of=one_of)
+        return str((await self._run(arguments))["run_id"])
+
+    def _run_of(self, operation_id: str) -> str:
+        """The run an ``operation_id`` names: a run id, or a task id (its run)."""
+        run_id = self.tasks.run_of(operation_id) if self.tasks is not None else None
+        return run_id or operation_id
 
     async def _cancel(self, args: dict[str, Any]) -> dict[str, Any]:
-        run = await self.runs.cancel(str(args["run_id"]))
-        return {"run_id": run.run_id, "status": run.status}
+        run_id = str(args["run_id"])
+        if self.tasks is not None and await self.tasks.cancel_job(run_id):  # a task before its run
+            return {"operation_id": run_id, "run_id": None, "status": "cancelled"}
+        run = await self.runs.cancel(run_id)
+        return {"run_id": run.run_id, "status": run.status, "cancelled": True}
 
     async def _purge(self, args: dict[str, Any]) -> dict[str, Any]:
         return await self.authoring.purge_history(**_purge_scope(args))
@@ -357,11 +424,28 @@ class AuthoringTools:
         }
 
     async def _preview_cancel(self, args: dict[str, Any]) -> dict[str, Any]:
-        run = await self.authoring.store.get_run(str(args["run_id"]))
+        run_id = str(args["run_id"])
+        try:
+            run = await self.authoring.store.get_run(run_id)
+        except NotFoundError:
+            state = None if self.tasks is None else await self.tasks.task_state(run_id)
+            if state == "drafting":  # a task still drafting its workflow: no run yet
+                return {
+                    "summary": f"Cancel the MCP task '{run_id}' before its run starts.",
+                    "operation_id": run_id,
+                }
+            if state == "ended":
+                raise ConflictError(
+                    f"task '{run_id}' has already ended: there is nothing to cancel",
+                    context={"task_id": run_id},
+                    kind="run_ended",
+                ) from None
+            raise
         if run.terminal:
             raise ConflictError(
                 f"run '{run.run_id}' has already ended ({run.status}): there is nothing to cancel",
                 context={"run_id": run.run_id, "status": run.status},
+                kind="run_ended",
             )
         return {
             "summary": f"Cancel run '{run.run_id}' of workflow '{run.workflow_id}' "
@@ -402,6 +486,23 @@ def _purge_scope(args: dict[str, Any]) -> dict[str, Any]:
             ],
         )
     return scope
+
+
+_CONTENT_TOOLS = (
+    "workflow.validate",
+    "workflow.preview_inputs",
+    "workflow.preview_rendered",
+    "workflow.step_plan",
+    "workflow.resolve_inputs",
+    "workflow.run",
+)
+# tool → (aliases, groups of which one argument is required)
+_ALIASES: dict[str, tuple[tuple[Alias, ...], tuple[tuple[str, ...], ...]]] = {
+    **{name: ((MANIFEST,), ()) for name in _CONTENT_TOOLS},
+    "workflow.validate": ((MANIFEST,), (("content", "manifest"),)),
+    "workflow.save": ((MANIFEST, VERSION), (("content", "manifest"),)),
+    "workflow.cancel": ((), (("run_id", "operation_id"),)),  # operation_id: see add_to
+}
 
 
 async def _on_target(

@@ -4,6 +4,16 @@ Guidance for models (also in the descriptions): validate → preview → import;
 paths inside the registry directory; surface warnings and violations to the user; remove only
 when the user asks. Imports, toggles and removals reload the registry and announce
 ``tools/list_changed``.
+
+The design's argument names work beside the product's (:mod:`dynamic_tools.mcp.aliases`):
+
+- ``catalog_title`` — on preview and import, the catalog's title; the catalog's name
+  (``catalog``) is made from it when not given (``"Pet Store"`` → ``pet-store``). On
+  ``set_enabled`` and ``remove`` it names the catalog by its title (or name);
+- ``catalog_id`` — another name for ``catalog`` (``set_enabled``, ``remove``);
+- ``vendor`` — stored with the catalog and shown in the preview;
+- ``include_command_preview`` — ``true`` adds the token-capped command preview
+  (``max_preview_tokens``, default 2,000); ``false`` with ``max_preview_tokens`` disagrees.
 """
 
 from __future__ import annotations
@@ -12,11 +22,15 @@ from typing import Any
 
 import mcp_types as types
 
+from dynamic_tools.errors import InvalidInputError
+from dynamic_tools.mcp.aliases import Alias, alias_property, apply_aliases
 from dynamic_tools.mcp.authoring_tools import ANNOTATIONS, SAFETY_KEY
 from dynamic_tools.mcp.confirmation import DRY_RUN
 from dynamic_tools.mcp.entries import SessionView, ToolEntry
 from dynamic_tools.mcp.results import Operation, object_schema, operation_handler
-from dynamic_tools.tools.catalogs import CatalogService
+from dynamic_tools.tools.catalogs import CatalogService, catalog_name_for
+
+DEFAULT_PREVIEW_TOKENS = 2000
 
 _SOURCE = {
     "type": "string",
@@ -24,13 +38,39 @@ _SOURCE = {
     "description": "A path inside the registry directory, or an http(s) URL on an allowed host.",
 }
 _SOURCE_TYPE = {"type": "string", "enum": ["path", "url"], "description": "Inferred if omitted."}
-_NAME = {"type": "string", "pattern": r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"}
+_NAME = {
+    "type": "string",
+    "pattern": r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$",
+    "description": "The catalog's name (its id); or give catalog_title.",
+}
+_TITLE = {
+    "type": "string",
+    "minLength": 1,
+    "maxLength": 200,
+    "description": "The catalog's title (default: the document's); the name is made from it "
+    "when 'catalog' is not given.",
+}
+_TITLE_REF = {
+    "type": "string",
+    "minLength": 1,
+    "maxLength": 200,
+    "description": "The catalog's title (or name), instead of 'catalog' / 'catalog_id'.",
+}
+_VENDOR = {"type": "string", "maxLength": 200, "description": "Who provides the API (stored)."}
 _COMMON = {"source": _SOURCE, "source_type": _SOURCE_TYPE, "base_url": {"type": "string"}}
+CATALOG_ID = Alias("catalog_id", "catalog")
 
 
 def add_catalog_tools(view: SessionView, catalogs: CatalogService) -> None:
     """Offer the five catalog tools in ``view``."""
     c = catalogs
+    by_title = Alias("catalog_title", "catalog", c.name_for_title)
+
+    def named(tool: str, a: dict[str, Any]) -> dict[str, Any]:
+        """``catalog`` from ``catalog`` / ``catalog_id`` / ``catalog_title`` (must agree)."""
+        return apply_aliases(
+            tool, a, (CATALOG_ID, by_title), one_of=(("catalog", "catalog_id", "catalog_title"),)
+        )
 
     async def validate(a: dict[str, Any]) -> dict[str, Any]:
         return await c.validate_openapi(
@@ -38,20 +78,32 @@ def add_catalog_tools(view: SessionView, catalogs: CatalogService) -> None:
         )
 
     async def preview(a: dict[str, Any]) -> dict[str, Any]:
+        a = _titled("catalog.preview_import", a)
+        tokens = a.get("max_preview_tokens")
+        wanted = a.get("include_command_preview")
+        if wanted is False and tokens is not None:
+            raise _disagree("include_command_preview", "max_preview_tokens", False, tokens)
+        if wanted and tokens is None:
+            tokens = DEFAULT_PREVIEW_TOKENS
         return await c.preview_import(
             a["source"],
             a["catalog"],
+            title=a.get("catalog_title"),
+            vendor=a.get("vendor"),
             prefix=a.get("prefix"),
             include=a.get("include"),
             base_url=a.get("base_url"),
-            max_preview_tokens=a.get("max_preview_tokens"),
+            max_preview_tokens=tokens,
             source_type=a.get("source_type"),
         )
 
     async def import_(a: dict[str, Any]) -> dict[str, Any]:
+        a = _titled("catalog.import_openapi", a)
         return await c.import_openapi(
             a["source"],
             a["catalog"],
+            title=a.get("catalog_title"),
+            vendor=a.get("vendor"),
             prefix=a.get("prefix"),
             overwrite=bool(a.get("overwrite", False)),
             enabled=bool(a.get("enabled", True)),
@@ -61,12 +113,15 @@ def add_catalog_tools(view: SessionView, catalogs: CatalogService) -> None:
         )
 
     async def set_enabled(a: dict[str, Any]) -> dict[str, Any]:
+        a = named("catalog.set_enabled", a)
         return await c.set_enabled(a["catalog"], bool(a["enabled"]))
 
     async def remove(a: dict[str, Any]) -> dict[str, Any]:
+        a = named("catalog.remove", a)
         return await c.remove(a["catalog"], remove_manifest=bool(a.get("remove_manifest", False)))
 
     async def remove_preview(a: dict[str, Any]) -> dict[str, Any]:
+        a = named("catalog.remove", dict(a))
         catalog = c.get(str(a["catalog"]))  # NotFoundError as the removal would say
         tools = int(catalog.get("registered_tools") or 0)
         manifest = bool(a.get("remove_manifest", False))
@@ -80,6 +135,11 @@ def add_catalog_tools(view: SessionView, catalogs: CatalogService) -> None:
         }
 
     include = {"type": "array", "items": {"type": "string"}, "description": "Operations to take."}
+    naming = {
+        "catalog": _NAME,
+        "catalog_id": alias_property(CATALOG_ID, _NAME),
+        "catalog_title": _TITLE_REF,
+    }
     specs: list[tuple[str, str, str, dict[str, Any], Operation, bool]] = [
         (
             "catalog.validate_openapi",
@@ -94,16 +154,25 @@ def add_catalog_tools(view: SessionView, catalogs: CatalogService) -> None:
             "catalog.preview_import",
             "safe",
             "Dry-run an import: projected command count, group prefixes, value providers, name "
-            "conflicts, optional token-capped preview of the commands. Writes nothing.",
+            "conflicts, optional token-capped preview of the commands "
+            "(include_command_preview). Writes nothing. Give catalog (a name) or catalog_title.",
             object_schema(
                 {
                     **_COMMON,
                     "catalog": _NAME,
+                    "catalog_title": _TITLE,
+                    "vendor": _VENDOR,
                     "prefix": {"type": "string"},
                     "include": include,
                     "max_preview_tokens": {"type": "integer", "minimum": 1},
+                    "include_command_preview": {
+                        "type": "boolean",
+                        "default": False,
+                        "description": "Add the command preview (about max_preview_tokens "
+                        f"tokens, default {DEFAULT_PREVIEW_TOKENS}).",
+                    },
                 },
-                ["source", "catalog"],
+                ["source"],
             ),
             preview,
             False,
@@ -113,17 +182,20 @@ def add_catalog_tools(view: SessionView, catalogs: CatalogService) -> None:
             "standard",
             "Import a validated OpenAPI document as a catalog: writes its config and generated "
             "tools under the runtime directory, enabled by default; 'conflict' if the catalog "
-            "exists unless overwrite=true. Show the user the warnings.",
+            "exists unless overwrite=true. Give catalog (a name) or catalog_title. Show the "
+            "user the warnings.",
             object_schema(
                 {
                     **_COMMON,
                     "catalog": _NAME,
+                    "catalog_title": _TITLE,
+                    "vendor": _VENDOR,
                     "prefix": {"type": "string"},
                     "include": include,
                     "overwrite": {"type": "boolean", "default": False},
                     "enabled": {"type": "boolean", "default": True},
                 },
-                ["source", "catalog"],
+                ["source"],
             ),
             import_,
             True,
@@ -131,10 +203,9 @@ def add_catalog_tools(view: SessionView, catalogs: CatalogService) -> None:
         (
             "catalog.set_enabled",
             "standard",
-            "Enable or disable an imported catalog's tools without deleting anything.",
-            object_schema(
-                {"catalog": _NAME, "enabled": {"type": "boolean"}}, ["catalog", "enabled"]
-            ),
+            "Enable or disable an imported catalog's tools without deleting anything. Name it "
+            "by catalog (or catalog_id) or by catalog_title.",
+            object_schema({**naming, "enabled": {"type": "boolean"}}, ["enabled"]),
             set_enabled,
             True,
         ),
@@ -142,15 +213,15 @@ def add_catalog_tools(view: SessionView, catalogs: CatalogService) -> None:
             "catalog.remove",
             "destructive",
             "Remove an imported catalog (and, with remove_manifest=true, its generated tools "
-            "file). Only when the user explicitly asks for deletion. The user is asked to "
-            "confirm when the client can; dry_run=true only says what would be removed.",
+            "file). Only when the user explicitly asks for deletion. Name it by catalog (or "
+            "catalog_id) or by catalog_title. The user is asked to confirm when the client "
+            "can; dry_run=true only says what would be removed.",
             object_schema(
                 {
-                    "catalog": _NAME,
+                    **naming,
                     "remove_manifest": {"type": "boolean", "default": False},
                     "dry_run": DRY_RUN,
                 },
-                ["catalog"],
             ),
             remove,
             True,
@@ -167,3 +238,26 @@ def add_catalog_tools(view: SessionView, catalogs: CatalogService) -> None:
         confirm = remove_preview if name == "catalog.remove" else None
         handler = operation_handler(operation, changes_tools=changes)
         view.add(ToolEntry(tool, "catalog", handler, preview=confirm))
+
+
+def _titled(tool: str, a: dict[str, Any]) -> dict[str, Any]:
+    """Preview/import arguments with ``catalog`` made from ``catalog_title`` when absent."""
+    apply_aliases(tool, a, (), one_of=(("catalog", "catalog_title"),))
+    if "catalog" in a:
+        return a
+    return {**a, "catalog": catalog_name_for(str(a["catalog_title"]))}
+
+
+def _disagree(alias: str, target: str, given: Any, other: Any) -> InvalidInputError:
+    return InvalidInputError(
+        f"'{alias}' and '{target}' disagree ({given!r} vs {other!r}); give one of them",
+        violations=[
+            {
+                "path": alias,
+                "rule": "alias",
+                "message": f"disagrees with '{target}' (false means no preview)",
+                "expected": f"true, or no '{target}'",
+                "actual": given,
+            }
+        ],
+    )

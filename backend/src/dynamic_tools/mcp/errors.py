@@ -1,10 +1,20 @@
 """Error mapping at the MCP edge: the one place that assigns JSON-RPC codes and tool errors.
 
-A failing tool answers an ``isError`` result whose ``structuredContent`` is the seed 003 §10
-payload, so a model can act on it::
+A failing tool answers an ``isError`` result carrying the seed 003 §10 payload, so a model can
+act on it::
 
     {"error_code", "category", "message", "context", "retryable", "suggested_action",
      "correlation_id", "violations"?, "step_id"?, "command"?, "response_payload"?}
+
+The payload is the result's text (a first line ``CODE: message``, then the JSON) and, for tools
+without an ``outputSchema``, also its ``structuredContent``. A tool that declares an
+``outputSchema`` gets no ``structuredContent`` on an error (:func:`for_tool`): clients check
+``structuredContent`` against the schema even when ``isError`` is true (the TypeScript SDK
+client, the MCP Inspector) and would hide the error behind a schema failure.
+
+``correlation_id`` is the id of the request being served (:func:`dynamic_tools.logs.
+correlation_id`): the ``X-Request-ID`` of the HTTP request (sent back in that header), a fresh
+id per request on stdio. Every error is written to the log once, with that id bound.
 
 Protocol faults (an unknown or filtered-out tool, malformed params) are JSON-RPC errors
 (``-32602``) raised as :class:`mcp.shared.exceptions.MCPError`. Secrets are scrubbed from
@@ -14,7 +24,6 @@ every payload.
 from __future__ import annotations
 
 import json
-import uuid
 from typing import Any
 
 import mcp_types as types
@@ -30,9 +39,10 @@ from dynamic_tools.errors import (
     NotFoundError,
     OutboundError,
 )
-from dynamic_tools.logs import redactor
+from dynamic_tools.logs import correlation_id, redactor
 
 INVALID_PARAMS = -32602
+RESOURCE_NOT_FOUND = -32002
 
 _CATEGORIES: list[tuple[type[DynamicToolsError], str]] = [
     (InvalidInputError, "validation"),
@@ -47,10 +57,33 @@ _SUGGESTIONS = {
     "validation": "Fix the fields listed in violations and call the tool again.",
     "not_found": "List what exists (tools/list, workflow.list or resources/list) and use one of "
     "those ids.",
-    "conflict": "Read the current version (workflow.get) and retry with it as expected_version.",
+    "conflict": "Read the message (it names what conflicts), change that, then call again.",
     "execution": "Read the message and the step's response_payload; retry if retryable is true, "
     "otherwise change the inputs.",
     "internal": "Report the correlation_id to the server's operators.",
+}
+
+# One next action per kind of conflict (see ConflictError).
+CONFLICT_SUGGESTIONS = {
+    "version": "Read the current version (workflow.get) and retry with it as expected_version "
+    "(or overwrite=true to replace what is there).",
+    "exists": "Choose another name, or remove the existing one first if the user wants it "
+    "replaced.",
+    "catalog_exists": "Choose another catalog name, or pass overwrite=true to replace the "
+    "existing catalog (or remove it with catalog.remove if the user asks).",
+    "name_clash": "Import with a prefix so the tool names differ, or remove the other "
+    "definition named in context.conflicts.",
+    "in_use": "Change or remove the workflows listed in context.used_by first.",
+    "run_ended": "Nothing to do: the run has already ended. Start a new run if the user still "
+    "wants it.",
+    "not_waiting": "Read the run (its status and waiting input); answer only a yield it is "
+    "waiting for.",
+    "executor_alive": "Nothing to take over: that executor is alive and runs its runs. Stop it "
+    "for good first, or wait until it is gone.",
+    "not_durable": "Nothing to recover: runs on this server are not durable.",
+    "unsafe_edit": "Edit the file itself: read it with workflow.get, change it, and save it with "
+    "expected_version.",
+    "conflict": _SUGGESTIONS["conflict"],
 }
 
 
@@ -62,6 +95,16 @@ def category_of(exc: DynamicToolsError) -> str:
     return "internal"
 
 
+def suggestion_for(exc: DynamicToolsError) -> str:
+    """The single next action the §10 payload suggests for ``exc``."""
+    suggestion = getattr(exc, "suggestion", None)
+    if suggestion:
+        return str(suggestion)
+    if isinstance(exc, ConflictError):
+        return CONFLICT_SUGGESTIONS.get(exc.kind, CONFLICT_SUGGESTIONS["conflict"])
+    return _SUGGESTIONS[category_of(exc)]
+
+
 def error_payload(
     exc: DynamicToolsError,
     *,
@@ -70,20 +113,37 @@ def error_payload(
 ) -> dict[str, Any]:
     """The §10 payload of a project error (secrets scrubbed)."""
     payload = exc.to_dict()
-    category = category_of(exc)
     payload["error_code"] = str(payload["error_code"]).upper()
-    payload["category"] = category
-    payload["suggested_action"] = (
-        suggested_action or getattr(exc, "suggestion", None) or _SUGGESTIONS[category]
-    )
-    payload["correlation_id"] = uuid.uuid4().hex
+    payload["category"] = category_of(exc)
+    payload["suggested_action"] = suggested_action or suggestion_for(exc)
+    payload["correlation_id"] = correlation_id()
     payload.update({k: v for k, v in extra.items() if v is not None})
     scrubbed: dict[str, Any] = redactor.scrub_any(payload)
     return scrubbed
 
 
-def payload_result(payload: dict[str, Any]) -> types.CallToolResult:
-    """An ``isError`` tool result carrying ``payload`` as structured and text content."""
+def record_error(payload: dict[str, Any], *, where: str = "tool result") -> None:
+    """Write one log line for an error answered to a client, its correlation id bound."""
+    category = str(payload.get("category", "internal"))
+    level = {"internal": "ERROR", "execution": "WARNING"}.get(category, "INFO")
+    logger.bind(
+        correlation_id=payload.get("correlation_id"),
+        error_code=payload.get("error_code"),
+        category=category,
+        context=payload.get("context"),
+    ).log(level, "MCP {} error {}: {}", where, payload.get("error_code"), payload.get("message"))
+
+
+def payload_result(payload: dict[str, Any], *, logged: bool = False) -> types.CallToolResult:
+    """An ``isError`` tool result carrying ``payload`` as text and structured content.
+
+    A payload without a correlation id gets the request's. The error is logged once here
+    (``logged`` when the caller already did).
+    """
+    if not payload.get("correlation_id"):
+        payload = {**payload, "correlation_id": correlation_id()}
+    if not logged:
+        record_error(payload)
     text = f"{payload['error_code']}: {payload['message']}\n" + json.dumps(
         payload, ensure_ascii=False, default=str
     )
@@ -101,32 +161,65 @@ def error_result(exc: DynamicToolsError, **extra: Any) -> types.CallToolResult:
 
 def unexpected_result(exc: BaseException, *, tool: str) -> types.CallToolResult:
     """An ``isError`` result for a bug: a correlation id and nothing else; details to the log."""
-    correlation_id = uuid.uuid4().hex
-    logger.opt(exception=exc).bind(correlation_id=correlation_id).error(
-        "unexpected error in MCP tool {}", tool
-    )
-    return payload_result(
-        {
-            "error_code": "INTERNAL_ERROR",
-            "category": "internal",
-            "message": "an unexpected error occurred; quote the correlation id",
-            "context": {"tool": tool},
-            "retryable": False,
-            "suggested_action": _SUGGESTIONS["internal"],
-            "correlation_id": correlation_id,
-        }
-    )
+    payload = {
+        "error_code": "INTERNAL_ERROR",
+        "category": "internal",
+        "message": "an unexpected error occurred; quote the correlation id",
+        "context": {"tool": tool},
+        "retryable": False,
+        "suggested_action": _SUGGESTIONS["internal"],
+        "correlation_id": correlation_id(),
+    }
+    logger.opt(exception=exc).bind(
+        correlation_id=payload["correlation_id"], error_code="INTERNAL_ERROR", category="internal"
+    ).error("unexpected error in MCP tool {}", tool)
+    return payload_result(payload, logged=True)
+
+
+def for_tool(result: Any, tool: types.Tool) -> Any:
+    """``result`` as the client of ``tool`` should get it.
+
+    An error result of a tool with an ``outputSchema`` loses its ``structuredContent`` (the
+    payload stays in the text): the error shape does not match the schema, and clients that
+    check structured content against it even on errors would report a schema failure instead
+    of the error.
+    """
+    if (
+        isinstance(result, types.CallToolResult)
+        and result.is_error
+        and tool.output_schema is not None
+        and result.structured_content is not None
+    ):
+        return result.model_copy(update={"structured_content": None})
+    return result
 
 
 def unknown_tool(name: str) -> MCPError:
     """The JSON-RPC error for a tool this session does not offer (unknown or filtered out)."""
+    payload = {
+        "error_code": "UNKNOWN_TOOL",
+        "category": "not_found",
+        "message": f"'{name}' is not offered in this session (see tools/list)",
+        "tool": name,
+        "correlation_id": correlation_id(),
+    }
+    record_error(payload, where="request")
     return MCPError(
         INVALID_PARAMS,
         f"Unknown tool: '{name}' is not offered in this session (see tools/list)",
-        {"error_code": "UNKNOWN_TOOL", "tool": name},
+        payload,
     )
 
 
 def invalid_params(exc: DynamicToolsError) -> MCPError:
     """A JSON-RPC invalid-params error carrying the §10 payload (e.g. bad session headers)."""
-    return MCPError(INVALID_PARAMS, str(redactor.scrub(exc.message)), error_payload(exc))
+    payload = error_payload(exc)
+    record_error(payload, where="request")
+    return MCPError(INVALID_PARAMS, str(redactor.scrub(exc.message)), payload)
+
+
+def resource_not_found(exc: DynamicToolsError) -> MCPError:
+    """The JSON-RPC error of a resource read that failed (-32002, with the §10 payload)."""
+    payload = error_payload(exc)
+    record_error(payload, where="resource read")
+    return MCPError(RESOURCE_NOT_FOUND, str(redactor.scrub(exc.message)), payload)

@@ -139,6 +139,7 @@ def recipe_tool(recipe: Recipe, config: ToolConfig) -> types.Tool:
         input_schema=input_schema,
         output_schema=output_schema,
         annotations=annotations_of(config, title=f"Recipe: {config.name}"),
+        meta={"execution_type": "http", "http_method": config.api.method},
     )
 
 

@@ -3,15 +3,26 @@
 One endpoint serves both protocol revisions (the SDK routes on ``MCP-Protocol-Version``):
 2025-11-25 with sessions (``initialize``, elicitation, progress) and 2026-07-28 stateless.
 ``mount_mcp`` adds ``/mcp`` to the FastAPI app (the session manager runs in the app's
-lifespan); ``serve_stdio`` runs the same server on stdin/stdout for desktop clients.
+lifespan; streams are resumable, see :mod:`dynamic_tools.mcp.event_store`); ``serve_stdio``
+runs the same server on stdin/stdout for desktop clients.
+
+Besides tools, resources, prompts and tasks: ``completion/complete``
+(:mod:`~dynamic_tools.mcp.completion`), ``logging/setLevel``
+(:mod:`~dynamic_tools.mcp.client_log`) and ``resources/subscribe`` / ``unsubscribe``
+(:mod:`~dynamic_tools.mcp.resource_updates`). Every request runs with its correlation id
+bound (the HTTP request's ``X-Request-ID``, a fresh id on stdio): error payloads carry it and
+log lines show it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import uuid
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import mcp_types as types
+from loguru import logger
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
@@ -21,19 +32,25 @@ from starlette.routing import Route
 
 from dynamic_tools import __version__
 from dynamic_tools.errors import DynamicToolsError, InvalidInputError
+from dynamic_tools.logs import bind_correlation_id
 from dynamic_tools.mcp.arguments import check_arguments
 from dynamic_tools.mcp.channel import channel_for
+from dynamic_tools.mcp.client_log import ClientLog
+from dynamic_tools.mcp.completion import complete
 from dynamic_tools.mcp.confirmation import confirmed, not_confirmed
 from dynamic_tools.mcp.entries import Result, SessionView, ToolCall, ToolEntry
 from dynamic_tools.mcp.errors import (
     INVALID_PARAMS,
-    error_payload,
     error_result,
+    for_tool,
     invalid_params,
+    resource_not_found,
     unexpected_result,
     unknown_tool,
 )
+from dynamic_tools.mcp.event_store import ResumableSessionManager
 from dynamic_tools.mcp.request_spans import RequestSpans
+from dynamic_tools.mcp.resource_updates import ResourceUpdates
 from dynamic_tools.mcp.resources import ResourceSet
 from dynamic_tools.mcp.results import data_result
 from dynamic_tools.mcp.session_config import parse_session_headers
@@ -64,6 +81,8 @@ class McpEndpoint:
     def __init__(self, surface: McpSurface, resources: ResourceSet | None = None) -> None:
         self.surface = surface
         self.resources = resources or ResourceSet()
+        self.client_log = ClientLog()
+        self.updates = ResourceUpdates(self.resources.read, self._view_of, self._generation)
         self.server: Server[Any] = _TaskAwareServer(
             "dynamic-tools",
             version=__version__,
@@ -74,14 +93,37 @@ class McpEndpoint:
             on_list_resources=self._list_resources,
             on_list_resource_templates=self._list_templates,
             on_read_resource=self._read_resource,
+            on_subscribe_resource=self._subscribe,
+            on_unsubscribe_resource=self._unsubscribe,
             on_list_prompts=self._list_prompts,
             on_get_prompt=self._get_prompt,
+            on_completion=self._complete,
             get_tool_input_schema=self.header_schema,
         )
         # The SDK's tracing middleware uses the global provider: ours uses the services' one.
         self.server.middleware = [RequestSpans(self.tracing)]
+        # Registered here, not in the constructor: the SDK warns that logging is deprecated
+        # in 2026-07-28; 2025-11-25 sessions use it (the capability is announced to them only).
+        self.server.add_request_handler(
+            "logging/setLevel", types.SetLevelRequestParams, self._set_level
+        )
         self.tasks = TaskRuntime(self)
         self.tasks.install()
+        self.server.middleware.insert(0, _correlate)  # outermost: task creation runs inside
+        surface.tasks = _TaskJobs(self.tasks)
+
+    async def _view_of(self, config: Any) -> SessionView:
+        return await self.surface.view(config)
+
+    def _generation(self) -> tuple[int, ...]:
+        """Changes when workflows, tools or recipes change (resource subscriptions)."""
+        services = self.surface.services
+        recipes = self.surface.recipes.generation if self.surface.recipes else 0
+        return (services.workflows.generation, services.registry.generation, recipes)
+
+    async def aclose(self) -> None:
+        """Stop background work (the resource-update watcher)."""
+        await self.updates.aclose()
 
     def tracing(self) -> Tracing:
         """The services' tracing (off until they are attached)."""
@@ -143,22 +185,36 @@ class McpEndpoint:
         try:
             arguments = check_arguments(entry.tool, params.arguments)
         except InvalidInputError as exc:  # nothing runs with arguments its schema refuses
-            return error_result(exc)
+            return await self._answer(ctx, entry, error_result(exc))
         timeout_s = self.surface.services.settings.mcp_client_request_timeout_s
         channel = channel_for(ctx, params, timeout_s=timeout_s)
         call = ToolCall(view=view, arguments=dict(arguments), channel=channel)
+        await self.client_log.send(ctx, "debug", {"event": "tool_call", "tool": params.name})
         try:
+            stop = None
             if entry.preview is not None:  # destructive: say what goes, ask, then do it
                 stop = await self._confirm(entry, call)
-                if stop is not None:
-                    return stop
-            return await entry.handler(call)
+            result = stop if stop is not None else await entry.handler(call)
         except MCPError:
             raise
         except DynamicToolsError as exc:
-            return error_result(exc)
+            result = error_result(exc)
         except Exception as exc:  # a bug: the model gets a correlation id, the log the details
-            return unexpected_result(exc, tool=params.name)
+            result = unexpected_result(exc, tool=params.name)
+        return await self._answer(ctx, entry, result)
+
+    async def _answer(self, ctx: Any, entry: ToolEntry, result: Result) -> Result:
+        """``result`` as the client gets it; the session's log and subscriptions told."""
+        name = entry.tool.name
+        if isinstance(result, types.CallToolResult) and result.is_error:
+            await self.client_log.tool_error(ctx, name, dict(result.structured_content or {}))
+        else:
+            await self.client_log.send(ctx, "info", {"event": "tool_result", "tool": name})
+        annotations = entry.tool.annotations
+        if annotations is None or not annotations.read_only_hint:
+            self.updates.poke()  # it may have changed a subscribed resource
+        answered: Result = for_tool(result, entry.tool)
+        return answered
 
     async def _confirm(self, entry: ToolEntry, call: ToolCall) -> Result | None:
         """A destructive call's preview: its answer for a dry run or a refusal, else None."""
@@ -192,7 +248,33 @@ class McpEndpoint:
         try:
             return await self.resources.read(view, str(params.uri))
         except DynamicToolsError as exc:
-            raise MCPError(-32002, exc.message, error_payload(exc)) from None
+            raise resource_not_found(exc) from None
+
+    async def _subscribe(self, ctx: Any, params: types.SubscribeRequestParams) -> types.EmptyResult:
+        view = await self.view_for(ctx)
+        try:
+            await self.updates.subscribe(ctx, view, str(params.uri))
+        except DynamicToolsError as exc:
+            raise invalid_params(exc) from None
+        return types.EmptyResult()
+
+    async def _unsubscribe(
+        self, ctx: Any, params: types.UnsubscribeRequestParams
+    ) -> types.EmptyResult:
+        self.updates.unsubscribe(ctx, str(params.uri))
+        return types.EmptyResult()
+
+    # --- utilities -------------------------------------------------------------------------
+    async def _set_level(self, ctx: Any, params: types.SetLevelRequestParams) -> types.EmptyResult:
+        self.client_log.set_level(ctx, params.level)
+        return types.EmptyResult()
+
+    async def _complete(
+        self, ctx: Any, params: types.CompleteRequestParams
+    ) -> types.CompleteResult:
+        view = await self.view_for(ctx)
+        saved = [w["id"] for w in self.surface.services.workflows.list()]
+        return complete(view, saved, params)
 
     # --- prompts ---------------------------------------------------------------------------
     async def _list_prompts(
@@ -211,6 +293,36 @@ class McpEndpoint:
             raise invalid_params(exc) from None
 
 
+async def _correlate(ctx: Any, call_next: Callable[[Any], Awaitable[Any]]) -> Any:
+    """Run a request with its correlation id bound: ``X-Request-ID`` over HTTP, else fresh."""
+    state = getattr(getattr(ctx, "request", None), "state", None)
+    value = getattr(state, "correlation_id", None) if state is not None else None
+    correlation_id = str(value) if value else uuid.uuid4().hex
+    bind_correlation_id(correlation_id)
+    with logger.contextualize(correlation_id=correlation_id):
+        return await call_next(ctx)
+
+
+class _TaskJobs:
+    """``workflow.cancel``'s view of the Tasks runtime: task ids of runs not started yet."""
+
+    def __init__(self, runtime: TaskRuntime) -> None:
+        self.runtime = runtime
+
+    def run_of(self, task_id: str) -> str | None:
+        """The run of a task that was started before its run (None: no such task, no run)."""
+        job = self.runtime.jobs.get(task_id)
+        return job.run_id if job is not None else None
+
+    async def task_state(self, task_id: str) -> str | None:
+        """A task without a run: ``drafting`` or ``ended``; None for any other id."""
+        return await self.runtime.task_state(task_id)
+
+    async def cancel_job(self, task_id: str) -> bool:
+        """Cancel a task whose run has not started (False: no such task, or it has a run)."""
+        return await self.runtime.cancel_job(task_id)
+
+
 def _mentions_header(schema: Any) -> bool:
     """Whether a JSON Schema carries an ``x-mcp-header`` annotation anywhere."""
     if isinstance(schema, dict):
@@ -226,6 +338,7 @@ class _TaskAwareServer(Server[Any]):
     def get_capabilities(self, *args: Any, **kwargs: Any) -> types.ServerCapabilities:
         caps = super().get_capabilities(*args, **kwargs)
         if kwargs.get("protocol_version") in MODERN_PROTOCOL_VERSIONS:
+            caps.logging = None  # deprecated there; log levels ride each request's _meta
             return caps
         for capability in (caps.tools, caps.resources, caps.prompts):
             if capability is not None:
@@ -253,7 +366,7 @@ def mount_mcp(
     routes: list[Any], endpoint: McpEndpoint, settings: Settings
 ) -> StreamableHTTPSessionManager:
     """Add ``/mcp`` (and ``/mcp/``) to ``routes``; the caller runs the manager in its lifespan."""
-    manager = StreamableHTTPSessionManager(
+    manager = ResumableSessionManager(
         app=endpoint.server,
         security_settings=transport_security(settings),
         json_response=False,

@@ -59,4 +59,5 @@ async def run_stdio(settings: Settings) -> None:
         endpoint.surface.attach(services)
         await serve_stdio(endpoint)
     finally:
+        await endpoint.aclose()
         await services.aclose()

@@ -26,11 +26,12 @@ from dynamic_tools.http.document_fetch import DocumentFetcher
 from dynamic_tools.markdown.service import MarkdownWorkflowService
 from dynamic_tools.mcp.api_tools import ApiCaller, api_tool, execute_tool, query_tool
 from dynamic_tools.mcp.authoring_resources import add_authoring_resources
-from dynamic_tools.mcp.authoring_tools import AuthoringTools
+from dynamic_tools.mcp.authoring_tools import AuthoringTools, TaskLookup
 from dynamic_tools.mcp.catalog_tools import add_catalog_tools
 from dynamic_tools.mcp.core_calls import run_execute, run_query
 from dynamic_tools.mcp.entries import Handler, Result, SessionView, ToolCall, ToolEntry
 from dynamic_tools.mcp.errors import error_result
+from dynamic_tools.mcp.listing_tools import add_listing_tools
 from dynamic_tools.mcp.markdown_tools import add_markdown_tools
 from dynamic_tools.mcp.planner_tool import plan_result, plan_tool
 from dynamic_tools.mcp.prompts import AuthoringPrompts
@@ -39,6 +40,7 @@ from dynamic_tools.mcp.resources import ResourceSet
 from dynamic_tools.mcp.session_config import SessionConfig
 from dynamic_tools.mcp.session_sources import SessionSources
 from dynamic_tools.mcp.task_flows import TaskFlows
+from dynamic_tools.mcp.tool_meta import add_routing_meta
 from dynamic_tools.mcp.workflow_text import tool_description
 from dynamic_tools.mcp.workflow_tools import (
     RUN_RESULT_SCHEMA,
@@ -70,6 +72,7 @@ class McpSurface:
         self._lock = asyncio.Lock()
         self.recipes: RecipeLayer | None = None
         self.resources: ResourceSet | None = None
+        self.tasks: TaskLookup | None = None  # set by the endpoint (workflow.cancel of a task)
 
     def attach(self, services: Services) -> None:
         """Serve ``services`` (called from the app's lifespan once they started)."""
@@ -88,7 +91,9 @@ class McpSurface:
         )
         self.recipes = RecipeLayer(RecipeStore(services.database), self._caller)
         self.authoring = services.authoring
-        self.authoring_tools = AuthoringTools(services.workflows, services.runs, self.authoring)
+        self.authoring_tools = AuthoringTools(
+            services.workflows, services.runs, self.authoring, self.tasks
+        )
         self.prompts = AuthoringPrompts(services.workflows, self.authoring)
         self.task_flows = TaskFlows(self.authoring, self.prompts, services.llm)
         if self.resources is not None:
@@ -171,8 +176,10 @@ class McpSurface:
             self.authoring_tools.add_to(view)
             self.task_flows.add_to(view)
         add_catalog_tools(view, services.catalogs)
+        add_listing_tools(view, self.authoring.providers)
         add_markdown_tools(view, self.markdown)
         _hint_other_tools(view, overrides)
+        add_routing_meta(view)
         view.tools = [e.tool for e in view.entries.values()]
         return view
 

@@ -456,6 +456,40 @@ class TaskRuntime:
         row, run = await self._load(ctx, task_id)
         return self._view(row, run)
 
+    async def task_state(self, task_id: str) -> str | None:
+        """A task that has no run: ``drafting`` or ``ended``; None for another id (or a run's)."""
+        job = self.jobs.get(task_id)
+        if job is not None and job.run_id is None and not job.done.is_set():
+            return "drafting"
+        row = await self.store.get(task_id)
+        if row is None or row.run_id is not None:
+            return None
+        return "ended" if row.ended or job is None else "drafting"
+
+    async def cancel_job(self, task_id: str) -> bool:
+        """Cancel a task whose run has not started (``workflow.cancel`` by ``operation_id``).
+
+        False when there is no such task or it already has a run (cancel the run instead);
+        :class:`ConflictError` (``run_ended``) when the task has ended.
+        """
+        state = await self.task_state(task_id)
+        if state is None:
+            return False
+        job = self.jobs.get(task_id)
+        if state == "ended" or job is None:
+            raise ConflictError(
+                f"task '{task_id}' has already ended ({job.stage if job else 'ended'})",
+                kind="run_ended",
+                context={"task_id": task_id, "stage": job.stage if job else "ended"},
+            )
+        run_id = await self._stop_job(job)
+        await self.store.end(task_id, "cancelled", stage="cancelled", run_id=run_id)
+        if run_id is not None:
+            with contextlib.suppress(ConflictError, NotFoundError):  # it ended meanwhile
+                await self._services.runs.cancel(run_id)
+        job.changed.set()
+        return True
+
     @staticmethod
     async def _stop_job(job: TaskJob) -> str | None:
         """Stop a job; the run it had started (or was starting), if any."""

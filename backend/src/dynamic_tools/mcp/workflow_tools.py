@@ -24,6 +24,7 @@ import mcp_types as types
 
 from dynamic_tools.engine.models import CallNode, ParamSpec, Workflow
 from dynamic_tools.errors import DynamicToolsError, InvalidInputError
+from dynamic_tools.logs import correlation_id, redactor
 from dynamic_tools.mcp.channel import CallChannel, ClientRequestTimeout
 from dynamic_tools.mcp.errors import error_result, payload_result
 from dynamic_tools.mcp.results import data_result
@@ -42,6 +43,7 @@ MAX_ELICIT_ROUNDS = 3
 FORM_TYPES = frozenset({"string", "integer", "number", "boolean"})
 FORM_FORMATS = frozenset({"date", "date-time", "email", "uri"})
 YIELD_KEY = "workflow_yield"
+MAX_RESPONSE_PAYLOAD = 8000  # characters of JSON an error shows of an API response body
 
 RUN_RESULT_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -308,7 +310,11 @@ def waiting_result(run: RunRecord) -> types.CallToolResult:
 
 
 def run_result(run: RunRecord, *, declined: str | None = None) -> types.CallToolResult:
-    """The tool result of an ended run: the workflow result, or a §10 execution error."""
+    """The tool result of an ended run: the workflow result, or a §10 execution error.
+
+    A failure names the node (``step_id``), the tool its call used (``command``), the API's
+    response body (``response_payload``, secrets redacted, long bodies cut) and the run.
+    """
     if run.status == "succeeded":
         data = {
             "run_id": run.run_id,
@@ -319,28 +325,68 @@ def run_result(run: RunRecord, *, declined: str | None = None) -> types.CallTool
         return data_result(data)
     error = run.error or {}
     step_id = error.get("node_id") or _failed_node(run)
-    node = run.nodes.get(step_id or "", {})
+    call_id, call = _failed_call(run, step_id)
     message = str(error.get("message") or f"the run ended {run.status}")
     if declined:
         message = f"the user declined the input asked at '{declined}'; the run was cancelled"
+    detail = call.get("detail") or {}
+    command = detail.get("tool") or error.get("tool")
+    body = detail.get("body")
+    payload = response_payload(body) if body is not None else None
     return payload_result(
         {
             "error_code": "WORKFLOW_CANCELLED" if run.status == "cancelled" else "WORKFLOW_FAILED",
             "category": "execution",
             "message": message,
-            "context": {"workflow_id": run.workflow_id, "run_id": run.run_id, "step_id": step_id},
+            "context": {
+                "workflow_id": run.workflow_id,
+                "run_id": run.run_id,
+                "step_id": step_id,
+                "node_id": call_id or step_id,
+                "status_code": detail.get("status_code") or error.get("status_code"),
+            },
             "retryable": False,
             "suggested_action": "Read the failing step's error and response_payload; fix the "
             "inputs and call the workflow again."
             if run.status == "failed"
             else "Call the workflow again if the user still wants it.",
-            "correlation_id": run.run_id,
+            "correlation_id": correlation_id(),
+            "run_id": run.run_id,
             "step_id": step_id,
-            "command": (node.get("detail") or {}).get("tool") or node.get("kind"),
-            "response_payload": node.get("error") or error or None,
+            "node_id": call_id or step_id,
+            "command": command,
+            "response_payload": payload,
             "status": run.status,
         }
     )
+
+
+def response_payload(body: Any) -> Any:
+    """An API response body as an error may show it: secrets redacted, at most ~8 KB."""
+    scrubbed = redactor.scrub_any(body)
+    text = json.dumps(scrubbed, ensure_ascii=False, default=str)
+    if len(text) <= MAX_RESPONSE_PAYLOAD:
+        return scrubbed
+    return {"truncated": True, "size": len(text), "text": text[:MAX_RESPONSE_PAYLOAD]}
+
+
+def _failed_call(run: RunRecord, step_id: str | None) -> tuple[str | None, dict[str, Any]]:
+    """The failed call under ``step_id`` (itself, or the deepest failed call inside it)."""
+    if step_id is None:
+        return None, {}
+    node = run.nodes.get(step_id) or {}
+    if (node.get("detail") or {}).get("tool"):
+        return step_id, node
+    inner = [
+        (node_id, state)
+        for node_id, state in run.nodes.items()
+        if node_id.startswith(step_id + "/")
+        and state.get("status") == "failed"
+        and (state.get("detail") or {}).get("tool")
+    ]
+    if inner:
+        return max(inner, key=lambda item: len(item[0]))
+    return step_id, node
 
 
 def _failed_node(run: RunRecord) -> str | None:

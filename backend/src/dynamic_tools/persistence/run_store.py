@@ -138,7 +138,7 @@ class RunStore:
                 stored = self._append(conn, {**created, "workflow_id": workflow_id})
         except IntegrityError:
             raise ConflictError(
-                f"run '{run_id}' already exists", context={"run_id": run_id}
+                f"run '{run_id}' already exists", kind="exists", context={"run_id": run_id}
             ) from None
         self._tell(stored)
         return self._get_sync(run_id)

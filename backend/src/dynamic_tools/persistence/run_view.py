@@ -95,6 +95,8 @@ def apply_event(row: dict[str, Any], event: Mapping[str, Any], at: datetime) -> 
             node.update(output=event.get("output"), ended_at=iso(at))
         elif kind == "node_failed":
             node.update(error=event.get("error"), ended_at=iso(at))
+            if isinstance(event.get("detail"), Mapping):  # a call's tool, status and body
+                node.setdefault("detail", {}).update(event["detail"])
             if event.get("fallback"):
                 node.setdefault("detail", {})["fallback"] = event["fallback"]
         else:

@@ -67,7 +67,9 @@ class LocalLauncher:
     ) -> None:
         """Start the run as a task."""
         if run_id in self._tasks:
-            raise ConflictError(f"run '{run_id}' already exists", context={"run_id": run_id})
+            raise ConflictError(
+                f"run '{run_id}' already exists", kind="exists", context={"run_id": run_id}
+            )
         steps = LocalSteps(real_sleep=True)
         interpreter = Interpreter(
             document, run_id=run_id, tools=self.tools, steps=steps, events=self.events

@@ -67,6 +67,7 @@ class RunService:
             raise ConflictError(
                 f"run '{run_id}' is {run.status}, not waiting for "
                 + (f"'{node_id}'" if node_id else "input"),
+                kind="not_waiting",
                 context={"run_id": run_id, "status": run.status},
             )
         node_id = node_id or str(prompt["node_id"])
@@ -95,9 +96,16 @@ class RunService:
             raise ConflictError(
                 "runs are not durable on this server (DURABLE_RUNS=false): there is nothing "
                 "another replica left to recover",
+                kind="not_durable",
                 context={"executor_id": executor_id},
             )
-        workflows: list[str] = await take_over(executor_id)
+        try:
+            workflows: list[str] = await take_over(executor_id)
+        except ConflictError as exc:
+            if exc.kind != "conflict":
+                raise
+            # The launcher refuses an executor that is alive (its lock is held, or it is us).
+            raise ConflictError(exc.message, kind="executor_alive", context=exc.context) from None
         runs = [w for w in workflows if "/" not in w]  # children are "<run>/<node>/<i>"
         return {"executor_id": executor_id, "runs": runs, "workflows": len(workflows)}
 
@@ -111,6 +119,7 @@ class RunService:
         if run.terminal:
             raise ConflictError(
                 f"run '{run_id}' has already ended ({run.status})",
+                kind="run_ended",
                 context={"run_id": run_id, "status": run.status},
             )
         # Not running in this process (NotFoundError): the store records the cancellation.

@@ -136,14 +136,18 @@ def check_version(path: Path, expected: str | None, overwrite: bool) -> None:
     current = content_version(path.read_text(encoding="utf-8")) if path.exists() else None
     context = {"file": path.name, "expected_version": expected, "current_version": current}
     if expected is not None and current is None:
-        raise ConflictError(f"{path.name} does not exist any more", context=context)
+        raise ConflictError(f"{path.name} does not exist any more", kind="version", context=context)
     if expected is not None and expected != current:
         raise ConflictError(
-            f"{path.name} changed since version {expected} (now {current})", context=context
+            f"{path.name} changed since version {expected} (now {current})",
+            kind="version",
+            context=context,
         )
     if expected is None and current is not None and not overwrite:
         raise ConflictError(
-            f"{path.name} exists; send its expected_version (or overwrite)", context=context
+            f"{path.name} exists; send its expected_version (or overwrite)",
+            kind="version",
+            context=context,
         )
 
 
@@ -181,7 +185,11 @@ def rewrite_document(
         remove: the id of a workflow to remove.
     """
     if loaded is None:
-        raise ConflictError(f"{name} does not load; edit the file itself", context={"file": name})
+        raise ConflictError(
+            f"{name} does not load; edit the file itself",
+            kind="unsafe_edit",
+            context={"file": name},
+        )
     raw = copy.deepcopy(loaded.raw)
     refs: list[PathKey] = []
     if rename is not None:
@@ -212,7 +220,9 @@ def rewrite_document(
     if loaded.format == "yaml":
         return yaml.safe_dump(raw, sort_keys=False, allow_unicode=True)
     raise ConflictError(
-        f"{name} could not be rewritten safely; edit the file itself", context={"file": name}
+        f"{name} could not be rewritten safely; edit the file itself",
+        kind="unsafe_edit",
+        context={"file": name},
     )
 
 

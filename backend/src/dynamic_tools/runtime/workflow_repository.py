@@ -314,6 +314,7 @@ class WorkflowRepository:
                 if owner is not None and owner.path != path:
                     raise ConflictError(
                         f"workflow '{workflow_id}' is already defined in {owner.name}",
+                        kind="exists",
                         context={"workflow_id": workflow_id, "file": owner.name},
                     )
             violations = self.validate(content, fmt)
@@ -373,6 +374,7 @@ class WorkflowRepository:
                 owner = self._index[new_id].name
                 raise ConflictError(
                     f"workflow '{new_id}' already exists in {owner}",
+                    kind="exists",
                     context={"workflow_id": new_id, "file": owner},
                 )
             if expected_version is not None:
@@ -408,6 +410,7 @@ class WorkflowRepository:
             if users:
                 raise ConflictError(
                     f"workflow '{workflow_id}' is called by {', '.join(users)}",
+                    kind="in_use",
                     context={"workflow_id": workflow_id, "used_by": users},
                 )
             if expected_version is not None:

@@ -3,7 +3,8 @@
 Files, under the registry root's ``catalogs/`` directory:
 
 - ``<name>.yaml`` — the catalog config: ``name``, ``source``, ``source_type``, ``kind``,
-  ``openapi_version``, ``title``, ``prefix``, ``base_url`` (override or null), ``include``
+  ``openapi_version``, ``title`` (given, or the document's), ``vendor`` (given or null),
+  ``prefix``, ``base_url`` (override or null), ``include``
   (operation subset or null), ``enabled``, ``document_hash`` (``sha256:<hex>`` of the document
   bytes), ``created_at``, ``updated_at``, ``manifest``, ``tool_count``.
 - ``<name>.tools.json`` — the generated tool manifest: a JSON list of tool configs in the
@@ -166,6 +167,8 @@ class CatalogService:
         source: str,
         name: str,
         *,
+        title: str | None = None,
+        vendor: str | None = None,
         prefix: str | None = None,
         include: Sequence[str] | None = None,
         base_url: str | None = None,
@@ -174,7 +177,7 @@ class CatalogService:
     ) -> dict[str, Any]:
         """A dry run of :meth:`import_openapi`: what would be registered; nothing is written.
 
-        Returns ``{catalog: {name, title, kind, openapi_version, base_url, prefix},
+        Returns ``{catalog: {name, title, vendor, kind, openapi_version, base_url, prefix},
         valid, projected_command_count, projected_group_prefixes: [{group, count}],
         provider_contract_count, provider_contracts: [{provider, output_field, items_at,
         feeds: ["tool.param"]}], conflicts: [{tool, existing}], warnings[], violations[]}``,
@@ -188,7 +191,8 @@ class CatalogService:
         preview: dict[str, Any] = {
             "catalog": {
                 "name": name,
-                "title": result.title,
+                "title": title or result.title,
+                "vendor": vendor,
                 "kind": result.kind,
                 "openapi_version": result.version,
                 "base_url": result.base_url,
@@ -218,6 +222,26 @@ class CatalogService:
                 catalogs.append(self._with_counts(config))
         return catalogs
 
+    def name_for_title(self, title: str) -> str:
+        """The name of the catalog titled ``title`` (case-insensitive), or named so.
+
+        Raises:
+            NotFoundError: no catalog has that title or name (the titles are listed).
+        """
+        wanted = title.strip().casefold()
+        catalogs = self.list()
+        for config in catalogs:
+            if str(config.get("title") or "").strip().casefold() == wanted:
+                return str(config["name"])
+        for config in catalogs:
+            if str(config.get("name")) in (title, catalog_name_for(title)):
+                return str(config["name"])
+        known = ", ".join(f"'{c.get('title')}' ({c.get('name')})" for c in catalogs) or "none"
+        raise NotFoundError(
+            f"no catalog is titled '{title}' (catalogs: {known})",
+            context={"catalog_title": title},
+        )
+
     def get(self, name: str) -> dict[str, Any]:
         """One catalog's config; :class:`NotFoundError` when there is none."""
         config = read_config(self._config_path(name))
@@ -231,6 +255,8 @@ class CatalogService:
         source: str,
         name: str,
         *,
+        title: str | None = None,
+        vendor: str | None = None,
         prefix: str | None = None,
         overwrite: bool = False,
         enabled: bool = True,
@@ -264,7 +290,8 @@ class CatalogService:
             "source_type": fetched.source_type,
             "kind": result.kind,
             "openapi_version": result.version,
-            "title": result.title,
+            "title": title or result.title,
+            "vendor": vendor,
             "prefix": prefix,
             "base_url": base_url,
             "include": list(include) if include is not None else None,
@@ -434,6 +461,17 @@ def _describe_origin(origin: Path, catalogs_dir: Path) -> str:
     return f"tools/{origin.name}"
 
 
+def catalog_name_for(title: str) -> str:
+    """A catalog name made from a title: ``"Pet Store API"`` → ``"pet-store-api"``.
+
+    A title that is already a valid name is kept as it is.
+    """
+    if CATALOG_NAME.match(title):
+        return title
+    slug = re.sub(r"[^a-z0-9]+", "-", title.casefold()).strip("-")[:64].strip("-")
+    return slug or "catalog"
+
+
 def _check_name(name: str) -> None:
     if not CATALOG_NAME.match(name):
         raise _bad_field("name", "1-64 characters of [A-Za-z0-9_-], starting alphanumeric")
@@ -449,6 +487,7 @@ def _bad_field(field: str, expected: str) -> InvalidInputError:
 def _exists(name: str) -> ConflictError:
     return ConflictError(
         f"catalog '{name}' already exists; pass overwrite to replace it",
+        kind="catalog_exists",
         context={"catalog": name},
     )
 
@@ -460,8 +499,9 @@ def _clash(name: str, clashes: list[dict[str, str]]) -> ConflictError:
         f"{first['existing']}"
         + (f" (and {len(clashes) - 1} more)" if len(clashes) > 1 else "")
         + "; use a prefix or remove the other definition",
+        kind="name_clash",
         context={"catalog": name, "conflicts": clashes},
     )
 
 
-__all__ = ["CATALOG_NAME", "CatalogService", "load_catalog_tools"]
+__all__ = ["CATALOG_NAME", "CatalogService", "catalog_name_for", "load_catalog_tools"]

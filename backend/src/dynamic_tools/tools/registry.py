@@ -156,12 +156,15 @@ class ToolRegistry:
         with self._lock:
             if config.name in self._tools:
                 raise ConflictError(
-                    f"tool '{config.name}' already exists", context={"tool": config.name}
+                    f"tool '{config.name}' already exists",
+                    kind="exists",
+                    context={"tool": config.name},
                 )
             path = self.tools_dir / f"{config.name}.yaml"
             if path.exists():
                 raise ConflictError(
                     f"file '{path.name}' already exists in the tools directory",
+                    kind="exists",
                     context={"tool": config.name, "file": path.name},
                 )
             self._check_variables(config)

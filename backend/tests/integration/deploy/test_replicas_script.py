@@ -154,7 +154,7 @@ def sse_result(response: httpx.Response) -> dict[str, Any]:
         body: dict[str, Any] = response.json()
         return body
     for line in response.text.splitlines():
-        if line.startswith("data:"):
+        if line.startswith("data:") and line[5:].strip():  # not the empty priming event
             data: dict[str, Any] = json.loads(line[5:])
             return data
     raise AssertionError(f"no message in {response.text!r}")

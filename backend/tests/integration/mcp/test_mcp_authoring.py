@@ -152,7 +152,11 @@ async def test_safety_levels_and_prompts_never_ask_for_destructive_tools(server:
     assert tools["workflow.save"].annotations.destructive_hint is False  # type: ignore[union-attr]
     for name in ("workflow.delete", "workflow.purge_history", "workflow.cancel"):
         assert tools[name].annotations.destructive_hint is True  # type: ignore[union-attr]
-        assert tools[name].meta == {"dynamic-tools/safety": "destructive"}
+        assert tools[name].meta == {
+            "dynamic-tools/safety": "destructive",
+            "execution_type": "local",
+            "http_method": None,
+        }
 
 
 async def test_resources_for_authoring(server: str) -> None:

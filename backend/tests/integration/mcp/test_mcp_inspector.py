@@ -127,24 +127,40 @@ def test_the_inspector_shows_a_tool_error(
     assert "tool_is_error" in done.stderr
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Inspector 2.12.0 validates structuredContent against the tool's outputSchema even "
-    "when isError is true, and our error payload is structuredContent: the user sees "
-    "\"data must have required property 'result'\" instead of our INVALID_INPUT message "
-    "(see docs/mcp-conformance.md)",
-)
 def test_the_inspector_shows_an_error_of_a_tool_with_an_output_schema(
     inspector: tuple[Path, dict[str, str]], server: str
 ) -> None:
-    done = cli(
-        inspector,
-        server,
-        "--method",
-        "tools/call",
-        "--tool-name",
-        "search_flights",
-        "--tool-args-json",
-        json.dumps({**TRIP, "destination": 5}),
-    )
-    assert "INVALID_INPUT" in done.stdout + done.stderr, done.stderr + done.stdout
+    # The Inspector checks structuredContent against the tool's outputSchema even on errors;
+    # our error results of such tools carry the payload as text only, so it shows the error.
+    for tool, arguments in (
+        ("search_flights", {**TRIP, "destination": 5}),  # an API tool
+        ("w_book_flight", {**TRIP}),  # a workflow (the passenger is missing)
+    ):
+        done = cli(
+            inspector,
+            server,
+            "--method",
+            "tools/call",
+            "--tool-name",
+            tool,
+            "--tool-args-json",
+            json.dumps(arguments),
+        )
+        assert done.returncode == 5, done.stderr + done.stdout  # a tool error, not exit 1
+        assert "must have required property" not in done.stdout + done.stderr
+        result = json.loads(done.stdout)["result"]
+        assert result["isError"] is True and "structuredContent" not in result
+        text = result["content"][0]["text"]
+        assert text.startswith("INVALID_INPUT: ")
+        payload = json.loads(text.partition("\n")[2])
+        assert payload["category"] == "validation" and payload["violations"]
+
+
+def test_the_inspector_lists_with_strict_schemas_and_routing_meta(
+    inspector: tuple[Path, dict[str, str]], server: str
+) -> None:
+    listed = run(inspector, server, "--method", "tools/list", "--strict")
+    tools = {t["name"]: t for t in listed["tools"]}
+    assert {"command.list", "provider.list"} <= set(tools)
+    assert all("execution_type" in t["_meta"] for t in tools.values())
+    assert tools["search_flights"]["_meta"]["http_method"] == "GET"

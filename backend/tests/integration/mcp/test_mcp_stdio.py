@@ -41,3 +41,14 @@ async def test_stdio_lists_calls_and_runs_a_durable_workflow(
     assert not booked.is_error, booked.content
     assert booked.structured_content["status"] == "succeeded"
     assert booked.structured_content["result"]["status"] == "reserved"
+
+
+async def test_stdio_errors_get_a_fresh_correlation_id_per_request(
+    travel_root: Path, tmp_path: Path
+) -> None:
+    async with Client(stdio_params(travel_root, tmp_path), mode="legacy") as client:
+        first = await client.call_tool("workflow.get", {"workflow_id": "nope"})
+        second = await client.call_tool("workflow.get", {"workflow_id": "nope"})
+    ids = [r.structured_content["correlation_id"] for r in (first, second)]
+    assert all(len(i) == 32 and int(i, 16) >= 0 for i in ids) and ids[0] != ids[1]
+    assert [r.structured_content["error_code"] for r in (first, second)] == ["NOT_FOUND"] * 2

@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import mcp_types as types
 
-from tests.support.mcp_client import mcp_client
+from tests.support.mcp_client import error_payload, mcp_client
 
 UNKNOWN = "zz_not_an_argument"
 WRONG: dict[str, Any] = {
@@ -92,7 +92,7 @@ async def test_every_tool_refuses_bad_arguments_and_changes_nothing(server: str)
         for tool in tools:
             for what, arguments, named in cases(tool):
                 result = await client.call_tool(tool.name, arguments)
-                data = dict(result.structured_content or {})
+                data = dict(result.structured_content or error_payload(result) or {})
                 where = f"{tool.name} ({what}): {data or result.content}"
                 assert result.is_error, where
                 assert data.get("error_code") == "INVALID_INPUT", where

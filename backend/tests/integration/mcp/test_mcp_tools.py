@@ -14,7 +14,7 @@ from mcp.shared.exceptions import MCPError
 
 from dynamic_tools.demo.travel_data import OPERATIONS
 from tests.support.fake_llm import FakeLLM, tool_call
-from tests.support.mcp_client import LEGACY, MODERN, mcp_client
+from tests.support.mcp_client import LEGACY, MODERN, error_payload, mcp_client
 
 BOOK_PARAMS = {"origin": "AMS", "destination": "BCN", "date": "2026-12-01", "passenger": "Ada"}
 
@@ -72,7 +72,10 @@ async def test_bad_arguments_are_a_structured_error_and_send_nothing(server: str
     async with mcp_client(server) as client:
         result = await client.call_tool("search_flights", {"origin": "Amsterdam", "date": 5})
     assert result.is_error
-    error = result.structured_content
+    # search_flights declares an outputSchema: the error is the text, not structuredContent
+    assert result.structured_content is None
+    error = error_payload(result)
+    assert error is not None
     assert error["error_code"] == "INVALID_INPUT" and error["category"] == "validation"
     paths = {v["path"] for v in error["violations"]}
     assert {"origin", "date", "destination"} <= paths  # bad pattern, bad type, a missing field
@@ -170,9 +173,15 @@ async def test_a_failing_workflow_returns_the_step_and_payload(server: str) -> N
             {"run_id": waiting["run_id"], "values": {"selected_flight_id": "FL-AMSBCN-20261201-1"}},
         )
     assert answered.is_error
-    error = answered.structured_content
+    error = error_payload(answered)
+    assert error is not None
     assert error["error_code"] == "WORKFLOW_FAILED" and error["category"] == "execution"
     assert error["step_id"] == "book" and error["context"]["run_id"] == waiting["run_id"]
+    assert error["command"] == "create_booking"  # the tool, not the node kind
+    assert error["run_id"] == waiting["run_id"] and error["node_id"] == "book"
+    body = error["response_payload"]  # the API's answer, as the run store has it
+    assert isinstance(body, dict) and body != error["message"], error
+    assert error["context"]["status_code"] == 503
 
 
 async def test_a_yield_is_answered_by_elicitation(server: str) -> None:
@@ -202,8 +211,9 @@ async def test_a_declined_elicitation_cancels_the_run(server: str) -> None:
     async with mcp_client(server, elicitation_callback=decline) as client:
         result = await client.call_tool("w_book_with_approval", BOOK_PARAMS)
     assert result.is_error
-    assert result.structured_content["error_code"] == "WORKFLOW_CANCELLED"
-    assert "declined" in result.structured_content["message"]
+    error = error_payload(result)
+    assert error is not None and error["error_code"] == "WORKFLOW_CANCELLED"
+    assert "declined" in error["message"]
     assert stats(server, "create_booking")["calls"] == 0
 
 
@@ -218,7 +228,7 @@ async def test_a_yield_without_elicitation_waits_and_resumes(server: str) -> Non
         wrong = await client.call_tool(
             "workflow.resume", {"run_id": waiting["run_id"], "values": {"selected_flight": 1}}
         )
-        assert wrong.is_error and wrong.structured_content["category"] == "validation"
+        assert wrong.is_error and (error_payload(wrong) or {})["category"] == "validation"
         done = await client.call_tool(
             "workflow.resume",
             {"run_id": waiting["run_id"], "values": {"selected_flight_id": "FL-AMSBCN-20261201-1"}},

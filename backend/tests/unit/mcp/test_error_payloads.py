@@ -1,0 +1,45 @@
+"""The §10 payload: suggestions per conflict kind, correlation ids, text-only errors."""
+
+from __future__ import annotations
+
+import mcp_types as types
+
+from dynamic_tools.errors import ConflictError, NotFoundError
+from dynamic_tools.logs import bind_correlation_id
+from dynamic_tools.mcp.errors import (
+    CONFLICT_SUGGESTIONS,
+    error_payload,
+    error_result,
+    for_tool,
+    payload_result,
+    suggestion_for,
+)
+
+
+def test_every_conflict_kind_has_its_own_suggestion() -> None:
+    suggestions = {
+        kind: suggestion_for(ConflictError("x", kind=kind)) for kind in CONFLICT_SUGGESTIONS
+    }
+    assert len(set(suggestions.values())) == len(suggestions)
+    assert "workflow.get" in suggestions["version"]
+    assert suggestions["run_ended"].startswith("Nothing to do")
+    assert "overwrite" in suggestions["catalog_exists"]
+    assert "alive" in suggestions["executor_alive"]
+    assert suggestion_for(ConflictError("x", kind="unheard_of")) == CONFLICT_SUGGESTIONS["conflict"]
+
+
+async def test_the_correlation_id_is_the_request_s() -> None:
+    bind_correlation_id("req-42")
+    assert error_payload(NotFoundError("gone"))["correlation_id"] == "req-42"
+    result = payload_result({"error_code": "X", "message": "m", "correlation_id": None})
+    assert result.structured_content is not None
+    assert result.structured_content["correlation_id"] == "req-42"
+
+
+def test_an_error_of_a_tool_with_an_output_schema_is_text_only() -> None:
+    result = error_result(NotFoundError("gone"))
+    typed = types.Tool(name="t", input_schema={"type": "object"}, output_schema={"type": "object"})
+    untyped = types.Tool(name="u", input_schema={"type": "object"})
+    assert for_tool(result, typed).structured_content is None
+    assert for_tool(result, typed).content == result.content
+    assert for_tool(result, untyped) is result
