@@ -1,4 +1,4 @@
-"""The authoring resources of seed 003 §3: the spec, the schema, manifests and catalogs.
+"""The authoring resources: the spec, the schema, manifests and catalogs.
 
 URIs use the ``dynamic-tools://`` scheme; names are the seed's:
 

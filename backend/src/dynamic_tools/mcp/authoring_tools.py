@@ -1,4 +1,4 @@
-"""The ``workflow.*`` authoring tools of seed 003 §5, by safety level.
+"""The ``workflow.*`` authoring tools, by safety level.
 
 - safe (read-only): ``workflow.list``, ``workflow.get``, ``workflow.validate``,
   ``workflow.preview_inputs``, ``workflow.preview_rendered``, ``workflow.step_plan``,

@@ -1,4 +1,4 @@
-"""The ``catalog.*`` tools of seed 003 §5.4: OpenAPI documents become tools without file edits.
+"""The ``catalog.*`` tools: OpenAPI documents become tools without file edits.
 
 Guidance for models (also in the descriptions): validate → preview → import; prefer local
 paths inside the registry directory; surface warnings and violations to the user; remove only

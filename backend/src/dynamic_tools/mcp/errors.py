@@ -1,6 +1,6 @@
 """Error mapping at the MCP edge: the one place that assigns JSON-RPC codes and tool errors.
 
-A failing tool answers an ``isError`` result carrying the seed 003 §10 payload, so a model can
+A failing tool answers an ``isError`` result carrying the structured error payload (``error_code``, ``category``, ``message``, …), so a model can
 act on it::
 
     {"error_code", "category", "message", "context", "retryable", "suggested_action",
@@ -88,7 +88,7 @@ CONFLICT_SUGGESTIONS = {
 
 
 def category_of(exc: DynamicToolsError) -> str:
-    """The seed 003 §10 category of a project error."""
+    """The error payload's category of a project error."""
     for kind, category in _CATEGORIES:
         if isinstance(exc, kind):
             return category
@@ -96,7 +96,7 @@ def category_of(exc: DynamicToolsError) -> str:
 
 
 def suggestion_for(exc: DynamicToolsError) -> str:
-    """The single next action the §10 payload suggests for ``exc``."""
+    """The single next action the error payload suggests for ``exc``."""
     suggestion = getattr(exc, "suggestion", None)
     if suggestion:
         return str(suggestion)
@@ -111,7 +111,7 @@ def error_payload(
     suggested_action: str | None = None,
     **extra: Any,
 ) -> dict[str, Any]:
-    """The §10 payload of a project error (secrets scrubbed)."""
+    """The error payload of a project error (secrets scrubbed)."""
     payload = exc.to_dict()
     payload["error_code"] = str(payload["error_code"]).upper()
     payload["category"] = category_of(exc)
@@ -212,14 +212,14 @@ def unknown_tool(name: str) -> MCPError:
 
 
 def invalid_params(exc: DynamicToolsError) -> MCPError:
-    """A JSON-RPC invalid-params error carrying the §10 payload (e.g. bad session headers)."""
+    """A JSON-RPC invalid-params error carrying the error payload (e.g. bad session headers)."""
     payload = error_payload(exc)
     record_error(payload, where="request")
     return MCPError(INVALID_PARAMS, str(redactor.scrub(exc.message)), payload)
 
 
 def resource_not_found(exc: DynamicToolsError) -> MCPError:
-    """The JSON-RPC error of a resource read that failed (-32002, with the §10 payload)."""
+    """The JSON-RPC error of a resource read that failed (-32002, with the error payload)."""
     payload = error_payload(exc)
     record_error(payload, where="resource read")
     return MCPError(RESOURCE_NOT_FOUND, str(redactor.scrub(exc.message)), payload)

@@ -1,4 +1,4 @@
-"""``command.list`` and ``provider.list`` (seed 003 §5.1): the catalogs as read-only tools.
+"""``command.list`` and ``provider.list``: the catalogs as read-only tools.
 
 They answer what the resources ``command.catalog`` and ``provider.catalog`` hold, for clients
 that call tools but do not read resources: every command this session can call (layer, schemas,

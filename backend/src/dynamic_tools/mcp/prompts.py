@@ -1,4 +1,4 @@
-"""Authoring prompts (seed 003 §4): author, extend, fix_validation, run_with_inputs.
+"""Authoring prompts: author, extend, fix_validation, run_with_inputs.
 
 The prompts are ``workflow.author``, ``workflow.extend``, ``workflow.fix_validation`` and
 ``workflow.run_with_inputs``.

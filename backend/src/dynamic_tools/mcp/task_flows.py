@@ -1,8 +1,8 @@
-"""The task flows of seed 003 §6, as task-required tools (``execution.taskSupport: required``).
+"""The task flows, as task-required tools (``execution.taskSupport: required``).
 
 The tools are ``workflow.execute``, ``workflow.author_and_run`` and ``workflow.repair_and_rerun``.
 
-Called without ``params.task`` they fail fast with ``TASK_CAPABILITY_REQUIRED`` (§13.2), never
+Called without ``params.task`` they fail fast with ``TASK_CAPABILITY_REQUIRED``, never
 falling back to a synchronous run. Drafting uses MCP sampling when the client offers it, else
 the server's LLM, else fails with a clear error; every draft is validated, and a draft that
 does not validate is repaired (up to ``MAX_REPAIRS`` rounds) before anything is saved.
@@ -40,7 +40,7 @@ _INPUTS = {"type": "object", "description": "Input values by param name.", "defa
 
 
 def task_required_result(name: str) -> types.CallToolResult:
-    """The §13.2 error for a task-required tool called without task support."""
+    """The error for a task-required tool called without task support."""
     return payload_result(
         {
             "error_code": "TASK_CAPABILITY_REQUIRED",

@@ -310,7 +310,7 @@ def waiting_result(run: RunRecord) -> types.CallToolResult:
 
 
 def run_result(run: RunRecord, *, declined: str | None = None) -> types.CallToolResult:
-    """The tool result of an ended run: the workflow result, or a §10 execution error.
+    """The tool result of an ended run: the workflow result, or an execution error payload.
 
     A failure names the node (``step_id``), the tool its call used (``command``), the API's
     response body (``response_payload``, secrets redacted, long bodies cut) and the run.

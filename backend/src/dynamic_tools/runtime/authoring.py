@@ -1,4 +1,4 @@
-"""Workflow authoring operations shared by REST and MCP (seed 003 §5).
+"""Workflow authoring operations shared by REST and MCP (names mapped in docs/seed-names.md).
 
 Every operation takes either a saved workflow (``workflow_id``) or a draft (``content``, with
 ``workflow`` naming one of its workflows when it has several): drafts are parsed and validated

@@ -1,6 +1,6 @@
 """The single-shot pipeline behind ``POST /workflow``.
 
-Stages, each timed, each with its own ``error_stage`` (DESIGN.md, "Single-shot pipeline"):
+Stages, each timed, each with its own ``error_stage`` (README, "How the pipeline behaves"):
 
 1. ``tool_retrieval`` — the ids are looked up; every missing id is listed.
 2. ``tool_context_generation`` — BM25 narrows many candidates to the top k; the tools are

@@ -1,4 +1,4 @@
-"""OpenAPI catalogs (seed 003 §5.4): validate, preview, import, enable/disable, remove, list.
+"""OpenAPI catalogs: validate, preview, import, enable/disable, remove, list.
 
 Files, under the registry root's ``catalogs/`` directory:
 
