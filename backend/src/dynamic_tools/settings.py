@@ -277,7 +277,7 @@ class Settings(BaseSettings):
 
     @property
     def workflows_dir(self) -> Path:
-        """Directory of workflow documents (``REGISTRY_WORKFLOWS_PATH``, else ``<registry root>/workflows``)."""
+        """Workflow documents: ``REGISTRY_WORKFLOWS_PATH``, else ``<registry root>/workflows``."""
         return self.registry_workflows_path or self.registry_root / "workflows"
 
     @property

@@ -1,6 +1,7 @@
 """The shape of one workflow's graph: dependencies, activations, outputs, skip analysis.
 
-Semantics (README, "Workflows and runs"): a node named as a branch ``goto``/``default``, an ``on_error.fallback``
+Semantics (README, "Workflows and runs"): a node named as a branch ``goto``/``default``, an
+``on_error.fallback``
 or an ``on_partial_failure`` target, and every compensate node, runs **only when activated**.
 Every other node runs once all its ``depends_on`` are settled; a node whose dependencies were
 all skipped is skipped.

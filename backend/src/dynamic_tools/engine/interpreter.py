@@ -1,6 +1,7 @@
 """The interpreter: runs one workflow of a validated document, deterministically.
 
-Scheduling (README, "Workflows and runs"): a node named as a goto/default/fallback/on_partial_failure target,
+Scheduling (README, "Workflows and runs"): a node named as a goto/default/fallback/
+on_partial_failure target,
 and every compensate node, runs only when activated; every other node runs once all its
 ``depends_on`` are settled; a node whose dependencies were all skipped (or one of which
 failed) is skipped. Ready nodes run one at a time in document order, so steps are issued in

@@ -133,7 +133,7 @@ class ApiCaller:
         *,
         extra_headers: dict[str, str] | None = None,
     ) -> types.CallToolResult:
-        """Call ``config`` with ``arguments``; failures are ``isError`` results (the error payload)."""
+        """Call ``config`` with ``arguments``; failures are ``isError`` error-payload results."""
         errors = sorted(
             self.prepared.get(config).validator.iter_errors(arguments),
             key=lambda e: list(e.path),

@@ -1,7 +1,7 @@
 """Error mapping at the MCP edge: the one place that assigns JSON-RPC codes and tool errors.
 
-A failing tool answers an ``isError`` result carrying the structured error payload (``error_code``, ``category``, ``message``, …), so a model can
-act on it::
+A failing tool answers an ``isError`` result carrying the structured error payload, so a
+model can act on it::
 
     {"error_code", "category", "message", "context", "retryable", "suggested_action",
      "correlation_id", "violations"?, "step_id"?, "command"?, "response_payload"?}

@@ -38,7 +38,7 @@ def object_schema(properties: dict[str, Any], required: list[str] | None = None)
 def operation_handler(
     operation: Operation, *, changes_tools: bool
 ) -> Callable[[ToolCall], Awaitable[Result]]:
-    """A tool handler: run ``operation`` on the arguments; project errors become error-payload results.
+    """A tool handler: run ``operation`` on the arguments; project errors become error results.
 
     ``changes_tools`` announces ``tools/list_changed`` after a success (saves, imports …).
     """

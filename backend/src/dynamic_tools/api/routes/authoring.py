@@ -1,4 +1,4 @@
-"""Authoring operations over REST, the same as the MCP ``workflow.*`` tools (names mapped in docs/seed-names.md).
+"""Authoring operations over REST, the same as the MCP ``workflow.*`` tools.
 
 Each takes a saved workflow (``workflow_id``) or a draft (``content``): previews of inputs and
 rendered steps, the step plan, input resolution with value providers, a run of a draft, the

@@ -1,6 +1,7 @@
 """Findings of a conversion: warnings (something was skipped) and violations (unusable).
 
-Both have the shape of a validation violation: ``path`` (a JSON pointer into the document, ``#/paths/...``),
+Both have the shape of a validation violation: ``path`` (a JSON pointer into the document,
+``#/paths/...``),
 ``rule`` (a stable identifier) and ``message``; ``expected`` / ``actual`` when they help.
 """
 
