@@ -216,7 +216,8 @@ def make_launcher(
         if settings.uses_postgres:
             executor_id = settings.effective_executor_id
         else:
-            journal = Path(journal_url.removeprefix("sqlite:///"))
+            journal = settings.journal_file
+            assert journal is not None
             if adopt_legacy_journal(journal, settings.data_dir):
                 logger.warning("moved the run journal of an earlier version to {}", str(journal))
             executor_id = journal_identity(journal)
@@ -244,12 +245,13 @@ def journal_in_use(settings: Settings) -> str | None:
     A fast, friendly check for the CLI before it starts serving; the launcher takes the lock
     for real when it launches.
     """
-    if not settings.durable_runs or settings.uses_postgres:
+    journal = settings.journal_file
+    if not settings.durable_runs or journal is None:
         return None
     from dynamic_tools.errors import ConfigurationError
     from dynamic_tools.runtime.journal_lock import JournalLock
 
-    lock = JournalLock(Path(settings.durable_database_url.removeprefix("sqlite:///")))
+    lock = JournalLock(journal)
     try:
         lock.acquire()
     except ConfigurationError as exc:

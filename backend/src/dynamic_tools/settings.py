@@ -319,6 +319,13 @@ class Settings(BaseSettings):
         return journal_url_for_sqlite(url)
 
     @property
+    def journal_file(self) -> Path | None:
+        """The SQLite journal file (None on PostgreSQL)."""
+        if self.uses_postgres:
+            return None
+        return Path(self.durable_database_url.removeprefix("sqlite:///"))
+
+    @property
     def llm_configured(self) -> bool:
         """Whether an LLM endpoint can be called (a key, or a local OpenAI-compatible URL)."""
         return self.openai_api_key is not None or self.openai_base_url is not None
