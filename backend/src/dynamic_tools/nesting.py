@@ -106,6 +106,12 @@ def yaml_too_deep(text: str, limit: int) -> int | None:
                     return mark.line + 1 if mark is not None else None
             elif isinstance(event, _CLOSERS):
                 depth -= 1
-    except yaml.YAMLError:
+    except yaml.YAMLError as exc:
+        # PyYAML >= 6.0.4 refuses flow nesting past its own ceiling (far above any limit used
+        # here) while scanning ahead: that is too deep as well.
+        problem = str(getattr(exc, "problem", "") or "")
+        mark = getattr(exc, "problem_mark", None)
+        if "nesting depth" in problem:
+            return mark.line + 1 if mark is not None else 1
         return None
     return None
