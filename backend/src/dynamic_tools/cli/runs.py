@@ -14,7 +14,7 @@ import httpx
 from rich.console import Console
 from rich.table import Table
 
-TERMINAL = frozenset({"succeeded", "failed", "cancelled"})
+from dynamic_tools.engine import events as ev
 
 
 def parse_params(pairs: list[str]) -> dict[str, Any]:
@@ -68,30 +68,38 @@ class RunsClient:
                 if line.startswith("data:"):
                     event: dict[str, Any] = json.loads(line[5:].strip())
                     yield event
-                    if event.get("type") in {f"run_{s}" for s in TERMINAL}:
+                    if isinstance(_typed(event), ev.RunEnded):
                         return
+
+
+def _typed(event: dict[str, Any]) -> ev.Event | None:
+    """The typed event of a streamed one; None for a type this client does not know."""
+    try:
+        return ev.event_from_dict(event)
+    except (ValueError, TypeError):
+        return None
 
 
 def describe_event(event: dict[str, Any]) -> str | None:
     """One line for the progress display, or None for events not worth a line."""
-    kind, node = event.get("type", ""), event.get("node_id", "")
-    if kind == "node_started":
-        return f"[cyan]▶[/] {node} ({event.get('kind', '')})"
-    if kind == "node_succeeded":
-        return f"[green]✔[/] {node}"
-    if kind == "node_failed":
-        return f"[red]✖[/] {node}: {event.get('error', '')}"
-    if kind == "node_skipped":
-        return f"[dim]- {node} skipped ({event.get('reason', '')})[/]"
-    if kind == "retry_scheduled":
-        return (
-            f"[yellow]↻[/] {node}: attempt {event.get('attempt')} of "
-            f"{event.get('max_attempts')} in {event.get('delay_s', 0):.1f} s"
-        )
-    if kind == "waiting_input":
-        return f"[magenta]⏸[/] {node} waits: {event.get('message', '')}"
-    if kind.startswith("run_") and kind != "run_started":
-        return f"[bold]run {kind[4:]}[/]"
+    match _typed(event):
+        case ev.NodeStarted(node_id=node, kind=kind):
+            return f"[cyan]▶[/] {node} ({kind})"
+        case ev.NodeSucceeded(node_id=node):
+            return f"[green]✔[/] {node}"
+        case ev.NodeFailed(node_id=node, error=error):
+            return f"[red]✖[/] {node}: {error}"
+        case ev.NodeSkipped(node_id=node, reason=reason):
+            return f"[dim]- {node} skipped ({reason or ''})[/]"
+        case ev.RetryScheduled(node_id=node) as retry:
+            return (
+                f"[yellow]↻[/] {node}: attempt {retry.attempt} of "
+                f"{retry.max_attempts} in {retry.delay_s:.1f} s"
+            )
+        case ev.WaitingInput(node_id=node, message=message):
+            return f"[magenta]⏸[/] {node} waits: {message}"
+        case ev.RunEnded() as ended:
+            return f"[bold]run {ended.STATUS}[/]"
     return None
 
 

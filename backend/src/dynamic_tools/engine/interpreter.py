@@ -25,6 +25,7 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from dynamic_tools.engine import events as ev
 from dynamic_tools.engine.errors import ExpressionError, UnresolvedReferenceError
 from dynamic_tools.engine.expressions import evaluate, parse_expression
 from dynamic_tools.engine.graph import WorkflowGraph
@@ -93,24 +94,16 @@ class Interpreter:
         self.compensations: list[dict[str, Any]] = []
         self._seq = 0
 
-    async def emit(self, event_type: str, **data: Any) -> None:
+    async def emit(self, event: ev.Event) -> None:
         """Send one event (numbered, so a replayed run's duplicates can be dropped)."""
         self._seq += 1
-        await self.events.emit(
-            {
-                "run_id": self.run_id,
-                "seq": self._seq,
-                "type": event_type,
-                "at": self.clock(),
-                **data,
-            }
-        )
+        await self.events.emit(event.stamped(run_id=self.run_id, seq=self._seq, at=self.clock()))
 
     # --- entry points ----------------------------------------------------------------------
     async def run(self, workflow_id: str, params: Mapping[str, Any]) -> RunOutcome:
         """Run ``workflow_id`` with ``params``; never raises for a failure of the run."""
         workflow = self.document.workflows[workflow_id]
-        await self.emit("run_started", workflow_id=workflow_id)
+        await self.emit(ev.RunStarted(workflow_id=workflow_id))
         try:
             values = check_values(workflow.params, params)
             scope = Scope(params=values)
@@ -197,7 +190,7 @@ class Interpreter:
     async def _finish(
         self, status: Any, *, result: Any = None, error: dict[str, Any] | None = None
     ) -> RunOutcome:
-        await self.emit(f"run_{status}", result=result, error=error)
+        await self.emit(ev.run_ended(status, result=result, error=error))
         return RunOutcome(status=status, result=result, error=error, nodes=self.nodes)
 
     # --- one workflow (top level or sub-workflow) ------------------------------------------
@@ -218,7 +211,7 @@ class Interpreter:
             if skip_reason:
                 status[node_id] = state.status = "skipped"
                 state.error = skip_reason
-                await self.emit("node_skipped", node_id=prefix + node_id, reason=skip_reason)
+                await self.emit(ev.NodeSkipped(node_id=prefix + node_id, reason=skip_reason))
                 continue
             outcome, targets = await self._run_node(workflow, node_id, scope, prefix, last_output)
             status[node_id] = outcome
@@ -228,7 +221,7 @@ class Interpreter:
                 state = self.nodes[prefix + node_id]
                 state.status = "skipped"
                 state.error = "not activated" if node_id in graph.activated else "not reached"
-                await self.emit("node_skipped", node_id=prefix + node_id, reason=state.error)
+                await self.emit(ev.NodeSkipped(node_id=prefix + node_id, reason=state.error))
         if workflow.outputs is not None:
             return self._render(workflow.outputs, scope, None)
         return last_output[0]
@@ -260,8 +253,8 @@ class Interpreter:
         full_id = prefix + node_id
         state = self.nodes[full_id]
         state.status, state.started_at = "running", self.clock()
-        tool = {"tool": node.call} if isinstance(node, CallNode) else {}
-        await self.emit("node_started", node_id=full_id, kind=node.kind, **tool)
+        tool = node.call if isinstance(node, CallNode) else None
+        await self.emit(ev.NodeStarted(node_id=full_id, kind=node.kind, tool=tool))
         targets: set[str] = set()
         try:
             if isinstance(node, CallNode | WorkflowNode):
@@ -289,31 +282,34 @@ class Interpreter:
             scope.failure = {"node_id": full_id, **fallback.failure}
             state.status, state.error, state.ended_at = "failed", fallback.message, self.clock()
             await self.emit(
-                "node_failed",
-                node_id=full_id,
-                error=fallback.message,
-                fallback=fallback.target,
-                input=state.input,
+                ev.NodeFailed(
+                    node_id=full_id,
+                    error=fallback.message,
+                    fallback=fallback.target,
+                    input=state.input,
+                )
             )
             return "failed", {fallback.target}
         except RunFailed as failure:
             state.status, state.error, state.ended_at = "failed", failure.message, self.clock()
-            failed = {"detail": state.detail} if state.detail.get("tool") else {}
+            detail = state.detail if state.detail.get("tool") else None
             await self.emit(
-                "node_failed", node_id=full_id, error=failure.message, input=state.input, **failed
+                ev.NodeFailed(
+                    node_id=full_id, error=failure.message, input=state.input, detail=detail
+                )
             )
             raise
         except (UnresolvedReferenceError, ExpressionError, DynamicToolsError) as exc:
             state.status, state.error, state.ended_at = "failed", exc.message, self.clock()
-            await self.emit("node_failed", node_id=full_id, error=exc.message, input=state.input)
+            await self.emit(ev.NodeFailed(node_id=full_id, error=exc.message, input=state.input))
             raise RunFailed(exc.message, node_id=full_id) from None
         except Exception as exc:  # evaluating the node raised something unforeseen
             message = f"node '{full_id}' failed on an unexpected error ({_describe(exc)})"
             state.status, state.error, state.ended_at = "failed", message, self.clock()
-            await self.emit("node_failed", node_id=full_id, error=message, input=state.input)
+            await self.emit(ev.NodeFailed(node_id=full_id, error=message, input=state.input))
             raise RunFailed(message, node_id=full_id) from None
         state.status, state.ended_at = "succeeded", self.clock()
-        await self.emit("node_succeeded", node_id=full_id, output=state.output, input=state.input)
+        await self.emit(ev.NodeSucceeded(node_id=full_id, output=state.output, input=state.input))
         return "succeeded", targets
 
     # --- node kinds -------------------------------------------------------------------------
@@ -485,12 +481,12 @@ class Interpreter:
         expects = {k: v.model_dump(exclude_none=True) for k, v in node.expects.items()}
         state = self.nodes[full_id]
         state.status, state.detail = "waiting_input", {"message": message, "expects": expects}
-        await self.emit("waiting_input", node_id=full_id, message=message, expects=expects)
+        await self.emit(ev.WaitingInput(node_id=full_id, message=message, expects=expects))
         values = await self.steps.wait_for_input(f"yield:{full_id}", node.timeout)
         if values is None:
             raise RunFailed(f"no answer to '{full_id}' within {node.timeout} s", node_id=full_id)
         checked = check_values(node.expects, values, what="values")
-        await self.emit("resumed", node_id=full_id, values=checked)
+        await self.emit(ev.Resumed(node_id=full_id, values=checked))
         return checked
 
     async def _compensate_node(
@@ -540,7 +536,7 @@ class Interpreter:
             }
 
         outcome = await self.steps.step(f"compensate:{name}", attempt)
-        await self.emit("compensated", name=name, **outcome)
+        await self.emit(ev.Compensated(name=name, **outcome))
         return outcome
 
     # --- children ---------------------------------------------------------------------------

@@ -10,6 +10,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
 
+from dynamic_tools.engine.events import EVENT_TYPES, Event
 from dynamic_tools.engine.ports import (
     ChildFn,
     ChildOutcome,
@@ -133,18 +134,21 @@ class LocalSteps:
 
 
 class EventList:
-    """Keeps every event in order."""
+    """Keeps every event in order: ``typed`` as emitted, ``events`` as stored (dicts)."""
 
     def __init__(self) -> None:
+        self.typed: list[Event] = []
         self.events: list[dict[str, Any]] = []
 
-    async def emit(self, event: dict[str, Any]) -> None:
+    async def emit(self, event: Event) -> None:
         """Append ``event``."""
-        self.events.append(event)
+        self.typed.append(event)
+        self.events.append(event.to_dict())
 
-    def of(self, kind: str) -> list[dict[str, Any]]:
-        """Events of one type."""
-        return [e for e in self.events if e["type"] == kind]
+    def of(self, kind: type[Event] | str) -> list[dict[str, Any]]:
+        """Events of one class (or of the class whose type name is ``kind``), as dicts."""
+        cls = EVENT_TYPES[kind] if isinstance(kind, str) else kind
+        return [e.to_dict() for e in self.typed if isinstance(e, cls)]
 
 
 Mock = ToolResult | Exception | Callable[[Mapping[str, Any]], ToolResult] | Any

@@ -12,6 +12,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
+from dynamic_tools.engine.events import Event
+
 T = TypeVar("T")
 
 
@@ -152,8 +154,8 @@ class StepRunner(Protocol):
 
 
 class EventSink(Protocol):
-    """Receives run events (node started, attempt failed, waiting for input, ...)."""
+    """Receives run events (the classes of :mod:`dynamic_tools.engine.events`)."""
 
-    async def emit(self, event: dict[str, Any]) -> None:
+    async def emit(self, event: Event) -> None:
         """Record or forward one event."""
         ...

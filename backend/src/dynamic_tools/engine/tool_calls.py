@@ -19,6 +19,7 @@ from datetime import UTC, datetime, timedelta
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 
+from dynamic_tools.engine import events as ev
 from dynamic_tools.engine.expressions import evaluate, parse_expression
 from dynamic_tools.engine.models import CallNode
 from dynamic_tools.engine.ports import ToolCallFailed, ToolRunner
@@ -73,13 +74,14 @@ async def call_with_retries(
             return record["body"]
         failure = Failure(**record["failure"])
         await interp.emit(
-            "attempt_failed",
-            node_id=full_id,
-            tool=node.call,
-            attempt=attempt,
-            max_attempts=1 + retries,
-            error=failure.message,
-            status_code=failure.status_code,
+            ev.AttemptFailed(
+                node_id=full_id,
+                tool=node.call,
+                attempt=attempt,
+                max_attempts=1 + retries,
+                error=failure.message,
+                status_code=failure.status_code,
+            )
         )
         if should_retry(node.on_error, failure, attempt):
             assert node.on_error is not None
@@ -93,13 +95,14 @@ async def call_with_retries(
                 "last_error": failure.message,
             }
             await interp.emit(
-                "retry_scheduled",
-                node_id=full_id,
-                tool=node.call,
-                attempt=attempt + 1,
-                max_attempts=1 + retries,
-                delay_s=delay,
-                next_attempt_at=next_at,
+                ev.RetryScheduled(
+                    node_id=full_id,
+                    tool=node.call,
+                    attempt=attempt + 1,
+                    max_attempts=1 + retries,
+                    delay_s=delay,
+                    next_attempt_at=next_at,
+                )
             )
             await interp.steps.sleep(f"sleep:{full_id}:{attempt}", delay)
             continue

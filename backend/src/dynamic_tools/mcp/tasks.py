@@ -38,6 +38,7 @@ from loguru import logger
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from dynamic_tools.engine import events as ev
 from dynamic_tools.errors import ConflictError, DynamicToolsError, InvalidInputError, NotFoundError
 from dynamic_tools.mcp.arguments import check_arguments
 from dynamic_tools.mcp.channel import RELATED_TASK, CallChannel, ClientRequestTimeout, channel_for
@@ -52,7 +53,7 @@ from dynamic_tools.mcp.errors import (
 from dynamic_tools.mcp.task_link import ClientLink
 from dynamic_tools.mcp.task_push import TaskPush
 from dynamic_tools.mcp.task_views import TERMINAL, task_view
-from dynamic_tools.mcp.workflow_tools import FINISHED_NODE_EVENTS, WorkflowCalls
+from dynamic_tools.mcp.workflow_tools import WorkflowCalls
 from dynamic_tools.persistence.db import utc_now
 from dynamic_tools.persistence.run_view import RunRecord
 from dynamic_tools.persistence.task_store import TaskRow, TaskStore
@@ -65,7 +66,8 @@ DEFAULT_TTL_MS = 7 * 24 * 3600 * 1000
 PAGE_SIZE = 50
 PURGE_EVERY_S = 1.0
 EXECUTOR = uuid.uuid4().hex  # this process: the jobs it runs are in its memory
-STATUS_EVENTS = frozenset({"run_started", "waiting_input", "resumed"})
+#: events after which a task's status changes
+STATUS_EVENTS = (ev.RunStarted, ev.WaitingInput, ev.Resumed, ev.RunEnded)
 
 
 @dataclass
@@ -348,10 +350,11 @@ class TaskRuntime:
         async for event in store.subscribe(row.run_id, after=0):
             if event is None:
                 continue
-            node_id = event.data.get("node_id")
-            if event.type in FINISHED_NODE_EVENTS and node_id in top_level:
-                await push.progress(f"{node_id}: {FINISHED_NODE_EVENTS[event.type]}", total)
-            if event.type in STATUS_EVENTS or event.terminal:
+            typed = event.event
+            ended = isinstance(typed, ev.NodeEvent) and typed.ENDS_NODE
+            if ended and isinstance(typed, ev.NodeEvent) and typed.node_id in top_level:
+                await push.progress(f"{typed.node_id}: {ended}", total)
+            if isinstance(typed, STATUS_EVENTS):
                 await self._tell(row.task_id, push)
         await self._tell(row.task_id, push)
 

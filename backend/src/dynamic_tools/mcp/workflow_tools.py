@@ -22,6 +22,7 @@ from typing import Any
 import anyio
 import mcp_types as types
 
+from dynamic_tools.engine import events as ev
 from dynamic_tools.engine.models import CallNode, ParamSpec, Workflow
 from dynamic_tools.errors import DynamicToolsError, InvalidInputError
 from dynamic_tools.logs import correlation_id, redactor
@@ -34,11 +35,8 @@ from dynamic_tools.runtime.runs import RunService
 from dynamic_tools.runtime.workflow_plan import param_schema, preview_inputs
 from dynamic_tools.runtime.workflow_repository import PreparedRun
 
-FINISHED_NODE_EVENTS = {
-    "node_succeeded": "succeeded",
-    "node_failed": "failed",
-    "node_skipped": "skipped",
-}
+#: a node's statuses once it ended
+NODE_ENDS = frozenset({"succeeded", "failed", "skipped"})
 MAX_ELICIT_ROUNDS = 3
 FORM_TYPES = frozenset({"string", "integer", "number", "boolean"})
 FORM_FORMATS = frozenset({"date", "date-time", "email", "uri"})
@@ -190,9 +188,7 @@ class WorkflowCalls:
     ) -> types.CallToolResult | types.InputRequiredResult:
         run = await self.store.get_run(run_id)
         top_level = set(run.nodes)
-        done = sum(
-            1 for n in run.nodes.values() if n.get("status") in FINISHED_NODE_EVENTS.values()
-        )
+        done = sum(1 for n in run.nodes.values() if n.get("status") in NODE_ENDS)
         total = float(len(top_level)) or None
         position = after
         while True:
@@ -200,14 +196,12 @@ class WorkflowCalls:
                 if event is None:
                     continue
                 position = event.position
-                kind = event.type
-                node_id = event.data.get("node_id")
-                if kind in FINISHED_NODE_EVENTS and node_id in top_level:
+                typed = event.event
+                ended = isinstance(typed, ev.NodeEvent) and typed.ENDS_NODE
+                if ended and isinstance(typed, ev.NodeEvent) and typed.node_id in top_level:
                     done += 1
-                    await channel.progress(
-                        float(done), total, f"{node_id}: {FINISHED_NODE_EVENTS[kind]}"
-                    )
-                if kind == "waiting_input" or event.terminal:
+                    await channel.progress(float(done), total, f"{typed.node_id}: {ended}")
+                if isinstance(typed, ev.WaitingInput | ev.RunEnded):
                     break
             run = await self.store.get_run(run_id)
             if run.terminal:

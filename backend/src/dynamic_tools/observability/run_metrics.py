@@ -32,13 +32,13 @@ from prometheus_client import CollectorRegistry, Counter, Histogram
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from dynamic_tools.engine import events as ev
 from dynamic_tools.persistence.run_view import StoredEvent, parse_time
 
 UnfinishedCounts = Callable[[], list[tuple[str, str, int]]]
 """``(workflow_id, status, count)`` of the runs not ended (``RunStore.unfinished_counts``)."""
 
 NODE_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800, 3600)
-_NODE_END = {"node_succeeded": "succeeded", "node_failed": "failed"}
 
 _takeovers: dict[str, int] = {}
 _takeovers_lock = threading.Lock()
@@ -139,21 +139,22 @@ class RunMetrics:
 
     def observe(self, stored: StoredEvent) -> None:
         """Count one stored event (a run store observer)."""
-        kind = stored.event.type
+        event = stored.typed
         run = stored.run
-        if kind == "run_started" and stored.previous_status == "pending":
+        if isinstance(event, ev.RunStarted) and stored.previous_status == "pending":
             self.started.labels(run.workflow_id).inc()
         elif stored.ended_run:
             self.finished.labels(run.workflow_id, run.status).inc()
-        elif kind == "retry_scheduled":
-            tool = stored.event.data.get("tool")
-            if tool:
-                self.retries.labels(str(tool)).inc()
-        elif kind in _NODE_END:
-            self._node_ended(stored, _NODE_END[kind])
+        elif isinstance(event, ev.RetryScheduled):
+            if event.tool:
+                self.retries.labels(event.tool).inc()
+        elif isinstance(event, ev.NodeSucceeded):
+            self._node_ended(stored, event.node_id, "succeeded")
+        elif isinstance(event, ev.NodeFailed):
+            self._node_ended(stored, event.node_id, "failed")
 
-    def _node_ended(self, stored: StoredEvent, outcome: str) -> None:
-        node = stored.run.nodes.get(str(stored.event.data.get("node_id")), {})
+    def _node_ended(self, stored: StoredEvent, node_id: str, outcome: str) -> None:
+        node = stored.run.nodes.get(node_id, {})
         tool = node.get("tool")
         started, ended = node.get("started_at"), node.get("ended_at")
         if node.get("kind") != "call" or not tool or not started or not ended:

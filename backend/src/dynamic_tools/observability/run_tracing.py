@@ -42,6 +42,7 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
+from dynamic_tools.engine import events as ev
 from dynamic_tools.engine.ports import EventSink, ToolCallFailed, ToolResult, ToolRunner
 from dynamic_tools.observability.tracing import (
     ATTEMPT,
@@ -58,7 +59,6 @@ from dynamic_tools.observability.tracing import (
 from dynamic_tools.persistence.run_view import StoredEvent, parse_time
 
 _SAGA = "saga:"
-_NODE_END = frozenset({"node_succeeded", "node_failed"})
 _ITEM = re.compile(r"/\d+(?=/|$)")
 
 IN_MEMORY_TOOLS = frozenset({"sql_query"})
@@ -91,15 +91,13 @@ class RunTracing:
         return WatchedEvents(sink, self)
 
     # --- what the events tell ------------------------------------------------------------------
-    def seen(self, event: Mapping[str, Any]) -> None:
+    def seen(self, event: ev.Event) -> None:
         """Note what a call span needs from an event (replayed events included)."""
-        kind = event.get("type")
-        run_id = str(event.get("run_id", ""))
         with self._lock:
-            if kind == "retry_scheduled":
-                self._attempts[f"{run_id}:{event.get('node_id')}"] = int(event.get("attempt") or 1)
-            elif kind == "run_started":
-                self._workflows[run_id] = str(event.get("workflow_id", ""))
+            if isinstance(event, ev.RetryScheduled):
+                self._attempts[f"{event.run_id}:{event.node_id}"] = event.attempt
+            elif isinstance(event, ev.RunStarted):
+                self._workflows[event.run_id] = event.workflow_id
 
     def attempt(self, key: str) -> int:
         """The attempt the call with idempotency key ``key`` is."""
@@ -124,7 +122,7 @@ class RunTracing:
         if stored.ended_run:
             self._record_run(stored)
             self._forget(stored.run.run_id)
-        elif stored.event.type in _NODE_END:
+        elif isinstance(stored.typed, ev.NodeSucceeded | ev.NodeFailed):
             self._record_node(stored)
 
     def _record_run(self, stored: StoredEvent) -> None:
@@ -146,7 +144,7 @@ class RunTracing:
 
     def _record_node(self, stored: StoredEvent) -> None:
         run = stored.run
-        node_id = str(stored.event.data.get("node_id", ""))
+        node_id = stored.typed.source
         node = run.nodes.get(node_id) or {}
         kind = node.get("kind")
         in_memory = kind == "call" and node.get("tool") in IN_MEMORY_TOOLS
@@ -182,7 +180,7 @@ class WatchedEvents:
         self.sink = sink
         self.runs = runs
 
-    async def emit(self, event: dict[str, Any]) -> None:
+    async def emit(self, event: ev.Event) -> None:
         """Note, then forward."""
         self.runs.seen(event)
         await self.sink.emit(event)

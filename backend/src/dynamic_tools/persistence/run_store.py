@@ -43,6 +43,7 @@ from sqlalchemy import Engine, func, insert, select, update
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
+from dynamic_tools.engine import events as ev
 from dynamic_tools.engine.state import RunOutcome
 from dynamic_tools.errors import ConflictError, NotFoundError
 from dynamic_tools.persistence.db import run_events, runs, utc_now, write_transaction
@@ -52,7 +53,6 @@ from dynamic_tools.persistence.run_view import (
     RunRecord,
     StoredEvent,
     apply_event,
-    event_source,
     merge_outcome,
     parse_time,
 )
@@ -134,8 +134,8 @@ class RunStore:
                         updated_at=now,
                     )
                 )
-                created = {"run_id": run_id, "type": "run_created", "at": now}
-                stored = self._append(conn, {**created, "workflow_id": workflow_id})
+                created = ev.RunCreated(run_id=run_id, at=now.isoformat(), workflow_id=workflow_id)
+                stored = self._append(conn, created)
         except IntegrityError:
             raise ConflictError(
                 f"run '{run_id}' already exists", kind="exists", context={"run_id": run_id}
@@ -211,13 +211,13 @@ class RunStore:
             return [(str(w), str(s), int(n)) for w, s, n in conn.execute(query)]
 
     # --- events ----------------------------------------------------------------------------
-    async def emit(self, event: dict[str, Any]) -> None:
+    async def emit(self, event: ev.Event) -> None:
         """EventSink: store ``event`` and apply it to its run (duplicates are ignored)."""
         stored = await asyncio.to_thread(self._emit_sync, event)
         if stored is not None:
             self._notify(stored.event.run_id)
 
-    def _emit_sync(self, event: dict[str, Any]) -> StoredEvent | None:
+    def _emit_sync(self, event: ev.Event) -> StoredEvent | None:
         try:
             with write_transaction(self.engine) as conn:
                 stored = self._append(conn, event)
@@ -226,17 +226,16 @@ class RunStore:
         self._tell(stored)
         return stored
 
-    def _append(self, conn: Connection, event: dict[str, Any]) -> StoredEvent | None:
-        run_id = str(event.get("run_id", ""))
+    def _append(self, conn: Connection, event: ev.Event) -> StoredEvent | None:
+        run_id = event.run_id
         query = select(runs).where(runs.c.run_id == run_id).with_for_update()
         row = conn.execute(query).mappings().first()
         if row is None:
-            logger.warning("event {} for unknown run {} dropped", event.get("type"), run_id)
+            logger.warning("event {} for unknown run {} dropped", event.TYPE, run_id)
             return None
         position = int(row["event_count"]) + 1
-        seq = event.get("seq")
-        seq = int(seq) if isinstance(seq, int) else -position
-        source = event_source(event)
+        seq = event.seq if event.seq is not None else -position
+        source = event.source
         duplicate = conn.execute(
             select(run_events.c.position).where(
                 run_events.c.run_id == run_id,
@@ -246,15 +245,15 @@ class RunStore:
         ).first()
         if duplicate is not None:
             return None
-        at = parse_time(event.get("at"))
-        data = {k: v for k, v in event.items() if k not in ("run_id", "seq", "type", "at")}
+        at = parse_time(event.at or None)
+        data = event.payload()
         conn.execute(
             insert(run_events).values(
                 run_id=run_id,
                 position=position,
                 seq=seq,
                 source=source,
-                type=str(event["type"]),
+                type=event.TYPE,
                 data=data,
                 at=at,
             )
@@ -262,7 +261,7 @@ class RunStore:
         view = apply_event(dict(row), event, at)
         changes = {**view, "event_count": position, "updated_at": utc_now()}
         conn.execute(update(runs).where(runs.c.run_id == run_id).values(**changes))
-        stored = RunEvent(run_id, position, seq, str(event["type"]), at, data)
+        stored = RunEvent(run_id, position, seq, event.TYPE, at, data)
         after = RunRecord.from_row({**row, **changes})
         return StoredEvent(stored, after, str(row["status"]))
 
@@ -378,11 +377,8 @@ class RunStore:
         For ends the engine could not record itself: a cancel, an interrupted local run, or
         an outcome the journal holds but this view missed (``by="reconcile"``).
         """
-        if status not in ("succeeded", "failed", "cancelled"):
-            raise ValueError(f"a run cannot end as '{status}'")
-        event = {"run_id": run_id, "type": f"run_{status}", "error": error, "by": by}
-        if status == "succeeded":
-            event["result"] = result
+        result = result if status == "succeeded" else None
+        event = ev.run_ended(status, run_id=run_id, result=result, error=error, by=by)
 
         def work() -> bool:
             with write_transaction(self.engine) as conn:

@@ -1,6 +1,6 @@
 """The run view: how engine events change a run's row, and the records the store returns.
 
-Events (``engine/interpreter.py``, ``engine/tool_calls.py``) and what they change:
+Events (the classes of ``engine/events.py``, by their ``type``) and what they change:
 
 - ``run_created`` (the store) → ``pending``; ``run_started`` → ``running``;
 - ``node_started`` / ``node_succeeded`` / ``node_failed`` / ``node_skipped`` → the node's
@@ -23,22 +23,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from dynamic_tools.engine import events as ev
 from dynamic_tools.engine.state import RunOutcome
 from dynamic_tools.persistence.db import utc_now
 
-TERMINAL_EVENTS = {
-    "run_succeeded": "succeeded",
-    "run_failed": "failed",
-    "run_cancelled": "cancelled",
-}
-TERMINAL = frozenset(TERMINAL_EVENTS.values())
+TERMINAL = frozenset(ev.TERMINAL_STATUS)
 ACTIVE = frozenset({"pending", "running", "waiting_input"})
-_NODE_STATUS = {
-    "node_started": "running",
-    "node_succeeded": "succeeded",
-    "node_failed": "failed",
-    "node_skipped": "skipped",
-}
 
 
 def parse_time(value: Any) -> datetime:
@@ -65,82 +55,88 @@ def _millis(start: datetime | str | None, end: datetime | str | None) -> float |
     return round((parse_time(end) - parse_time(start)).total_seconds() * 1000, 3)
 
 
-def event_source(event: Mapping[str, Any]) -> str:
-    """What an event is about (its node or compensation step); '' for run-level events."""
-    return str(event.get("node_id") or event.get("name") or "")
-
-
-def apply_event(row: dict[str, Any], event: Mapping[str, Any], at: datetime) -> dict[str, Any]:
+def apply_event(row: dict[str, Any], event: ev.Event, at: datetime) -> dict[str, Any]:
     """The run columns changed by ``event`` (``row`` is the run's current row)."""
-    kind = str(event.get("type", ""))
     status = str(row["status"])
     nodes: dict[str, dict[str, Any]] = {k: dict(v) for k, v in (row["nodes"] or {}).items()}
     waiting: dict[str, Any] = dict(row.get("waiting") or {})
     changes: dict[str, Any] = {}
-    node_id = event.get("node_id")
-    node = nodes.setdefault(str(node_id), {"status": "pending", "attempts": 0}) if node_id else {}
-    if node_id and "input" in event:
-        node["input"] = event["input"]
-    if kind == "run_started" and status in ACTIVE:
-        changes.update(status="running", started_at=row.get("started_at") or at)
-    elif kind in _NODE_STATUS and node_id:
-        node["status"] = _NODE_STATUS[kind]
-        if kind == "node_started":
-            node.update(kind=event.get("kind"), started_at=iso(at), ended_at=None, error=None)
-            if event.get("tool"):
-                node["tool"] = event["tool"]
-            if event.get("kind") in ("call", "workflow"):
-                node["attempts"] = max(int(node.get("attempts") or 0), 1)
-        elif kind == "node_succeeded":
-            node.update(output=event.get("output"), ended_at=iso(at))
-        elif kind == "node_failed":
-            node.update(error=event.get("error"), ended_at=iso(at))
-            if isinstance(event.get("detail"), Mapping):  # a call's tool, status and body
-                node.setdefault("detail", {}).update(event["detail"])
-            if event.get("fallback"):
-                node.setdefault("detail", {})["fallback"] = event["fallback"]
-        else:
-            node.update(error=event.get("reason"))
-    elif kind in ("attempt_failed", "retry_scheduled") and node_id:
-        node["attempts"] = max(int(node.get("attempts") or 0), int(event.get("attempt") or 0))
-        detail = node.setdefault("detail", {})
-        if kind == "attempt_failed":
-            detail.update(last_error=event.get("error"), status_code=event.get("status_code"))
-        else:
-            detail.update(
-                next_attempt=event.get("attempt"),
-                next_attempt_at=event.get("next_attempt_at"),
-                delay_s=event.get("delay_s"),
+    match event:
+        case ev.RunStarted() if status in ACTIVE:
+            changes.update(status="running", started_at=row.get("started_at") or at)
+        case ev.NodeEvent(node_id=node_id) if node_id:
+            node = nodes.setdefault(node_id, {"status": "pending", "attempts": 0})
+            _apply_node_event(node, event, at)
+            if isinstance(event, ev.WaitingInput):
+                waiting[node_id] = node["detail"]
+                if status in ACTIVE:
+                    changes["status"] = "waiting_input"
+            elif isinstance(event, ev.Resumed):
+                waiting.pop(node_id, None)
+                if status == "waiting_input" and not waiting:
+                    changes["status"] = "running"
+        case ev.Compensated():
+            step = {
+                "name": event.name,
+                "call": event.call,
+                "ok": event.ok,
+                "status_code": event.status_code,
+                "error": event.error,
+            }
+            entry = nodes.setdefault(event.target, {"status": "pending", "attempts": 0})
+            entry.setdefault("detail", {}).setdefault("compensations", []).append(step)
+        case ev.RunEnded() if status in ACTIVE:
+            changes.update(
+                status=event.STATUS, result=event.result, error=event.error, finished_at=at
             )
-        detail["max_attempts"] = event.get("max_attempts")
-    elif kind == "waiting_input" and node_id:
-        prompt = {"message": event.get("message", ""), "expects": event.get("expects") or {}}
-        node.update(status="waiting_input", detail=prompt)
-        waiting[str(node_id)] = prompt
-        if status in ACTIVE:
-            changes["status"] = "waiting_input"
-    elif kind == "resumed" and node_id:
-        node["status"] = "running"
-        node.setdefault("detail", {})["answer"] = event.get("values")
-        waiting.pop(str(node_id), None)
-        if status == "waiting_input" and not waiting:
-            changes["status"] = "running"
-    elif kind == "compensated":
-        name = str(event.get("name", ""))
-        target = name[len("saga:") :] if name.startswith("saga:") else name.rsplit(":", 1)[0]
-        step = {k: event.get(k) for k in ("name", "call", "ok", "status_code", "error")}
-        entry = nodes.setdefault(target, {"status": "pending", "attempts": 0})
-        entry.setdefault("detail", {}).setdefault("compensations", []).append(step)
-    elif kind in TERMINAL_EVENTS and status in ACTIVE:
-        changes.update(
-            status=TERMINAL_EVENTS[kind],
-            result=event.get("result"),
-            error=event.get("error"),
-            finished_at=at,
-        )
-        waiting = {}
+            waiting = {}
     changes.update(nodes=nodes, waiting=waiting or None)
     return changes
+
+
+def _apply_node_event(node: dict[str, Any], event: ev.NodeEvent, at: datetime) -> None:
+    """What one node event changes in the node's view."""
+    match event:
+        case ev.NodeStarted():
+            node.update(
+                status="running", kind=event.kind, started_at=iso(at), ended_at=None, error=None
+            )
+            if event.tool:
+                node["tool"] = event.tool
+            if event.kind in ("call", "workflow"):
+                node["attempts"] = max(int(node.get("attempts") or 0), 1)
+        case ev.NodeSucceeded():
+            node.update(
+                status="succeeded", input=event.input, output=event.output, ended_at=iso(at)
+            )
+        case ev.NodeFailed():
+            node.update(status="failed", input=event.input, error=event.error, ended_at=iso(at))
+            if event.detail is not None:  # a call's tool, status and body
+                node.setdefault("detail", {}).update(event.detail)
+            if event.fallback:
+                node.setdefault("detail", {})["fallback"] = event.fallback
+        case ev.NodeSkipped():
+            node.update(status="skipped", error=event.reason)
+        case ev.AttemptFailed() | ev.RetryScheduled():
+            node["attempts"] = max(int(node.get("attempts") or 0), event.attempt)
+            detail = node.setdefault("detail", {})
+            if isinstance(event, ev.AttemptFailed):
+                detail.update(last_error=event.error, status_code=event.status_code)
+            else:
+                detail.update(
+                    next_attempt=event.attempt,
+                    next_attempt_at=event.next_attempt_at,
+                    delay_s=event.delay_s,
+                )
+            detail["max_attempts"] = event.max_attempts
+        case ev.WaitingInput():
+            node.update(
+                status="waiting_input",
+                detail={"message": event.message, "expects": event.expects or {}},
+            )
+        case ev.Resumed():
+            node["status"] = "running"
+            node.setdefault("detail", {})["answer"] = event.values
 
 
 def merge_outcome(nodes: dict[str, Any], outcome: RunOutcome) -> dict[str, Any]:
@@ -167,9 +163,15 @@ class RunEvent:
     data: dict[str, Any] = field(default_factory=dict)
 
     @property
+    def event(self) -> ev.Event:
+        """The typed event (envelope and payload)."""
+        envelope = {"run_id": self.run_id, "seq": self.seq, "type": self.type, "at": iso(self.at)}
+        return ev.event_from_dict({**self.data, **envelope})
+
+    @property
     def terminal(self) -> bool:
         """Whether the event ends the run."""
-        return self.type in TERMINAL_EVENTS
+        return isinstance(self.event, ev.RunEnded)
 
     @classmethod
     def from_row(cls, row: Mapping[Any, Any]) -> RunEvent:
@@ -304,6 +306,11 @@ class StoredEvent:
     event: RunEvent
     run: RunRecord
     previous_status: str
+
+    @property
+    def typed(self) -> ev.Event:
+        """The stored event as its class."""
+        return self.event.event
 
     @property
     def ended_run(self) -> bool:

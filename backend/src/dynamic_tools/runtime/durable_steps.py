@@ -51,6 +51,7 @@ from typing import Any, TypeVar, cast
 from dbos import DBOS, WorkflowHandleAsync
 from loguru import logger
 
+from dynamic_tools.engine.events import Event
 from dynamic_tools.engine.local import SIBLING_FAILED
 from dynamic_tools.engine.ports import ChildFn, ChildOutcome, EventSink, GatherCancelled
 
@@ -227,7 +228,7 @@ class ShutdownAwareEvents:
         self.sink = sink
         self.live = live
 
-    async def emit(self, event: dict[str, Any]) -> None:
+    async def emit(self, event: Event) -> None:
         """Forward ``event`` unless shutting down."""
         if not self.live.shutting_down:
             await self.sink.emit(event)

@@ -21,6 +21,7 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import Engine
 
+from dynamic_tools.engine.events import event_from_dict as typed
 from dynamic_tools.engine.interpreter import Interpreter
 from dynamic_tools.engine.loaders import load_document
 from dynamic_tools.engine.local import EventList, LocalSteps, MockTools, Responses
@@ -194,10 +195,10 @@ async def test_a_replayed_run_adds_nothing(store: RunStore, travel: WorkflowDocu
     )
     await interpreter.run("book_flight", FLIGHT)
     for event in recorded.events:
-        await store.emit(event)
+        await store.emit(typed(event))
     first = await store.get_run(run.run_id)
     for event in recorded.events:  # a replay: same seqs, later timestamps
-        await store.emit({**event, "at": utc_now().isoformat()})
+        await store.emit(typed({**event, "at": utc_now().isoformat()}))
     again = await store.get_run(run.run_id)
     assert again.event_count == first.event_count == len(recorded.events) + 1
     assert again.nodes == first.nodes and again.status == "succeeded"
@@ -221,7 +222,7 @@ async def test_concurrent_writers_lose_no_update(store: RunStore) -> None:
         {"run_id": run.run_id, "seq": i, "type": "node_started", "node_id": f"n{i}", "kind": "call"}
         for i in range(1, 31)
     ]
-    await asyncio.gather(*(store.emit(e) for e in events))
+    await asyncio.gather(*(store.emit(typed(e)) for e in events))
     stored = await store.get_run(run.run_id)
     assert stored.event_count == 31
     assert sorted(stored.nodes) == sorted(f"n{i}" for i in range(1, 31))
@@ -232,9 +233,9 @@ async def test_list_runs_filters_and_pages(store: RunStore) -> None:
     ids = []
     for workflow_id, final in (("a", "run_succeeded"), ("a", "run_failed"), ("b", None)):
         run = await store.create_run(workflow_id=workflow_id, params={"n": len(ids)})
-        await store.emit({"run_id": run.run_id, "seq": 1, "type": "run_started"})
+        await store.emit(typed({"run_id": run.run_id, "seq": 1, "type": "run_started"}))
         if final:
-            await store.emit({"run_id": run.run_id, "seq": 2, "type": final, "error": None})
+            await store.emit(typed({"run_id": run.run_id, "seq": 2, "type": final, "error": None}))
         ids.append(run.run_id)
         await asyncio.sleep(0.01)
     everything, total = await store.list_runs()
@@ -266,11 +267,13 @@ async def test_subscribe_is_live_resumable_and_ends_at_the_terminal_event(
     follower = asyncio.create_task(follow())
     await asyncio.sleep(0.1)
     assert seen == ["run_created"]
-    await store.emit({"run_id": run.run_id, "seq": 1, "type": "run_started"})
-    await store.emit({"run_id": run.run_id, "seq": 2, "type": "node_started", "node_id": "x"})
+    await store.emit(typed({"run_id": run.run_id, "seq": 1, "type": "run_started"}))
+    await store.emit(
+        typed({"run_id": run.run_id, "seq": 2, "type": "node_started", "node_id": "x"})
+    )
     await asyncio.sleep(0.1)
     assert seen == ["run_created", "run_started", "node_started"]
-    await store.emit({"run_id": run.run_id, "seq": 3, "type": "run_succeeded", "result": 1})
+    await store.emit(typed({"run_id": run.run_id, "seq": 3, "type": "run_succeeded", "result": 1}))
     await asyncio.wait_for(follower, 5)
     assert seen[-1] == "run_succeeded"
     replay = [e.type async for e in store.subscribe(run.run_id, after=2) if e is not None]
@@ -283,8 +286,8 @@ async def test_a_stream_follows_events_written_by_another_replica(engine: Engine
     run = await here.create_run(workflow_id="w", params={})
     follower = asyncio.create_task(asyncio.wait_for(_types(here.subscribe(run.run_id, after=1)), 5))
     await asyncio.sleep(0.1)
-    await elsewhere.emit({"run_id": run.run_id, "seq": 1, "type": "run_started"})
-    await elsewhere.emit({"run_id": run.run_id, "seq": 2, "type": "run_failed", "error": {}})
+    await elsewhere.emit(typed({"run_id": run.run_id, "seq": 1, "type": "run_started"}))
+    await elsewhere.emit(typed({"run_id": run.run_id, "seq": 2, "type": "run_failed", "error": {}}))
     assert await follower == ["run_started", "run_failed"]
 
 
@@ -296,16 +299,18 @@ async def test_terminal_status_is_final_and_interruptions_fail_active_runs(
     store: RunStore,
 ) -> None:
     active = await store.create_run(workflow_id="w", params={})
-    await store.emit({"run_id": active.run_id, "seq": 1, "type": "run_started"})
+    await store.emit(typed({"run_id": active.run_id, "seq": 1, "type": "run_started"}))
     ended = await store.create_run(workflow_id="w", params={})
-    await store.emit({"run_id": ended.run_id, "seq": 1, "type": "run_cancelled", "error": {}})
+    await store.emit(
+        typed({"run_id": ended.run_id, "seq": 1, "type": "run_cancelled", "error": {}})
+    )
     assert await store.interrupt_unfinished("restarted") == [active.run_id]
     failed = await store.get_run(active.run_id)
     assert failed.status == "failed" and failed.error == {
         "message": "restarted",
         "reason": "interrupted",
     }
-    await store.emit({"run_id": active.run_id, "seq": 2, "type": "run_started"})
+    await store.emit(typed({"run_id": active.run_id, "seq": 2, "type": "run_started"}))
     assert (await store.get_run(active.run_id)).status == "failed"
     assert await store.finish(ended.run_id, "failed") is False
     assert (await store.get_run(ended.run_id)).status == "cancelled"
@@ -316,5 +321,7 @@ async def test_unknown_runs(store: RunStore) -> None:
         await store.get_run("nope")
     with pytest.raises(NotFoundError):
         await store.events("nope")
-    await store.emit({"run_id": "nope", "seq": 1, "type": "run_started"})  # dropped, no error
+    await store.emit(
+        typed({"run_id": "nope", "seq": 1, "type": "run_started"})
+    )  # dropped, no error
     assert (await store.list_runs())[1] == 0

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from loguru import logger
 
+from dynamic_tools.engine.events import event_from_dict as typed
 from dynamic_tools.persistence.run_store import RunStore, StoredEvent
 from tests.integration.persistence.test_run_store import engine, store
 
@@ -21,7 +22,7 @@ async def test_observers_see_each_stored_event_once_with_the_run_after_it(
     started = {"run_id": run.run_id, "seq": 1, "type": "run_started", "workflow_id": "wf"}
     node = {"run_id": run.run_id, "seq": 2, "type": "node_started", "node_id": "a"}
     for event in (started, node, started, node):  # a replay emits them again
-        await store.emit({**event, "kind": "call", "tool": "t"} if event is node else event)
+        await store.emit(typed({**event, "kind": "call", "tool": "t"} if event is node else event))
     await store.finish(run.run_id, "cancelled", {"message": "stop"})
     await store.finish(run.run_id, "cancelled", {"message": "again"})  # already ended
     assert [s.event.type for s in seen] == [
@@ -48,7 +49,7 @@ async def test_a_failing_observer_is_logged_and_changes_nothing(store: RunStore)
     sink = logger.add(lambda m: warnings.append(str(m)), level="WARNING")
     try:
         run = await store.create_run(workflow_id="wf", params={})
-        await store.emit({"run_id": run.run_id, "seq": 1, "type": "run_started"})
+        await store.emit(typed({"run_id": run.run_id, "seq": 1, "type": "run_started"}))
     finally:
         logger.remove(sink)
     assert seen == ["run_created", "run_started"]
@@ -59,10 +60,10 @@ async def test_a_failing_observer_is_logged_and_changes_nothing(store: RunStore)
 async def test_unfinished_counts_by_workflow_and_status(store: RunStore) -> None:
     assert store.unfinished_counts() == []
     runs = [await store.create_run(workflow_id=w, params={}) for w in ("a", "a", "b", "b")]
-    await store.emit({"run_id": runs[0].run_id, "seq": 1, "type": "run_started"})
-    await store.emit({"run_id": runs[1].run_id, "seq": 1, "type": "run_started"})
+    await store.emit(typed({"run_id": runs[0].run_id, "seq": 1, "type": "run_started"}))
+    await store.emit(typed({"run_id": runs[1].run_id, "seq": 1, "type": "run_started"}))
     waiting = {"type": "waiting_input", "node_id": "ask", "message": "?", "expects": {}}
-    await store.emit({"run_id": runs[1].run_id, "seq": 2, **waiting})
+    await store.emit(typed({"run_id": runs[1].run_id, "seq": 2, **waiting}))
     await store.finish(runs[2].run_id, "failed", {"message": "x"})
     assert sorted(store.unfinished_counts()) == [
         ("a", "running", 1),

@@ -23,6 +23,7 @@ from typing import Any
 
 import httpx
 
+from dynamic_tools.engine.events import Event
 from dynamic_tools.engine.loaders import load_document
 from dynamic_tools.engine.ports import ToolCallFailed, ToolResult
 from dynamic_tools.errors import ConflictError
@@ -56,9 +57,9 @@ class EventFile:
     def __init__(self, path: Path) -> None:
         self.path = path
 
-    async def emit(self, event: dict[str, Any]) -> None:
+    async def emit(self, event: Event) -> None:
         with self.path.open("a") as file:
-            file.write(json.dumps(event) + "\n")
+            file.write(json.dumps(event.to_dict()) + "\n")
 
 
 async def main(args: argparse.Namespace) -> None:

@@ -1,0 +1,323 @@
+"""Run events: the closed set of things a run reports, one class each.
+
+The interpreter emits them through the :class:`~dynamic_tools.engine.ports.EventSink` port;
+the run store keeps them (as :meth:`Event.to_dict`) and projects them onto the run's view; SSE
+and the UI receive the same dictionaries. Reading a stored event back goes through
+:func:`event_from_dict`, the one place that maps a ``type`` name to its class, so consumers
+match on classes, never on strings.
+
+Every event carries the envelope ``run_id``, ``seq`` (numbered per execution so a replay's
+duplicates can be dropped; None for events written by the store itself) and ``at`` (ISO 8601).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar, TypeVar
+
+__all__ = [
+    "EVENT_TYPES",
+    "TERMINAL_STATUS",
+    "AttemptFailed",
+    "Compensated",
+    "Event",
+    "NodeEvent",
+    "NodeFailed",
+    "NodeSkipped",
+    "NodeStarted",
+    "NodeSucceeded",
+    "Resumed",
+    "RetryScheduled",
+    "RunCancelled",
+    "RunCreated",
+    "RunEnded",
+    "RunFailed",
+    "RunStarted",
+    "RunSucceeded",
+    "WaitingInput",
+    "event_from_dict",
+    "run_ended",
+]
+
+_ENVELOPE = ("run_id", "seq", "type", "at")
+
+E = TypeVar("E", bound="Event")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Event:
+    """What every event has: its run, its number within an execution and its time."""
+
+    TYPE: ClassVar[str] = ""
+    #: payload fields left out of :meth:`to_dict` while they are None
+    OPTIONAL: ClassVar[frozenset[str]] = frozenset()
+
+    run_id: str = ""
+    seq: int | None = None
+    at: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The event as stored and streamed: the envelope, ``type`` and the payload."""
+        data: dict[str, Any] = {"run_id": self.run_id}
+        if self.seq is not None:
+            data["seq"] = self.seq
+        data["type"] = self.TYPE
+        data["at"] = self.at
+        data.update(self.payload())
+        return data
+
+    def payload(self) -> dict[str, Any]:
+        """The fields that are not the envelope (optional ones only when set)."""
+        return {
+            f.name: getattr(self, f.name)
+            for f in dataclasses.fields(self)
+            if f.name not in _ENVELOPE
+            and not (f.name in self.OPTIONAL and getattr(self, f.name) is None)
+        }
+
+    def stamped(self: E, *, run_id: str, seq: int | None, at: str) -> E:
+        """This event with its envelope filled in."""
+        return dataclasses.replace(self, run_id=run_id, seq=seq, at=at)
+
+    @property
+    def source(self) -> str:
+        """What the event is about (its node or compensation step); '' for run-level events."""
+        return ""
+
+
+# --- the run ----------------------------------------------------------------------------------
+@dataclass(frozen=True, kw_only=True)
+class RunCreated(Event):
+    """The store recorded a new run."""
+
+    TYPE: ClassVar[str] = "run_created"
+    workflow_id: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunStarted(Event):
+    """An execution of the run began (again, after a restart)."""
+
+    TYPE: ClassVar[str] = "run_started"
+    workflow_id: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunEnded(Event):
+    """The run ended; ``STATUS`` is the run's final status.
+
+    ``by`` names who recorded an end the engine could not record itself (``store``,
+    ``reconcile``); None when the engine did.
+    """
+
+    OPTIONAL: ClassVar[frozenset[str]] = frozenset({"by"})
+    STATUS: ClassVar[str] = ""
+    result: Any = None
+    error: dict[str, Any] | None = None
+    by: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunSucceeded(RunEnded):
+    """The run produced its result."""
+
+    TYPE: ClassVar[str] = "run_succeeded"
+    STATUS: ClassVar[str] = "succeeded"
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunFailed(RunEnded):
+    """The run failed; ``error`` says where and why."""
+
+    TYPE: ClassVar[str] = "run_failed"
+    STATUS: ClassVar[str] = "failed"
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunCancelled(RunEnded):
+    """The run was cancelled (a workflow whose deadline passed fails instead)."""
+
+    TYPE: ClassVar[str] = "run_cancelled"
+    STATUS: ClassVar[str] = "cancelled"
+
+
+# --- nodes ------------------------------------------------------------------------------------
+@dataclass(frozen=True, kw_only=True)
+class NodeEvent(Event):
+    """An event about one node (``node_id`` is prefixed inside children: ``loop[2].step``)."""
+
+    #: the node's status after this event, for the events that end a node
+    ENDS_NODE: ClassVar[str | None] = None
+
+    node_id: str = ""
+
+    @property
+    def source(self) -> str:
+        """The node."""
+        return self.node_id
+
+
+@dataclass(frozen=True, kw_only=True)
+class NodeStarted(NodeEvent):
+    """A node began; ``tool`` is set for calls."""
+
+    TYPE: ClassVar[str] = "node_started"
+    OPTIONAL: ClassVar[frozenset[str]] = frozenset({"tool"})
+    kind: str = ""
+    tool: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class NodeSkipped(NodeEvent):
+    """A node did not run; ``reason`` says why."""
+
+    TYPE: ClassVar[str] = "node_skipped"
+    ENDS_NODE: ClassVar[str | None] = "skipped"
+    reason: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class NodeSucceeded(NodeEvent):
+    """A node ended with ``output``."""
+
+    TYPE: ClassVar[str] = "node_succeeded"
+    ENDS_NODE: ClassVar[str | None] = "succeeded"
+    output: Any = None
+    input: Any = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class NodeFailed(NodeEvent):
+    """A node failed.
+
+    ``fallback`` names the node its ``on_error`` activates instead of failing the run;
+    ``detail`` holds a failed call's tool, status code and body.
+    """
+
+    TYPE: ClassVar[str] = "node_failed"
+    ENDS_NODE: ClassVar[str | None] = "failed"
+    OPTIONAL: ClassVar[frozenset[str]] = frozenset({"fallback", "detail"})
+    error: str = ""
+    input: Any = None
+    fallback: str | None = None
+    detail: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class AttemptFailed(NodeEvent):
+    """One attempt of a call failed (it may be retried)."""
+
+    TYPE: ClassVar[str] = "attempt_failed"
+    tool: str = ""
+    attempt: int = 1
+    max_attempts: int = 1
+    error: str = ""
+    status_code: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class RetryScheduled(NodeEvent):
+    """A call will be tried again (``attempt`` is the next one) after ``delay_s``."""
+
+    TYPE: ClassVar[str] = "retry_scheduled"
+    tool: str = ""
+    attempt: int = 2
+    max_attempts: int = 2
+    delay_s: float = 0.0
+    next_attempt_at: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class WaitingInput(NodeEvent):
+    """A yield waits for an answer matching ``expects``."""
+
+    TYPE: ClassVar[str] = "waiting_input"
+    message: str = ""
+    expects: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Resumed(NodeEvent):
+    """A yield got its (checked) answer."""
+
+    TYPE: ClassVar[str] = "resumed"
+    values: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+
+# --- the saga ---------------------------------------------------------------------------------
+@dataclass(frozen=True, kw_only=True)
+class Compensated(Event):
+    """A compensation call ran (``name`` is ``saga:<node>`` or ``<compensate node>:<step>``)."""
+
+    TYPE: ClassVar[str] = "compensated"
+    OPTIONAL: ClassVar[frozenset[str]] = frozenset({"status_code"})
+    name: str = ""
+    call: str = ""
+    ok: bool = False
+    status_code: int | None = None
+    error: str | None = None
+
+    @property
+    def source(self) -> str:
+        """The compensation step."""
+        return self.name
+
+    @property
+    def target(self) -> str:
+        """The node whose compensation this was."""
+        if self.name.startswith("saga:"):
+            return self.name[len("saga:") :]
+        return self.name.rsplit(":", 1)[0]
+
+
+EVENT_TYPES: dict[str, type[Event]] = {
+    cls.TYPE: cls
+    for cls in (
+        RunCreated,
+        RunStarted,
+        RunSucceeded,
+        RunFailed,
+        RunCancelled,
+        NodeStarted,
+        NodeSkipped,
+        NodeSucceeded,
+        NodeFailed,
+        AttemptFailed,
+        RetryScheduled,
+        WaitingInput,
+        Resumed,
+        Compensated,
+    )
+}
+
+TERMINAL_STATUS: dict[str, type[RunEnded]] = {
+    cls.STATUS: cls for cls in (RunSucceeded, RunFailed, RunCancelled)
+}
+
+
+def run_ended(status: str, **fields: Any) -> RunEnded:
+    """The end event of a run ending as ``status``; ValueError for a status that is no end."""
+    cls = TERMINAL_STATUS.get(status)
+    if cls is None:
+        raise ValueError(f"a run cannot end as '{status}'")
+    return cls(**fields)
+
+
+def event_from_dict(data: Mapping[str, Any]) -> Event:
+    """The typed event of a stored or streamed dictionary; ValueError for an unknown type.
+
+    Fields the class does not know are dropped (an older or newer writer may add some).
+    """
+    kind = data.get("type")
+    cls = EVENT_TYPES.get(str(kind))
+    if cls is None:
+        raise ValueError(f"unknown run event type {kind!r}")
+    names = {f.name for f in dataclasses.fields(cls)}
+    fields = {k: v for k, v in data.items() if k in names}
+    if not isinstance(fields.get("seq"), int):
+        fields.pop("seq", None)
+    if not isinstance(fields.get("at"), str):
+        fields["at"] = str(fields.get("at") or "")
+    return cls(**fields)
