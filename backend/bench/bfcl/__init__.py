@@ -1,4 +1,4 @@
-"""The BFCL harness (SELECTION.md, "An honest offline harness").
+"""The BFCL harness: an honest offline measure of tool selection (README, "Tests and benchmarks").
 
 ``convert`` turns Berkeley Function Calling Leaderboard items into tool configs and computes the
 request each gold answer must produce; ``harness`` runs the items through the real pipeline with

@@ -1,4 +1,4 @@
-"""The §10 payload: suggestions per conflict kind, correlation ids, text-only errors."""
+"""MCP error payloads: suggestions per conflict kind, correlation ids, text-only errors."""
 
 from __future__ import annotations
 
