@@ -1,5 +1,5 @@
 # The server image. Stage 1 builds the web UI; stage 2 installs the Python package in place
-# (editable), so the server finds the UI bundle at /app/frontend/dist and the examples at
+# (editable, from the lock file), so the server finds the UI bundle at /app/frontend/dist and the examples at
 # /app/examples, as in a checkout. docker-compose.yml runs it as replicas on PostgreSQL.
 FROM node:20-slim AS ui
 WORKDIR /app/frontend
@@ -11,9 +11,11 @@ RUN npm run build
 FROM python:3.11-slim
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 WORKDIR /app
-COPY backend/pyproject.toml backend/pyproject.toml
+# Exactly the versions of backend/uv.lock (the server's, without the dev extra).
+COPY backend/pyproject.toml backend/uv.lock backend/
 COPY backend/src backend/src
-RUN pip install --no-cache-dir -e ./backend
+RUN pip install --no-cache-dir 'uv==0.13.9' \
+    && cd backend && UV_PROJECT_ENVIRONMENT=/usr/local uv sync --locked --inexact --no-cache --quiet
 COPY examples examples
 COPY --from=ui /app/frontend/dist frontend/dist
 # Not root; /data holds the registry and, on SQLite, the run store and its journal.

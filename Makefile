@@ -4,13 +4,15 @@ PYTHON ?= python3
 VENV := backend/.venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+UV := $(VENV)/bin/uv
+UV_VERSION := 0.13.9
 HOST ?= 127.0.0.1
 PORT ?= 8000
 RUNTIME_DIR ?= .runtime
 
 export HOST PORT
 
-.PHONY: install run replicas test lint fmt typecheck bench clean frontend-test
+.PHONY: install lock run replicas test lint fmt typecheck bench clean frontend-test
 
 # The web UI (frontend/): node deps when the lock file changes, the bundle when a source is newer.
 NPM ?= npm
@@ -18,13 +20,19 @@ FRONTEND_DEPS := frontend/node_modules/.installed
 FRONTEND_SRC := $(shell find frontend/src -type f 2>/dev/null) frontend/index.html \
 	frontend/package.json frontend/vite.config.ts frontend/tsconfig.json
 
-$(STAMP): backend/pyproject.toml
+# Python dependencies come from backend/uv.lock, exactly (uv itself is bootstrapped with pip and
+# then kept by the lock). After editing backend/pyproject.toml: `make lock`.
+$(STAMP): backend/pyproject.toml backend/uv.lock
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e 'backend[dev]'
+	test -x $(UV) || $(PY) -m pip install --quiet 'uv==$(UV_VERSION)'
+	cd backend && UV_PROJECT_ENVIRONMENT=.venv .venv/bin/uv sync --locked --extra dev --quiet
 	touch $(STAMP)
 
 install: $(STAMP)
+
+lock:
+	test -x $(UV) || $(MAKE) install
+	cd backend && .venv/bin/uv lock
 
 $(FRONTEND_DEPS): frontend/package-lock.json
 	cd frontend && $(NPM) ci --no-audit --no-fund
@@ -49,7 +57,8 @@ run: $(STAMP) frontend/dist
 replicas: $(STAMP) frontend/dist
 	$(PY) scripts/replicas.py $(REPLICAS_ARGS)
 
-test: $(STAMP) frontend/dist frontend-test
+# Lint and types first (seconds), then the tests, then the layering.
+test: $(STAMP) frontend/dist frontend-test lint typecheck
 	cd backend && .venv/bin/python -m pytest $(PYTEST_ARGS)
 	cd backend && .venv/bin/lint-imports
 
@@ -62,9 +71,11 @@ fmt: $(STAMP)
 typecheck: $(STAMP)
 	cd backend && .venv/bin/mypy
 
+# The peers go into the same venv, off the lock: the stamp is removed so the next target
+# re-syncs the venv to the lock exactly.
 bench: $(STAMP)
 	$(PY) -m pip install --quiet --no-deps 'bfcl-eval==2026.3.23' && $(PY) -m pip install --quiet 'fastmcp==4.1.2'
-	cd backend && .venv/bin/python -m bench
+	cd backend && .venv/bin/python -m bench; status=$$?; rm -f $(STAMP); exit $$status
 
 clean:
 	rm -rf $(VENV) $(RUNTIME_DIR)
