@@ -1,6 +1,11 @@
-"""Errors of the engine's expression language and reference resolver.
+"""Errors of the engine: its control flow, its expression language and reference resolver.
 
-Both sit in the project's one error tree (``dynamic_tools.errors``)::
+Control flow (how a run unwinds) roots under :class:`EngineError`: ``RunFailed`` and
+``FallbackTriggered`` (``engine/state.py``), ``ChildFailed``, ``ChildCancelled`` and
+``GatherCancelled`` (``engine/ports.py``). Each carries ``node_id``, ``attempt`` and
+``retryable``.
+
+The expression and reference errors sit in the project's one error tree (``dynamic_tools.errors``)::
 
     DynamicToolsError
     ├── InvalidInputError
@@ -17,6 +22,21 @@ from __future__ import annotations
 from typing import Any
 
 from dynamic_tools.errors import DynamicToolsError, InvalidInputError
+
+
+class EngineError(BaseException):
+    """Root of the engine's control-flow errors; they carry where and how a run unwinds.
+
+    It derives from :class:`BaseException` only so the cancellations (which must stay
+    :class:`asyncio.CancelledError`) can share it: every other subclass also derives from
+    :class:`Exception`. ``attempt`` is the attempt of the node's call when there was one;
+    ``retryable`` says whether trying the same thing again could succeed.
+    """
+
+    node_id: str | None = None
+    attempt: int | None = None
+    retryable: bool = False
+
 
 _SHOWN = 120  # a message quotes at most this much of the expression; the field keeps it all
 

@@ -8,13 +8,10 @@ failed) is skipped. Ready nodes run one at a time in document order, so steps ar
 the same order on every replay; concurrency comes only from ``parallel`` and ``foreach``,
 whose branches and items run as children through :meth:`StepRunner.gather`.
 
-Saga: a call with ``compensate_with`` registers its (rendered) compensation when it succeeds;
-when the run fails, times out or is cancelled the registered compensations run newest first,
-unless a compensate node already handled the failure. Calls inside parallel branches and
-foreach items register theirs in the child, which hands them to the parent however it ends
-(succeeded, failed, or cancelled mid-way); the parent appends them in branch / item order,
-after what it had registered before the fan-out, so they are undone first, the last branch
-or item first.
+The interpreter runs a :class:`~dynamic_tools.engine.plan.RunPlan` (a validated document,
+compiled once): parameters were checked when the plan's run was prepared, graphs and node
+orders come from the plan. The saga's rules are in ``engine/saga.py``; a call's attempts and
+retries in ``engine/tool_calls.py``; children of a fan-out in ``engine/children.py``.
 """
 
 from __future__ import annotations
@@ -26,9 +23,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from dynamic_tools.engine import events as ev
+from dynamic_tools.engine.call_context import CallContext
+from dynamic_tools.engine.children import ChildResult, ChildSpec
 from dynamic_tools.engine.errors import ExpressionError, UnresolvedReferenceError
 from dynamic_tools.engine.expressions import evaluate, parse_expression
-from dynamic_tools.engine.graph import WorkflowGraph
 from dynamic_tools.engine.models import (
     BranchNode,
     CallNode,
@@ -36,12 +34,11 @@ from dynamic_tools.engine.models import (
     ErrorNode,
     ForeachNode,
     ParallelNode,
-    Workflow,
-    WorkflowDocument,
     WorkflowNode,
     YieldNode,
 )
 from dynamic_tools.engine.params import check_values
+from dynamic_tools.engine.plan import RunPlan, WorkflowPlan
 from dynamic_tools.engine.ports import (
     ChildCancelled,
     ChildFailed,
@@ -52,8 +49,9 @@ from dynamic_tools.engine.ports import (
     ToolRunner,
 )
 from dynamic_tools.engine.references import render, resolve_reference
+from dynamic_tools.engine.saga import Compensation, Saga
+from dynamic_tools.engine.scope import Scope
 from dynamic_tools.engine.state import (
-    FAILURE_NAME,
     SETTLED,
     FallbackTriggered,
     NodeState,
@@ -72,11 +70,11 @@ def utc_now() -> str:
 
 
 class Interpreter:
-    """Runs workflows of one document for one run id."""
+    """Runs the workflow of one plan for one run id."""
 
     def __init__(
         self,
-        document: WorkflowDocument,
+        plan: RunPlan,
         *,
         run_id: str,
         tools: ToolRunner,
@@ -84,14 +82,14 @@ class Interpreter:
         events: EventSink,
         clock: Clock = utc_now,
     ) -> None:
-        self.document = document
+        self.plan = plan
         self.run_id = run_id
         self.tools = tools
         self.steps = steps
         self.events = events
         self.clock = clock
         self.nodes: dict[str, NodeState] = {}
-        self.compensations: list[dict[str, Any]] = []
+        self.saga = Saga()
         self._seq = 0
 
     async def emit(self, event: ev.Event) -> None:
@@ -100,22 +98,22 @@ class Interpreter:
         await self.events.emit(event.stamped(run_id=self.run_id, seq=self._seq, at=self.clock()))
 
     # --- entry points ----------------------------------------------------------------------
-    async def run(self, workflow_id: str, params: Mapping[str, Any]) -> RunOutcome:
-        """Run ``workflow_id`` with ``params``; never raises for a failure of the run."""
-        workflow = self.document.workflows[workflow_id]
-        await self.emit(ev.RunStarted(workflow_id=workflow_id))
+    async def run(self, params: Mapping[str, Any]) -> RunOutcome:
+        """Run the plan's workflow with checked ``params``; never raises for a failure of the run.
+
+        ``params`` are the values :meth:`RunPlan.check_params` returned when the run was
+        prepared (they are not checked again here).
+        """
+        root = self.plan.root
+        workflow = root.workflow
+        await self.emit(ev.RunStarted(workflow_id=root.workflow_id))
         try:
-            values = check_values(workflow.params, params)
-            scope = Scope(params=values)
+            scope = Scope(params=dict(params))
             if workflow.timeout:
                 remaining = await self._remaining_time(workflow.timeout)
-                result = await asyncio.wait_for(self._execute(workflow, scope, ""), remaining)
+                result = await asyncio.wait_for(self._execute(root, scope, ""), remaining)
             else:
-                result = await self._execute(workflow, scope, "")
-        except InvalidInputError as exc:
-            return await self._finish(
-                "failed", error={"message": exc.message, "violations": exc.violations}
-            )
+                result = await self._execute(root, scope, "")
         except TimeoutError:
             failure = RunFailed(f"the workflow timed out after {workflow.timeout} s", node_id=None)
             self._mark_interrupted()
@@ -151,26 +149,29 @@ class Interpreter:
         start = await self.steps.step("workflow:started_at", started_at)
         return max(start + timeout_s - time.time(), 0.0)
 
-    async def run_child(self, spec: dict[str, Any]) -> dict[str, Any]:
-        """Run one parallel branch or foreach item (a spec made by this class)."""
-        workflow = self.document.workflows[spec["workflow_id"]]
-        node = workflow.graph[spec["node_id"]]
+    async def run_child(self, spec: ChildSpec) -> ChildResult:
+        """Run one parallel branch or foreach item (a spec made by this class).
+
+        Its events are numbered from ``spec.seq_base``; it ends with what it registered, as
+        a result or inside :class:`ChildFailed` / :class:`ChildCancelled`.
+        """
+        self._seq = spec.seq_base
+        node = self.plan.of(spec.workflow_id).workflow.graph[spec.node_id]
         step: CallNode | WorkflowNode
-        if isinstance(node, ParallelNode):
-            step = node.branches[spec["branch"]]
+        if isinstance(node, ParallelNode) and spec.branch is not None:
+            step = node.branches[spec.branch]
         elif isinstance(node, ForeachNode):
             step = node.step
         else:  # pragma: no cover - specs are only made for these two kinds
-            raise RunFailed("not a parallel or foreach node", node_id=spec["node_id"])
-        scope = Scope.from_dict(spec["scope"])
+            raise RunFailed("not a parallel or foreach node", node_id=spec.node_id)
         try:
-            value = await self._run_step_node(step, spec["child_id"], spec["prefix"], scope)
+            value = await self._run_step_node(step, spec.child_id, spec.prefix, spec.scope)
         except asyncio.CancelledError:
             self._mark_interrupted()
-            raise ChildCancelled(self._registered(None)) from None
+            raise ChildCancelled(self._registered(None), node_id=spec.child_id) from None
         except Exception as exc:
             message = getattr(exc, "message", None) or _describe(exc)
-            raise ChildFailed(message, self._registered(None)) from None
+            raise ChildFailed(message, self._registered(None), node_id=spec.child_id) from None
         return self._registered(value)
 
     def _mark_interrupted(self) -> None:
@@ -179,13 +180,13 @@ class Interpreter:
             if state.status in ("running", "waiting_input"):
                 state.status, state.ended_at = "cancelled", self.clock()
 
-    def _registered(self, value: Any) -> dict[str, Any]:
+    def _registered(self, value: Any) -> ChildResult:
         """A child's value, plus what the parent must keep: compensations and node states."""
-        return {
-            "value": value,
-            "compensations": self.compensations,
-            "nodes": {k: v.to_dict() for k, v in self.nodes.items()},
-        }
+        return ChildResult(
+            value=value,
+            compensations=tuple(self.saga.entries),
+            nodes={k: NodeState(**v.to_dict()) for k, v in self.nodes.items()},
+        )
 
     async def _finish(
         self, status: Any, *, result: Any = None, error: dict[str, Any] | None = None
@@ -194,16 +195,15 @@ class Interpreter:
         return RunOutcome(status=status, result=result, error=error, nodes=self.nodes)
 
     # --- one workflow (top level or sub-workflow) ------------------------------------------
-    async def _execute(self, workflow: Workflow, scope: Scope, prefix: str) -> Any:
-        graph = WorkflowGraph(workflow)
-        order = list(workflow.graph)
+    async def _execute(self, plan: WorkflowPlan, scope: Scope, prefix: str) -> Any:
+        workflow, order = plan.workflow, plan.order
         status = {node_id: "pending" for node_id in order}
         activated: set[str] = set()
         last_output: list[Any] = [None]
         for node_id in order:
             self.nodes[prefix + node_id] = NodeState()
         while True:
-            ready = self._next_ready(workflow, graph, status, activated)
+            ready = self._next_ready(plan, status, activated)
             if ready is None:
                 break
             node_id, skip_reason = ready
@@ -213,14 +213,14 @@ class Interpreter:
                 state.error = skip_reason
                 await self.emit(ev.NodeSkipped(node_id=prefix + node_id, reason=skip_reason))
                 continue
-            outcome, targets = await self._run_node(workflow, node_id, scope, prefix, last_output)
+            outcome, targets = await self._run_node(plan, node_id, scope, prefix, last_output)
             status[node_id] = outcome
             activated.update(targets)
         for node_id in order:
             if status[node_id] == "pending":
                 state = self.nodes[prefix + node_id]
                 state.status = "skipped"
-                state.error = "not activated" if node_id in graph.activated else "not reached"
+                state.error = "not activated" if node_id in plan.activated else "not reached"
                 await self.emit(ev.NodeSkipped(node_id=prefix + node_id, reason=state.error))
         if workflow.outputs is not None:
             return self._render(workflow.outputs, scope, None)
@@ -228,12 +228,12 @@ class Interpreter:
 
     @staticmethod
     def _next_ready(
-        workflow: Workflow, graph: WorkflowGraph, status: dict[str, str], activated: set[str]
+        plan: WorkflowPlan, status: dict[str, str], activated: set[str]
     ) -> tuple[str, str | None] | None:
-        for node_id, node in workflow.graph.items():
+        for node_id, node in plan.workflow.graph.items():
             if status[node_id] != "pending":
                 continue
-            if node_id in graph.activated and node_id not in activated:
+            if node_id in plan.activated and node_id not in activated:
                 continue
             deps = [status.get(d, "skipped") for d in node.depends_on]
             if any(d not in SETTLED for d in deps):
@@ -246,10 +246,10 @@ class Interpreter:
         return None
 
     async def _run_node(
-        self, workflow: Workflow, node_id: str, scope: Scope, prefix: str, last_output: list[Any]
+        self, plan: WorkflowPlan, node_id: str, scope: Scope, prefix: str, last_output: list[Any]
     ) -> tuple[str, set[str]]:
         """Run one node; returns its final status and the nodes it activates."""
-        node = workflow.graph[node_id]
+        node = plan.workflow.graph[node_id]
         full_id = prefix + node_id
         state = self.nodes[full_id]
         state.status, state.started_at = "running", self.clock()
@@ -266,9 +266,9 @@ class Interpreter:
                 state.output = {"goto": target}
                 targets = {target} if target else set()
             elif isinstance(node, ParallelNode):
-                state.output, targets = await self._parallel(workflow, node_id, node, scope, prefix)
+                state.output, targets = await self._parallel(plan, node_id, node, scope, prefix)
             elif isinstance(node, ForeachNode):
-                state.output = await self._foreach(workflow, node_id, node, scope, prefix)
+                state.output = await self._foreach(plan, node_id, node, scope, prefix)
                 scope.set_output(node.output, state.output)
             elif isinstance(node, YieldNode):
                 state.output = await self._yield(node, full_id, scope)
@@ -326,28 +326,36 @@ class Interpreter:
         if isinstance(node, WorkflowNode):
             return await self._sub_workflow(node, full_id, args)
         key = f"{self.run_id}:{full_id}"  # a foreach item's id ends in its index
+        context = CallContext(
+            run_id=self.run_id,
+            tools=self.tools,
+            steps=self.steps,
+            emit=self.emit,
+            state=self.nodes[full_id],
+            base_url=self.plan.base_url,
+        )
         outcome = await call_with_retries(
-            self, node, full_id, args, idempotency_key=key, scope=scope
+            context, node, full_id, args, idempotency_key=key, scope=scope
         )
         if node.compensate_with is not None:
             scope.set_output(node.output, outcome)
             comp_args = self._render(node.compensate_with.args, scope, full_id)
-            self.compensations.append(
-                {
-                    "node_id": full_id,
-                    "call": node.compensate_with.call,
-                    "args": comp_args,
-                    "ignore_error": node.compensate_with.ignore_error,
-                }
+            self.saga.register(
+                Compensation(
+                    node_id=full_id,
+                    call=node.compensate_with.call,
+                    args=comp_args,
+                    ignore_error=node.compensate_with.ignore_error,
+                )
             )
         return outcome
 
     async def _sub_workflow(self, node: WorkflowNode, full_id: str, args: Any) -> Any:
-        child = self.document.workflows.get(node.workflow)
+        child = self.plan.workflows.get(node.workflow)
         if child is None:
             raise RunFailed(f"sub-workflow '{node.workflow}' is not defined", node_id=full_id)
         try:
-            values = check_values(child.params, args, what=f"{full_id}.args")
+            values = check_values(child.workflow.params, args, what=f"{full_id}.args")
         except InvalidInputError as exc:
             raise RunFailed(
                 exc.message, node_id=full_id, context={"violations": exc.violations}
@@ -367,20 +375,21 @@ class Interpreter:
         return node.default
 
     async def _parallel(
-        self, workflow: Workflow, node_id: str, node: ParallelNode, scope: Scope, prefix: str
+        self, plan: WorkflowPlan, node_id: str, node: ParallelNode, scope: Scope, prefix: str
     ) -> tuple[dict[str, Any], set[str]]:
+        workflow = plan.workflow
         full_id = prefix + node_id
         children = [
-            {
-                "child_id": f"{full_id}/{name}",
-                "workflow_id": self._workflow_id(workflow),
-                "node_id": node_id,
-                "branch": name,
-                "prefix": f"{full_id}/{name}/",
-                "scope": scope.to_dict(),
-                "id": f"{self.run_id}/{full_id}/{name}",
-                "seq_base": self._child_seq_base(index),
-            }
+            ChildSpec(
+                id=f"{self.run_id}/{full_id}/{name}",
+                child_id=f"{full_id}/{name}",
+                workflow_id=plan.workflow_id,
+                node_id=node_id,
+                prefix=f"{full_id}/{name}/",
+                scope=Scope.from_dict(scope.to_dict()),
+                seq_base=self._child_seq_base(index),
+                branch=name,
+            )
             for index, name in enumerate(node.branches)
         ]
         mode = node.on_partial_failure
@@ -425,7 +434,7 @@ class Interpreter:
         raise RunFailed(message, node_id=full_id, context={"partial_results": results})
 
     async def _foreach(
-        self, workflow: Workflow, node_id: str, node: ForeachNode, scope: Scope, prefix: str
+        self, plan: WorkflowPlan, node_id: str, node: ForeachNode, scope: Scope, prefix: str
     ) -> list[Any]:
         full_id = prefix + node_id
         items = (
@@ -450,16 +459,16 @@ class Interpreter:
             )
         self.nodes[full_id].input = {"items": items}
         children = [
-            {
-                "child_id": f"{full_id}/{i}",
-                "workflow_id": self._workflow_id(workflow),
-                "node_id": node_id,
-                "iteration": i,
-                "prefix": f"{full_id}/{i}/",
-                "scope": scope.with_local(node.as_, item).to_dict(),
-                "id": f"{self.run_id}/{full_id}/{i}",
-                "seq_base": self._child_seq_base(i),
-            }
+            ChildSpec(
+                id=f"{self.run_id}/{full_id}/{i}",
+                child_id=f"{full_id}/{i}",
+                workflow_id=plan.workflow_id,
+                node_id=node_id,
+                prefix=f"{full_id}/{i}/",
+                scope=Scope.from_dict(scope.with_local(node.as_, item).to_dict()),
+                seq_base=self._child_seq_base(i),
+                iteration=i,
+            )
             for i, item in enumerate(items)
         ]
         outcomes = await self._gather(
@@ -513,8 +522,8 @@ class Interpreter:
         """Saga: run registered compensations newest first (unless a node handled it)."""
         if failure is not None and failure.context.get("handled"):
             return
-        for entry in reversed(self.compensations):
-            await self._compensation_call(f"saga:{entry['node_id']}", entry["call"], entry["args"])
+        for entry in self.saga.newest_first():
+            await self._compensation_call(f"saga:{entry.node_id}", entry.call, entry.args)
 
     async def _compensation_call(self, name: str, tool: str, args: Any) -> dict[str, Any]:
         async def attempt() -> dict[str, Any]:
@@ -541,7 +550,7 @@ class Interpreter:
 
     # --- children ---------------------------------------------------------------------------
     async def _gather(
-        self, name: str, children: list[dict[str, Any]], *, concurrency: int | None, fail_fast: bool
+        self, name: str, children: list[ChildSpec], *, concurrency: int | None, fail_fast: bool
     ) -> list[ChildOutcome]:
         """Run the children; keep what they registered even if the run stops meanwhile.
 
@@ -562,16 +571,15 @@ class Interpreter:
                 self._absorb_child(outcome.value)
             raise
 
-    async def _child_entry(self, spec: dict[str, Any]) -> dict[str, Any]:
+    async def _child_entry(self, spec: ChildSpec) -> ChildResult:
         child = Interpreter(
-            self.document,
+            self.plan,
             run_id=self.run_id,
             tools=self.tools,
             steps=self.steps,
             events=self.events,
             clock=self.clock,
         )
-        child._seq = int(spec["seq_base"])
         return await child.run_child(spec)
 
     def _child_seq_base(self, index: int) -> int:
@@ -582,16 +590,13 @@ class Interpreter:
         """
         return (self._seq * 1000 + index + 1) * 100_000
 
-    def _absorb_child(self, value: Any) -> Any:
-        if isinstance(value, dict) and "value" in value and "compensations" in value:
-            self.compensations.extend(value["compensations"])
-            for node_id, state in value.get("nodes", {}).items():
-                self.nodes[node_id] = NodeState(**state)
-            return value["value"]
-        return value
-
-    def _workflow_id(self, workflow: Workflow) -> str:
-        return next(k for k, v in self.document.workflows.items() if v is workflow)
+    def _absorb_child(self, result: ChildResult | None) -> Any:
+        """Keep what a child registered (compensations, node states); its value."""
+        if result is None:
+            return None
+        self.saga.extend(result.compensations)
+        self.nodes.update(result.nodes)
+        return result.value
 
     # --- values -----------------------------------------------------------------------------
     def _render(self, value: Any, scope: Scope, node_id: str | None) -> Any:
@@ -607,73 +612,6 @@ class Interpreter:
         return bool(value)
 
 
-class Scope:
-    """Names a reference can resolve to: locals (foreach), params, outputs, yield answers."""
-
-    def __init__(
-        self,
-        *,
-        params: dict[str, Any] | None = None,
-        outputs: dict[str, Any] | None = None,
-        yields: dict[str, Any] | None = None,
-        local: dict[str, Any] | None = None,
-        failure: dict[str, Any] | None = None,
-    ) -> None:
-        self.params = params or {}
-        self.outputs = outputs or {}
-        self.yields = yields or {}
-        self.local = local or {}
-        self.failure = failure
-
-    def lookup(self, name: str) -> Any:
-        """The value of ``name``; KeyError when nothing has that name.
-
-        ``error`` is, after everything else, the failure that activated the last fallback.
-        """
-        for space in (self.local, self.params, self.outputs, self.yields):
-            if name in space:
-                return space[name]
-        if name == FAILURE_NAME and self.failure is not None:
-            return self.failure
-        raise KeyError(name)
-
-    def set_output(self, name: str | None, value: Any) -> None:
-        """Store a node's output under its declared name."""
-        if name:
-            self.outputs[name] = value
-
-    def with_local(self, name: str, value: Any) -> Scope:
-        """A copy with one more local variable."""
-        return Scope(
-            params=self.params,
-            outputs=dict(self.outputs),
-            yields=self.yields,
-            local={**self.local, name: value},
-            failure=self.failure,
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form (for child specs)."""
-        return {
-            "params": self.params,
-            "outputs": self.outputs,
-            "yields": self.yields,
-            "local": self.local,
-            "failure": self.failure,
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Scope:
-        """Inverse of :meth:`to_dict`."""
-        return cls(
-            params=data.get("params"),
-            outputs=data.get("outputs"),
-            yields=data.get("yields"),
-            local=data.get("local"),
-            failure=data.get("failure"),
-        )
-
-
 def _describe(exc: Exception) -> str:
     """``TypeName: text`` of an unexpected exception (its text cut to 200 characters)."""
     text = " ".join(str(exc).split())
@@ -681,4 +619,4 @@ def _describe(exc: Exception) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-__all__ = ["DynamicToolsError", "Interpreter", "RunFailed", "Scope"]
+__all__ = ["Interpreter", "RunFailed", "utc_now"]

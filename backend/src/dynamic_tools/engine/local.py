@@ -10,8 +10,11 @@ import asyncio
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
 
+from dynamic_tools.engine.children import ChildResult, ChildSpec
 from dynamic_tools.engine.events import EVENT_TYPES, Event
 from dynamic_tools.engine.ports import (
+    ChildCancelled,
+    ChildFailed,
     ChildFn,
     ChildOutcome,
     GatherCancelled,
@@ -73,7 +76,7 @@ class LocalSteps:
     async def gather(
         self,
         name: str,
-        children: list[dict[str, Any]],
+        children: list[ChildSpec],
         *,
         run_child: ChildFn,
         concurrency: int | None,
@@ -88,25 +91,26 @@ class LocalSteps:
         outcomes: list[ChildOutcome | None] = [None] * len(children)
         failed = asyncio.Event()
 
-        def stopped(payload: Any = None) -> ChildOutcome:
+        def stopped(payload: ChildResult | None = None) -> ChildOutcome:
             reason = SIBLING_FAILED if failed.is_set() else RUN_CANCELLED
             return ChildOutcome(False, value=payload, error=reason, cancelled=True)
 
-        async def one(index: int, spec: dict[str, Any]) -> None:
+        async def one(index: int, spec: ChildSpec) -> None:
             try:
                 async with limit:
                     if fail_fast and failed.is_set():
                         outcomes[index] = stopped()
                         return
                     outcomes[index] = ChildOutcome(True, value=await run_child(spec))
-            except asyncio.CancelledError as exc:
-                outcomes[index] = stopped(getattr(exc, "payload", None))
-            except Exception as exc:
-                outcomes[index] = ChildOutcome(
-                    False,
-                    value=getattr(exc, "payload", None),
-                    error=getattr(exc, "message", str(exc)),
-                )
+            except ChildCancelled as exc:
+                outcomes[index] = stopped(exc.payload)
+            except asyncio.CancelledError:
+                outcomes[index] = stopped()
+            except ChildFailed as exc:
+                outcomes[index] = ChildOutcome(False, value=exc.payload, error=exc.message)
+                failed.set()
+            except Exception as exc:  # a child crashed outside the interpreter's handling
+                outcomes[index] = ChildOutcome(False, error=str(exc) or type(exc).__name__)
                 failed.set()
 
         tasks = [asyncio.create_task(one(i, spec)) for i, spec in enumerate(children)]

@@ -12,6 +12,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
+from dynamic_tools.engine.children import ChildResult, ChildSpec
+from dynamic_tools.engine.errors import EngineError
 from dynamic_tools.engine.events import Event
 
 T = TypeVar("T")
@@ -69,33 +71,36 @@ class ChildOutcome:
     """
 
     ok: bool
-    value: Any = None
+    value: ChildResult | None = None
     error: str | None = None
     cancelled: bool = False
 
 
-class ChildFailed(Exception):
+class ChildFailed(EngineError, Exception):
     """A child failed; ``payload`` is what it had registered (compensations, node states)."""
 
-    def __init__(self, message: str, payload: Any) -> None:
+    def __init__(self, message: str, payload: ChildResult, *, node_id: str | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.payload = payload
+        self.node_id = node_id
 
 
-class ChildCancelled(asyncio.CancelledError):
+class ChildCancelled(EngineError, asyncio.CancelledError):
     """A child was cancelled; ``payload`` is what it had registered (see :class:`ChildFailed`).
 
     A subclass of :class:`asyncio.CancelledError`, so everything that handles a cancellation
     still does.
     """
 
-    def __init__(self, payload: Any) -> None:
+    def __init__(self, payload: ChildResult, *, node_id: str | None = None) -> None:
         super().__init__("the child was cancelled")
+        self.message = "the child was cancelled"
         self.payload = payload
+        self.node_id = node_id
 
 
-class GatherCancelled(asyncio.CancelledError):
+class GatherCancelled(EngineError, asyncio.CancelledError):
     """A :meth:`StepRunner.gather` was cancelled (the run was cancelled or timed out).
 
     Raised only once every child it started has ended; ``outcomes`` says how each did, so the
@@ -104,10 +109,11 @@ class GatherCancelled(asyncio.CancelledError):
 
     def __init__(self, outcomes: list[ChildOutcome]) -> None:
         super().__init__("the children were cancelled")
+        self.message = "the children were cancelled"
         self.outcomes = outcomes
 
 
-ChildFn = Callable[[dict[str, Any]], Awaitable[Any]]
+ChildFn = Callable[[ChildSpec], Awaitable[ChildResult]]
 
 
 class StepRunner(Protocol):
@@ -132,7 +138,7 @@ class StepRunner(Protocol):
     async def gather(
         self,
         name: str,
-        children: list[dict[str, Any]],
+        children: list[ChildSpec],
         *,
         run_child: ChildFn,
         concurrency: int | None,

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from dynamic_tools.engine.errors import EngineError
+
 NodeStatus = Literal[
     "pending",
     "running",
@@ -67,23 +69,29 @@ class RunOutcome:
         )
 
 
-class RunFailed(Exception):
+class RunFailed(EngineError, Exception):
     """The run cannot go on: an error node, a call out of retries, a failed branch."""
 
     def __init__(
-        self, message: str, *, node_id: str | None, context: dict[str, Any] | None = None
+        self,
+        message: str,
+        *,
+        node_id: str | None,
+        context: dict[str, Any] | None = None,
+        attempt: int | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message
         self.node_id = node_id
         self.context = context or {}
+        self.attempt = attempt
 
     def to_dict(self) -> dict[str, Any]:
         """The run's ``error`` field."""
         return {"message": self.message, "node_id": self.node_id, **self.context}
 
 
-class FallbackTriggered(Exception):
+class FallbackTriggered(EngineError, Exception):
     """A node failed and names a fallback: the run goes on at ``target``.
 
     ``failure`` describes the failure (``node_id``, ``call``, ``message``, ``kind``,
@@ -95,3 +103,6 @@ class FallbackTriggered(Exception):
         self.message = message
         self.target = target
         self.failure = failure or {"message": message}
+        self.node_id = self.failure.get("node_id")
+        attempts = self.failure.get("attempts")
+        self.attempt = attempts if isinstance(attempts, int) else None

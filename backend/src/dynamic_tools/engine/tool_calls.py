@@ -17,25 +17,24 @@ from __future__ import annotations
 import asyncio
 from datetime import UTC, datetime, timedelta
 from http import HTTPStatus
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from dynamic_tools.engine import events as ev
+from dynamic_tools.engine.call_context import CallContext
 from dynamic_tools.engine.expressions import evaluate, parse_expression
 from dynamic_tools.engine.models import CallNode
 from dynamic_tools.engine.ports import ToolCallFailed, ToolRunner
 from dynamic_tools.engine.references import resolve_reference
 from dynamic_tools.engine.retry import Failure, parse_retry_after, retry_delay, should_retry
+from dynamic_tools.engine.scope import Scope
 from dynamic_tools.engine.sql_query import SqlQueryError, run_sql_query
 from dynamic_tools.engine.state import FallbackTriggered, RunFailed
-
-if TYPE_CHECKING:
-    from dynamic_tools.engine.interpreter import Interpreter, Scope
 
 _DETAIL_CHARS = 200
 
 
 async def call_with_retries(
-    interp: Interpreter,
+    ctx: CallContext,
     node: CallNode,
     full_id: str,
     args: Any,
@@ -44,10 +43,10 @@ async def call_with_retries(
     scope: Scope,
 ) -> Any:
     """The body of the first successful attempt; raises RunFailed or FallbackTriggered."""
-    state = interp.nodes[full_id]
+    state = ctx.state
     retries = node.on_error.retry if node.on_error else 0
     if node.call == "rest_call" and isinstance(args, dict) and "base_url" not in args:
-        args = {**args, "base_url": interp.document.base_url}
+        args = {**args, "base_url": ctx.base_url}
     attempt = 0
     while True:
         attempt += 1
@@ -56,9 +55,9 @@ async def call_with_retries(
         async def one_attempt() -> dict[str, Any]:
             if node.call == "sql_query":  # CPU-bound and time-limited: keep the loop free
                 return await asyncio.to_thread(_sql, args, scope)
-            return await _call_tool(interp.tools, node.call, args, idempotency_key, node.timeout)
+            return await _call_tool(ctx.tools, node.call, args, idempotency_key, node.timeout)
 
-        record = await interp.steps.step(f"call:{full_id}:{attempt}", one_attempt)
+        record = await ctx.steps.step(f"call:{full_id}:{attempt}", one_attempt)
         if record["ok"] and node.success and not _success(node, record["body"], scope, full_id):
             record = {
                 **record,
@@ -73,7 +72,7 @@ async def call_with_retries(
             state.detail = {"status_code": record.get("status_code")}
             return record["body"]
         failure = Failure(**record["failure"])
-        await interp.emit(
+        await ctx.emit(
             ev.AttemptFailed(
                 node_id=full_id,
                 tool=node.call,
@@ -85,7 +84,7 @@ async def call_with_retries(
         )
         if should_retry(node.on_error, failure, attempt):
             assert node.on_error is not None
-            delay = retry_delay(node.on_error, attempt, failure, seed=f"{interp.run_id}:{full_id}")
+            delay = retry_delay(node.on_error, attempt, failure, seed=f"{ctx.run_id}:{full_id}")
             next_at = (datetime.now(UTC) + timedelta(seconds=delay)).isoformat(
                 timespec="milliseconds"
             )
@@ -94,7 +93,7 @@ async def call_with_retries(
                 "next_attempt_at": next_at,
                 "last_error": failure.message,
             }
-            await interp.emit(
+            await ctx.emit(
                 ev.RetryScheduled(
                     node_id=full_id,
                     tool=node.call,
@@ -104,7 +103,7 @@ async def call_with_retries(
                     next_attempt_at=next_at,
                 )
             )
-            await interp.steps.sleep(f"sleep:{full_id}:{attempt}", delay)
+            await ctx.steps.sleep(f"sleep:{full_id}:{attempt}", delay)
             continue
         message = final_message(node.call, failure, attempt)
         state.detail = {

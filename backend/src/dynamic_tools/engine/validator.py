@@ -540,6 +540,11 @@ def _reference_sources(node: Any, here: Path) -> list[tuple[Any, Path]]:
     return []
 
 
+def node_reference_names(node: Any) -> frozenset[str]:
+    """The names a node's values read through ``$references`` (expressions aside)."""
+    return frozenset(ref.name for ref, _ in _references_in(_reference_sources(node, ())))
+
+
 def _references_in(sources: list[tuple[Any, Path]]) -> Iterator[tuple[Reference, Path]]:
     for value, path in sources:
         yield from _walk_references(value, path)

@@ -359,9 +359,7 @@ def _document_handler(calls: WorkflowCalls, view: SessionView, workflow_id: str)
             params = check_values(workflow.params, call.arguments)
         except InvalidInputError as exc:
             return error_result(exc)
-        prepared = PreparedRun(
-            workflow_id, document, params, view.document_version or "", list(workflow.graph)
-        )
+        prepared = PreparedRun.of_draft(document, workflow_id, params, view.document_version or "")
         return await calls.start_prepared(prepared, call.channel)
 
     return handle

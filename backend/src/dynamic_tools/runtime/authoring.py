@@ -203,13 +203,7 @@ class WorkflowAuthoring:
         if target.saved:
             return await self.runs.start(target.workflow_id, inputs)
         params = check_values(target.workflow.params, inputs)
-        prepared = PreparedRun(
-            target.workflow_id,
-            target.document,
-            params,
-            target.version,
-            list(target.workflow.graph),
-        )
+        prepared = PreparedRun.of_draft(target.document, target.workflow_id, params, target.version)
         return await self.runs.start_prepared(prepared)
 
     async def purge_history(

@@ -13,7 +13,7 @@ from typing import Any
 
 from dynamic_tools.engine.interpreter import Interpreter
 from dynamic_tools.engine.local import EventList, LocalSteps, MockTools, Responses
-from dynamic_tools.engine.models import WorkflowDocument
+from dynamic_tools.engine.plan import RunPlan
 from dynamic_tools.engine.ports import ToolResult
 
 DRY_RUN_TIMEOUT_S = 30.0
@@ -29,20 +29,22 @@ def to_mock(spec: Any) -> Any:
 
 
 async def dry_run(
-    document: WorkflowDocument,
-    workflow_id: str,
+    plan: RunPlan,
     params: dict[str, Any],
     *,
     mocks: dict[str, Any],
     answers: dict[str, dict[str, Any]],
 ) -> dict[str, Any]:
-    """Run ``workflow_id`` against ``mocks``; the outcome, the events and the calls made."""
+    """Run the plan against ``mocks``: the outcome, the events and the calls made.
+
+    ``params`` are already checked (:meth:`RunPlan.check_params`).
+    """
     tools = MockTools({name: to_mock(spec) for name, spec in mocks.items()})
     steps, events = LocalSteps(), EventList()
     for node_id, values in answers.items():
         steps.answer(f"yield:{node_id}", values)
-    interpreter = Interpreter(document, run_id="dry-run", tools=tools, steps=steps, events=events)
-    task = asyncio.create_task(interpreter.run(workflow_id, params))
+    interpreter = Interpreter(plan, run_id="dry-run", tools=tools, steps=steps, events=events)
+    task = asyncio.create_task(interpreter.run(params))
     while not task.done():
         await asyncio.sleep(0.005)
         unanswered = [n for n in steps.waiting() if n.removeprefix("yield:") not in answers]

@@ -44,6 +44,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import json
 import os
 import sqlite3
 import time
@@ -71,10 +72,12 @@ from loguru import logger
 from sqlalchemy import make_url
 from sqlalchemy.pool import NullPool
 
+from dynamic_tools.engine.children import ChildSpec
 from dynamic_tools.engine.interpreter import Interpreter
 from dynamic_tools.engine.local import RUN_CANCELLED
 from dynamic_tools.engine.models import WorkflowDocument
-from dynamic_tools.engine.ports import EventSink, ToolRunner
+from dynamic_tools.engine.plan import RunPlan, compile_plan
+from dynamic_tools.engine.ports import ChildCancelled, ChildFailed, EventSink, ToolRunner
 from dynamic_tools.engine.state import RunOutcome
 from dynamic_tools.errors import ConfigurationError, ConflictError, NotFoundError
 from dynamic_tools.runtime.durable_steps import (
@@ -318,12 +321,26 @@ def _current() -> _Runtime:
     return _runtime
 
 
+@functools.lru_cache(maxsize=64)
+def _plan_of(document_json: str, workflow_id: str) -> RunPlan:
+    """The plan of a journaled document, compiled once per process (children reuse it).
+
+    The document was validated when its run was prepared; tools are not checked again, so a
+    run replayed after a tool was removed fails at that call, not before it starts.
+    """
+    return compile_plan(WorkflowDocument.model_validate_json(document_json), workflow_id)
+
+
 def _interpreter(
-    document: dict[str, Any], run_id: str, execution: LiveExecution, runtime: _Runtime
+    document: dict[str, Any],
+    workflow_id: str,
+    run_id: str,
+    execution: LiveExecution,
+    runtime: _Runtime,
 ) -> Interpreter:
     steps = DurableSteps(execution, runtime.live, functools.partial(_start_child, document, run_id))
     return Interpreter(
-        WorkflowDocument.model_validate(document),
+        _plan_of(json.dumps(document, sort_keys=True), workflow_id),
         run_id=run_id,
         tools=runtime.tools,
         steps=steps,
@@ -332,10 +349,12 @@ def _interpreter(
 
 
 async def _start_child(
-    document: dict[str, Any], run_id: str, spec: dict[str, Any], seq_base: int
+    document: dict[str, Any], run_id: str, spec: ChildSpec
 ) -> WorkflowHandleAsync[dict[str, Any]]:
-    with SetWorkflowID(spec["id"]):
-        return await DBOS.start_workflow_async(run_child_workflow, document, run_id, spec, seq_base)
+    with SetWorkflowID(spec.id):
+        return await DBOS.start_workflow_async(
+            run_child_workflow, document, run_id, spec.to_dict(), spec.seq_base
+        )
 
 
 @DBOS.workflow(
@@ -354,9 +373,9 @@ async def run_workflow(
     runtime = _current()
     run_id = str(DBOS.workflow_id)
     with runtime.live.execution(run_id, run_id) as execution:
-        interpreter = _interpreter(document, run_id, execution, runtime)
+        interpreter = _interpreter(document, workflow_id, run_id, execution, runtime)
         try:
-            outcome = await interpreter.run(workflow_id, params)
+            outcome = await interpreter.run(params)
         except asyncio.CancelledError:
             if not execution.delivered:  # shutting down: leave the run to the next process
                 raise
@@ -381,22 +400,32 @@ async def run_workflow(
 async def run_child_workflow(
     document: dict[str, Any], run_id: str, spec: dict[str, Any], seq_base: int
 ) -> dict[str, Any]:
-    """Run one parallel branch or foreach item of ``run_id`` (``Interpreter.run_child``)."""
+    """Run one parallel branch or foreach item of ``run_id`` (``Interpreter.run_child``).
+
+    The result is journaled as JSON: ``ok``, ``error``, ``cancelled`` and ``value`` (the
+    :meth:`ChildResult.to_dict` of what the child registered).
+    """
     runtime = _current()
+    child = ChildSpec.from_dict({**spec, "seq_base": seq_base})
     with runtime.live.execution(run_id, str(DBOS.workflow_id)) as execution:
-        interpreter = _interpreter(document, run_id, execution, runtime)
-        interpreter._seq = seq_base  # number events as Interpreter._child_entry does
+        interpreter = _interpreter(document, child.workflow_id, run_id, execution, runtime)
         try:
-            return {"ok": True, "value": await interpreter.run_child(spec)}
-        except asyncio.CancelledError as exc:
+            result = await interpreter.run_child(child)
+            return {"ok": True, "value": result.to_dict()}
+        except ChildCancelled as exc:
             if not execution.delivered:
                 raise
             # What the child registered (its compensations) goes back to the parent.
-            payload = getattr(exc, "payload", None)
+            payload = exc.payload.to_dict()
             return {"ok": False, "cancelled": True, "error": RUN_CANCELLED, "value": payload}
-        except Exception as exc:  # a failed child is an outcome, as in LocalSteps
-            error = getattr(exc, "message", str(exc))
-            return {"ok": False, "error": error, "value": getattr(exc, "payload", None)}
+        except asyncio.CancelledError:
+            if not execution.delivered:
+                raise
+            return {"ok": False, "cancelled": True, "error": RUN_CANCELLED, "value": None}
+        except ChildFailed as exc:  # a failed child is an outcome, as in LocalSteps
+            return {"ok": False, "error": exc.message, "value": exc.payload.to_dict()}
+        except Exception as exc:  # the child crashed outside the interpreter's handling
+            return {"ok": False, "error": str(exc) or type(exc).__name__, "value": None}
 
 
 # --- routing answers ---------------------------------------------------------------------------
@@ -562,14 +591,13 @@ class DurableLauncher:
             raise ConfigurationError("the durable launcher is not launched")
 
     # --- RunLauncher --------------------------------------------------------------------------
-    async def start(
-        self, *, run_id: str, document: WorkflowDocument, workflow_id: str, params: dict[str, Any]
-    ) -> None:
+    async def start(self, *, run_id: str, plan: RunPlan, params: dict[str, Any]) -> None:
         """Start the run (returns once it is recorded and started)."""
         self._require_launched()
         if await DBOS.get_workflow_status_async(run_id) is not None:
             raise ConflictError(f"run '{run_id}' already exists", context={"run_id": run_id})
-        body = document.model_dump(mode="json", by_alias=True)
+        body = plan.document.model_dump(mode="json", by_alias=True)
+        workflow_id = plan.workflow_id
         with SetWorkflowID(run_id):
             if self._queue is None:  # SQLite: this process is the only executor
                 handle = await DBOS.start_workflow_async(run_workflow, body, workflow_id, params)

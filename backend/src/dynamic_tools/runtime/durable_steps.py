@@ -51,6 +51,7 @@ from typing import Any, TypeVar, cast
 from dbos import DBOS, WorkflowHandleAsync
 from loguru import logger
 
+from dynamic_tools.engine.children import ChildResult, ChildSpec
 from dynamic_tools.engine.events import Event
 from dynamic_tools.engine.local import SIBLING_FAILED
 from dynamic_tools.engine.ports import ChildFn, ChildOutcome, EventSink, GatherCancelled
@@ -72,7 +73,7 @@ NOT_STARTED = "cancelled before it started"
 SETTLE_POLL_S = 0.2
 """How often a replayed run polls the database for a child that another execution finishes."""
 
-StartChild = Callable[[dict[str, Any], int], Awaitable[WorkflowHandleAsync[Any]]]
+StartChild = Callable[[ChildSpec], Awaitable[WorkflowHandleAsync[Any]]]
 
 
 def is_cancel_marker(value: Any) -> bool:
@@ -237,8 +238,8 @@ class ShutdownAwareEvents:
 class DurableSteps:
     """A :class:`~dynamic_tools.engine.ports.StepRunner` whose operations are DBOS operations.
 
-    Must be used inside a DBOS workflow; ``start_child(spec, seq_base)`` starts the child
-    workflow for one spec of :meth:`gather` (the caller sets its id).
+    Must be used inside a DBOS workflow; ``start_child(spec)`` starts the child workflow for
+    one spec of :meth:`gather` (its id is the spec's ``id``).
     """
 
     def __init__(self, execution: LiveExecution, live: LiveRuns, start_child: StartChild) -> None:
@@ -322,7 +323,7 @@ class DurableSteps:
     async def gather(
         self,
         name: str,
-        children: list[dict[str, Any]],
+        children: list[ChildSpec],
         *,
         run_child: ChildFn,
         concurrency: int | None,
@@ -341,7 +342,6 @@ class DurableSteps:
         recorded results, except the timeout's moment.
         """
         self._check()
-        seq_base = child_seq_base(run_child)
         limit = max(1, concurrency or len(children))
         outcomes: list[ChildOutcome | None] = [None] * len(children)
         handles: dict[int, WorkflowHandleAsync[Any]] = {}
@@ -353,8 +353,7 @@ class DurableSteps:
         async def start_next() -> None:
             nonlocal next_index
             index, next_index = next_index, next_index + 1
-            spec = children[index]
-            handle = await self.start_child(spec, int(spec.get("seq_base", seq_base)))
+            handle = await self.start_child(children[index])
             handles[index] = handle
             running[index] = detached(settled(handle))
 
@@ -416,11 +415,11 @@ class DurableSteps:
     def _final(outcomes: list[ChildOutcome | None]) -> list[ChildOutcome]:
         return [o or ChildOutcome(False, error=NOT_STARTED, cancelled=True) for o in outcomes]
 
-    async def _stop_children(self, children: list[dict[str, Any]], indices: list[int]) -> None:
+    async def _stop_children(self, children: list[ChildSpec], indices: list[int]) -> None:
         """Stop these children: here at once, elsewhere through their recorded attribute."""
         if not indices:
             return
-        ids = [children[i]["id"] for i in indices]
+        ids = [children[i].id for i in indices]
         self.live.interrupt(ids)
         for workflow_id in ids:  # outside the workflow: not an operation of this run
             await detached(
@@ -444,29 +443,15 @@ def child_outcome(result: Any) -> ChildOutcome:
     """A child workflow's result as a :class:`ChildOutcome`."""
     if not isinstance(result, dict):
         return ChildOutcome(False, error="the child workflow returned nothing")
+    value = ChildResult.from_dict(result.get("value"))
     if result.get("ok"):
-        return ChildOutcome(True, value=result.get("value"))
+        return ChildOutcome(True, value=value)
     return ChildOutcome(
         False,
-        value=result.get("value"),
+        value=value,
         error=str(result.get("error") or "failed"),
         cancelled=bool(result.get("cancelled")),
     )
-
-
-def child_seq_base(run_child: ChildFn) -> int:
-    """The first event number of a child, as ``Interpreter._child_entry`` numbers it.
-
-    The durable child cannot call ``run_child`` (it may run after a restart, in a new
-    process), so it numbers its events the same way from this base. A spec's own
-    ``seq_base``, when the interpreter provides one, wins.
-    """
-    owner = getattr(run_child, "__self__", None)
-    seq = getattr(owner, "_seq", None)
-    nodes = getattr(owner, "nodes", None)
-    if isinstance(seq, int) and isinstance(nodes, dict):
-        return seq * 1000 + len(nodes)
-    return 0
 
 
 __all__ = [

@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 from dynamic_tools.engine.interpreter import Interpreter
 from dynamic_tools.engine.local import LocalSteps
-from dynamic_tools.engine.models import WorkflowDocument
+from dynamic_tools.engine.plan import RunPlan
 from dynamic_tools.engine.ports import EventSink, ToolRunner
 from dynamic_tools.engine.state import RunOutcome
 from dynamic_tools.errors import ConflictError, NotFoundError
@@ -27,10 +27,8 @@ def yield_step_name(node_id: str) -> str:
 class RunLauncher(Protocol):
     """Starts, resumes and cancels runs."""
 
-    async def start(
-        self, *, run_id: str, document: WorkflowDocument, workflow_id: str, params: dict[str, Any]
-    ) -> None:
-        """Start a run in the background (returns once it is started)."""
+    async def start(self, *, run_id: str, plan: RunPlan, params: dict[str, Any]) -> None:
+        """Start a run of ``plan`` with checked ``params`` (returns once it is started)."""
         ...
 
     async def resume(self, run_id: str, node_id: str, values: dict[str, Any]) -> None:
@@ -62,9 +60,7 @@ class LocalLauncher:
         self._tasks: dict[str, asyncio.Task[RunOutcome]] = {}
         self._steps: dict[str, LocalSteps] = {}
 
-    async def start(
-        self, *, run_id: str, document: WorkflowDocument, workflow_id: str, params: dict[str, Any]
-    ) -> None:
+    async def start(self, *, run_id: str, plan: RunPlan, params: dict[str, Any]) -> None:
         """Start the run as a task."""
         if run_id in self._tasks:
             raise ConflictError(
@@ -72,10 +68,10 @@ class LocalLauncher:
             )
         steps = LocalSteps(real_sleep=True)
         interpreter = Interpreter(
-            document, run_id=run_id, tools=self.tools, steps=steps, events=self.events
+            plan, run_id=run_id, tools=self.tools, steps=steps, events=self.events
         )
         self._steps[run_id] = steps
-        task = asyncio.create_task(interpreter.run(workflow_id, params), name=f"run:{run_id}")
+        task = asyncio.create_task(interpreter.run(params), name=f"run:{run_id}")
         self._tasks[run_id] = task
         if self.on_finished is not None:
             callback = self.on_finished

@@ -46,12 +46,7 @@ class RunService:
             node_ids=prepared.node_ids,
         )
         try:
-            await self.launcher.start(
-                run_id=run.run_id,
-                document=prepared.document,
-                workflow_id=workflow_id,
-                params=prepared.params,
-            )
+            await self.launcher.start(run_id=run.run_id, plan=prepared.plan, params=prepared.params)
         except BaseException:
             await self.store.finish(run.run_id, "failed", {"message": "the run could not start"})
             raise

@@ -34,6 +34,7 @@ from dynamic_tools.engine.models import (
     WorkflowDocument,
     WorkflowNode,
 )
+from dynamic_tools.engine.validator import ValidationReport
 from dynamic_tools.errors import ConflictError, WorkflowInvalidError
 
 SUFFIXES: dict[str, DocumentFormat] = {
@@ -59,6 +60,7 @@ class DocumentFile:
     format: DocumentFormat
     loaded: LoadedDocument | None
     violations: Violations = field(default_factory=list)
+    report: ValidationReport | None = None
 
     @property
     def name(self) -> str:

@@ -38,6 +38,7 @@ from dynamic_tools.engine.models import (
     WorkflowDocument,
 )
 from dynamic_tools.engine.params import check_values
+from dynamic_tools.engine.plan import RunPlan, compile_plan
 from dynamic_tools.engine.validator import BUILTIN_TOOLS, validate_document
 from dynamic_tools.errors import (
     ConflictError,
@@ -63,13 +64,36 @@ from dynamic_tools.runtime.workflow_plan import preview_inputs, step_plan
 
 @dataclass(frozen=True)
 class PreparedRun:
-    """Everything a launcher needs to start a run, checked."""
+    """Everything a launcher needs to start a run, checked: the plan and the checked params."""
 
-    workflow_id: str
-    document: WorkflowDocument
+    plan: RunPlan
     params: dict[str, Any]
     version: str
-    node_ids: list[str]
+
+    @property
+    def workflow_id(self) -> str:
+        """The workflow the run starts."""
+        return self.plan.workflow_id
+
+    @property
+    def document(self) -> WorkflowDocument:
+        """The document the plan was compiled from (with the sub-workflows it calls)."""
+        return self.plan.document
+
+    @property
+    def node_ids(self) -> list[str]:
+        """The top-level nodes of the run, in order."""
+        return list(self.plan.root.order)
+
+    @classmethod
+    def of_draft(
+        cls, document: WorkflowDocument, workflow_id: str, params: dict[str, Any], version: str
+    ) -> PreparedRun:
+        """A run of a document outside the repository (a draft, a session's own).
+
+        ``params`` are already checked.
+        """
+        return cls(compile_plan(document, workflow_id), params, version)
 
 
 class WorkflowRepository:
@@ -139,6 +163,7 @@ class WorkflowRepository:
                     doc.loaded, known_tools=tools, known_workflows=set(self._index)
                 )
                 doc.violations = [v.to_dict() for v in report.violations]
+                doc.report = report
         self._tools_seen = tools
         self.generation += 1
 
@@ -276,8 +301,9 @@ class WorkflowRepository:
             pending.extend(workflow_calls(extra[called]))
         if extra:
             document = document.model_copy(update={"workflows": {**document.workflows, **extra}})
-        node_ids = builtins.list(document.workflows[workflow_id].graph)
-        return PreparedRun(workflow_id, document, values, doc.version, node_ids)
+        report = doc.report or validate_document(doc.loaded, known_workflows=set(self._index))
+        plan = compile_plan(document, workflow_id, report=report)
+        return PreparedRun(plan, values, doc.version)
 
     # --- writing ---------------------------------------------------------------------------
     def save(

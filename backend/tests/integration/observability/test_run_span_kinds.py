@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine
 
-from dynamic_tools.engine.interpreter import Interpreter
 from dynamic_tools.engine.loaders import load_document
 from dynamic_tools.engine.local import LocalSteps, MockTools, Responses
 from dynamic_tools.engine.ports import ToolResult
@@ -18,6 +17,7 @@ from dynamic_tools.observability.run_tracing import RunTracing
 from dynamic_tools.persistence.db import make_engine, migrate
 from dynamic_tools.persistence.run_store import RunStore
 from tests.conftest import FIXTURES
+from tests.support.plans import DocumentRunner
 from tests.support.spans import SpanRecorder, attr
 
 
@@ -44,7 +44,7 @@ async def test_items_builtins_branches_and_compensate_nodes(
         }
     )
     run = await store.create_run(workflow_id="fan_out", params={})
-    interpreter = Interpreter(
+    interpreter = DocumentRunner(
         document,
         run_id=run.run_id,
         tools=runs.tools(tools),

@@ -22,7 +22,6 @@ from alembic.migration import MigrationContext
 from sqlalchemy import Engine
 
 from dynamic_tools.engine.events import event_from_dict as typed
-from dynamic_tools.engine.interpreter import Interpreter
 from dynamic_tools.engine.loaders import load_document
 from dynamic_tools.engine.local import EventList, LocalSteps, MockTools, Responses
 from dynamic_tools.engine.models import WorkflowDocument
@@ -31,6 +30,7 @@ from dynamic_tools.errors import NotFoundError
 from dynamic_tools.persistence.db import make_engine, metadata, migrate, utc_now
 from dynamic_tools.persistence.run_store import RunStore
 from tests.conftest import EXAMPLES
+from tests.support.plans import DocumentRunner
 
 PG_URL = os.environ.get("TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/test")
 FLIGHT = {"origin": "AMS", "destination": "BCN", "date": "2026-12-01", "passenger": "Ada"}
@@ -111,7 +111,7 @@ async def run_through(
     run = await store.create_run(
         workflow_id=workflow_id, params=params, node_ids=list(document.workflows[workflow_id].graph)
     )
-    interpreter = Interpreter(
+    interpreter = DocumentRunner(
         document, run_id=run.run_id, tools=tools or mocks(), steps=LocalSteps(), events=store
     )
     outcome = await interpreter.run(workflow_id, params)
@@ -168,7 +168,9 @@ async def test_retries_are_counted_on_the_node(store: RunStore, travel: Workflow
 async def test_a_yield_waits_then_resumes(store: RunStore, travel: WorkflowDocument) -> None:
     run = await store.create_run(workflow_id="book_with_approval", params=FLIGHT)
     steps = LocalSteps()
-    interpreter = Interpreter(travel, run_id=run.run_id, tools=mocks(), steps=steps, events=store)
+    interpreter = DocumentRunner(
+        travel, run_id=run.run_id, tools=mocks(), steps=steps, events=store
+    )
     task = asyncio.create_task(interpreter.run("book_with_approval", FLIGHT))
     waiting = await store.wait_until(
         run.run_id, lambda r: r.status == "waiting_input", timeout_s=10
@@ -190,7 +192,7 @@ async def test_a_yield_waits_then_resumes(store: RunStore, travel: WorkflowDocum
 async def test_a_replayed_run_adds_nothing(store: RunStore, travel: WorkflowDocument) -> None:
     recorded = EventList()
     run = await store.create_run(workflow_id="book_flight", params=FLIGHT)
-    interpreter = Interpreter(
+    interpreter = DocumentRunner(
         travel, run_id=run.run_id, tools=mocks(), steps=LocalSteps(), events=recorded
     )
     await interpreter.run("book_flight", FLIGHT)

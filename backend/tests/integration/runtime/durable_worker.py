@@ -25,6 +25,7 @@ import httpx
 
 from dynamic_tools.engine.events import Event
 from dynamic_tools.engine.loaders import load_document
+from dynamic_tools.engine.plan import compile_plan
 from dynamic_tools.engine.ports import ToolCallFailed, ToolResult
 from dynamic_tools.errors import ConflictError
 from dynamic_tools.runtime.durable import DurableConfig, DurableLauncher
@@ -76,12 +77,9 @@ async def main(args: argparse.Namespace) -> None:
         if args.document:
             document = load_document(Path(args.document).read_text(), name="w.yaml").document
             with contextlib.suppress(ConflictError):  # restarted: DBOS resumed the run
-                await launcher.start(
-                    run_id=args.run_id,
-                    document=document,
-                    workflow_id=args.workflow,
-                    params=json.loads(args.params),
-                )
+                plan = compile_plan(document, args.workflow)
+                params = plan.check_params(json.loads(args.params))
+                await launcher.start(run_id=args.run_id, plan=plan, params=params)
         outcome = await launcher.wait(args.run_id)
         Path(args.outcome).write_text(json.dumps(outcome.to_dict()))
     finally:

@@ -41,6 +41,7 @@ from dynamic_tools.runtime.durable import (
 )
 from dynamic_tools.runtime.durable_steps import DurableSteps, LiveRuns
 from tests.conftest import EXAMPLES, FIXTURES
+from tests.support.plans import prepared
 from tests.unit.engine.test_saga_in_children import DOCUMENT as SAGA_IN_CHILDREN
 from tests.unit.engine.test_saga_in_children import HangingTools
 
@@ -189,9 +190,7 @@ async def step_names(run_id: str) -> list[str]:
 async def test_book_flight_succeeds(config: DurableConfig, launch: Launch) -> None:
     tools, events = MockTools(travel_mocks()), EventList()
     launcher = await launch(config, tools, events)
-    await launcher.start(
-        run_id="run-1", document=doc(TRAVEL), workflow_id="book_flight", params=BOOK
-    )
+    await launcher.start(run_id="run-1", **prepared(doc(TRAVEL), "book_flight", BOOK))
     outcome = await launcher.wait("run-1")
 
     assert outcome.status == "succeeded", outcome.error
@@ -216,9 +215,7 @@ async def test_a_retry_delay_is_a_recorded_step(config: DurableConfig, launch: L
     booked = ToolResult(201, {"id": "BK-1", "status": "reserved"})
     tools = MockTools(travel_mocks(create_booking=Responses([ToolResult(503, {}), booked])))
     launcher = await launch(config, tools)
-    await launcher.start(
-        run_id="retry", document=doc(TRAVEL), workflow_id="book_flight", params=BOOK
-    )
+    await launcher.start(run_id="retry", **prepared(doc(TRAVEL), "book_flight", BOOK))
     outcome = await launcher.wait("retry")
 
     assert outcome.status == "succeeded", outcome.error
@@ -234,9 +231,7 @@ async def test_a_cancel_ends_a_long_retry_delay(config: DurableConfig, launch: L
     busy = ToolResult(503, {}, headers={"Retry-After": "3600"})
     tools, events = MockTools(travel_mocks(create_booking=busy)), EventList()
     launcher = await launch(config, tools, events)
-    await launcher.start(
-        run_id="busy", document=doc(TRAVEL), workflow_id="book_flight", params=BOOK
-    )
+    await launcher.start(run_id="busy", **prepared(doc(TRAVEL), "book_flight", BOOK))
     await until(lambda: bool(events.of("retry_scheduled")), what="the retry")
     assert events.of("retry_scheduled")[0]["delay_s"] == 3600
 
@@ -259,13 +254,11 @@ async def test_parallel_and_foreach_run_as_child_workflows(
 
     tools = MockTools(travel_mocks(search_flights=search))
     launcher = await launch(config, tools)
-    await launcher.start(run_id="trip", document=doc(TRAVEL), workflow_id="book_trip", params=TRIP)
+    await launcher.start(run_id="trip", **prepared(doc(TRAVEL), "book_trip", TRIP))
     params = {"origin": "AMS", "destination": "BCN", "start_date": "2026-12-01", "num_days": 5}
     await launcher.start(
         run_id="scan",
-        document=doc(TRAVEL),
-        workflow_id="find_cheapest_across_dates",
-        params=params,
+        **prepared(doc(TRAVEL), "find_cheapest_across_dates", params),
     )
     trip, scan = await launcher.wait("trip"), await launcher.wait("scan")
 
@@ -293,9 +286,7 @@ async def test_parallel_and_foreach_run_as_child_workflows(
 async def test_a_yield_waits_until_resumed(config: DurableConfig, launch: Launch) -> None:
     tools, events = MockTools(travel_mocks()), EventList()
     launcher = await launch(config, tools, events)
-    await launcher.start(
-        run_id="ask", document=doc(TRAVEL), workflow_id="book_with_approval", params=BOOK
-    )
+    await launcher.start(run_id="ask", **prepared(doc(TRAVEL), "book_with_approval", BOOK))
     await until(lambda: bool(events.of("waiting_input")), what="the yield")
     await asyncio.sleep(0.3)
     status = await DBOS.get_workflow_status_async("ask")
@@ -316,9 +307,7 @@ async def test_a_yield_inside_a_branch_gets_its_answer(
 ) -> None:
     events = EventList()
     launcher = await launch(config, MockTools(travel_mocks()), events)
-    await launcher.start(
-        run_id="fan", document=doc(IN_BRANCH), workflow_id="search_with_approval", params={}
-    )
+    await launcher.start(run_id="fan", **prepared(doc(IN_BRANCH), "search_with_approval", {}))
     await until(lambda: bool(events.of("waiting_input")), what="the yield")
     assert events.of("waiting_input")[0]["node_id"] == "fan/approval/ask"
 
@@ -334,9 +323,7 @@ async def test_cancelling_a_run_cancels_the_branch_waiting_for_input(
 ) -> None:
     events = EventList()
     launcher = await launch(config, MockTools(travel_mocks()), events)
-    await launcher.start(
-        run_id="fan", document=doc(IN_BRANCH), workflow_id="search_with_approval", params={}
-    )
+    await launcher.start(run_id="fan", **prepared(doc(IN_BRANCH), "search_with_approval", {}))
     await until(lambda: bool(events.of("waiting_input")), what="the yield")
 
     await launcher.cancel("fan")
@@ -369,9 +356,7 @@ async def test_a_failed_branch_cancels_the_branch_still_running(
     events = EventList()
     tools = MockTools(travel_mocks(search_flights=ToolResult(503, {"error": "down"})))
     launcher = await launch(config, tools, events)
-    await launcher.start(
-        run_id="fan", document=doc(IN_BRANCH), workflow_id="search_with_approval", params={}
-    )
+    await launcher.start(run_id="fan", **prepared(doc(IN_BRANCH), "search_with_approval", {}))
     outcome = await launcher.wait("fan")  # no answer needed: the other branch failed
 
     assert outcome.status == "failed"
@@ -392,9 +377,7 @@ async def test_shutdown_leaves_a_paused_run_for_the_next_launch(
 ) -> None:
     tools, events = MockTools(travel_mocks()), EventList()
     first = await launch(config, tools, events)
-    await first.start(
-        run_id="hold", document=doc(EDGES), workflow_id="hold_then_confirm", params={}
-    )
+    await first.start(run_id="hold", **prepared(doc(EDGES), "hold_then_confirm", {}))
     await until(lambda: bool(events.of("waiting_input")), what="the yield")
     await first.shutdown()  # as the lifespan does on SIGTERM: nothing is compensated
 
@@ -415,9 +398,7 @@ async def test_cancel_during_a_yield_runs_the_compensation(
 ) -> None:
     tools, events = MockTools(travel_mocks()), EventList()
     launcher = await launch(config, tools, events)
-    await launcher.start(
-        run_id="hold", document=doc(EDGES), workflow_id="hold_then_confirm", params={}
-    )
+    await launcher.start(run_id="hold", **prepared(doc(EDGES), "hold_then_confirm", {}))
     await until(lambda: bool(events.of("waiting_input")), what="the yield")
 
     await launcher.cancel("hold")
@@ -470,7 +451,7 @@ async def test_a_cancel_from_another_process_stops_the_running_step(
 ) -> None:
     tools, events = BlockingTools(args={"flight_id": "F2"}), EventList()
     launcher = await launch(config, tools, events)
-    await launcher.start(run_id="saga", document=doc(EDGES), workflow_id="saga", params={})
+    await launcher.start(run_id="saga", **prepared(doc(EDGES), "saga", {}))
     await asyncio.wait_for(tools.hanging.wait(), 20)
 
     client = DurableRunClient(config)  # as the CLI would: a DBOSClient, no second launch()
@@ -826,7 +807,7 @@ async def test_cancel_during_a_foreach_undoes_what_every_item_booked(
 ) -> None:
     tools, events = HangingTools(), EventList()
     launcher = await launch(config, tools, events)
-    await launcher.start(run_id="loop", document=saga_document(), workflow_id="loop", params={})
+    await launcher.start(run_id="loop", **prepared(saga_document(), "loop", {}))
     await tools.until_hanging(3)
 
     await launcher.cancel("loop")
@@ -848,9 +829,7 @@ async def test_a_failed_branch_stops_its_sibling_and_both_bookings_are_undone(
 ) -> None:
     tools = HangingTools(hang_before_failing=1)
     launcher = await launch(config, tools)
-    await launcher.start(
-        run_id="fail", document=saga_document(), workflow_id="one_branch_fails", params={}
-    )
+    await launcher.start(run_id="fail", **prepared(saga_document(), "one_branch_fails", {}))
     outcome = await asyncio.wait_for(launcher.wait("fail"), 60)
 
     assert outcome.status == "failed"
@@ -863,9 +842,7 @@ async def test_a_workflow_timeout_during_a_parallel_undoes_the_branches(
 ) -> None:
     tools = HangingTools()
     launcher = await launch(config, tools)
-    await launcher.start(
-        run_id="late", document=saga_document(), workflow_id="fan_out_with_deadline", params={}
-    )
+    await launcher.start(run_id="late", **prepared(saga_document(), "fan_out_with_deadline", {}))
     await tools.until_hanging(2)
     outcome = await asyncio.wait_for(launcher.wait("late"), 60)
 

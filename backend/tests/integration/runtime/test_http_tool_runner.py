@@ -10,12 +10,12 @@ import pytest
 
 from dynamic_tools.api.app import create_app
 from dynamic_tools.bootstrap import build_services, make_secret_lookup
-from dynamic_tools.engine.interpreter import Interpreter
 from dynamic_tools.engine.loaders import load_document
 from dynamic_tools.engine.local import EventList, LocalSteps
 from dynamic_tools.runtime.tool_runner import HttpToolRunner
 from dynamic_tools.settings import Settings
 from tests.conftest import EXAMPLES, FIXTURES
+from tests.support.plans import DocumentRunner
 from tests.support.servers import serve
 
 BOOK = {"origin": "AMS", "destination": "BCN", "date": "2026-12-01", "passenger": "Ada"}
@@ -35,7 +35,7 @@ async def run(
     try:
         tools = HttpToolRunner(services.registry, services.sender, make_secret_lookup(settings))
         events = EventList()
-        interpreter = Interpreter(
+        interpreter = DocumentRunner(
             load_document(text, name="w.yaml").document,
             run_id="run-7",
             tools=tools,
@@ -148,7 +148,7 @@ async def test_a_flight_sold_between_check_and_booking_is_sold_out_not_retried(
         tools = SellOutAfterCheck(
             HttpToolRunner(services.registry, services.sender, make_secret_lookup(settings)), url
         )
-        interpreter = Interpreter(
+        interpreter = DocumentRunner(
             load_document((EXAMPLES / "workflows" / "travel.yaml").read_text(), name="t").document,
             run_id="run-sold-out",
             tools=tools,

@@ -14,13 +14,13 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dynamic_tools.engine.interpreter import Interpreter
 from dynamic_tools.engine.loaders import load_document
 from dynamic_tools.engine.local import EventList, LocalSteps, MockTools
 from dynamic_tools.engine.models import WorkflowDocument
 from dynamic_tools.engine.ports import ToolCallFailed, ToolResult
 from tests.conftest import FIXTURES
 from tests.support.http_exceptions import http_stack_exceptions
+from tests.support.plans import DocumentRunner
 
 HOSTILE = FIXTURES / "workflows" / "engine" / "hostile.yaml"
 DOCUMENT: WorkflowDocument = load_document(HOSTILE.read_text(), name=HOSTILE.name).document
@@ -35,9 +35,9 @@ FAILURES = st.one_of(
 PROPERTY = settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
 
 
-def make(mocks: Mapping[str, Any]) -> tuple[Interpreter, MockTools, EventList]:
+def make(mocks: Mapping[str, Any]) -> tuple[DocumentRunner, MockTools, EventList]:
     tools, events = MockTools(mocks), EventList()
-    interp = Interpreter(DOCUMENT, run_id="r-1", tools=tools, steps=LocalSteps(), events=events)
+    interp = DocumentRunner(DOCUMENT, run_id="r-1", tools=tools, steps=LocalSteps(), events=events)
     return interp, tools, events
 
 

@@ -9,12 +9,13 @@ from typing import Any
 
 import pytest
 
-from dynamic_tools.engine.interpreter import Interpreter
 from dynamic_tools.engine.loaders import load_document
 from dynamic_tools.engine.local import EventList, LocalSteps, MockTools, Responses
 from dynamic_tools.engine.models import WorkflowDocument
 from dynamic_tools.engine.ports import ToolCallFailed, ToolResult
+from dynamic_tools.errors import InvalidInputError
 from tests.conftest import EXAMPLES, FIXTURES
+from tests.support.plans import DocumentRunner
 
 TRAVEL = EXAMPLES / "workflows" / "travel.yaml"
 EDGES = FIXTURES / "workflows" / "engine" / "saga_and_edges.yaml"
@@ -57,10 +58,10 @@ class SlowTools(MockTools):
 
 def make(
     path: Path, mocks: Mapping[str, Any], run_id: str = "run-1"
-) -> tuple[Interpreter, MockTools, LocalSteps, EventList]:
+) -> tuple[DocumentRunner, MockTools, LocalSteps, EventList]:
     tools, steps, events = MockTools(mocks), LocalSteps(), EventList()
     return (
-        Interpreter(doc(path), run_id=run_id, tools=tools, steps=steps, events=events),
+        DocumentRunner(doc(path), run_id=run_id, tools=tools, steps=steps, events=events),
         tools,
         steps,
         events,
@@ -205,11 +206,13 @@ async def test_an_unresolvable_reference_names_the_reference_and_node() -> None:
     assert "out of range" in outcome.error["message"]
 
 
-async def test_invalid_params_fail_with_every_field_named() -> None:
+async def test_invalid_params_are_refused_before_a_run_with_every_field_named() -> None:
+    # The one params check is the plan's, when the run is prepared: nothing runs.
     interp, tools, *_ = make(TRAVEL, travel_mocks())
-    outcome = await interp.run("book_flight", {"origin": 3, "surprise": 1})
-    assert outcome.status == "failed" and tools.calls == []
-    paths = {v["path"] for v in outcome.error["violations"]}
+    with pytest.raises(InvalidInputError) as refused:
+        await interp.run("book_flight", {"origin": 3, "surprise": 1})
+    assert interp.interpreter is None and tools.calls == []
+    paths = {v["path"] for v in refused.value.violations}
     assert paths == {
         "params.origin",
         "params.destination",
@@ -240,7 +243,7 @@ async def test_success_criteria_and_foreach_bounds() -> None:
 
 
 async def test_a_node_timeout_fails_the_call() -> None:
-    interp = Interpreter(
+    interp = DocumentRunner(
         doc(EDGES), run_id="r", tools=SlowTools({}), steps=LocalSteps(), events=EventList()
     )
     outcome = await interp.run("slow", {})
@@ -339,7 +342,7 @@ async def test_event_numbers_stay_distinct_across_parallel_branches() -> None:
 
 async def test_the_workflow_deadline_is_recorded_so_a_replay_keeps_it() -> None:
     steps = LocalSteps()
-    interp = Interpreter(
+    interp = DocumentRunner(
         doc(EDGES), run_id="r", tools=SlowTools({}), steps=steps, events=EventList()
     )
     outcome = await interp.run("deadline", {})

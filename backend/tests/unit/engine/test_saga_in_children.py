@@ -12,10 +12,10 @@ import asyncio
 from collections.abc import Mapping
 from typing import Any
 
-from dynamic_tools.engine.interpreter import Interpreter
 from dynamic_tools.engine.loaders import load_document
 from dynamic_tools.engine.local import EventList, LocalSteps, MockTools
 from dynamic_tools.engine.ports import ToolResult
+from tests.support.plans import DocumentRunner
 
 DOCUMENT = """
 domain: saga_children
@@ -130,11 +130,11 @@ class HangingTools(MockTools):
         return [c[1]["booking_id"] for c in self.calls if c[0] == "cancel_booking"]
 
 
-def make(tools: HangingTools) -> tuple[Interpreter, LocalSteps, EventList]:
+def make(tools: HangingTools) -> tuple[DocumentRunner, LocalSteps, EventList]:
     document = load_document(DOCUMENT, name="saga_children.yaml").document
     steps, events = LocalSteps(), EventList()
     return (
-        Interpreter(document, run_id="r", tools=tools, steps=steps, events=events),
+        DocumentRunner(document, run_id="r", tools=tools, steps=steps, events=events),
         steps,
         events,
     )

@@ -221,6 +221,4 @@ async def dry_run_workflow(
     from dynamic_tools.runtime.dry_run import dry_run
 
     prepared = workflows.prepare_run(workflow_id, body.params)
-    return await dry_run(
-        prepared.document, workflow_id, prepared.params, mocks=body.mocks, answers=body.answers
-    )
+    return await dry_run(prepared.plan, prepared.params, mocks=body.mocks, answers=body.answers)

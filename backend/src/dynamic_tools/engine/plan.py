@@ -1,0 +1,150 @@
+"""The run plan: a validated workflow, compiled once, ready for the interpreter.
+
+"Validated" is a type here: :func:`compile_plan` builds a :class:`RunPlan` only from a document
+whose validation report has no error, and the interpreter takes nothing else. The plan holds
+what the interpreter would otherwise derive on every execution: each reachable workflow's
+graph (activations, skip analysis), its node order, the sub-workflows it calls and the
+references each node reads, resolved to the names they read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+from dynamic_tools.engine.graph import WorkflowGraph
+from dynamic_tools.engine.loaders import LoadedDocument
+from dynamic_tools.engine.models import (
+    ForeachNode,
+    ParallelNode,
+    Workflow,
+    WorkflowDocument,
+    WorkflowNode,
+)
+from dynamic_tools.engine.params import check_values
+from dynamic_tools.engine.validator import (
+    ValidationReport,
+    Violation,
+    node_reference_names,
+    validate_document,
+)
+from dynamic_tools.errors import InvalidInputError, NotFoundError
+
+__all__ = ["PlanRefused", "RunPlan", "WorkflowPlan", "compile_plan"]
+
+
+class PlanRefused(InvalidInputError):
+    """The document has validation errors: no plan is made from it."""
+
+    def __init__(self, workflow_id: str, violations: list[Violation]) -> None:
+        first = violations[0]
+        super().__init__(
+            f"workflow '{workflow_id}' cannot run: {len(violations)} violation(s), the first "
+            f"at {first.path}: {first.message}",
+            violations=[v.to_dict() for v in violations],
+        )
+        self.report_violations = violations
+
+
+@dataclass(frozen=True)
+class WorkflowPlan:
+    """One workflow of the plan: its graph, node order and activated nodes."""
+
+    workflow_id: str
+    workflow: Workflow
+    graph: WorkflowGraph
+    order: tuple[str, ...]
+
+    @property
+    def activated(self) -> frozenset[str]:
+        """Nodes that run only when activated (branch targets, fallbacks, compensate)."""
+        return self.graph.activated
+
+    @cached_property
+    def sub_workflows(self) -> frozenset[str]:
+        """Workflow ids called by this workflow's nodes (parallel branches and foreach too)."""
+        called: set[str] = set()
+        for node in self.workflow.graph.values():
+            steps: list[Any] = [node]
+            if isinstance(node, ParallelNode):
+                steps = list(node.branches.values())
+            elif isinstance(node, ForeachNode):
+                steps = [node.step]
+            called |= {s.workflow for s in steps if isinstance(s, WorkflowNode)}
+        return frozenset(called)
+
+    @cached_property
+    def references(self) -> Mapping[str, frozenset[str]]:
+        """For each node, the names (params, outputs, yields, locals) its values read."""
+        return {n: node_reference_names(node) for n, node in self.workflow.graph.items()}
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """A validated document compiled for one workflow and the sub-workflows it reaches."""
+
+    document: WorkflowDocument
+    workflow_id: str
+    workflows: Mapping[str, WorkflowPlan]
+
+    @property
+    def root(self) -> WorkflowPlan:
+        """The workflow a run of this plan starts."""
+        return self.workflows[self.workflow_id]
+
+    def of(self, workflow_id: str) -> WorkflowPlan:
+        """The plan of a reachable workflow."""
+        return self.workflows[workflow_id]
+
+    @property
+    def base_url(self) -> str | None:
+        """The document's base URL (for ``rest_call`` without one)."""
+        return self.document.base_url
+
+    def check_params(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        """The run's parameters checked against the workflow's (the one check before a run).
+
+        Raises :class:`~dynamic_tools.errors.InvalidInputError` naming each bad field.
+        """
+        return check_values(self.root.workflow.params, params)
+
+
+def compile_plan(
+    document: WorkflowDocument | LoadedDocument,
+    workflow_id: str,
+    known_tools: Collection[str] | None = None,
+    *,
+    known_workflows: Collection[str] = (),
+    report: ValidationReport | None = None,
+) -> RunPlan:
+    """Validate ``document`` (unless its ``report`` is given) and compile ``workflow_id``.
+
+    ``known_tools`` None skips the unknown-tool check (a recorded run replayed after a tool was
+    removed still runs, and fails at that call). Raises :class:`NotFoundError` for an unknown
+    workflow and :class:`PlanRefused` when the report has errors.
+    """
+    model = document.document if isinstance(document, LoadedDocument) else document
+    if workflow_id not in model.workflows:
+        raise NotFoundError(
+            f"workflow '{workflow_id}' does not exist",
+            context={"workflow_id": workflow_id, "defined": sorted(model.workflows)},
+        )
+    if report is None:
+        report = validate_document(
+            document, known_tools=known_tools, known_workflows=known_workflows
+        )
+    if not report.ok:
+        raise PlanRefused(workflow_id, report.errors)
+    plans: dict[str, WorkflowPlan] = {}
+    pending = [workflow_id]
+    while pending:
+        current = pending.pop()
+        if current in plans or current not in model.workflows:
+            continue  # a sub-workflow of another document is resolved by the caller
+        workflow = model.workflows[current]
+        plan = WorkflowPlan(current, workflow, WorkflowGraph(workflow), tuple(workflow.graph))
+        plans[current] = plan
+        pending.extend(sorted(plan.sub_workflows))
+    return RunPlan(document=model, workflow_id=workflow_id, workflows=plans)
