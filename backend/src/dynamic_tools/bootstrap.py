@@ -17,7 +17,6 @@ import asyncio
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import httpx
 import openai
@@ -87,10 +86,9 @@ class Services:
             interrupted = await self.run_store.interrupt_unfinished(INTERRUPTED)
             if interrupted:
                 logger.warning("marked {} unfinished runs as failed", len(interrupted))
-        await _call_if_present(self.launcher, "launch")
-        journal = getattr(self.launcher, "journal_entries", None)
-        if journal is not None:  # durable: the view and the journal must agree
-            reconciler = RunReconciler(self.run_store, self.launcher)  # type: ignore[arg-type]
+        await self.launcher.launch()
+        if self.launcher.durable:  # the view and the journal must agree
+            reconciler = RunReconciler(self.run_store, self.launcher)
             await reconciler.once()
             interval = self.settings.failover_check_s
             if self.settings.uses_postgres and interval > 0:  # runs end on other replicas too
@@ -105,8 +103,7 @@ class Services:
             await asyncio.gather(self._reconciling, return_exceptions=True)
             self._reconciling = None
         try:
-            await _call_if_present(self.launcher, "shutdown")  # the durable launcher
-            await _call_if_present(self.launcher, "aclose")  # the local launcher
+            await self.launcher.shutdown()
             await self.run_store.aclose()
         finally:
             self.database.dispose()
@@ -115,12 +112,6 @@ class Services:
             if isinstance(self.llm, OpenAIChatClient):
                 await self.llm.client.close()
             await asyncio.to_thread(self.tracing.shutdown)  # exports the spans still batched
-
-
-async def _call_if_present(target: Any, name: str) -> None:
-    method = getattr(target, name, None)
-    if method is not None:
-        await method()
 
 
 def seed_registry(settings: Settings) -> list[str]:
@@ -327,8 +318,7 @@ def build_services(
         settings.workflows_dir, known_tools=registry.names, workers=document_workers
     )
     launcher = make_launcher(settings, tools=tools, store=store, events=events)
-    if hasattr(launcher, "on_takeover"):  # durable: count takeovers, automatic or by hand
-        launcher.on_takeover = _count_takeover
+    launcher.on_takeover = _count_takeover  # takeovers are counted, automatic or by hand
     runs = RunService(workflows, store, launcher)
     return Services(
         settings=settings,

@@ -473,6 +473,7 @@ class DurableLauncher:
         self.tools = tools
         self.events = events
         self.on_finished = on_finished
+        self.durable = True
         self.live = LiveRuns()
         self._handles: dict[str, WorkflowHandleAsync[dict[str, Any]]] = {}
         self._poller: asyncio.Task[None] | None = None

@@ -17,6 +17,7 @@ from dynamic_tools.engine.plan import RunPlan
 from dynamic_tools.engine.ports import EventSink, ToolRunner
 from dynamic_tools.engine.state import RunOutcome
 from dynamic_tools.errors import ConflictError, NotFoundError
+from dynamic_tools.runtime.reconcile import JournalEntry
 
 
 def yield_step_name(node_id: str) -> str:
@@ -24,8 +25,29 @@ def yield_step_name(node_id: str) -> str:
     return f"yield:{node_id}"
 
 
+TakeoverHook = Callable[[str, list[str]], None]
+
+
 class RunLauncher(Protocol):
-    """Starts, resumes and cancels runs."""
+    """Everything a launcher does: its life cycle, runs, and what durable replicas add.
+
+    Two implementations: :class:`LocalLauncher` (asyncio tasks, nothing survives a restart)
+    and the durable launcher (DBOS). Operations that only mean something for durable runs
+    have a defined answer on the local one (``durable`` False, no journal, takeover refused).
+    """
+
+    #: whether runs survive a restart (there is a journal to reconcile with)
+    durable: bool
+    #: called with (dead executor, the run ids taken over) after every takeover
+    on_takeover: TakeoverHook | None
+
+    async def launch(self) -> None:
+        """Get ready to run (recover what the journal holds, for a durable launcher)."""
+        ...
+
+    async def shutdown(self) -> None:
+        """Stop: local runs are cancelled, durable runs are left to the next process."""
+        ...
 
     async def start(self, *, run_id: str, plan: RunPlan, params: dict[str, Any]) -> None:
         """Start a run of ``plan`` with checked ``params`` (returns once it is started)."""
@@ -43,6 +65,21 @@ class RunLauncher(Protocol):
         """Who executes the run: ``id``, ``state``, ``alive``, ``since``, ``detail``."""
         ...
 
+    async def wait(self, run_id: str) -> RunOutcome:
+        """The outcome of a run, once it ended."""
+        ...
+
+    async def take_over(self, executor_id: str) -> list[str]:
+        """Resume the unfinished runs of a dead executor here; their workflow ids.
+
+        :class:`ConflictError` (kind ``not_durable``) when runs are not durable.
+        """
+        ...
+
+    async def journal_entries(self, run_ids: list[str]) -> dict[str, JournalEntry]:
+        """What the journal says of these runs (empty when there is no journal)."""
+        ...
+
 
 class LocalLauncher:
     """Runs as asyncio tasks in this process; nothing survives a restart."""
@@ -57,6 +94,8 @@ class LocalLauncher:
         self.tools = tools
         self.events = events
         self.on_finished = on_finished
+        self.durable = False
+        self.on_takeover: TakeoverHook | None = None
         self._tasks: dict[str, asyncio.Task[RunOutcome]] = {}
         self._steps: dict[str, LocalSteps] = {}
 
@@ -112,7 +151,23 @@ class LocalLauncher:
         """The outcome of a run started here (for tests and the CLI)."""
         return await self._tasks[run_id]
 
-    async def aclose(self) -> None:
+    async def launch(self) -> None:
+        """Nothing to recover: local runs died with the last process."""
+
+    async def take_over(self, executor_id: str) -> list[str]:
+        """Refused: there is no journal another replica left behind."""
+        raise ConflictError(
+            "runs are not durable on this server (DURABLE_RUNS=false): there is nothing "
+            "another replica left to recover",
+            kind="not_durable",
+            context={"executor_id": executor_id},
+        )
+
+    async def journal_entries(self, run_ids: list[str]) -> dict[str, JournalEntry]:
+        """No journal."""
+        return {}
+
+    async def shutdown(self) -> None:
         """Cancel every run still going."""
         for task in self._tasks.values():
             task.cancel()

@@ -86,16 +86,8 @@ class RunService:
                 "name the executor whose runs to recover",
                 violations=[{"path": "query.executor", "message": "must not be empty"}],
             )
-        take_over = getattr(self.launcher, "take_over", None)
-        if take_over is None:
-            raise ConflictError(
-                "runs are not durable on this server (DURABLE_RUNS=false): there is nothing "
-                "another replica left to recover",
-                kind="not_durable",
-                context={"executor_id": executor_id},
-            )
         try:
-            workflows: list[str] = await take_over(executor_id)
+            workflows: list[str] = await self.launcher.take_over(executor_id)
         except ConflictError as exc:
             if exc.kind != "conflict":
                 raise

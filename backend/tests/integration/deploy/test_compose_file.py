@@ -248,7 +248,8 @@ def test_the_image_holds_what_the_compose_file_points_at() -> None:
     for source in sources:
         assert (REPO / source).exists(), f"COPY {source}: not in the repository"
     assert "/app/frontend/dist" in destinations, "the UI bundle is copied where the app looks"
-    assert "pip install --no-cache-dir -e ./backend" in final
+    assert "uv sync --locked" in final, "the image installs exactly the lock file's versions"
+    assert ["backend/pyproject.toml", "backend/uv.lock", "backend/"] in copies
     assert 'CMD ["dynamic-tools", "serve"]' in final
     for name, service in app_services().items():
         for value in environment(service).values():

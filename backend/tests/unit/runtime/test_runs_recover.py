@@ -6,7 +6,9 @@ from typing import Any
 
 import pytest
 
+from dynamic_tools.engine.local import EventList, MockTools
 from dynamic_tools.errors import ConflictError
+from dynamic_tools.runtime.launcher import LocalLauncher
 from dynamic_tools.runtime.runs import RunService
 
 
@@ -28,10 +30,8 @@ async def test_a_live_executor_is_an_executor_alive_conflict() -> None:
 
 
 async def test_runs_that_are_not_durable_are_their_own_kind() -> None:
-    class Local:
-        pass
-
-    service: Any = RunService(workflows=None, store=None, launcher=Local())  # type: ignore[arg-type]
+    local = LocalLauncher(tools=MockTools({}), events=EventList())
+    service: Any = RunService(workflows=None, store=None, launcher=local)  # type: ignore[arg-type]
     with pytest.raises(ConflictError) as raised:
         await service.recover("replica-b")
     assert raised.value.kind == "not_durable"
