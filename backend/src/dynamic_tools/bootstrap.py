@@ -23,8 +23,14 @@ import openai
 from loguru import logger
 from sqlalchemy import Engine
 
+from dynamic_tools.definitions.authoring import WorkflowAuthoring
+from dynamic_tools.definitions.repository import WorkflowRepository
 from dynamic_tools.document_workers import DocumentWorkers
 from dynamic_tools.engine.ports import EventSink, ToolRunner
+from dynamic_tools.execution.launcher import LocalLauncher, RunLauncher
+from dynamic_tools.execution.reconcile import RunReconciler
+from dynamic_tools.execution.runs import RunService
+from dynamic_tools.execution.tool_runner import HttpToolRunner
 from dynamic_tools.http.sender import HttpSender
 from dynamic_tools.http.target_guard import TargetGuard
 from dynamic_tools.logs import redactor
@@ -33,12 +39,6 @@ from dynamic_tools.observability.run_tracing import RunTracing
 from dynamic_tools.observability.tracing import Tracing
 from dynamic_tools.persistence.db import make_engine, migrate
 from dynamic_tools.persistence.run_store import RunStore
-from dynamic_tools.runtime.authoring import WorkflowAuthoring
-from dynamic_tools.runtime.launcher import LocalLauncher, RunLauncher
-from dynamic_tools.runtime.reconcile import RunReconciler
-from dynamic_tools.runtime.runs import RunService
-from dynamic_tools.runtime.tool_runner import HttpToolRunner
-from dynamic_tools.runtime.workflow_repository import WorkflowRepository
 from dynamic_tools.selection.llm import LLMClient, OpenAIChatClient
 from dynamic_tools.selection.pipeline import PipelineOptions, SingleShotPipeline
 from dynamic_tools.settings import Settings
@@ -199,8 +199,9 @@ def make_launcher(
     """
     events = events or store
     if settings.durable_runs:
-        from dynamic_tools.runtime.durable import DurableConfig, DurableLauncher
-        from dynamic_tools.runtime.journal_lock import adopt_legacy_journal, journal_identity
+        from dynamic_tools.execution.durable_config import DurableConfig
+        from dynamic_tools.execution.durable_launcher import DurableLauncher
+        from dynamic_tools.execution.journal_lock import adopt_legacy_journal, journal_identity
 
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         journal_url = settings.durable_database_url
@@ -240,7 +241,7 @@ def journal_in_use(settings: Settings) -> str | None:
     if not settings.durable_runs or journal is None:
         return None
     from dynamic_tools.errors import ConfigurationError
-    from dynamic_tools.runtime.journal_lock import JournalLock
+    from dynamic_tools.execution.journal_lock import JournalLock
 
     lock = JournalLock(journal)
     try:

@@ -38,7 +38,7 @@ from pebble import ProcessExpired, ProcessPool
 from dynamic_tools.errors import ProcessingLimitError
 
 T = TypeVar("T")
-PRELOAD = ["dynamic_tools.tools.catalogs", "dynamic_tools.runtime.workflow_repository"]
+PRELOAD = ["dynamic_tools.tools.catalogs", "dynamic_tools.definitions.repository"]
 
 
 def _limit_memory(max_bytes: int) -> None:

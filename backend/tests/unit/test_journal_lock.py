@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from dynamic_tools.errors import ConfigurationError
-from dynamic_tools.runtime.journal_lock import (
+from dynamic_tools.execution.journal_lock import (
     JournalLock,
     adopt_legacy_journal,
     journal_identity,
@@ -43,7 +43,7 @@ def test_the_lock_is_free_once_its_process_is_killed(tmp_path: Path) -> None:
             sys.executable,
             "-c",
             "import sys, time; from pathlib import Path;"
-            "from dynamic_tools.runtime.journal_lock import JournalLock;"
+            "from dynamic_tools.execution.journal_lock import JournalLock;"
             f"JournalLock(Path({str(journal)!r})).acquire(); print('held', flush=True);"
             "time.sleep(60)",
         ],

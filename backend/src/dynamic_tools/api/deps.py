@@ -8,9 +8,9 @@ from typing import Annotated
 from fastapi import Depends, Request
 
 from dynamic_tools.bootstrap import Services
+from dynamic_tools.definitions.repository import WorkflowRepository
+from dynamic_tools.execution.runs import RunService
 from dynamic_tools.persistence.run_store import RunStore
-from dynamic_tools.runtime.runs import RunService
-from dynamic_tools.runtime.workflow_repository import WorkflowRepository
 from dynamic_tools.selection.pipeline import SingleShotPipeline
 from dynamic_tools.tools.registry import ToolRegistry
 

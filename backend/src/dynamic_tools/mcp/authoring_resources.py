@@ -22,11 +22,11 @@ from typing import Any
 
 import mcp_types as types
 
+from dynamic_tools.definitions.authoring import WorkflowAuthoring
+from dynamic_tools.definitions.repository import WorkflowRepository
 from dynamic_tools.engine.schema import document_schema
 from dynamic_tools.mcp.entries import SessionView
 from dynamic_tools.mcp.resources import ExtraResource, ResourceSet
-from dynamic_tools.runtime.authoring import WorkflowAuthoring
-from dynamic_tools.runtime.workflow_repository import WorkflowRepository
 
 SCHEME = "dynamic-tools://"
 MANIFEST = SCHEME + "workflow.manifest/"

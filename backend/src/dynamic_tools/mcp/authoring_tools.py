@@ -24,14 +24,14 @@ from typing import Any, Protocol
 
 import mcp_types as types
 
+from dynamic_tools.definitions.authoring import MAX_HISTORY_DAYS, WorkflowAuthoring
+from dynamic_tools.definitions.repository import WorkflowRepository
 from dynamic_tools.errors import ConflictError, InvalidInputError, NotFoundError
+from dynamic_tools.execution.runs import RunService
 from dynamic_tools.mcp.aliases import Alias, alias_property, apply_aliases, with_aliases
 from dynamic_tools.mcp.confirmation import DRY_RUN
 from dynamic_tools.mcp.entries import SessionView, ToolCall, ToolEntry
 from dynamic_tools.mcp.results import Operation, object_schema, operation_handler
-from dynamic_tools.runtime.authoring import MAX_HISTORY_DAYS, WorkflowAuthoring
-from dynamic_tools.runtime.runs import RunService
-from dynamic_tools.runtime.workflow_repository import WorkflowRepository
 
 SAFETY_KEY = "dynamic-tools/safety"
 ANNOTATIONS = {
@@ -152,7 +152,7 @@ class AuthoringTools:
                 "The ordered step plan: each node, how it gets to run (always, after its "
                 "dependencies, when a branch/fallback activates it), its conditions.",
                 object_schema({**_TARGET, "inputs": _INPUTS}),
-                lambda args: _on_target(a, args, lambda t: a.step_plan(t)),
+                lambda args: _on_target(a, args, lambda t: a.step_order(t)),
                 False,
             ),
             (

@@ -17,12 +17,12 @@ from typing import Any
 
 import mcp_types as types
 
+from dynamic_tools.definitions.authoring import WorkflowAuthoring
+from dynamic_tools.definitions.repository import WorkflowRepository
 from dynamic_tools.engine.schema import document_schema
 from dynamic_tools.errors import InvalidInputError
 from dynamic_tools.mcp.authoring_resources import command_catalog, workflow_spec
 from dynamic_tools.mcp.entries import SessionView
-from dynamic_tools.runtime.authoring import WorkflowAuthoring
-from dynamic_tools.runtime.workflow_repository import WorkflowRepository
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
 
+from dynamic_tools.definitions.authoring import Target, WorkflowAuthoring
+from dynamic_tools.definitions.repository import PreparedRun
 from dynamic_tools.engine.params import check_values
 from dynamic_tools.errors import InvalidInputError
 from dynamic_tools.http.document_fetch import DocumentFetcher
@@ -50,8 +52,6 @@ from dynamic_tools.mcp.workflow_tools import (
 )
 from dynamic_tools.persistence.markdown_store import MarkdownSessionStore
 from dynamic_tools.persistence.recipe_store import RecipeStore
-from dynamic_tools.runtime.authoring import Target, WorkflowAuthoring
-from dynamic_tools.runtime.workflow_repository import PreparedRun
 from dynamic_tools.tools.hints import describe_tool, hint_block, merge_hints, parse_tool_hints
 from dynamic_tools.tools.models import ToolConfig, ToolHints
 from dynamic_tools.tools.planning import summarize_workflow

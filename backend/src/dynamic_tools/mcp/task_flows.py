@@ -21,6 +21,7 @@ from typing import Any
 
 import mcp_types as types
 
+from dynamic_tools.definitions.authoring import Target, WorkflowAuthoring
 from dynamic_tools.engine.models import ParamSpec
 from dynamic_tools.errors import ConfigurationError, InvalidInputError, WorkflowInvalidError
 from dynamic_tools.mcp.authoring_tools import ANNOTATIONS, SAFETY_KEY
@@ -29,7 +30,6 @@ from dynamic_tools.mcp.entries import Result, SessionView, ToolCall, ToolEntry
 from dynamic_tools.mcp.errors import payload_result
 from dynamic_tools.mcp.prompts import AuthoringPrompts
 from dynamic_tools.mcp.workflow_tools import elicitation_schema
-from dynamic_tools.runtime.authoring import Target, WorkflowAuthoring
 from dynamic_tools.selection.llm import LLMClient
 
 MAX_REPAIRS = 3

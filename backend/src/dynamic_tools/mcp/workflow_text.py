@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from dynamic_tools.definitions.step_views import step_order
 from dynamic_tools.engine.models import (
     BranchNode,
     CallNode,
@@ -22,7 +23,6 @@ from dynamic_tools.engine.models import (
     WorkflowNode,
     YieldNode,
 )
-from dynamic_tools.runtime.workflow_plan import step_plan
 from dynamic_tools.tools.models import ToolConfig, ToolHints
 
 
@@ -49,7 +49,7 @@ def _label(node_id: str, node: Any) -> str:
 
 def shape_lines(workflow: Workflow) -> list[str]:
     """The workflow's main path and its alternatives, one line each."""
-    steps = step_plan(workflow)
+    steps = step_order(workflow)
     graph = workflow.graph
     main = [s["node_id"] for s in steps if s["runs"] in ("always", "after dependencies")]
     lines = [" → ".join(_label(n, graph[n]) for n in main) or "(no unconditional steps)"]
@@ -150,7 +150,7 @@ def workflow_graph(workflow_id: str, workflow: Workflow, *, domain: str) -> dict
         "params": {
             n: p.model_dump(mode="json", exclude_none=True) for n, p in workflow.params.items()
         },
-        "steps": step_plan(workflow),
+        "steps": step_order(workflow),
         "outputs": workflow.outputs,
     }
 

@@ -22,18 +22,18 @@ from typing import Any
 import anyio
 import mcp_types as types
 
+from dynamic_tools.definitions.repository import PreparedRun
+from dynamic_tools.definitions.step_views import param_schema, preview_inputs
 from dynamic_tools.engine import events as ev
 from dynamic_tools.engine.models import CallNode, ParamSpec, Workflow
 from dynamic_tools.errors import DynamicToolsError, InvalidInputError
+from dynamic_tools.execution.runs import RunService
 from dynamic_tools.logs import correlation_id, redactor
 from dynamic_tools.mcp.channel import CallChannel, ClientRequestTimeout
 from dynamic_tools.mcp.errors import error_result, payload_result
 from dynamic_tools.mcp.results import data_result
 from dynamic_tools.persistence.run_store import RunStore
 from dynamic_tools.persistence.run_view import RunRecord
-from dynamic_tools.runtime.runs import RunService
-from dynamic_tools.runtime.workflow_plan import param_schema, preview_inputs
-from dynamic_tools.runtime.workflow_repository import PreparedRun
 
 #: a node's statuses once it ended
 NODE_ENDS = frozenset({"succeeded", "failed", "skipped"})

@@ -28,7 +28,8 @@ from dynamic_tools.engine.loaders import load_document
 from dynamic_tools.engine.plan import compile_plan
 from dynamic_tools.engine.ports import ToolCallFailed, ToolResult
 from dynamic_tools.errors import ConflictError
-from dynamic_tools.runtime.durable import DurableConfig, DurableLauncher
+from dynamic_tools.execution.durable_config import DurableConfig
+from dynamic_tools.execution.durable_launcher import DurableLauncher
 
 
 class HttpTools:

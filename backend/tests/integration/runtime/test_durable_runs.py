@@ -32,14 +32,10 @@ from dynamic_tools.engine.loaders import load_document
 from dynamic_tools.engine.local import EventList, MockTools, Responses
 from dynamic_tools.engine.models import WorkflowDocument
 from dynamic_tools.engine.ports import ToolResult
-from dynamic_tools.runtime.durable import (
-    APP_VERSION,
-    DurableConfig,
-    DurableLauncher,
-    DurableRunClient,
-    sqlite_url,
-)
-from dynamic_tools.runtime.durable_steps import DurableSteps, LiveRuns
+from dynamic_tools.execution.durable_client import DurableRunClient
+from dynamic_tools.execution.durable_config import APP_VERSION, DurableConfig, sqlite_url
+from dynamic_tools.execution.durable_launcher import DurableLauncher
+from dynamic_tools.execution.durable_steps import DurableSteps, LiveRuns
 from tests.conftest import EXAMPLES, FIXTURES
 from tests.support.plans import prepared
 from tests.unit.engine.test_saga_in_children import DOCUMENT as SAGA_IN_CHILDREN
@@ -878,7 +874,7 @@ async def test_a_live_replica_cannot_be_taken_over_nor_share_its_executor_id(
     pg_config: DurableConfig, launch: Launch
 ) -> None:
     from dynamic_tools.errors import ConflictError
-    from dynamic_tools.runtime.durable import ExecutorPresence
+    from dynamic_tools.execution.presence import ExecutorPresence
 
     launcher = await launch(pg_config, MockTools(travel_mocks()))
     same_id = ExecutorPresence(pg_config)  # what a second process with this id would do

@@ -12,7 +12,7 @@ from dynamic_tools.api.app import create_app
 from dynamic_tools.bootstrap import build_services, make_secret_lookup
 from dynamic_tools.engine.loaders import load_document
 from dynamic_tools.engine.local import EventList, LocalSteps
-from dynamic_tools.runtime.tool_runner import HttpToolRunner
+from dynamic_tools.execution.tool_runner import HttpToolRunner
 from dynamic_tools.settings import Settings
 from tests.conftest import EXAMPLES, FIXTURES
 from tests.support.plans import DocumentRunner

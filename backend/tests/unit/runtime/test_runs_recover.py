@@ -8,8 +8,8 @@ import pytest
 
 from dynamic_tools.engine.local import EventList, MockTools
 from dynamic_tools.errors import ConflictError
-from dynamic_tools.runtime.launcher import LocalLauncher
-from dynamic_tools.runtime.runs import RunService
+from dynamic_tools.execution.launcher import LocalLauncher
+from dynamic_tools.execution.runs import RunService
 
 
 class AliveLauncher:

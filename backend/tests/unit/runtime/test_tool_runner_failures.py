@@ -11,9 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dynamic_tools.engine.ports import ToolCallFailed
+from dynamic_tools.execution.tool_runner import HttpToolRunner
 from dynamic_tools.http.sender import HttpSender
 from dynamic_tools.http.target_guard import TargetGuard
-from dynamic_tools.runtime.tool_runner import HttpToolRunner
 from dynamic_tools.tools.registry import ToolRegistry
 from tests.conftest import FIXTURES
 from tests.support.http_exceptions import http_stack_exceptions

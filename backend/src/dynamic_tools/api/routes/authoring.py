@@ -14,8 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from dynamic_tools.api.deps import ServicesDep
 from dynamic_tools.api.responses import BODY, PARAMS, errors
+from dynamic_tools.definitions.authoring import MAX_HISTORY_DAYS, Target, WorkflowAuthoring
 from dynamic_tools.engine.loaders import MAX_DOCUMENT_BYTES
-from dynamic_tools.runtime.authoring import MAX_HISTORY_DAYS, Target, WorkflowAuthoring
 
 router = APIRouter(prefix="/authoring", tags=["Workflow authoring"])
 history = APIRouter(tags=["Runs"])
@@ -77,7 +77,7 @@ async def preview_rendered(body: TargetBody, services: ServicesDep) -> dict[str,
 async def step_plan(body: TargetBody, services: ServicesDep) -> dict[str, Any]:
     """The ordered plan with conditions and dependencies."""
     a = services.authoring
-    return a.step_plan(await _target(a, body))
+    return a.step_order(await _target(a, body))
 
 
 @router.post(

@@ -14,9 +14,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from dynamic_tools.api.deps import RunsDep, WorkflowsDep
 from dynamic_tools.api.responses import BODY, PARAMS, errors
+from dynamic_tools.definitions.files import FILE_NAME
 from dynamic_tools.engine.loaders import MAX_DOCUMENT_BYTES
 from dynamic_tools.engine.models import IDENTIFIER
-from dynamic_tools.runtime.workflow_files import FILE_NAME
 
 router = APIRouter(prefix="/workflows", tags=["Workflows"])
 WorkflowId = Annotated[str, Path(description="A workflow's id.")]
@@ -188,7 +188,7 @@ async def delete_workflow(
 @router.get("/{workflow_id}/plan", summary="Step plan", responses=errors(PARAMS, 404))
 async def workflow_plan(workflow_id: WorkflowId, workflows: WorkflowsDep) -> dict[str, Any]:
     """The nodes in the order they run, with what activates each and on what condition."""
-    return workflows.step_plan(workflow_id)
+    return workflows.step_order(workflow_id)
 
 
 @router.get("/{workflow_id}/inputs", summary="Preview inputs", responses=errors(PARAMS, 404))
@@ -218,7 +218,7 @@ async def dry_run_workflow(
     workflow_id: WorkflowId, body: DryRunBody, workflows: WorkflowsDep
 ) -> dict[str, Any]:
     """Run the workflow against ``mocks``: nothing is called, nothing is recorded."""
-    from dynamic_tools.runtime.dry_run import dry_run
+    from dynamic_tools.execution.dry_run import dry_run
 
     prepared = workflows.prepare_run(workflow_id, body.params)
     return await dry_run(prepared.plan, prepared.params, mocks=body.mocks, answers=body.answers)

@@ -17,7 +17,7 @@ from dynamic_tools.engine.plan import RunPlan
 from dynamic_tools.engine.ports import EventSink, ToolRunner
 from dynamic_tools.engine.state import RunOutcome
 from dynamic_tools.errors import ConflictError, NotFoundError
-from dynamic_tools.runtime.reconcile import JournalEntry
+from dynamic_tools.execution.reconcile import JournalEntry
 
 
 def yield_step_name(node_id: str) -> str:

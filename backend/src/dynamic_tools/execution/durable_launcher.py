@@ -1,4 +1,4 @@
-"""Durable runs on DBOS Transact: the launcher, the run workflows, and a client for other processes.
+"""The durable launcher: runs on DBOS Transact that survive kill -9, restarts and dead replicas.
 
 One generic DBOS workflow, :func:`run_workflow`, interprets any document. The run id is the
 DBOS workflow id; the inputs are the document (as JSON), the workflow id and the params, so
@@ -42,413 +42,49 @@ How the rules of ``docs/durability.md`` are kept (same numbers):
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import functools
-import json
-import os
-import sqlite3
-import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
-from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
 from dbos import (
     DBOS,
-    DBOSClient,
-    DBOSConfig,
-    DBOSPortableJSONSerializer,
     Queue,
     SetWorkflowID,
     WorkflowHandleAsync,
-    WorkflowSerializationFormat,
-    WorkflowStatus,
 )
 from dbos import error as dbos_errors
 from loguru import logger
 from sqlalchemy import make_url
-from sqlalchemy.pool import NullPool
 
-from dynamic_tools.engine.children import ChildSpec
-from dynamic_tools.engine.interpreter import Interpreter
-from dynamic_tools.engine.local import RUN_CANCELLED
-from dynamic_tools.engine.models import WorkflowDocument
-from dynamic_tools.engine.plan import RunPlan, compile_plan
-from dynamic_tools.engine.ports import ChildCancelled, ChildFailed, EventSink, ToolRunner
+from dynamic_tools.engine.plan import RunPlan
+from dynamic_tools.engine.ports import EventSink, ToolRunner
 from dynamic_tools.engine.state import RunOutcome
 from dynamic_tools.errors import ConfigurationError, ConflictError, NotFoundError
-from dynamic_tools.runtime.durable_steps import (
+from dynamic_tools.execution import durable_workflows
+from dynamic_tools.execution.durable_config import (
+    FINISHED,
+    LEAVE_QUEUE_SQL,
+    LOCK_HELD_SQL,
+    PENDING_OWNERS_SQL,
+    RUN_QUEUE,
+    WAIT_POLL_S,
+    DurableConfig,
+    dbos_config,
+    enable_wal,
+    epoch_ms,
+    outcome_from_dict,
+    quoted,
+)
+from dynamic_tools.execution.durable_steps import (
     CANCEL_ATTRIBUTE,
-    DurableSteps,
-    LiveExecution,
     LiveRuns,
-    ShutdownAwareEvents,
 )
-from dynamic_tools.runtime.journal_lock import JournalLock
-from dynamic_tools.runtime.launcher import yield_step_name
-from dynamic_tools.runtime.reconcile import FINISHED as JOURNAL_FINISHED
-from dynamic_tools.runtime.reconcile import JournalEntry
-
-APP_VERSION = "dynamic-tools-interpreter-2"
-"""The DBOS application version of every run (rule 2).
-
-DBOS recovers only the runs of the version it runs, so this is a constant, not the package
-version. Bump it ONLY when the order in which operations are issued changes (the interpreter,
-``engine/tool_calls.py`` or ``durable_steps.py``): runs paused under the old version are then
-stranded until a process of the old version finishes them.
-"""
-
-RUN_QUEUE = "dynamic-tools-runs"
-"""The shared queue of new runs on PostgreSQL (any replica with room executes them)."""
-
-_LEAVE_QUEUE = (
-    "UPDATE {schema}.workflow_status SET queue_name = NULL "
-    "WHERE workflow_uuid = :id AND queue_name = :q AND status = 'PENDING'"
-)
-_LOCK_HELD = (  # is a session advisory lock on hashtextextended(:name, 0) held? (takes nothing)
-    "WITH k AS (SELECT hashtextextended(:name, 0) AS key) "
-    "SELECT EXISTS (SELECT 1 FROM pg_locks, k WHERE locktype = 'advisory' AND granted "
-    "AND objsubid = 1 AND classid::text::bigint = ((k.key >> 32) & 4294967295) "
-    "AND objid::text::bigint = (k.key & 4294967295))"
-)
-_PENDING_OWNERS = (
-    "SELECT DISTINCT executor_id FROM {schema}.workflow_status "
-    "WHERE status = 'PENDING' AND executor_id IS NOT NULL AND executor_id <> :me"
-)
-
-RUN_WORKFLOW = "dynamic_tools.run"
-CHILD_WORKFLOW = "dynamic_tools.run_child"
-FINISHED = tuple(sorted(JOURNAL_FINISHED))
-WAIT_POLL_S = 0.2
-
-
-@dataclass(frozen=True)
-class DurableConfig:
-    """Where runs are stored and who runs them.
-
-    Attributes:
-        database_url: The DBOS system database: ``sqlite:///path/runs.sqlite`` (one process)
-            or ``postgresql://user@host:5432/db`` (any number of replicas).
-        executor_id: This replica's id: unique among replicas and stable across its restarts
-            (a replica recovers the runs of its own id).
-        app_name: The DBOS application name (lowercase letters, digits, ``-``, ``_``).
-        schema: The PostgreSQL schema of DBOS's tables (ignored for SQLite).
-        cancel_poll_s: How often this process looks for cancel requests made by another
-            process for the runs it executes. Requests made here take effect at once.
-        notification_poll_s: How often DBOS polls for messages on SQLite (PostgreSQL is told
-            by LISTEN/NOTIFY): the delay before a yield sees its answer.
-        log_level: DBOS's own log level.
-        run_concurrency: PostgreSQL: how many runs of the shared queue one replica executes at
-            once (a run waiting for input gives its slot back).
-        queue_poll_s: PostgreSQL: how often a replica looks for queued runs.
-        failover_check_s: PostgreSQL: how often a replica looks for dead replicas whose runs
-            it should take over (0: never; ``POST /runs/recover`` still works).
-        serving: What this process serves (its URL), named by the journal lock's message.
-    """
-
-    database_url: str
-    executor_id: str
-    app_name: str = "dynamic-tools"
-    schema: str = "dbos"
-    cancel_poll_s: float = 1.0
-    notification_poll_s: float = 1.0
-    log_level: str = "WARNING"
-    run_concurrency: int = 10
-    queue_poll_s: float = 0.2
-    failover_check_s: float = 5.0
-    serving: str = ""
-
-    def __post_init__(self) -> None:
-        if not self.executor_id.strip():
-            raise ConfigurationError("durable runs need an executor id (one per replica)")
-        if self.cancel_poll_s <= 0 or self.notification_poll_s <= 0 or self.queue_poll_s <= 0:
-            raise ConfigurationError("poll intervals must be positive")
-        if self.run_concurrency < 1 or self.failover_check_s < 0:
-            raise ConfigurationError("run_concurrency must be >= 1, failover_check_s >= 0")
-
-    @property
-    def journal_path(self) -> Path:
-        """The SQLite journal file (only for a SQLite system database)."""
-        path = make_url(self.database_url).database
-        if not self.is_sqlite or not path or path == ":memory:":
-            raise ConfigurationError(f"durable runs need a SQLite file, not '{self.database_url}'")
-        return Path(path)
-
-    @property
-    def is_sqlite(self) -> bool:
-        """Whether the system database is a SQLite file."""
-        return self.database_url.startswith("sqlite")
-
-
-def sqlite_url(path: str | os.PathLike[str]) -> str:
-    """The database URL of a SQLite file."""
-    return f"sqlite:///{os.fspath(path)}"
-
-
-def enable_wal(database_url: str) -> None:
-    """Put a SQLite database in WAL mode (persistent; 3-4x faster steps, rule 7)."""
-    path = make_url(database_url).database
-    if not path or path == ":memory:":
-        raise ConfigurationError(f"durable runs need a SQLite file, not '{database_url}'")
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    with contextlib.closing(sqlite3.connect(path)) as connection:
-        mode = connection.execute("PRAGMA journal_mode=WAL").fetchone()[0]
-    if str(mode).lower() != "wal":
-        raise ConfigurationError(f"could not put '{path}' in WAL mode (got {mode})")
-
-
-def dbos_config(config: DurableConfig) -> DBOSConfig:
-    """The DBOS configuration for ``config``."""
-    dbos: DBOSConfig = {
-        "name": config.app_name,
-        "system_database_url": config.database_url,
-        "application_version": APP_VERSION,
-        "executor_id": config.executor_id,
-        "serializer": DBOSPortableJSONSerializer(),
-        "log_level": config.log_level,
-        "notification_listener_polling_interval_sec": config.notification_poll_s,
-    }
-    if not config.is_sqlite:
-        dbos["dbos_system_schema"] = config.schema
-    return dbos
-
-
-def _epoch_ms(value: Any) -> str | None:
-    if value is None:
-        return None
-    try:
-        moment = datetime.fromtimestamp(int(value) / 1000, tz=UTC)
-    except (TypeError, ValueError, OverflowError, OSError):
-        return None
-    return moment.isoformat().replace("+00:00", "Z")
-
-
-def _quoted(identifier: str) -> str:
-    return '"' + identifier.replace('"', '""') + '"'
-
-
-def outcome_from_dict(data: dict[str, Any]) -> RunOutcome:
-    """Inverse of :meth:`RunOutcome.to_dict`."""
-    return RunOutcome.from_dict(data)
-
-
-# --- liveness of replicas (PostgreSQL) ------------------------------------------------------
-PRESENCE_WAIT_S = 15.0
-"""How long a launching replica waits for its presence lock (a killed predecessor's session
-ends as soon as PostgreSQL sees its connection close)."""
-
-
-class ExecutorPresence:
-    """Proof that a replica is alive: a PostgreSQL session advisory lock on its executor id.
-
-    The replica takes the lock when it launches and holds it, on a connection of its own,
-    until it shuts down; when its process dies (kill -9, a lost host) PostgreSQL ends the
-    session and the lock is free. So "the lock can be taken" means "no process runs with that
-    executor id", which :meth:`DurableLauncher.take_over` requires (docs/durability.md, rule
-    4), and a second process started with a live replica's id refuses to launch (rule 3). The lock's
-    name includes the application and the DBOS schema, so separate installations sharing one
-    database do not see each other. SQLite needs none of this (one process per file).
-    """
-
-    def __init__(self, config: DurableConfig, executor_id: str | None = None) -> None:
-        self.config = config
-        self.executor_id = executor_id or config.executor_id
-        self._engine: sa.Engine | None = None
-        self._connection: sa.Connection | None = None
-
-    @property
-    def name(self) -> str:
-        """The lock's name (hashed to the 64-bit key PostgreSQL locks on)."""
-        return f"dynamic-tools:{self.config.app_name}:{self.config.schema}:{self.executor_id}"
-
-    def _connect(self) -> sa.Connection:
-        url = make_url(self.config.database_url).set(drivername="postgresql+psycopg")
-        self._engine = sa.create_engine(url, poolclass=NullPool)
-        return self._engine.connect().execution_options(isolation_level="AUTOCOMMIT")
-
-    def try_acquire(self) -> bool:
-        """Take the lock if it is free (keeping the connection); False if someone holds it."""
-        if self._connection is None:
-            self._connection = self._connect()
-        taken = self._connection.execute(
-            sa.text("SELECT pg_try_advisory_lock(hashtextextended(:name, 0))"),
-            {"name": self.name},
-        ).scalar()
-        return bool(taken)
-
-    def acquire(self, wait_s: float = PRESENCE_WAIT_S, poll_s: float = 0.2) -> None:
-        """Take the lock, waiting up to ``wait_s``; ConflictError if it stays taken."""
-        deadline = time.monotonic() + wait_s
-        while not self.try_acquire():
-            if time.monotonic() >= deadline:
-                self.release()
-                raise ConflictError(
-                    f"another process is running with executor id '{self.executor_id}' on "
-                    "this database; every replica needs its own id (EXECUTOR_ID)",
-                    context={"executor_id": self.executor_id},
-                )
-            time.sleep(poll_s)
-
-    def release(self) -> None:
-        """Give the lock back (closing the session)."""
-        connection, engine = self._connection, self._engine
-        self._connection = self._engine = None
-        if connection is not None:
-            with contextlib.suppress(Exception):
-                connection.close()
-        if engine is not None:
-            engine.dispose()
-
-
-# --- what the workflows run with (set by DurableLauncher.launch) ------------------------------
-@dataclass
-class _Runtime:
-    tools: ToolRunner
-    events: EventSink
-    live: LiveRuns
-    on_finished: Callable[[str, RunOutcome], None] | None
-
-
-_runtime: _Runtime | None = None
-
-
-def _current() -> _Runtime:
-    if _runtime is None:  # pragma: no cover - DBOS only runs workflows after launch()
-        raise ConfigurationError("no durable launcher is launched in this process")
-    return _runtime
-
-
-@functools.lru_cache(maxsize=64)
-def _plan_of(document_json: str, workflow_id: str) -> RunPlan:
-    """The plan of a journaled document, compiled once per process (children reuse it).
-
-    The document was validated when its run was prepared; tools are not checked again, so a
-    run replayed after a tool was removed fails at that call, not before it starts.
-    """
-    return compile_plan(WorkflowDocument.model_validate_json(document_json), workflow_id)
-
-
-def _interpreter(
-    document: dict[str, Any],
-    workflow_id: str,
-    run_id: str,
-    execution: LiveExecution,
-    runtime: _Runtime,
-) -> Interpreter:
-    steps = DurableSteps(execution, runtime.live, functools.partial(_start_child, document, run_id))
-    return Interpreter(
-        _plan_of(json.dumps(document, sort_keys=True), workflow_id),
-        run_id=run_id,
-        tools=runtime.tools,
-        steps=steps,
-        events=ShutdownAwareEvents(runtime.events, runtime.live),
-    )
-
-
-async def _start_child(
-    document: dict[str, Any], run_id: str, spec: ChildSpec
-) -> WorkflowHandleAsync[dict[str, Any]]:
-    with SetWorkflowID(spec.id):
-        return await DBOS.start_workflow_async(
-            run_child_workflow, document, run_id, spec.to_dict(), spec.seq_base
-        )
-
-
-@DBOS.workflow(
-    name=RUN_WORKFLOW,
-    max_recovery_attempts=None,
-    serialization_type=WorkflowSerializationFormat.PORTABLE,
-)
-async def run_workflow(
-    document: dict[str, Any], workflow_id: str, params: dict[str, Any]
-) -> dict[str, Any]:
-    """Run ``workflow_id`` of ``document``; the DBOS workflow id is the run id.
-
-    Returns the run's outcome (:meth:`RunOutcome.to_dict`): a failed or cancelled run is a
-    successful DBOS workflow.
-    """
-    runtime = _current()
-    run_id = str(DBOS.workflow_id)
-    with runtime.live.execution(run_id, run_id) as execution:
-        interpreter = _interpreter(document, workflow_id, run_id, execution, runtime)
-        try:
-            outcome = await interpreter.run(params)
-        except asyncio.CancelledError:
-            if not execution.delivered:  # shutting down: leave the run to the next process
-                raise
-            outcome = RunOutcome(
-                "cancelled",
-                error={"message": "the run was cancelled"},
-                nodes=interpreter.nodes,
-            )
-    if runtime.on_finished is not None:  # at least once: again if the process dies right here
-        try:
-            runtime.on_finished(run_id, outcome)
-        except Exception as exc:  # the run's outcome is recorded regardless
-            logger.warning("on_finished failed for run {}: {}", run_id, exc)
-    return outcome.to_dict()
-
-
-@DBOS.workflow(
-    name=CHILD_WORKFLOW,
-    max_recovery_attempts=None,
-    serialization_type=WorkflowSerializationFormat.PORTABLE,
-)
-async def run_child_workflow(
-    document: dict[str, Any], run_id: str, spec: dict[str, Any], seq_base: int
-) -> dict[str, Any]:
-    """Run one parallel branch or foreach item of ``run_id`` (``Interpreter.run_child``).
-
-    The result is journaled as JSON: ``ok``, ``error``, ``cancelled`` and ``value`` (the
-    :meth:`ChildResult.to_dict` of what the child registered).
-    """
-    runtime = _current()
-    child = ChildSpec.from_dict({**spec, "seq_base": seq_base})
-    with runtime.live.execution(run_id, str(DBOS.workflow_id)) as execution:
-        interpreter = _interpreter(document, child.workflow_id, run_id, execution, runtime)
-        try:
-            result = await interpreter.run_child(child)
-            return {"ok": True, "value": result.to_dict()}
-        except ChildCancelled as exc:
-            if not execution.delivered:
-                raise
-            # What the child registered (its compensations) goes back to the parent.
-            payload = exc.payload.to_dict()
-            return {"ok": False, "cancelled": True, "error": RUN_CANCELLED, "value": payload}
-        except asyncio.CancelledError:
-            if not execution.delivered:
-                raise
-            return {"ok": False, "cancelled": True, "error": RUN_CANCELLED, "value": None}
-        except ChildFailed as exc:  # a failed child is an outcome, as in LocalSteps
-            return {"ok": False, "error": exc.message, "value": exc.payload.to_dict()}
-        except Exception as exc:  # the child crashed outside the interpreter's handling
-            return {"ok": False, "error": str(exc) or type(exc).__name__, "value": None}
-
-
-# --- routing answers ---------------------------------------------------------------------------
-Existing = Callable[[list[str]], Awaitable[set[str]]]
-
-
-async def yield_owner(run_id: str, node_id: str, existing: Existing) -> str:
-    """The workflow that waits for the yield ``node_id`` of ``run_id``.
-
-    A yield inside a parallel branch or a foreach item waits in that child workflow, whose id
-    (``{run_id}/{node}/{branch-or-index}``) prefixes the yield's own path: the deepest such
-    workflow that exists is the one waiting.
-    """
-    parts = node_id.split("/")
-    candidates = [run_id] + [f"{run_id}/{'/'.join(parts[:i])}" for i in range(1, len(parts))]
-    found = await existing(candidates)
-    if run_id not in found:
-        raise NotFoundError(f"run '{run_id}' does not exist", context={"run_id": run_id})
-    return max((c for c in candidates if c in found), key=len)
-
-
-def _statuses_to_ids(statuses: list[WorkflowStatus]) -> set[str]:
-    return {s.workflow_id for s in statuses}
+from dynamic_tools.execution.durable_workflows import run_workflow, statuses_to_ids, yield_owner
+from dynamic_tools.execution.journal_lock import JournalLock
+from dynamic_tools.execution.launcher import yield_step_name
+from dynamic_tools.execution.presence import ExecutorPresence
+from dynamic_tools.execution.reconcile import JournalEntry
 
 
 class DurableLauncher:
@@ -456,7 +92,7 @@ class DurableLauncher:
 
     After a crash, a replica resumes the runs of its own executor id when it launches again;
     the runs of a replica that is gone for good need :meth:`take_over`. Keeps the
-    :class:`~dynamic_tools.runtime.launcher.RunLauncher` contract. Call :meth:`launch` once
+    :class:`~dynamic_tools.execution.launcher.RunLauncher` contract. Call :meth:`launch` once
     per process (the app's lifespan) from the event loop that serves the app, and
     :meth:`shutdown` at the end.
     """
@@ -489,8 +125,7 @@ class DurableLauncher:
     # --- lifecycle ----------------------------------------------------------------------------
     async def launch(self) -> None:
         """Start DBOS in this process; runs left unfinished by this executor resume now."""
-        global _runtime
-        if _runtime is not None:
+        if durable_workflows.runtime_installed():
             raise ConflictError("a durable launcher is already launched in this process")
         if self.config.is_sqlite:  # one process per journal (it names the other one if not)
             lock = JournalLock(
@@ -508,7 +143,9 @@ class DurableLauncher:
             presence = ExecutorPresence(self.config)
             await asyncio.to_thread(presence.acquire)
             self._presence = presence
-        _runtime = _Runtime(self.tools, self.events, self.live, self.on_finished)
+        durable_workflows.install_runtime(
+            durable_workflows.WorkflowRuntime(self.tools, self.events, self.live, self.on_finished)
+        )
         try:
             DBOS(config=dbos_config(self.config))
             DBOS.launch()  # in the running loop: DBOS runs recovered workflows on it
@@ -523,7 +160,7 @@ class DurableLauncher:
                 )
                 self.live.on_waiting = self._leave_queue
         except BaseException:
-            _runtime = None
+            durable_workflows.clear_runtime()
             DBOS.destroy()
             self._release_presence()
             raise
@@ -557,7 +194,6 @@ class DurableLauncher:
         Runs in flight stay pending in the database and resume when an executor with the same
         id launches again.
         """
-        global _runtime
         if not self._launched:
             return
         self._launched = False
@@ -568,7 +204,7 @@ class DurableLauncher:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         DBOS.destroy()
-        _runtime = None
+        durable_workflows.clear_runtime()
         self._release_presence()
         # DBOS made its (now stopped) thread pool this loop's default executor: give the loop a
         # fresh one, so asyncio.to_thread works again (e.g. for a later launch in this loop).
@@ -709,14 +345,16 @@ class DurableLauncher:
         Clearing its queue makes it an ordinary workflow of this executor: recovered by it, or
         taken over like any other. When the answer comes, it finishes outside the limit.
         """
-        await asyncio.to_thread(self._journal_execute, _LEAVE_QUEUE, {"id": run_id, "q": RUN_QUEUE})
+        await asyncio.to_thread(
+            self._journal_execute, LEAVE_QUEUE_SQL, {"id": run_id, "q": RUN_QUEUE}
+        )
 
     def _journal_execute(self, statement: str, params: dict[str, Any]) -> list[Any]:
         """Run one statement on the journal's PostgreSQL database (a small pool of our own)."""
         if self._journal_db is None:
             url = make_url(self.config.database_url).set(drivername="postgresql+psycopg")
             self._journal_db = sa.create_engine(url, pool_size=2, max_overflow=2)
-        sql = statement.format(schema=_quoted(self.config.schema))
+        sql = statement.format(schema=quoted(self.config.schema))
         with self._journal_db.begin() as connection:
             result = connection.execute(sa.text(sql), params)
             return list(result) if result.returns_rows else []
@@ -728,11 +366,11 @@ class DurableLauncher:
         if self.config.is_sqlite:
             return False  # one process per journal: this one
         name = ExecutorPresence(self.config, executor_id).name
-        rows = self._journal_execute(_LOCK_HELD, {"name": name})
+        rows = self._journal_execute(LOCK_HELD_SQL, {"name": name})
         return bool(rows and rows[0][0])
 
     def _unfinished_owners(self) -> list[str]:
-        rows = self._journal_execute(_PENDING_OWNERS, {"me": self.config.executor_id})
+        rows = self._journal_execute(PENDING_OWNERS_SQL, {"me": self.config.executor_id})
         return [str(r[0]) for r in rows if r[0]]
 
     async def check_replicas(self) -> dict[str, list[str]]:
@@ -776,7 +414,7 @@ class DurableLauncher:
             entries[status.workflow_id] = JournalEntry(
                 status=str(status.status),
                 executor_id=status.executor_id,
-                updated_at=_epoch_ms(status.updated_at),
+                updated_at=epoch_ms(status.updated_at),
                 output=status.output if isinstance(status.output, dict) else None,
                 error=None if status.error is None else str(status.error),
             )
@@ -789,7 +427,7 @@ class DurableLauncher:
         if status is None:
             return None
         executor = status.executor_id
-        since = _epoch_ms(status.updated_at)
+        since = epoch_ms(status.updated_at)
         alive: bool | None = None
         if status.status == "ENQUEUED":
             state = "queued"
@@ -822,7 +460,7 @@ class DurableLauncher:
         statuses = await DBOS.list_workflows_async(
             workflow_ids=ids, load_input=False, load_output=False
         )
-        return _statuses_to_ids(statuses)
+        return statuses_to_ids(statuses)
 
     async def _poll_cancel_requests(self) -> None:
         """Deliver cancel requests made by other processes to the runs executing here.
@@ -851,79 +489,3 @@ class DurableLauncher:
                     self.live.request_cancel(status.workflow_id)
                 else:
                     self.live.interrupt([status.workflow_id])
-
-
-class DurableRunClient:
-    """Answers, cancels and waits for durable runs from a process that did not launch DBOS.
-
-    For the CLI and tests (rule 9): it talks to the system database through a ``DBOSClient``
-    and never calls ``DBOS.launch()``. Close it with :meth:`close`.
-    """
-
-    def __init__(self, config: DurableConfig) -> None:
-        self.config = config
-        self._client = DBOSClient(
-            system_database_url=config.database_url,
-            dbos_system_schema=None if config.is_sqlite else config.schema,
-            serializer=DBOSPortableJSONSerializer(),
-            application_name=config.app_name,
-        )
-
-    async def resume(self, run_id: str, node_id: str, values: dict[str, Any]) -> None:
-        """Send the answer of the yield ``node_id``; delivered even if no process runs now."""
-        target = await yield_owner(run_id, node_id, self._existing)
-        await self._client.send_async(target, values, topic=yield_step_name(node_id))
-
-    async def cancel(self, run_id: str) -> None:
-        """Record a cancel request; the process executing the run (now or later) acts on it."""
-        status = await self.status(run_id)
-        if status is None:
-            raise NotFoundError(f"run '{run_id}' does not exist", context={"run_id": run_id})
-        if status in FINISHED:
-            return
-        await self._client.update_workflow_attributes_async(
-            run_id, {CANCEL_ATTRIBUTE: True}, merge=True
-        )
-
-    async def wait(self, run_id: str) -> RunOutcome:
-        """The outcome of a run, once it has ended."""
-        handle: WorkflowHandleAsync[dict[str, Any]]
-        try:
-            handle = await self._client.retrieve_workflow_async(run_id)
-        except dbos_errors.DBOSNonExistentWorkflowError:
-            raise NotFoundError(
-                f"run '{run_id}' does not exist", context={"run_id": run_id}
-            ) from None
-        return outcome_from_dict(await handle.get_result(polling_interval_sec=WAIT_POLL_S))
-
-    async def status(self, run_id: str) -> str | None:
-        """DBOS's status of the run's workflow (``PENDING``, ``SUCCESS``...), None if unknown."""
-        statuses = await self._client.list_workflows_async(
-            workflow_ids=[run_id], load_input=False, load_output=False
-        )
-        return statuses[0].status if statuses else None
-
-    async def _existing(self, ids: list[str]) -> set[str]:
-        statuses = await self._client.list_workflows_async(
-            workflow_ids=ids, load_input=False, load_output=False
-        )
-        return _statuses_to_ids(statuses)
-
-    def close(self) -> None:
-        """Release the database connections."""
-        self._client.destroy()
-
-
-__all__ = [
-    "APP_VERSION",
-    "DurableConfig",
-    "DurableLauncher",
-    "DurableRunClient",
-    "ExecutorPresence",
-    "JournalEntry",
-    "enable_wal",
-    "outcome_from_dict",
-    "run_child_workflow",
-    "run_workflow",
-    "sqlite_url",
-]

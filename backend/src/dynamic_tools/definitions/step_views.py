@@ -66,7 +66,7 @@ def _activation(graph: WorkflowGraph, source: str, path: Path) -> dict[str, Any]
 FAILURE_PATHS = frozenset({"fallback", "on_partial_failure"})
 
 
-def step_plan(workflow: Workflow) -> list[dict[str, Any]]:
+def step_order(workflow: Workflow) -> list[dict[str, Any]]:
     """The plan of ``workflow``: one entry per node, in the order they would run."""
     graph = WorkflowGraph(workflow)
     activators: dict[str, list[dict[str, Any]]] = {}

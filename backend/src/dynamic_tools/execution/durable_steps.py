@@ -13,7 +13,7 @@ issues must depend only on recorded results, never on timing (docs/durability.md
 
 Why cancellation is not DBOS's own cancel: a cancelled DBOS workflow refuses every further
 step, so the saga's compensations could not run. Instead a cancel request is recorded as the
-workflow attribute ``cancel_requested`` (by :class:`~dynamic_tools.runtime.durable.
+workflow attribute ``cancel_requested`` (by :class:`~dynamic_tools.execution.durable_launcher.
 DurableLauncher` or from another process by ``DurableRunClient``) and the executions of that
 run in this process are told at once (:class:`LiveRuns`). An execution turns the request
 into a *recorded* result at the first operation it can, so a replay takes the same path:

@@ -29,6 +29,20 @@ from pathlib import Path
 from typing import Any
 
 from dynamic_tools.atomic_files import content_version, remove_atomic, write_atomic
+from dynamic_tools.definitions.files import (
+    EXTENSIONS,
+    FILE_NAME,
+    SUFFIXES,
+    DocumentFile,
+    LoadProblem,
+    Violations,
+    check_version,
+    read_document_file,
+    rewrite_document,
+    violation,
+    workflow_calls,
+)
+from dynamic_tools.definitions.step_views import preview_inputs, step_order
 from dynamic_tools.document_workers import DocumentWorkers
 from dynamic_tools.engine.loaders import DocumentFormat, detect_format
 from dynamic_tools.engine.loaders import load_document as parse_document
@@ -46,20 +60,6 @@ from dynamic_tools.errors import (
     NotFoundError,
     WorkflowInvalidError,
 )
-from dynamic_tools.runtime.workflow_files import (
-    EXTENSIONS,
-    FILE_NAME,
-    SUFFIXES,
-    DocumentFile,
-    LoadProblem,
-    Violations,
-    check_version,
-    read_document_file,
-    rewrite_document,
-    violation,
-    workflow_calls,
-)
-from dynamic_tools.runtime.workflow_plan import preview_inputs, step_plan
 
 
 @dataclass(frozen=True)
@@ -268,9 +268,9 @@ class WorkflowRepository:
             self.save, target, content, fmt, expected_version=expected_version, overwrite=overwrite
         )
 
-    def step_plan(self, workflow_id: str) -> dict[str, Any]:
+    def step_order(self, workflow_id: str) -> dict[str, Any]:
         """The nodes in the order the interpreter takes them, with how each gets to run."""
-        return {"workflow_id": workflow_id, "steps": step_plan(self.workflow(workflow_id))}
+        return {"workflow_id": workflow_id, "steps": step_order(self.workflow(workflow_id))}
 
     def preview_inputs(self, workflow_id: str) -> dict[str, Any]:
         """The parameters (type, required, default, example, description) and their schema."""

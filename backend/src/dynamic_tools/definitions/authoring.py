@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
+from dynamic_tools.definitions.repository import PreparedRun, WorkflowRepository
+from dynamic_tools.definitions.step_views import preview_inputs, step_order
 from dynamic_tools.engine.errors import UnresolvedReferenceError
 from dynamic_tools.engine.loaders import load_document
 from dynamic_tools.engine.models import CallNode, Workflow, WorkflowDocument
@@ -27,13 +29,22 @@ from dynamic_tools.engine.validator import validate_document
 from dynamic_tools.errors import InvalidInputError, NotFoundError, WorkflowInvalidError
 from dynamic_tools.persistence.run_history import purge_runs
 from dynamic_tools.persistence.run_store import RunRecord, RunStore
-from dynamic_tools.runtime.runs import RunService
-from dynamic_tools.runtime.workflow_plan import preview_inputs, step_plan
-from dynamic_tools.runtime.workflow_repository import PreparedRun, WorkflowRepository
 from dynamic_tools.tools.openapi.providers import ProviderContract, find_provider_contracts
 from dynamic_tools.tools.registry import ToolRegistry
 
 MAX_HISTORY_DAYS = 36_500  # a century: every run ever recorded
+
+
+class RunStarter(Protocol):
+    """What authoring needs of the run service: starting runs (``execution.runs.RunService``)."""
+
+    async def start(self, workflow_id: str, params: dict[str, Any]) -> RunRecord:
+        """Check params and start a run of a saved workflow."""
+        ...
+
+    async def start_prepared(self, prepared: PreparedRun) -> RunRecord:
+        """Start a run of a checked plan (a draft's)."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -54,7 +65,7 @@ class WorkflowAuthoring:
         self,
         workflows: WorkflowRepository,
         registry: ToolRegistry,
-        runs: RunService,
+        runs: RunStarter,
         store: RunStore,
     ) -> None:
         self.workflows = workflows
@@ -110,9 +121,9 @@ class WorkflowAuthoring:
         """Required inputs, defaults, examples and their JSON Schema."""
         return {"workflow_id": target.workflow_id, **preview_inputs(target.workflow)}
 
-    def step_plan(self, target: Target) -> dict[str, Any]:
+    def step_order(self, target: Target) -> dict[str, Any]:
         """The ordered plan with conditions and dependencies."""
-        return {"workflow_id": target.workflow_id, "steps": step_plan(target.workflow)}
+        return {"workflow_id": target.workflow_id, "steps": step_order(target.workflow)}
 
     def preview_rendered(self, target: Target, inputs: dict[str, Any]) -> dict[str, Any]:
         """Each step with its arguments rendered from ``inputs`` where they allow it.
@@ -122,7 +133,7 @@ class WorkflowAuthoring:
         checked, violations = self._check(target, inputs)
         values = {**checked} if not violations else {**inputs}
         steps = []
-        for step in step_plan(target.workflow):
+        for step in step_order(target.workflow):
             node = target.workflow.graph.get(step["node_id"])
             entry: dict[str, Any] = {
                 "node_id": step["node_id"],

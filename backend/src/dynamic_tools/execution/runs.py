@@ -8,12 +8,12 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
+from dynamic_tools.definitions.repository import PreparedRun, WorkflowRepository
 from dynamic_tools.engine.models import ParamSpec
 from dynamic_tools.engine.params import check_values
 from dynamic_tools.errors import ConflictError, InvalidInputError, NotFoundError
+from dynamic_tools.execution.launcher import RunLauncher
 from dynamic_tools.persistence.run_store import RunRecord, RunStore
-from dynamic_tools.runtime.launcher import RunLauncher
-from dynamic_tools.runtime.workflow_repository import PreparedRun, WorkflowRepository
 
 RESUME_WAIT_S = 2.0  # a resume answers once the run took the answer (or after this long)
 

@@ -1,1 +1,0 @@
-"""Running workflows: launchers (durable on DBOS, or local), the HTTP tool runner, run events."""
