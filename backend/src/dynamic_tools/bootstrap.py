@@ -31,6 +31,8 @@ from dynamic_tools.execution.launcher import LocalLauncher, RunLauncher
 from dynamic_tools.execution.reconcile import RunReconciler
 from dynamic_tools.execution.runs import RunService
 from dynamic_tools.execution.tool_runner import HttpToolRunner
+from dynamic_tools.http.document_fetch import DocumentFetcher
+from dynamic_tools.http.invoker import ToolInvoker
 from dynamic_tools.http.sender import HttpSender
 from dynamic_tools.http.target_guard import TargetGuard
 from dynamic_tools.logs import redactor
@@ -59,6 +61,7 @@ class Services:
     guard: TargetGuard
     http_client: httpx.AsyncClient
     sender: HttpSender
+    invoker: ToolInvoker
     llm: LLMClient | None
     pipeline: SingleShotPipeline
     database: Engine
@@ -164,6 +167,33 @@ def make_llm(settings: Settings, tracing: Tracing | None = None) -> LLMClient | 
         max_retries=settings.llm_max_retries,
     )
     return OpenAIChatClient(client, model=settings.llm_model, tracing=tracing)
+
+
+def make_catalogs(
+    settings: Settings,
+    *,
+    registry: ToolRegistry,
+    guard: TargetGuard,
+    http_client: httpx.AsyncClient,
+    tracing: Tracing | None = None,
+    workers: DocumentWorkers | None = None,
+    any_local_path: bool = False,
+) -> CatalogService:
+    """The catalog service: catalogs in ``<registry root>/catalogs``.
+
+    Documents are read through ``guard`` (URLs) and, for local paths, only inside the registry
+    root unless ``any_local_path`` (the operator's CLI, reading the user's own files). The
+    server and the CLI both build it here.
+    """
+    fetcher = DocumentFetcher(
+        client=http_client,
+        guard=guard,
+        local_roots=None if any_local_path else [settings.registry_root],
+        tracing=tracing,
+    )
+    return CatalogService(
+        catalogs_dir=settings.catalogs_dir, registry=registry, fetcher=fetcher, workers=workers
+    )
 
 
 def make_guard(settings: Settings) -> TargetGuard:
@@ -287,11 +317,11 @@ def build_services(
         http_client, guard, max_response_bytes=settings.http_max_response_bytes, tracing=tracing
     )
     chosen_llm = llm if llm is not None else make_llm(settings, tracing)
+    invoker = ToolInvoker(sender, make_secret_lookup(settings))
     pipeline = SingleShotPipeline(
         registry=registry,
         llm=chosen_llm,
-        sender=sender,
-        secret=make_secret_lookup(settings),
+        invoker=invoker,
         options=PipelineOptions(
             top_k=settings.selection_top_k,
             validation_retries=settings.llm_validation_retries,
@@ -304,7 +334,7 @@ def build_services(
     store = RunStore(database)
     run_metrics = RunMetrics(store.unfinished_counts)
     store.observe(run_metrics.observe)
-    tools = tool_runner or HttpToolRunner(registry, sender, make_secret_lookup(settings))
+    tools = tool_runner or HttpToolRunner(registry, invoker)
     events: EventSink = store
     if tracing.enabled:
         run_tracing = RunTracing(tracing)
@@ -327,6 +357,7 @@ def build_services(
         guard=guard,
         http_client=http_client,
         sender=sender,
+        invoker=invoker,
         llm=chosen_llm,
         pipeline=pipeline,
         database=database,
@@ -335,8 +366,8 @@ def build_services(
         tool_runner=tools,
         launcher=launcher,
         runs=runs,
-        catalogs=CatalogService.create(
-            registry_root=settings.registry_root,
+        catalogs=make_catalogs(
+            settings,
             registry=registry,
             guard=guard,
             http_client=http_client,

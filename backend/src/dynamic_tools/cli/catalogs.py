@@ -70,21 +70,22 @@ async def _import(
 ) -> dict[str, Any]:
     import httpx
 
+    from dynamic_tools.bootstrap import make_catalogs, make_guard
     from dynamic_tools.cli.main import load_settings
-    from dynamic_tools.http.document_fetch import DocumentFetcher
-    from dynamic_tools.http.target_guard import TargetGuard
-    from dynamic_tools.tools.catalogs import CatalogService
     from dynamic_tools.tools.registry import ToolRegistry
 
     settings = load_settings()
     registry = ToolRegistry(settings.tools_dir, variables=settings.template_variables())
     registry.reload()
     async with httpx.AsyncClient(follow_redirects=False, trust_env=False) as client:
-        fetcher = DocumentFetcher(
-            client=client, guard=TargetGuard(settings.allowed_target_hosts), local_roots=None
-        )
-        service = CatalogService(
-            catalogs_dir=settings.catalogs_dir, registry=registry, fetcher=fetcher
+        # The server's guard (allow-list, mode, its own address); local files anywhere the
+        # user can read: the CLI runs as the user, on their own files.
+        service = make_catalogs(
+            settings,
+            registry=registry,
+            guard=make_guard(settings),
+            http_client=client,
+            any_local_path=True,
         )
         return await service.import_openapi(
             source,

@@ -26,11 +26,11 @@ from dynamic_tools.engine.models import (
 from dynamic_tools.engine.params import check_values
 from dynamic_tools.engine.validator import (
     ValidationReport,
-    Violation,
     node_reference_names,
     validate_document,
 )
 from dynamic_tools.errors import InvalidInputError, NotFoundError
+from dynamic_tools.violations import Violation
 
 __all__ = ["PlanRefused", "RunPlan", "WorkflowPlan", "compile_plan"]
 

@@ -52,33 +52,9 @@ from dynamic_tools.engine.models import (
 from dynamic_tools.engine.references import Reference, find_references
 from dynamic_tools.engine.sql_query import table_names
 from dynamic_tools.engine.state import FAILURE_NAME
+from dynamic_tools.violations import Violation
 
 BUILTIN_TOOLS = frozenset({"rest_call", "sql_query"})
-
-
-@dataclass(frozen=True)
-class Violation:
-    """One problem found in a document."""
-
-    path: str
-    rule: str
-    message: str
-    severity: str = "error"
-    line: int | None = None
-    expected: Any = None
-    actual: Any = None
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form."""
-        return {
-            "path": self.path,
-            "rule": self.rule,
-            "message": self.message,
-            "severity": self.severity,
-            "line": self.line,
-            "expected": self.expected,
-            "actual": self.actual,
-        }
 
 
 @dataclass

@@ -1,8 +1,9 @@
 """The engine's ToolRunner over real HTTP: registered tools and the built-in ``rest_call``.
 
-Every call is checked before anything is sent: the arguments against the tool's input schema
-(jsonschema), the request built in code from the registry (``http/request_builder``), the
-target through the SSRF guard. Every request carries the ``Idempotency-Key`` the engine gives
+Every call goes through the :class:`~dynamic_tools.http.invoker.ToolInvoker`, as every other
+caller of a tool: the arguments checked against the tool's input schema (a validator compiled
+once per tool), the request built in code from the registry, the target through the SSRF
+guard. Every request carries the ``Idempotency-Key`` the engine gives
 (run id + node id [+ item index]), the same for every retry of the same operation.
 
 ``rest_call`` args: ``method``, ``path`` (appended to the document's ``base_url``), optional
@@ -21,7 +22,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from jsonschema import Draft202012Validator
 from pydantic import ValidationError
 
 from dynamic_tools.engine.ports import ToolCallFailed, ToolResult
@@ -33,8 +33,7 @@ from dynamic_tools.errors import (
     TargetRefusedError,
     TransportError,
 )
-from dynamic_tools.http.request_builder import SecretLookup, build_request
-from dynamic_tools.http.sender import HttpSender
+from dynamic_tools.http.invoker import ToolInvoker
 from dynamic_tools.tools.credentials import looks_like_credential
 from dynamic_tools.tools.models import ToolConfig
 from dynamic_tools.tools.registry import ToolRegistry
@@ -47,10 +46,9 @@ _SEGMENT = "path_segment_"
 class HttpToolRunner:
     """Calls registry tools (and ``rest_call``) for workflow runs."""
 
-    def __init__(self, registry: ToolRegistry, sender: HttpSender, secret: SecretLookup) -> None:
+    def __init__(self, registry: ToolRegistry, invoker: ToolInvoker) -> None:
         self.registry = registry
-        self.sender = sender
-        self.secret = secret
+        self.invoker = invoker
 
     def knows(self, tool: str) -> bool:
         """A registered tool or a built-in."""
@@ -81,21 +79,12 @@ class HttpToolRunner:
             raise ToolCallFailed(exc.message, kind="refused") from None
         except ValidationError as exc:  # a rest_call whose base URL or headers are refused
             raise ToolCallFailed(_rest_call_problem(exc), kind="refused") from None
-        errors = sorted(
-            Draft202012Validator(config.input_schema()).iter_errors(arguments),
-            key=lambda e: list(e.path),
-        )
-        if errors:
-            details = "; ".join(
-                f"{'.'.join(map(str, e.path)) or '(args)'}: {e.message}" for e in errors[:5]
-            )
-            raise ToolCallFailed(
-                f"arguments of '{tool}' do not match its schema: {details}", kind="refused"
-            )
         try:
-            request = build_request(config, arguments, secret=self.secret)
-            result = await self.sender.send(
-                request, extra_headers={"Idempotency-Key": idempotency_key}, timeout_s=timeout_s
+            result = await self.invoker.invoke(
+                config,
+                arguments,
+                extra_headers={"Idempotency-Key": idempotency_key},
+                timeout_s=timeout_s,
             )
         except TransportError as exc:
             raise ToolCallFailed(

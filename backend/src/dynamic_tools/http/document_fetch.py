@@ -24,9 +24,8 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 import httpx
@@ -36,32 +35,10 @@ from dynamic_tools.errors import DocumentSourceError, TargetRefusedError
 from dynamic_tools.http.failures import outbound_failure
 from dynamic_tools.http.target_guard import TargetGuard
 from dynamic_tools.observability.tracing import Tracing, mark_error
+from dynamic_tools.tools.documents import FetchedDocument, SourceType
 
-SourceType = Literal["url", "path"]
 DEFAULT_MAX_DOCUMENT_BYTES = 32 * 1024 * 1024
 USER_AGENT = "dynamic-tools/0.1 (document fetch)"
-
-
-@dataclass(frozen=True)
-class FetchedDocument:
-    """A document's bytes and where they came from.
-
-    Attributes:
-        content: the raw bytes.
-        source: the source as given.
-        source_type: ``url`` or ``path``.
-        location: the URL fetched, or the resolved file path.
-        document_url: the http(s) URL of the document (to resolve relative references in
-            it), or None for a local file.
-        media_type: the ``Content-Type`` of a fetched URL, without parameters.
-    """
-
-    content: bytes
-    source: str
-    source_type: SourceType
-    location: str
-    document_url: str | None = None
-    media_type: str | None = None
 
 
 def infer_source_type(source: str) -> SourceType:

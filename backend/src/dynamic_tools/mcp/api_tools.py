@@ -16,13 +16,11 @@ from typing import Any
 import mcp_types as types
 from jsonschema import Draft202012Validator
 
-from dynamic_tools.errors import DynamicToolsError, InvalidInputError
-from dynamic_tools.http.request_builder import SecretLookup, build_request
-from dynamic_tools.http.sender import HttpSender
+from dynamic_tools.errors import DynamicToolsError
+from dynamic_tools.http.invoker import ArgumentsRejected, ToolInvoker
 from dynamic_tools.logs import redactor
 from dynamic_tools.mcp.errors import error_result, payload_result
 from dynamic_tools.mcp.results import data_result
-from dynamic_tools.selection.prepared import PreparedTools
 from dynamic_tools.tools.models import ToolConfig
 
 WRAPPED = "result"
@@ -119,12 +117,10 @@ def execute_tool(prefix: str, label: str, names: Sequence[str]) -> types.Tool:
 
 
 class ApiCaller:
-    """Validates, builds and sends one API operation call; answers an MCP result."""
+    """Calls one API operation through the invoker; answers an MCP result."""
 
-    def __init__(self, sender: HttpSender, secret: SecretLookup, prepared: PreparedTools) -> None:
-        self.sender = sender
-        self.secret = secret
-        self.prepared = prepared  # the pipeline's per-tool validators, shared
+    def __init__(self, invoker: ToolInvoker) -> None:
+        self.invoker = invoker
 
     async def call(
         self,
@@ -134,30 +130,12 @@ class ApiCaller:
         extra_headers: dict[str, str] | None = None,
     ) -> types.CallToolResult:
         """Call ``config`` with ``arguments``; failures are ``isError`` error-payload results."""
-        errors = sorted(
-            self.prepared.get(config).validator.iter_errors(arguments),
-            key=lambda e: list(e.path),
-        )
-        if errors:
-            violations = [
-                {
-                    "path": ".".join(str(p) for p in e.path) or "(arguments)",
-                    "rule": str(e.validator),
-                    "message": e.message,
-                }
-                for e in errors
-            ]
-            return error_result(
-                InvalidInputError(
-                    f"the arguments of '{config.name}' do not match its input schema: "
-                    + "; ".join(f"{v['path']}: {v['message']}" for v in violations[:5]),
-                    violations=violations,
-                    context={"tool": config.name},
-                )
-            )
         try:
-            request = build_request(config, arguments, secret=self.secret)
-            result = await self.sender.send(request, extra_headers=extra_headers)
+            self.invoker.check(config, arguments)
+        except ArgumentsRejected as rejected:
+            return error_result(rejected)
+        try:
+            result = await self.invoker.invoke(config, arguments, extra_headers=extra_headers)
         except DynamicToolsError as exc:
             return error_result(exc, command=config.name)
         body = result.body

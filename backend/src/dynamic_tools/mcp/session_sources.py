@@ -25,8 +25,9 @@ from dynamic_tools.engine.loaders import load_document
 from dynamic_tools.engine.models import WorkflowDocument
 from dynamic_tools.engine.validator import validate_document
 from dynamic_tools.errors import InvalidInputError, WorkflowInvalidError
-from dynamic_tools.http.document_fetch import DocumentFetcher, FetchedDocument
+from dynamic_tools.http.document_fetch import DocumentFetcher
 from dynamic_tools.tools.catalogs import convert_fetched
+from dynamic_tools.tools.documents import FetchedDocument
 from dynamic_tools.tools.models import AuthSpec, ToolConfig
 from dynamic_tools.tools.openapi import ConversionOptions
 

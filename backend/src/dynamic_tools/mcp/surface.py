@@ -86,9 +86,7 @@ class McpSurface:
         self.sources = SessionSources(
             fetcher, refetch_s=REFETCH_S, workers=services.workflows.workers
         )
-        self._caller = ApiCaller(
-            services.sender, services.pipeline.secret, services.pipeline.prepared
-        )
+        self._caller = ApiCaller(services.invoker)
         self.recipes = RecipeLayer(RecipeStore(services.database), self._caller)
         self.authoring = services.authoring
         self.authoring_tools = AuthoringTools(

@@ -37,8 +37,8 @@ from dynamic_tools.errors import (
     LLMInvalidAnswerError,
     NoSuitableToolError,
 )
-from dynamic_tools.http.request_builder import PreparedRequest, SecretLookup, build_request
-from dynamic_tools.http.sender import HttpSender
+from dynamic_tools.http.invoker import ArgumentsRejected, ToolInvoker
+from dynamic_tools.http.request_builder import PreparedRequest
 from dynamic_tools.observability.tracing import OUTCOME, STAGE, TOOL, Tracing, mark_error
 from dynamic_tools.selection.function_schema import (
     NONE_SUITABLE,
@@ -115,16 +115,14 @@ class SingleShotPipeline:
         *,
         registry: ToolRegistry,
         llm: LLMClient | None,
-        sender: HttpSender,
-        secret: SecretLookup,
+        invoker: ToolInvoker,
         options: PipelineOptions | None = None,
         ranker: ToolRanker | None = None,
         tracing: Tracing | None = None,
     ) -> None:
         self.registry = registry
         self.llm = llm
-        self.sender = sender
-        self.secret = secret
+        self.invoker = invoker
         self.options = options or PipelineOptions()
         self.ranker = ranker or ToolRanker()
         self.prepared = PreparedTools()
@@ -219,7 +217,7 @@ class SingleShotPipeline:
                 )
 
         with self._stage("api_execution", response):
-            result = await self.sender.send(selection.request, extra_headers=extra_headers)
+            result = await self.invoker.send(selection.request, extra_headers=extra_headers)
             response.raw_response = result.to_dict()
             if result.truncated:
                 response.warnings.append("the API response was truncated at the size limit")
@@ -307,17 +305,12 @@ class SingleShotPipeline:
             )
         tool = prepared.tool
         arguments = drop_nulls_for_optional(arguments, prepared.schema)
-        errors = sorted(prepared.validator.iter_errors(arguments), key=lambda e: list(e.path))
-        if errors:
-            details = "; ".join(
-                f"{'.'.join(str(p) for p in e.path) or '(arguments)'}: {e.message}"
-                for e in errors[:5]
-            )
-            raise _InvalidAnswer(
-                f"the arguments of '{tool.name}' do not match its schema: {details}", answer
-            )
         try:
-            outbound = build_request(tool, arguments, secret=self.secret)
+            self.invoker.check(tool, arguments)
+        except ArgumentsRejected as rejected:
+            raise _InvalidAnswer(rejected.message, answer) from None
+        try:
+            outbound = self.invoker.build(tool, arguments)
         except InvalidInputError as exc:
             raise _InvalidAnswer(
                 f"the arguments of '{tool.name}' cannot be used: {exc.message}", answer

@@ -1,4 +1,6 @@
-"""Per-tool work done once: the LLM function, the context text and the argument validator.
+"""Per-tool work done once: the LLM function and the context text.
+
+(The argument validator is the invoker's, ``tools/validators.py``, shared by every caller.)
 
 The registry hands out the same ToolConfig object until it reloads, so derived data is cached
 by object identity (and checked with ``is``); a reload produces new objects and new entries.
@@ -10,8 +12,6 @@ import json
 import threading
 from dataclasses import dataclass
 from typing import Any
-
-from jsonschema import Draft202012Validator
 
 from dynamic_tools.selection.function_schema import FunctionSpec, function_for_tool
 from dynamic_tools.tools.context import format_tool
@@ -26,7 +26,6 @@ class PreparedTool:
     function: FunctionSpec
     context: str
     schema: dict[str, Any]
-    validator: Draft202012Validator
     size: int
 
 
@@ -36,7 +35,7 @@ def prepare(tool: ToolConfig) -> PreparedTool:
     context = format_tool(tool)
     schema = tool.input_schema()
     size = len(context) + len(json.dumps(function.parameters))
-    return PreparedTool(tool, function, context, schema, Draft202012Validator(schema), size)
+    return PreparedTool(tool, function, context, schema, size)
 
 
 class PreparedTools:

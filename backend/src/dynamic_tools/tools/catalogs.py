@@ -46,6 +46,7 @@ from dynamic_tools.errors import (
     NotFoundError,
     OpenAPIInvalidError,
 )
+from dynamic_tools.tools.documents import DocumentSource, FetchedDocument, SourceType
 from dynamic_tools.tools.openapi import (
     ConversionOptions,
     ConversionResult,
@@ -64,11 +65,6 @@ from dynamic_tools.tools.openapi.catalog_files import (
 from dynamic_tools.tools.openapi.preview import command_preview, group_prefixes
 
 if TYPE_CHECKING:
-    import httpx
-
-    from dynamic_tools.http.document_fetch import DocumentFetcher, FetchedDocument, SourceType
-    from dynamic_tools.http.target_guard import TargetGuard
-    from dynamic_tools.observability.tracing import Tracing
     from dynamic_tools.tools.registry import ToolRegistry
 
 
@@ -85,7 +81,7 @@ class CatalogService:
         *,
         catalogs_dir: Path,
         registry: ToolRegistry,
-        fetcher: DocumentFetcher,
+        fetcher: DocumentSource,
         workers: DocumentWorkers | None = None,
     ) -> None:
         self.catalogs_dir = catalogs_dir
@@ -93,37 +89,6 @@ class CatalogService:
         self.fetcher = fetcher
         self.workers = workers or DocumentWorkers(workers=0)
         self._lock = threading.Lock()
-
-    @classmethod
-    def create(
-        cls,
-        *,
-        registry_root: Path,
-        registry: ToolRegistry,
-        guard: TargetGuard,
-        http_client: httpx.AsyncClient,
-        tracing: Tracing | None = None,
-        workers: DocumentWorkers | None = None,
-    ) -> CatalogService:
-        """The service of a server: catalogs in ``<registry_root>/catalogs``.
-
-        URLs go through ``guard`` (the outbound allow-list); local paths only inside
-        ``registry_root``.
-
-        Typical use: ``CatalogService.create(registry_root=settings.registry_root,
-        registry=services.registry, guard=services.guard, http_client=services.http_client)``.
-        """
-        from dynamic_tools.http.document_fetch import DocumentFetcher
-
-        fetcher = DocumentFetcher(
-            client=http_client, guard=guard, local_roots=[registry_root], tracing=tracing
-        )
-        return cls(
-            catalogs_dir=registry_root / "catalogs",
-            registry=registry,
-            fetcher=fetcher,
-            workers=workers,
-        )
 
     # --- read-only -------------------------------------------------------------------------
     async def validate_openapi(

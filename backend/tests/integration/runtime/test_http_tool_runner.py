@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from dynamic_tools.api.app import create_app
-from dynamic_tools.bootstrap import build_services, make_secret_lookup
+from dynamic_tools.bootstrap import build_services
 from dynamic_tools.engine.loaders import load_document
 from dynamic_tools.engine.local import EventList, LocalSteps
 from dynamic_tools.execution.tool_runner import HttpToolRunner
@@ -33,7 +33,7 @@ async def run(
 ) -> tuple[Any, EventList]:
     services = build_services(settings)
     try:
-        tools = HttpToolRunner(services.registry, services.sender, make_secret_lookup(settings))
+        tools = HttpToolRunner(services.registry, services.invoker)
         events = EventList()
         interpreter = DocumentRunner(
             load_document(text, name="w.yaml").document,
@@ -96,7 +96,7 @@ async def test_schema_violations_are_refused_before_sending(
     url, settings = server
     services = build_services(settings)
     try:
-        tools = HttpToolRunner(services.registry, services.sender, make_secret_lookup(settings))
+        tools = HttpToolRunner(services.registry, services.invoker)
         from dynamic_tools.engine.ports import ToolCallFailed
 
         with pytest.raises(ToolCallFailed) as info:
@@ -145,9 +145,7 @@ async def test_a_flight_sold_between_check_and_booking_is_sold_out_not_retried(
     url, settings = server
     services = build_services(settings)
     try:
-        tools = SellOutAfterCheck(
-            HttpToolRunner(services.registry, services.sender, make_secret_lookup(settings)), url
-        )
+        tools = SellOutAfterCheck(HttpToolRunner(services.registry, services.invoker), url)
         interpreter = DocumentRunner(
             load_document((EXAMPLES / "workflows" / "travel.yaml").read_text(), name="t").document,
             run_id="run-sold-out",

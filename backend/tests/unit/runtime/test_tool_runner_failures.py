@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from dynamic_tools.engine.ports import ToolCallFailed
 from dynamic_tools.execution.tool_runner import HttpToolRunner
+from dynamic_tools.http.invoker import ToolInvoker
 from dynamic_tools.http.sender import HttpSender
 from dynamic_tools.http.target_guard import TargetGuard
 from dynamic_tools.tools.registry import ToolRegistry
@@ -43,7 +44,7 @@ def runner(tmp_path_factory: pytest.TempPathFactory) -> HttpToolRunner:
     assert not registry.reload()
     guard = TargetGuard(["items.example", "127.0.0.1", "0177.0.0.1", "host"])
     sender = HttpSender(httpx.AsyncClient(transport=TRANSPORT), guard, max_response_bytes=4096)
-    return HttpToolRunner(registry, sender, lambda name: SECRET)
+    return HttpToolRunner(registry, ToolInvoker(sender, lambda name: SECRET))
 
 
 async def call(runner: HttpToolRunner, tool: str, args: dict[str, Any]) -> ToolCallFailed:

@@ -15,7 +15,6 @@ def test_prepared_data_is_reused_per_object_and_rebuilt_for_a_new_one() -> None:
     first = cache.get(tool)
     assert cache.get(tool) is first
     assert first.function.name == "get_item" and first.context.startswith("Tool: get_item")
-    assert list(first.validator.iter_errors({"id": 3}))  # wrong type is caught
     changed = ToolConfig.model_validate({**DATA, "description": "Get one item (v2)"})
     second = cache.get(changed)
     assert second is not first and "v2" in second.context

@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from dynamic_tools.cli.main import app
 from dynamic_tools.errors import ConflictError, NotFoundError, OpenAPIInvalidError
+from dynamic_tools.http.document_fetch import DocumentFetcher
 from dynamic_tools.http.target_guard import TargetGuard
 from dynamic_tools.tools.catalogs import CatalogService
 from dynamic_tools.tools.registry import ToolRegistry
@@ -31,9 +32,8 @@ def root(tmp_path: Path) -> Path:
 def service(root: Path) -> CatalogService:
     registry = ToolRegistry(root / "tools", variables={"PUBLIC_BASE_URL": "http://127.0.0.1:1"})
     registry.reload()
-    return CatalogService.create(
-        registry_root=root, registry=registry, guard=TargetGuard(), http_client=httpx.AsyncClient()
-    )
+    fetcher = DocumentFetcher(client=httpx.AsyncClient(), guard=TargetGuard(), local_roots=[root])
+    return CatalogService(catalogs_dir=root / "catalogs", registry=registry, fetcher=fetcher)
 
 
 async def test_import_writes_config_and_manifest_then_the_registry_serves_them(
