@@ -12,7 +12,7 @@ RUNTIME_DIR ?= .runtime
 
 export HOST PORT
 
-.PHONY: install lock run replicas test lint fmt typecheck bench clean frontend-test
+.PHONY: install lock docs run replicas test lint fmt typecheck bench clean frontend-test
 
 # The web UI (frontend/): node deps when the lock file changes, the bundle when a source is newer.
 NPM ?= npm
@@ -29,6 +29,10 @@ $(STAMP): backend/pyproject.toml backend/uv.lock
 	touch $(STAMP)
 
 install: $(STAMP)
+
+# Generated documentation (a test fails when it is stale).
+docs: $(STAMP)
+	cd backend && .venv/bin/python -c "from dynamic_tools.definitions.node_reference import node_kind_reference as r; open('../docs/node-kinds.md', 'w').write(r())"
 
 lock:
 	test -x $(UV) || $(MAKE) install

@@ -15,6 +15,7 @@ gives up says what answered and whether it was retried (:func:`final_message`); 
 from __future__ import annotations
 
 import asyncio
+import functools
 from datetime import UTC, datetime, timedelta
 from http import HTTPStatus
 from typing import Any
@@ -52,11 +53,12 @@ async def call_with_retries(
         attempt += 1
         state.attempts = attempt
 
-        async def one_attempt() -> dict[str, Any]:
-            if node.call == "sql_query":  # CPU-bound and time-limited: keep the loop free
-                return await asyncio.to_thread(_sql, args, scope)
-            return await _call_tool(ctx.tools, node.call, args, idempotency_key, node.timeout)
-
+        if node.call == "sql_query":  # CPU-bound and time-limited: keep the loop free
+            one_attempt = functools.partial(asyncio.to_thread, _sql, args, scope)
+        else:
+            one_attempt = functools.partial(
+                _call_tool, ctx.tools, node.call, args, idempotency_key, node.timeout
+            )
         record = await ctx.steps.step(f"call:{full_id}:{attempt}", one_attempt)
         if record["ok"] and node.success and not _success(node, record["body"], scope, full_id):
             record = {

@@ -59,26 +59,18 @@ class HttpToolRunner:
     ) -> ToolResult:
         """Validate, build, send; raise :class:`ToolCallFailed` when nothing was answered."""
         try:
-            return await self._call(tool, args, idempotency_key, timeout_s)
-        except ToolCallFailed:
-            raise
-        except Exception as exc:  # a bug or an unforeseen input: still a structured failure
-            raise ToolCallFailed(
-                f"calling '{tool}' failed on an unexpected {type(exc).__name__}", kind="error"
-            ) from None
-
-    async def _call(
-        self, tool: str, args: Mapping[str, Any], idempotency_key: str, timeout_s: float | None
-    ) -> ToolResult:
-        try:
             config = rest_call_tool(args) if tool == "rest_call" else self.registry.get(tool)
             arguments = rest_call_arguments(args) if tool == "rest_call" else dict(args)
+        except ToolCallFailed:
+            raise
         except NotFoundError:
             raise ToolCallFailed(f"tool '{tool}' is not registered", kind="refused") from None
         except DynamicToolsError as exc:
             raise ToolCallFailed(exc.message, kind="refused") from None
         except ValidationError as exc:  # a rest_call whose base URL or headers are refused
             raise ToolCallFailed(_rest_call_problem(exc), kind="refused") from None
+        except Exception as exc:  # a bug or an unforeseen input: still a structured failure
+            raise _unexpected(tool, exc) from None
         try:
             result = await self.invoker.invoke(
                 config,
@@ -94,7 +86,16 @@ class HttpToolRunner:
             raise ToolCallFailed(exc.message, kind="refused") from None
         except DynamicToolsError as exc:  # not sendable, or an unexpected outbound failure
             raise ToolCallFailed(exc.message, kind="error") from None
+        except Exception as exc:
+            raise _unexpected(tool, exc) from None
         return ToolResult(result.status_code, result.body, result.headers, result.execution_time_ms)
+
+
+def _unexpected(tool: str, exc: Exception) -> ToolCallFailed:
+    """A failure nobody mapped: only its type is named (its text may hold anything)."""
+    return ToolCallFailed(
+        f"calling '{tool}' failed on an unexpected {type(exc).__name__}", kind="error"
+    )
 
 
 def rest_call_tool(args: Mapping[str, Any]) -> ToolConfig:

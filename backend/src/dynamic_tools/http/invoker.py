@@ -89,4 +89,4 @@ class ToolInvoker:
         """Check, build and send one call; the API's answer, whatever its status."""
         self.check(tool, arguments)
         request = self.build(tool, arguments)
-        return await self.send(request, extra_headers=extra_headers, timeout_s=timeout_s)
+        return await self.sender.send(request, extra_headers=extra_headers, timeout_s=timeout_s)
