@@ -286,3 +286,27 @@ class MarkdownWorkflowError(InvalidInputError):
             "line": self.line,
             "suggestion": self.suggestion,
         }
+
+
+__all__ = [
+    "ConfigurationError",
+    "ConflictError",
+    "DocumentSourceError",
+    "DynamicToolsError",
+    "InvalidInputError",
+    "LLMError",
+    "LLMInvalidAnswerError",
+    "LLMUnavailableError",
+    "MarkdownWorkflowError",
+    "NoSuitableToolError",
+    "NotFoundError",
+    "OpenAPIInvalidError",
+    "OutboundError",
+    "ProcessingLimitError",
+    "RequestNotSendableError",
+    "RequestTooLargeError",
+    "TargetRefusedError",
+    "ToolConfigError",
+    "TransportError",
+    "WorkflowInvalidError",
+]

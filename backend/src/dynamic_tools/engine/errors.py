@@ -129,3 +129,10 @@ class UnresolvedReferenceError(DynamicToolsError):
         )
         error.__cause__ = self.__cause__
         return error
+
+
+__all__ = [
+    "EngineError",
+    "ExpressionError",
+    "UnresolvedReferenceError",
+]

@@ -143,3 +143,25 @@ def walk(node: Node) -> Iterator[tuple[Node, int]]:
         current, depth = stack.pop()
         yield current, depth
         stack.extend((child, depth + 1) for child in reversed(children(current)))
+
+
+__all__ = [
+    "UNITS",
+    "Binary",
+    "BinaryOp",
+    "Call",
+    "Constant",
+    "Duration",
+    "Expression",
+    "ListNode",
+    "Logical",
+    "LogicalOp",
+    "Node",
+    "ReferenceNode",
+    "Scalar",
+    "Unary",
+    "UnaryOp",
+    "Unit",
+    "children",
+    "walk",
+]

@@ -140,3 +140,10 @@ class _Evaluation:
         raise ExpressionError(
             detail, expression=self._expr.text, position=node.position, node_id=self._node_id
         )
+
+
+__all__ = [
+    "BINARY_OPERATIONS",
+    "Resolve",
+    "evaluate",
+]

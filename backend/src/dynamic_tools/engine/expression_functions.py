@@ -245,3 +245,11 @@ FUNCTIONS: dict[str, Function] = {
     "date": Function(_date, "date(value)", 1, 1),
 }
 """Every function an expression may call, by name."""
+
+
+__all__ = [
+    "FUNCTIONS",
+    "MAX_RANGE_ITEMS",
+    "NONDETERMINISTIC",
+    "Function",
+]

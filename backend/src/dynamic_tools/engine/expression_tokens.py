@@ -123,3 +123,11 @@ def _string(text: str, start: int) -> Token:
 def syntax_error(detail: str, text: str, position: int) -> ExpressionError:
     """An ``ExpressionError`` about ``text`` at ``position``."""
     return ExpressionError(detail, expression=text, position=position)
+
+
+__all__ = [
+    "Token",
+    "TokenKind",
+    "syntax_error",
+    "tokenize",
+]

@@ -295,3 +295,23 @@ def _checked(operation: Callable[[], Any]) -> Any:
         return operation()
     except OverflowError:
         raise OperandError("the duration is too large to represent") from None
+
+
+__all__ = [
+    "ONE_DAY",
+    "IsoMoment",
+    "OperandError",
+    "add",
+    "compare",
+    "contains",
+    "divide",
+    "is_number",
+    "json_equal",
+    "make_duration",
+    "modulo",
+    "multiply",
+    "negate",
+    "parse_iso",
+    "subtract",
+    "truthy",
+]

@@ -160,3 +160,10 @@ class WorkflowGraph:
             return isinstance(node, CompensateNode) and not self.is_activated(node_id)
         deps = [d for d in node.depends_on if d in self.nodes]
         return bool(deps) and all(self.unreachable(d, _seen | {node_id}) for d in deps)
+
+
+__all__ = [
+    "PARTIAL_FAILURE_KEYWORDS",
+    "Path",
+    "WorkflowGraph",
+]

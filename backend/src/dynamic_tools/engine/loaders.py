@@ -295,3 +295,16 @@ def _violation(
         "actual": actual,
         "severity": "error",
     }
+
+
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_DOCUMENT_BYTES",
+    "MAX_NODES",
+    "DocumentFormat",
+    "LoadedDocument",
+    "detect_format",
+    "line_of",
+    "load_document",
+    "parse_raw",
+]

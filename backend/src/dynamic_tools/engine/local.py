@@ -197,3 +197,15 @@ class MockTools:
         if isinstance(mock, ToolResult):
             return mock
         return ToolResult(200, mock)
+
+
+__all__ = [
+    "RUN_CANCELLED",
+    "SIBLING_FAILED",
+    "EventList",
+    "LocalSteps",
+    "Mock",
+    "MockTools",
+    "Responses",
+    "T",
+]

@@ -344,3 +344,28 @@ class WorkflowDocument(_Model):
             if not re.match(IDENTIFIER, workflow_id):
                 raise ValueError(f"workflow id '{workflow_id}' must match {IDENTIFIER}")
         return value
+
+
+__all__ = [
+    "IDENTIFIER",
+    "BranchCase",
+    "BranchNode",
+    "CallNode",
+    "CompensateNode",
+    "ErrorNode",
+    "ForeachNode",
+    "Node",
+    "NodeKind",
+    "OnError",
+    "ParallelNode",
+    "ParamSpec",
+    "ParamType",
+    "StepNode",
+    "Timeout",
+    "ToolStep",
+    "Workflow",
+    "WorkflowDocument",
+    "WorkflowNode",
+    "YieldNode",
+    "parse_duration",
+]

@@ -89,3 +89,8 @@ def _type_problem(spec: ParamSpec, value: Any) -> str | None:
     if spec.enum is not None and value not in spec.enum:
         return f"must be one of {spec.enum}"
     return None
+
+
+__all__ = [
+    "check_values",
+]

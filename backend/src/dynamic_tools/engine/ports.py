@@ -165,3 +165,18 @@ class EventSink(Protocol):
     async def emit(self, event: Event) -> None:
         """Record or forward one event."""
         ...
+
+
+__all__ = [
+    "ChildCancelled",
+    "ChildFailed",
+    "ChildFn",
+    "ChildOutcome",
+    "EventSink",
+    "GatherCancelled",
+    "StepRunner",
+    "T",
+    "ToolCallFailed",
+    "ToolResult",
+    "ToolRunner",
+]

@@ -273,3 +273,19 @@ def _render_text(text: str, lookup: Callable[[str], Any], node_id: str | None) -
         else:
             parts.append(piece)
     return "".join(parts)
+
+
+__all__ = [
+    "LENGTH",
+    "REFERENCE_PATTERN",
+    "Reference",
+    "describe",
+    "find_references",
+    "parse_reference",
+    "reference_from_match",
+    "render",
+    "resolve_path",
+    "resolve_reference",
+    "to_text",
+    "type_name",
+]

@@ -90,3 +90,12 @@ def parse_retry_after(value: str | None, *, now: datetime | None = None) -> floa
         when = when.replace(tzinfo=UTC)
     seconds = (when - (now or datetime.now(UTC))).total_seconds()
     return min(max(seconds, 0.0), 3600.0)
+
+
+__all__ = [
+    "DEFAULT_RETRY_ON",
+    "Failure",
+    "parse_retry_after",
+    "retry_delay",
+    "should_retry",
+]

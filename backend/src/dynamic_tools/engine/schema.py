@@ -23,3 +23,9 @@ def document_schema() -> dict[str, Any]:
         "anyOf": [{"$ref": "#/$defs/ParamSpec"}, {"enum": type_names}]
     }
     return schema
+
+
+__all__ = [
+    "SCHEMA_ID",
+    "document_schema",
+]

@@ -393,3 +393,11 @@ _ACTION_NAMES = {
     getattr(sqlite3, f"SQLITE_{name}"): name
     for name in ("INSERT", "UPDATE", "DELETE", "ATTACH", "DETACH", "PRAGMA", "TRANSACTION")
 }
+
+
+__all__ = [
+    "SqlQueryError",
+    "Token",
+    "run_sql_query",
+    "table_names",
+]

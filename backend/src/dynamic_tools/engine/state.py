@@ -106,3 +106,15 @@ class FallbackTriggered(EngineError, Exception):
         self.node_id = self.failure.get("node_id")
         attempts = self.failure.get("attempts")
         self.attempt = attempts if isinstance(attempts, int) else None
+
+
+__all__ = [
+    "FAILURE_NAME",
+    "SETTLED",
+    "FallbackTriggered",
+    "NodeState",
+    "NodeStatus",
+    "RunFailed",
+    "RunOutcome",
+    "RunStatus",
+]

@@ -131,6 +131,7 @@ async def call_with_retries(
             message,
             node_id=full_id,
             context={"tool": node.call, "status_code": failure.status_code, "attempts": attempt},
+            attempt=attempt,
         )
 
 
@@ -235,3 +236,10 @@ def _failed(
             "retry_after_s": retry_after,
         },
     }
+
+
+__all__ = [
+    "call_with_retries",
+    "final_message",
+    "status_message",
+]

@@ -540,3 +540,11 @@ def _walk_references(value: Any, path: Path) -> Iterator[tuple[Reference, Path]]
 
 def _close(name: str, candidates: Collection[str]) -> list[str]:
     return difflib.get_close_matches(name, sorted(candidates), n=3, cutoff=0.6)
+
+
+__all__ = [
+    "BUILTIN_TOOLS",
+    "ValidationReport",
+    "node_reference_names",
+    "validate_document",
+]

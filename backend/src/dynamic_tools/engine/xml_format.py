@@ -310,3 +310,9 @@ def _error(path: str, rule: str, message: str, *, line: int | None = None) -> Wo
             }
         ],
     )
+
+
+__all__ = [
+    "MAX_XML_DEPTH",
+    "xml_to_mapping",
+]
