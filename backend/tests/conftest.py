@@ -1,14 +1,19 @@
-"""Shared fixtures: settings on temporary directories, the fake LLM, live servers."""
+"""Shared fixtures: settings on temporary directories, the fake LLM, live servers, and the
+database engine every store test runs on twice (SQLite and PostgreSQL)."""
 
 from __future__ import annotations
 
+import os
 import shutil
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlalchemy import Engine
 
+from dynamic_tools.persistence.db import make_engine, migrate
 from dynamic_tools.settings import Settings
 from tests.support.fake_llm import FakeLLM, running_fake_llm
 from tests.support.servers import free_port
@@ -17,6 +22,39 @@ REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples" / "travel"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 TEST_API_KEY = "sk-test-LLMKEY-5f2b9c71e0d4"
+PG_URL = os.environ.get("TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/test")
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def engine(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Engine]:
+    """A migrated database: a SQLite file, then a fresh schema of the local PostgreSQL.
+
+    PostgreSQL is ``TEST_DATABASE_URL`` (default the local server); it is never skipped
+    silently: only ``DT_NO_POSTGRES=1`` skips it, on a machine without one.
+    """
+    if request.param == "sqlite":
+        sqlite = make_engine(f"sqlite:///{tmp_path / 'store.sqlite'}")
+        migrate(sqlite)
+        yield sqlite
+        sqlite.dispose()
+        return
+    if os.environ.get("DT_NO_POSTGRES") == "1":
+        pytest.skip("DT_NO_POSTGRES=1")
+    url = PG_URL if "connect_timeout" in PG_URL else PG_URL + ("&" if "?" in PG_URL else "?")
+    url = url if "connect_timeout" in url else url + "connect_timeout=5"
+    schema = f"dt_test_{os.getpid()}_{uuid.uuid4().hex[:10]}"
+    admin = make_engine(url)
+    with admin.begin() as conn:
+        conn.exec_driver_sql(f"CREATE SCHEMA {schema}")
+    postgres = make_engine(url, schema=schema)
+    try:
+        migrate(postgres)
+        yield postgres
+    finally:
+        postgres.dispose()
+        with admin.begin() as conn:
+            conn.exec_driver_sql(f"DROP SCHEMA {schema} CASCADE")
+        admin.dispose()
 
 
 @pytest.fixture(scope="session")

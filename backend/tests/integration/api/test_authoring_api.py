@@ -13,27 +13,9 @@ from dynamic_tools.api.app import create_app
 from dynamic_tools.settings import Settings
 from tests.conftest import EXAMPLES
 from tests.support.app_client import app_client
+from tests.support.documents import draft
 
-DRAFT = """\
-domain: travel_booking
-workflows:
-  first_seats:
-    description: Seats of the first flight
-    params:
-      origin: {type: str, required: true}
-      destination: {type: str, required: true}
-      date: {type: str, required: true, format: date}
-    graph:
-      search:
-        call: search_flights
-        args: {origin: $origin, destination: $destination, date: $date}
-        output: flights
-      seats:
-        call: check_availability
-        depends_on: [search]
-        args: {flight_id: $flights.0.id}
-        output: availability
-"""
+DRAFT = draft("first_seats")
 
 
 @pytest.fixture

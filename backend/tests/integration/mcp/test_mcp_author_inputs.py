@@ -8,33 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from tests.support.documents import draft
 from tests.support.fake_llm import FakeLLM, text
 from tests.support.mcp_raw import RawMcp
 from tests.support.mcp_tasks import call_as_task, poll, until
 
 RELATED = "io.modelcontextprotocol/related-task"
-SEATS = """```yaml
-domain: travel_booking
-workflows:
-  seats_for_cheapest:
-    description: Search flights and check the seats of the first one
-    params:
-      origin: {type: str, required: true, description: IATA code}
-      destination: {type: str, required: true}
-      date: {type: str, required: true, format: date}
-    graph:
-      search:
-        call: search_flights
-        args: {origin: $origin, destination: $destination, date: $date}
-        output: flights
-      seats:
-        call: check_availability
-        depends_on: [search]
-        args: {flight_id: $flights.0.id}
-        output: availability
-    outputs:
-      seats: $availability.seats_available
-```"""
+SEATS = "```yaml\n" + draft("seats_for_cheapest") + "```"
 GOAL = {"goal": "check the seats of the first flight of a day"}
 TRIP = {"origin": "AMS", "destination": "BCN", "date": "2026-12-01"}
 

@@ -9,31 +9,10 @@ from typing import Any
 import httpx
 import mcp_types as types
 
+from tests.support.documents import draft
 from tests.support.mcp_client import call, mcp_client
 
-DRAFT = """\
-domain: travel_booking
-workflows:
-  cheapest_seat:
-    description: Find the cheapest flight of a day and check its seats
-    params:
-      origin: {type: str, required: true}
-      destination: {type: str, required: true}
-      date: {type: str, required: true, format: date}
-    graph:
-      search:
-        call: search_flights
-        args: {origin: $origin, destination: $destination, date: $date}
-        output: flights
-      seats:
-        call: check_seats
-        depends_on: [search]
-        args: {flight_id: $flights.0.id}
-        output: availability
-    outputs:
-      flight: $flights.0.id
-      seats: $availability.seats_available
-"""
+DRAFT = draft("cheapest_seat")
 DESTRUCTIVE = ("workflow.delete", "workflow.purge_history", "workflow.cancel", "catalog.remove")
 
 

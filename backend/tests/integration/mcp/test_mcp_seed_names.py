@@ -24,6 +24,7 @@ from dynamic_tools.errors import ConfigurationError
 from dynamic_tools.mcp.errors import category_of
 from dynamic_tools.settings import Settings
 from tests.conftest import FIXTURES
+from tests.support.documents import draft
 from tests.support.mcp_client import call, mcp_client
 from tests.support.mcp_raw import RawMcp
 
@@ -31,19 +32,7 @@ TABLE = Path(__file__).resolve().parents[4] / "docs" / "seed-names.md"
 MARKDOWN_FIXTURES = Path(__file__).resolve().parents[2] / "unit" / "markdown" / "fixtures"
 BOOK = {"origin": "AMS", "destination": "BCN", "date": "2026-12-01", "passenger": "Ada"}
 MD_INPUTS = {"ORIGIN": "AMS", "DESTINATION": "BCN", "DATE": "2026-12-01", "PASSENGER": "Ada"}
-DRAFT = """\
-domain: travel_booking
-workflows:
-  seat_check:
-    description: Check the seats of a flight
-    params:
-      flight_id: {type: str, required: true}
-    graph:
-      seats:
-        call: check_availability
-        args: {flight_id: $flight_id}
-        output: availability
-"""
+DRAFT = draft("seat_check")
 KINDS = {
     "tool",
     "parameter",

@@ -8,32 +8,12 @@ from typing import Any
 
 import httpx
 
+from tests.support.documents import draft
 from tests.support.fake_llm import FakeLLM, text
 from tests.support.mcp_raw import RawMcp
 
 BOOK = {"origin": "AMS", "destination": "BCN", "date": "2026-12-01", "passenger": "Ada"}
-BROKEN = """```yaml
-domain: travel_booking
-workflows:
-  seats_for_cheapest:
-    description: Search flights and check the seats of the first one
-    params:
-      origin: {type: str, required: true}
-      destination: {type: str, required: true}
-      date: {type: str, required: true, format: date}
-    graph:
-      search:
-        call: search_flights
-        args: {origin: $origin, destination: $destination, date: $date}
-        output: flights
-      seats:
-        call: check_seats
-        depends_on: [search]
-        args: {flight_id: $flights.0.id}
-        output: availability
-    outputs:
-      seats: $availability.seats_available
-```"""
+BROKEN = "```yaml\n" + draft("seats_for_cheapest_broken") + "```"
 
 
 async def call_as_task(mcp: RawMcp, name: str, arguments: dict[str, Any]) -> dict[str, Any]:

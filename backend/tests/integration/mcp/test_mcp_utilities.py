@@ -11,22 +11,11 @@ import httpx
 import mcp_types as types
 import pytest
 
+from tests.support.documents import draft
 from tests.support.mcp_client import call, mcp_client
 from tests.support.mcp_raw import PROTOCOL, RawMcp
 
-DRAFT = """\
-domain: travel_booking
-workflows:
-  seat_check:
-    description: Check the seats of a flight
-    params:
-      flight_id: {type: str, required: true}
-    graph:
-      seats:
-        call: check_availability
-        args: {flight_id: $flight_id}
-        output: availability
-"""
+DRAFT = draft("seat_check")
 # The SDK client warns that logging and resources/subscribe go away in 2026-07-28; these
 # tests speak 2025-11-25, where they are the protocol.
 pytestmark = pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")

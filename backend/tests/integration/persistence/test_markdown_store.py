@@ -9,11 +9,7 @@ unless ``DT_NO_POSTGRES=1``.
 from __future__ import annotations
 
 import asyncio
-import os
-import uuid
-from collections.abc import Iterator
 from datetime import timedelta
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,41 +20,12 @@ from sqlalchemy import Engine, inspect
 
 from dynamic_tools.persistence.db import (
     alembic_config,
-    make_engine,
     metadata,
     migrate,
     utc_now,
     write_transaction,
 )
 from dynamic_tools.persistence.markdown_store import MarkdownSessionStore
-
-PG_URL = os.environ.get("TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/test")
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def engine(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Engine]:
-    if request.param == "sqlite":
-        sqlite = make_engine(f"sqlite:///{tmp_path / 'md.sqlite'}")
-        migrate(sqlite)
-        yield sqlite
-        sqlite.dispose()
-        return
-    if os.environ.get("DT_NO_POSTGRES") == "1":
-        pytest.skip("DT_NO_POSTGRES=1")
-    url = PG_URL + ("&" if "?" in PG_URL else "?") + "connect_timeout=5"
-    schema = f"dt_md_{os.getpid()}_{uuid.uuid4().hex[:10]}"
-    admin = make_engine(url)
-    with admin.begin() as conn:
-        conn.exec_driver_sql(f"CREATE SCHEMA {schema}")
-    postgres = make_engine(url, schema=schema)
-    try:
-        migrate(postgres)
-        yield postgres
-    finally:
-        postgres.dispose()
-        with admin.begin() as conn:
-            conn.exec_driver_sql(f"DROP SCHEMA {schema} CASCADE")
-        admin.dispose()
 
 
 @pytest.fixture

@@ -9,11 +9,7 @@ tests, unless ``DT_NO_POSTGRES=1``.
 from __future__ import annotations
 
 import asyncio
-import os
-import uuid
-from collections.abc import Iterator
 from datetime import timedelta
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -27,12 +23,11 @@ from dynamic_tools.engine.local import EventList, LocalSteps, MockTools, Respons
 from dynamic_tools.engine.models import WorkflowDocument
 from dynamic_tools.engine.ports import ToolResult
 from dynamic_tools.errors import NotFoundError
-from dynamic_tools.persistence.db import make_engine, metadata, migrate, utc_now
+from dynamic_tools.persistence.db import metadata, migrate, utc_now
 from dynamic_tools.persistence.run_store import RunStore
 from tests.conftest import EXAMPLES
 from tests.support.plans import DocumentRunner
 
-PG_URL = os.environ.get("TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/test")
 FLIGHT = {"origin": "AMS", "destination": "BCN", "date": "2026-12-01", "passenger": "Ada"}
 TRIP = {
     "origin": "AMS",
@@ -41,45 +36,6 @@ TRIP = {
     "checkout": "2026-12-03",
     "passenger": "Ada",
 }
-
-
-def _with_timeout(url: str) -> str:
-    return (
-        url
-        if "connect_timeout" in url
-        else url + ("&" if "?" in url else "?") + "connect_timeout=5"
-    )
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def engine(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Engine]:
-    if request.param == "sqlite":
-        sqlite = make_engine(f"sqlite:///{tmp_path / 'runs.sqlite'}")
-        migrate(sqlite)
-        yield sqlite
-        sqlite.dispose()
-        return
-    if os.environ.get("DT_NO_POSTGRES") == "1":
-        pytest.skip("DT_NO_POSTGRES=1")
-    url = _with_timeout(PG_URL)
-    schema = f"dt_test_{os.getpid()}_{uuid.uuid4().hex[:10]}"
-    admin = make_engine(url)
-    with admin.begin() as conn:
-        conn.exec_driver_sql(f"CREATE SCHEMA {schema}")
-    postgres = make_engine(url, schema=schema)
-    try:
-        migrate(postgres)
-        yield postgres
-    finally:
-        postgres.dispose()
-        with admin.begin() as conn:
-            conn.exec_driver_sql(f"DROP SCHEMA {schema} CASCADE")
-        admin.dispose()
-
-
-@pytest.fixture
-def store(engine: Engine) -> RunStore:
-    return RunStore(engine, poll_interval_s=0.05)
 
 
 @pytest.fixture(scope="module")

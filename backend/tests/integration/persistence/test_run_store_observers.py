@@ -8,9 +8,6 @@ from loguru import logger
 
 from dynamic_tools.engine.events import event_from_dict as typed
 from dynamic_tools.persistence.run_store import RunStore, StoredEvent
-from tests.integration.persistence.test_run_store import engine, store
-
-__all__ = ["engine", "store"]  # the fixtures, shared with the RunStore tests
 
 
 async def test_observers_see_each_stored_event_once_with_the_run_after_it(

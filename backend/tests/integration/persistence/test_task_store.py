@@ -10,10 +10,9 @@ from sqlalchemy import Engine
 from dynamic_tools.persistence.db import utc_now
 from dynamic_tools.persistence.run_store import RunStore
 from dynamic_tools.persistence.task_store import TaskStore
-from tests.integration.persistence.test_run_store import engine  # noqa: F401 (the fixture)
 
 
-async def test_owners_pages_ends_and_the_purge(engine: Engine) -> None:  # noqa: F811
+async def test_owners_pages_ends_and_the_purge(engine: Engine) -> None:
     runs = RunStore(engine, poll_interval_s=0.05)
     tasks = TaskStore(engine)
     ended_run = await runs.create_run(workflow_id="w", params={})

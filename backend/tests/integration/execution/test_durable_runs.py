@@ -737,7 +737,7 @@ async def test_a_paused_run_survives_kill_9_and_gets_an_answer_sent_while_down(
 async def test_a_process_on_the_journal_adopts_the_runs_of_a_dead_executor_id(
     tool_server: Callable[..., ToolServer], workers: Callable[[str], Workers], launch: Launch
 ) -> None:
-    from tests.integration.runtime.durable_worker import HttpTools
+    from tests.integration.execution.durable_worker import HttpTools
 
     server = tool_server()
     run = workers(server.url)
