@@ -36,10 +36,13 @@ from dynamic_tools.http.invoker import ToolInvoker
 from dynamic_tools.http.sender import HttpSender
 from dynamic_tools.http.target_guard import TargetGuard
 from dynamic_tools.logs import redactor
+from dynamic_tools.mcp.session_sources import SessionSources
 from dynamic_tools.observability.run_metrics import RunMetrics, record_takeover
 from dynamic_tools.observability.run_tracing import RunTracing
 from dynamic_tools.observability.tracing import Tracing
 from dynamic_tools.persistence.db import make_engine, migrate
+from dynamic_tools.persistence.markdown_store import MarkdownSessionStore
+from dynamic_tools.persistence.recipe_store import RecipeStore
 from dynamic_tools.persistence.run_store import RunStore
 from dynamic_tools.selection.llm import LLMClient, OpenAIChatClient
 from dynamic_tools.selection.pipeline import PipelineOptions, SingleShotPipeline
@@ -50,6 +53,9 @@ from dynamic_tools.tools.registry import ToolRegistry
 DEMO_API_PREFIX = "/demo/travel"
 SEEDED_FOLDERS = ("tools", "workflows", "catalogs", "markdown")
 INTERRUPTED = "the server stopped before the run ended (runs of the local launcher are not durable)"
+
+
+SESSION_REFETCH_S = 60.0  # documents an MCP session brings by URL are fetched again after this
 
 
 @dataclass
@@ -67,6 +73,9 @@ class Services:
     database: Engine
     workflows: WorkflowRepository
     run_store: RunStore
+    recipe_store: RecipeStore
+    markdown_store: MarkdownSessionStore
+    session_sources: SessionSources
     tool_runner: ToolRunner
     launcher: RunLauncher
     runs: RunService
@@ -363,6 +372,18 @@ def build_services(
         database=database,
         workflows=workflows,
         run_store=store,
+        recipe_store=RecipeStore(database),
+        markdown_store=MarkdownSessionStore(database),
+        session_sources=SessionSources(
+            DocumentFetcher(
+                client=http_client,
+                guard=guard,
+                local_roots=[settings.registry_root],
+                tracing=tracing,
+            ),
+            refetch_s=SESSION_REFETCH_S,
+            workers=document_workers,
+        ),
         tool_runner=tools,
         launcher=launcher,
         runs=runs,

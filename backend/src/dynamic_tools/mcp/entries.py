@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import mcp_types as types
+from loguru import logger
 
 from dynamic_tools.engine.models import Workflow, WorkflowDocument
 from dynamic_tools.mcp.channel import CallChannel
@@ -65,5 +66,16 @@ class SessionView:
         return found, missing
 
     def add(self, entry: ToolEntry) -> None:
-        """Offer ``entry`` (a later entry with the same name replaces the earlier one)."""
+        """Offer ``entry``; a later layer's entry of the same name replaces the earlier one.
+
+        Every replacement is logged (``mcp/layers.py`` states the rule).
+        """
+        earlier = self.entries.get(entry.tool.name)
+        if earlier is not None and earlier.layer != entry.layer:
+            logger.info(
+                "tool {} of layer {} replaces the one of layer {}",
+                entry.tool.name,
+                entry.layer,
+                earlier.layer,
+            )
         self.entries[entry.tool.name] = entry

@@ -146,6 +146,8 @@ def recipe_tool(recipe: Recipe, config: ToolConfig) -> types.Tool:
 class RecipeLayer:
     """Learns recipes from ``_query`` answers and offers them as tools."""
 
+    name = "recipes"
+
     def __init__(self, store: RecipeStore, caller: ApiCaller) -> None:
         self.store = store
         self.caller = caller

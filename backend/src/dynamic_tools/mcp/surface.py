@@ -1,12 +1,15 @@
-"""What one MCP session sees: its tools (four layers), resources and the handlers behind them.
+"""What one MCP session sees: its tools, resources and the handlers behind them.
 
-:class:`McpSurface` builds a :class:`SessionView` per distinct header configuration and
-caches it until the registry or the workflows change. The same view decides ``tools/list``
-and which names ``tools/call`` accepts, so a filtered-out tool cannot be called.
+:class:`McpSurface` is a view cache: it builds a :class:`SessionView` per distinct header
+configuration by running its tool layers (``mcp/layers.py`` states their order, duplicate and
+error rules) and keeps it until the registry, the workflows or the recipes change. The same
+view decides ``tools/list`` and which names ``tools/call`` accepts, so a filtered-out tool
+cannot be called. It builds no store: stores and clients come from :class:`Services`.
 
-Layers (seed 000): 1 — one tool per API operation plus ``{prefix}_query`` and
-``{prefix}_execute``; 2 — recipes ``r_*``; 3 — the planner ``{prefix}_plan``; 4 — workflows
-``w_*`` (off with ``ENABLE_WORKFLOWS=false``), plus ``workflow.resume``.
+Layers, in order: core (one tool per API operation, ``{prefix}_query``, the planner
+``{prefix}_plan``, ``{prefix}_execute``), recipes ``r_*``, workflows ``w_*`` and
+``workflow.resume`` (off with ``ENABLE_WORKFLOWS=false``, as are authoring and tasks),
+authoring, tasks, catalogs, listings, markdown workflows.
 """
 
 from __future__ import annotations
@@ -24,7 +27,6 @@ from dynamic_tools.definitions.authoring import Target, WorkflowAuthoring
 from dynamic_tools.definitions.repository import PreparedRun
 from dynamic_tools.engine.params import check_values
 from dynamic_tools.errors import InvalidInputError
-from dynamic_tools.http.document_fetch import DocumentFetcher
 from dynamic_tools.markdown.service import MarkdownWorkflowService
 from dynamic_tools.mcp.api_tools import ApiCaller, api_tool, execute_tool, query_tool
 from dynamic_tools.mcp.authoring_resources import add_authoring_resources
@@ -33,6 +35,7 @@ from dynamic_tools.mcp.catalog_tools import add_catalog_tools
 from dynamic_tools.mcp.core_calls import run_execute, run_query
 from dynamic_tools.mcp.entries import Handler, Result, SessionView, ToolCall, ToolEntry
 from dynamic_tools.mcp.errors import error_result
+from dynamic_tools.mcp.layers import FunctionLayer, ToolLayer
 from dynamic_tools.mcp.listing_tools import add_listing_tools
 from dynamic_tools.mcp.markdown_tools import add_markdown_tools
 from dynamic_tools.mcp.planner_tool import plan_result, plan_tool
@@ -40,7 +43,6 @@ from dynamic_tools.mcp.prompts import AuthoringPrompts
 from dynamic_tools.mcp.recipes import RecipeLayer
 from dynamic_tools.mcp.resources import ResourceSet
 from dynamic_tools.mcp.session_config import SessionConfig
-from dynamic_tools.mcp.session_sources import SessionSources
 from dynamic_tools.mcp.task_flows import TaskFlows
 from dynamic_tools.mcp.tool_meta import add_routing_meta
 from dynamic_tools.mcp.workflow_text import tool_description
@@ -50,8 +52,6 @@ from dynamic_tools.mcp.workflow_tools import (
     workflow_annotations,
     workflow_input_schema,
 )
-from dynamic_tools.persistence.markdown_store import MarkdownSessionStore
-from dynamic_tools.persistence.recipe_store import RecipeStore
 from dynamic_tools.tools.hints import describe_tool, hint_block, merge_hints, parse_tool_hints
 from dynamic_tools.tools.models import ToolConfig, ToolHints
 from dynamic_tools.tools.planning import summarize_workflow
@@ -77,17 +77,9 @@ class McpSurface:
     def attach(self, services: Services) -> None:
         """Serve ``services`` (called from the app's lifespan once they started)."""
         self._services = services
-        fetcher = DocumentFetcher(
-            client=services.http_client,
-            guard=services.guard,
-            local_roots=[services.settings.registry_root],
-            tracing=services.tracing,
-        )
-        self.sources = SessionSources(
-            fetcher, refetch_s=REFETCH_S, workers=services.workflows.workers
-        )
+        self.sources = services.session_sources
         self._caller = ApiCaller(services.invoker)
-        self.recipes = RecipeLayer(RecipeStore(services.database), self._caller)
+        self.recipes = RecipeLayer(services.recipe_store, self._caller)
         self.authoring = services.authoring
         self.authoring_tools = AuthoringTools(
             services.workflows, services.runs, self.authoring, self.tasks
@@ -100,9 +92,30 @@ class McpSurface:
             self.resources.template_readers.clear()
             add_authoring_resources(self.resources, services.workflows, self.authoring)
         self.markdown = MarkdownWorkflowService(
-            MarkdownSessionStore(services.database), services.settings.registry_root
+            services.markdown_store, services.settings.registry_root
         )
+        self.layers = self.layers_for(services)
         self._views.clear()
+
+    def layers_for(self, services: Services) -> list[ToolLayer]:
+        """The tool layers of every session, in order (``mcp/layers.py``)."""
+        assert self.recipes is not None
+        layers: list[ToolLayer] = [FunctionLayer("core", self._add_api_layer), self.recipes]
+        if services.settings.enable_workflows:
+            layers += [
+                FunctionLayer("workflows", self._add_workflow_layer),
+                FunctionLayer("authoring", self.authoring_tools.add_to),
+                FunctionLayer("tasks", self.task_flows.add_to),
+            ]
+        markdown = self.markdown
+        layers += [
+            FunctionLayer("catalogs", lambda view: add_catalog_tools(view, services.catalogs)),
+            FunctionLayer(
+                "listings", lambda view: add_listing_tools(view, self.authoring.providers)
+            ),
+            FunctionLayer("markdown", lambda view: add_markdown_tools(view, markdown)),
+        ]
+        return layers
 
     @property
     def services(self) -> Services:
@@ -166,16 +179,8 @@ class McpSurface:
         )
         if settings.enable_workflows:
             await self._load_workflows(view)
-        self._add_api_layer(view)
-        if self.recipes is not None:
-            await self.recipes.extend(view)
-        if settings.enable_workflows:
-            self._add_workflow_layer(view)
-            self.authoring_tools.add_to(view)
-            self.task_flows.add_to(view)
-        add_catalog_tools(view, services.catalogs)
-        add_listing_tools(view, self.authoring.providers)
-        add_markdown_tools(view, self.markdown)
+        for layer in self.layers:
+            await layer.extend(view)
         _hint_other_tools(view, overrides)
         add_routing_meta(view)
         view.tools = [e.tool for e in view.entries.values()]
@@ -206,7 +211,7 @@ class McpSurface:
                 view.guides[workflow_id] = guides.document.workflows[workflow_id]
                 view.domains.setdefault(workflow_id, guides.document.domain)
 
-    # --- layer 1 ---------------------------------------------------------------------------
+    # --- the core layer: API tools, query, planner, execute ----------------------------------
     def _add_api_layer(self, view: SessionView) -> None:
         services = self.services
         caller = self._caller
@@ -232,7 +237,7 @@ class McpSurface:
         listener = self.recipes.learn if self.recipes is not None else None
         return await run_query(self.services.pipeline, call, listener=listener)
 
-    # --- layer 4 ---------------------------------------------------------------------------
+    # --- the workflow layer -----------------------------------------------------------------
     def _add_workflow_layer(self, view: SessionView) -> None:
         services = self.services
         calls = WorkflowCalls(services.runs, services.run_store)
