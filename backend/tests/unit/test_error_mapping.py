@@ -9,12 +9,14 @@ from typing import Any
 import pytest
 
 import dynamic_tools.errors as errors_module
+import dynamic_tools.mcp.errors as mcp_errors
 from dynamic_tools.api.errors import status_for
 from dynamic_tools.engine.errors import ExpressionError, UnresolvedReferenceError
 from dynamic_tools.engine.sql_query import SqlQueryError
 from dynamic_tools.errors import DynamicToolsError
 from dynamic_tools.http.invoker import ArgumentsRejected
-from dynamic_tools.mcp.errors import category_of, error_payload
+from dynamic_tools.mcp.channel import ClientRequestTimeout
+from dynamic_tools.mcp.errors import StageFailed, category_of, error_payload
 
 #: class -> (HTTP status, MCP error_code, MCP category)
 TABLE: dict[str, tuple[int, str, str]] = {
@@ -42,6 +44,17 @@ TABLE: dict[str, tuple[int, str, str]] = {
     "UnresolvedReferenceError": (500, "UNRESOLVED_REFERENCE", "internal"),
     "SqlQueryError": (422, "SQL_QUERY_FAILED", "validation"),
     "ArgumentsRejected": (422, "INVALID_INPUT", "validation"),
+    # errors only tools answer (mcp/errors.py); over REST they never occur, 500 if they did
+    "ToolError": (500, "INTERNAL_ERROR", "execution"),
+    "ApiErrorAnswer": (500, "API_ERROR", "execution"),
+    "OutputSchemaMismatch": (500, "OUTPUT_SCHEMA_MISMATCH", "execution"),
+    "StageFailed": (500, "X_FAILED", "execution"),
+    "TaskCapabilityRequired": (500, "TASK_CAPABILITY_REQUIRED", "execution"),
+    "TaskInterrupted": (500, "TASK_INTERRUPTED", "execution"),
+    "TaskCancelled": (500, "TASK_CANCELLED", "execution"),
+    "WorkflowFailed": (500, "WORKFLOW_FAILED", "execution"),
+    "WorkflowCancelled": (500, "WORKFLOW_CANCELLED", "execution"),
+    "ClientRequestTimeout": (500, "CLIENT_REQUEST_TIMEOUT", "execution"),
 }
 OUTSIDE = {c.__name__: c for c in (ExpressionError, UnresolvedReferenceError, SqlQueryError)}
 
@@ -52,12 +65,27 @@ def classes() -> dict[str, type[DynamicToolsError]]:
         for name, cls in inspect.getmembers(errors_module, inspect.isclass)
         if issubclass(cls, DynamicToolsError)
     }
-    return {**found, **OUTSIDE, "ArgumentsRejected": ArgumentsRejected}
+    tool_errors = {
+        name: cls
+        for name, cls in inspect.getmembers(mcp_errors, inspect.isclass)
+        if issubclass(cls, DynamicToolsError) and cls.__module__ == mcp_errors.__name__
+    }
+    return {
+        **found,
+        **OUTSIDE,
+        **tool_errors,
+        "ArgumentsRejected": ArgumentsRejected,
+        "ClientRequestTimeout": ClientRequestTimeout,
+    }
 
 
 def instance(cls: type[DynamicToolsError]) -> DynamicToolsError:
     if cls is ArgumentsRejected:
         return ArgumentsRejected("t", [])
+    if cls is StageFailed:
+        return StageFailed("x", "boom")
+    if cls is ClientRequestTimeout:
+        return ClientRequestTimeout("elicitation", 1.0)
     if cls is errors_module.MarkdownWorkflowError:  # its code is its error type
         return cls("step_out_of_order", "boom", suggestion="call step 1 first")
     for args in (("boom",), ()):

@@ -19,7 +19,7 @@ from jsonschema import Draft202012Validator
 from dynamic_tools.errors import DynamicToolsError
 from dynamic_tools.http.invoker import ArgumentsRejected, ToolInvoker
 from dynamic_tools.logs import redactor
-from dynamic_tools.mcp.errors import error_result, payload_result
+from dynamic_tools.mcp.errors import ApiErrorAnswer, OutputSchemaMismatch, error_result
 from dynamic_tools.mcp.results import data_result
 from dynamic_tools.tools.models import ToolConfig
 
@@ -140,18 +140,15 @@ class ApiCaller:
             return error_result(exc, command=config.name)
         body = result.body
         if result.status_code >= 400:
-            return payload_result(
-                {
-                    "error_code": "API_ERROR",
-                    "category": "execution",
-                    "message": f"{config.name} answered HTTP {result.status_code}",
-                    "context": {"tool": config.name, "status_code": result.status_code},
-                    "retryable": result.status_code in RETRYABLE_STATUS,
-                    "suggested_action": _suggestion_for(result.status_code),
-                    "correlation_id": None,
-                    "command": config.name,
-                    "response_payload": redactor.scrub_any(body),
-                }
+            return error_result(
+                ApiErrorAnswer(
+                    f"{config.name} answered HTTP {result.status_code}",
+                    context={"tool": config.name, "status_code": result.status_code},
+                    retryable=result.status_code in RETRYABLE_STATUS,
+                    suggestion=_suggestion_for(result.status_code),
+                    command=config.name,
+                    response_payload=redactor.scrub_any(body),
+                )
             )
         return success_result(config, body)
 
@@ -163,20 +160,16 @@ def success_result(config: ToolConfig, body: Any) -> types.CallToolResult:
     if schema is not None:
         problems = list(_output_validator(config, schema).iter_errors(structured))
         if problems:
-            return payload_result(
-                {
-                    "error_code": "OUTPUT_SCHEMA_MISMATCH",
-                    "category": "execution",
-                    "message": f"{config.name} answered, but not in its declared output schema: "
+            return error_result(
+                OutputSchemaMismatch(
+                    f"{config.name} answered, but not in its declared output schema: "
                     + problems[0].message[:300],
-                    "context": {"tool": config.name},
-                    "retryable": False,
-                    "suggested_action": "Fix the tool's output_schema or the API; the raw "
-                    "answer is in response_payload.",
-                    "correlation_id": None,
-                    "command": config.name,
-                    "response_payload": redactor.scrub_any(body),
-                }
+                    context={"tool": config.name},
+                    suggestion="Fix the tool's output_schema or the API; the raw answer is in "
+                    "response_payload.",
+                    command=config.name,
+                    response_payload=redactor.scrub_any(body),
+                )
             )
     text = json.dumps(body, ensure_ascii=False, default=str) if body is not None else "(empty)"
     return data_result(structured, text)

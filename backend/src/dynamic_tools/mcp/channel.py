@@ -23,7 +23,7 @@ from mcp.shared.message import ServerMessageMetadata
 from mcp_types.jsonrpc import REQUEST_TIMEOUT
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from dynamic_tools.errors import DynamicToolsError
+from dynamic_tools.mcp.errors import ToolError
 
 RELATED_TASK = "io.modelcontextprotocol/related-task"
 STDIO_SESSION = f"stdio-{uuid.uuid4().hex}"  # one stdio process serves one client session
@@ -37,33 +37,23 @@ async def _nothing() -> None:
     return None
 
 
-class ClientRequestTimeout(DynamicToolsError):
+class ClientRequestTimeout(ToolError):
     """The client did not answer an elicitation or sampling request in time."""
 
     code = "client_request_timeout"
-    retryable = True
 
     def __init__(self, what: str, timeout_s: float, *, task_id: str | None = None) -> None:
-        message = (
+        super().__init__(
             f"the client did not answer the {what} request within {timeout_s:g} s "
-            "(MCP_CLIENT_REQUEST_TIMEOUT_S)"
+            "(MCP_CLIENT_REQUEST_TIMEOUT_S)",
+            context={"task_id": task_id} if task_id else {},
+            retryable=True,
+            suggestion=f"Answer {what} requests while the task runs (call tasks/result when "
+            "the task is input_required), then start the task again.",
+            correlation=task_id,
         )
-        super().__init__(message, context={"task_id": task_id} if task_id else {})
         self.what = what
         self.timeout_s = timeout_s
-
-    def payload(self) -> dict[str, Any]:
-        """The tool-error payload of a task that failed on this timeout."""
-        return {
-            "error_code": "CLIENT_REQUEST_TIMEOUT",
-            "category": "execution",
-            "message": self.message,
-            "context": self.context,
-            "retryable": True,
-            "suggested_action": f"Answer {self.what} requests while the task runs (call "
-            "tasks/result when the task is input_required), then start the task again.",
-            "correlation_id": self.context.get("task_id"),
-        }
 
 
 @dataclass

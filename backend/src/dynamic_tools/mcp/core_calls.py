@@ -16,7 +16,7 @@ from pydantic import ValidationError
 from dynamic_tools.errors import InvalidInputError
 from dynamic_tools.mcp.api_tools import ApiCaller
 from dynamic_tools.mcp.entries import Result, ToolCall
-from dynamic_tools.mcp.errors import error_result, payload_result
+from dynamic_tools.mcp.errors import StageFailed, error_result
 from dynamic_tools.mcp.results import data_result
 from dynamic_tools.selection.models import WorkflowRequest, WorkflowResponse
 from dynamic_tools.selection.pipeline import SingleShotPipeline
@@ -58,20 +58,18 @@ async def run_query(
     if response.status == "error":
         stage = response.error_stage or "llm_selection"
         status = (response.raw_response or {}).get("status_code")
-        return payload_result(
-            {
-                "error_code": f"{stage.upper()}_FAILED",
-                "category": _STAGE_CATEGORY.get(stage, "execution"),
-                "message": response.error or "the pipeline failed",
-                "context": {"stage": stage, "tool": response.selected_tool},
-                "retryable": stage == "api_execution" and status in (429, 502, 503, 504),
-                "suggested_action": "Rephrase the question with the missing details, or call "
-                "an operation directly with the _execute tool.",
-                "correlation_id": None,
-                "command": response.selected_tool,
-                "response_payload": (response.raw_response or {}).get("body"),
-            }
+        failed = StageFailed(
+            stage,
+            response.error or "the pipeline failed",
+            context={"stage": stage, "tool": response.selected_tool},
+            retryable=stage == "api_execution" and status in (429, 502, 503, 504),
+            suggestion="Rephrase the question with the missing details, or call an operation "
+            "directly with the _execute tool.",
+            command=response.selected_tool,
+            response_payload=(response.raw_response or {}).get("body"),
         )
+        failed.category = _STAGE_CATEGORY.get(stage, "execution")
+        return error_result(failed)
     if listener is not None:
         await listener(call, request.user_instructions, response)
     text = response.formatted_response or json.dumps(

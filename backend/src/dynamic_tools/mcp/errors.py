@@ -87,8 +87,90 @@ CONFLICT_SUGGESTIONS = {
 }
 
 
+class ToolError(DynamicToolsError):
+    """An error a tool answers beyond the domain's errors.
+
+    An API's error answer, a task or a run that ended badly, a pipeline stage that failed. Its
+    class gives ``code`` and ``category``; the instance gives ``retryable``, the suggested
+    next action, the correlation id when it is not the request's (a task's id), and extra
+    payload fields (``command``, ``response_payload``, ``run_id``...). Raised or returned by
+    handlers, it becomes a tool result in :func:`error_result`, like every project error:
+    no handler builds a payload itself.
+    """
+
+    category = "execution"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        context: dict[str, Any] | None = None,
+        retryable: bool = False,
+        suggestion: str | None = None,
+        correlation: str | None = None,
+        **extra: Any,
+    ) -> None:
+        super().__init__(message, context=context)
+        self.retryable = retryable
+        self.suggestion = suggestion
+        self.correlation = correlation
+        self.extra = extra
+
+
+class ApiErrorAnswer(ToolError):
+    """The API answered with an error status (4xx or 5xx)."""
+
+    code = "api_error"
+
+
+class OutputSchemaMismatch(ToolError):
+    """The API answered, but not in the tool's declared output schema."""
+
+    code = "output_schema_mismatch"
+
+
+class StageFailed(ToolError):
+    """A stage of the single-shot pipeline failed (``{stage}_failed``)."""
+
+    def __init__(self, stage: str, message: str, **fields: Any) -> None:
+        super().__init__(message, **fields)
+        self.code = f"{stage}_failed"
+
+
+class TaskCapabilityRequired(ToolError):
+    """A task-only tool was called without task support."""
+
+    code = "task_capability_required"
+
+
+class TaskInterrupted(ToolError):
+    """The process preparing a task stopped before its run started."""
+
+    code = "task_interrupted"
+
+
+class TaskCancelled(ToolError):
+    """A task was cancelled before its run started."""
+
+    code = "task_cancelled"
+
+
+class WorkflowFailed(ToolError):
+    """A workflow run a tool waited for failed."""
+
+    code = "workflow_failed"
+
+
+class WorkflowCancelled(ToolError):
+    """A workflow run a tool waited for was cancelled."""
+
+    code = "workflow_cancelled"
+
+
 def category_of(exc: DynamicToolsError) -> str:
     """The error payload's category of a project error."""
+    if isinstance(exc, ToolError):
+        return exc.category
     for kind, category in _CATEGORIES:
         if isinstance(exc, kind):
             return category
@@ -116,7 +198,8 @@ def error_payload(
     payload["error_code"] = str(payload["error_code"]).upper()
     payload["category"] = category_of(exc)
     payload["suggested_action"] = suggested_action or suggestion_for(exc)
-    payload["correlation_id"] = correlation_id()
+    payload["correlation_id"] = getattr(exc, "correlation", None) or correlation_id()
+    payload.update(getattr(exc, "extra", {}))  # a ToolError's fields, None ones too
     payload.update({k: v for k, v in extra.items() if v is not None})
     scrubbed: dict[str, Any] = redactor.scrub_any(payload)
     return scrubbed

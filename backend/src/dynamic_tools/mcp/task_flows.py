@@ -27,7 +27,7 @@ from dynamic_tools.errors import ConfigurationError, InvalidInputError, Workflow
 from dynamic_tools.mcp.authoring_tools import ANNOTATIONS, SAFETY_KEY
 from dynamic_tools.mcp.channel import ClientRequestTimeout
 from dynamic_tools.mcp.entries import Result, SessionView, ToolCall, ToolEntry
-from dynamic_tools.mcp.errors import payload_result
+from dynamic_tools.mcp.errors import TaskCapabilityRequired, error_result
 from dynamic_tools.mcp.prompts import AuthoringPrompts
 from dynamic_tools.mcp.workflow_tools import elicitation_schema
 from dynamic_tools.selection.llm import LLMClient
@@ -41,18 +41,14 @@ _INPUTS = {"type": "object", "description": "Input values by param name.", "defa
 
 def task_required_result(name: str) -> types.CallToolResult:
     """The error for a task-required tool called without task support."""
-    return payload_result(
-        {
-            "error_code": "TASK_CAPABILITY_REQUIRED",
-            "category": "execution",
-            "message": f"'{name}' runs as an MCP task: call it with params.task (MCP Tasks, "
-            "2025-11-25); it is never run synchronously because long runs would time out",
-            "context": {"tool": name},
-            "retryable": False,
-            "suggested_action": "Connect with a tasks-capable MCP client and call the tool as a "
-            "task, or use w_<workflow_id> / workflow.run instead.",
-            "correlation_id": None,
-        }
+    return error_result(
+        TaskCapabilityRequired(
+            f"'{name}' runs as an MCP task: call it with params.task (MCP Tasks, 2025-11-25); "
+            "it is never run synchronously because long runs would time out",
+            context={"tool": name},
+            suggestion="Connect with a tasks-capable MCP client and call the tool as a task, "
+            "or use w_<workflow_id> / workflow.run instead.",
+        )
     )
 
 

@@ -45,6 +45,9 @@ from dynamic_tools.mcp.channel import RELATED_TASK, CallChannel, ClientRequestTi
 from dynamic_tools.mcp.entries import ToolCall
 from dynamic_tools.mcp.errors import (
     INVALID_PARAMS,
+    TaskCancelled,
+    TaskInterrupted,
+    error_payload,
     error_result,
     payload_result,
     unexpected_result,
@@ -279,9 +282,7 @@ class TaskRuntime:
         try:
             try:
                 job.run_id = await start(call, job)
-            except ClientRequestTimeout as exc:
-                failure = payload_result(exc.payload())
-            except DynamicToolsError as exc:
+            except DynamicToolsError as exc:  # a client timeout included
                 failure = error_result(exc)
             except Exception as exc:  # a bug: report it as a failed task, details in the log
                 failure = unexpected_result(exc, tool="task")
@@ -565,12 +566,12 @@ class TaskRuntime:
         raise MCPError(INVALID_PARAMS, f"task '{row.task_id}' has no run yet; poll tasks/get")
 
     async def _fail_on_timeout(self, row: TaskRow, exc: ClientRequestTimeout) -> dict[str, Any]:
-        failure = _dump(payload_result(exc.payload()))
+        failure = _dump(error_result(exc))
         if await self.store.end(row.task_id, "failed", failure=failure, stage="client timeout"):
             assert row.run_id is not None
             with contextlib.suppress(ConflictError, NotFoundError):
                 await self._services.runs.fail(
-                    row.run_id, {"message": exc.message, "error_code": "CLIENT_REQUEST_TIMEOUT"}
+                    row.run_id, {"message": exc.message, "error_code": exc.code.upper()}
                 )
         final = await self.store.get(row.task_id)
         return final.failure if final is not None and final.failure else failure
@@ -591,28 +592,27 @@ def _no_task(task_id: str) -> MCPError:
 
 
 def _interrupted(row: TaskRow) -> dict[str, Any]:
-    return {
-        "error_code": "TASK_INTERRUPTED",
-        "category": "execution",
-        "message": f"the server process preparing this task stopped while {row.stage}; "
-        "its workflow run never started",
-        "context": {"task_id": row.task_id, "tool": row.tool},
-        "retryable": True,
-        "suggested_action": f"Call {row.tool} as a task again.",
-        "correlation_id": row.task_id,
-    }
+    return error_payload(
+        TaskInterrupted(
+            f"the server process preparing this task stopped while {row.stage}; its workflow "
+            "run never started",
+            context={"task_id": row.task_id, "tool": row.tool},
+            retryable=True,
+            suggestion=f"Call {row.tool} as a task again.",
+            correlation=row.task_id,
+        )
+    )
 
 
 def _cancelled(row: TaskRow) -> dict[str, Any]:
-    return {
-        "error_code": "TASK_CANCELLED",
-        "category": "execution",
-        "message": "the task was cancelled before its workflow run started",
-        "context": {"task_id": row.task_id, "tool": row.tool},
-        "retryable": False,
-        "suggested_action": f"Call {row.tool} as a task again if the user still wants it.",
-        "correlation_id": row.task_id,
-    }
+    return error_payload(
+        TaskCancelled(
+            "the task was cancelled before its workflow run started",
+            context={"task_id": row.task_id, "tool": row.tool},
+            suggestion=f"Call {row.tool} as a task again if the user still wants it.",
+            correlation=row.task_id,
+        )
+    )
 
 
 def _related(data: dict[str, Any], task_id: str) -> dict[str, Any]:

@@ -28,9 +28,9 @@ from dynamic_tools.engine import events as ev
 from dynamic_tools.engine.models import CallNode, ParamSpec, Workflow
 from dynamic_tools.errors import DynamicToolsError, InvalidInputError
 from dynamic_tools.execution.runs import RunService
-from dynamic_tools.logs import correlation_id, redactor
+from dynamic_tools.logs import redactor
 from dynamic_tools.mcp.channel import CallChannel, ClientRequestTimeout
-from dynamic_tools.mcp.errors import error_result, payload_result
+from dynamic_tools.mcp.errors import WorkflowCancelled, WorkflowFailed, error_result
 from dynamic_tools.mcp.results import data_result
 from dynamic_tools.persistence.run_store import RunStore
 from dynamic_tools.persistence.run_view import RunRecord
@@ -327,31 +327,28 @@ def run_result(run: RunRecord, *, declined: str | None = None) -> types.CallTool
     command = detail.get("tool") or error.get("tool")
     body = detail.get("body")
     payload = response_payload(body) if body is not None else None
-    return payload_result(
-        {
-            "error_code": "WORKFLOW_CANCELLED" if run.status == "cancelled" else "WORKFLOW_FAILED",
-            "category": "execution",
-            "message": message,
-            "context": {
+    ended = WorkflowCancelled if run.status == "cancelled" else WorkflowFailed
+    return error_result(
+        ended(
+            message,
+            context={
                 "workflow_id": run.workflow_id,
                 "run_id": run.run_id,
                 "step_id": step_id,
                 "node_id": call_id or step_id,
                 "status_code": detail.get("status_code") or error.get("status_code"),
             },
-            "retryable": False,
-            "suggested_action": "Read the failing step's error and response_payload; fix the "
-            "inputs and call the workflow again."
+            suggestion="Read the failing step's error and response_payload; fix the inputs and "
+            "call the workflow again."
             if run.status == "failed"
             else "Call the workflow again if the user still wants it.",
-            "correlation_id": correlation_id(),
-            "run_id": run.run_id,
-            "step_id": step_id,
-            "node_id": call_id or step_id,
-            "command": command,
-            "response_payload": payload,
-            "status": run.status,
-        }
+            run_id=run.run_id,
+            step_id=step_id,
+            node_id=call_id or step_id,
+            command=command,
+            response_payload=payload,
+            status=run.status,
+        )
     )
 
 
