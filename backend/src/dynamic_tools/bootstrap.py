@@ -94,7 +94,7 @@ class Services:
                 "workflow file problem: {} ({})", problem.file, problem.message
             )
         logger.info("loaded {} workflows", len(self.workflows.list()))
-        if isinstance(self.launcher, LocalLauncher):  # its runs died with the last process
+        if not self.launcher.durable:  # its runs died with the last process
             interrupted = await self.run_store.interrupt_unfinished(INTERRUPTED)
             if interrupted:
                 logger.warning("marked {} unfinished runs as failed", len(interrupted))
