@@ -12,7 +12,7 @@ RUNTIME_DIR ?= .runtime
 
 export HOST PORT
 
-.PHONY: install lock docs run replicas test lint fmt typecheck bench clean frontend-test
+.PHONY: install lock docs api-types run replicas test lint fmt typecheck bench clean frontend-test
 
 # The web UI (frontend/): node deps when the lock file changes, the bundle when a source is newer.
 NPM ?= npm
@@ -33,6 +33,10 @@ install: $(STAMP)
 # Generated documentation (a test fails when it is stale).
 docs: $(STAMP)
 	cd backend && .venv/bin/python -c "from dynamic_tools.definitions.node_reference import node_kind_reference as r; open('../docs/node-kinds.md', 'w').write(r())"
+
+# The UI's API types, generated from the server's OpenAPI document (a test fails when stale).
+api-types: $(STAMP) $(FRONTEND_DEPS)
+	$(PY) scripts/gen_api_types.py
 
 lock:
 	test -x $(UV) || $(MAKE) install

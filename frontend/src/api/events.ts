@@ -1,7 +1,7 @@
 // Server-sent events read over fetch (EventSource cannot send the Authorization header).
 // Reconnects after a dropped connection from the last event id; stops after a terminal event.
 import { ApiError, authHeaders } from './client'
-import type { RunEvent } from './types'
+import type { RunEvent, RunEventType } from './types'
 
 export interface SseMessage {
   id: string | null
@@ -33,7 +33,7 @@ export function parseSse(buffer: string): { messages: SseMessage[]; rest: string
   return { messages, rest }
 }
 
-const TERMINAL_EVENTS = new Set(['run_succeeded', 'run_failed', 'run_cancelled'])
+const TERMINAL_EVENTS = new Set<RunEventType>(['run_succeeded', 'run_failed', 'run_cancelled'])
 
 export interface StreamHandle {
   close(): void

@@ -1,3 +1,5 @@
+import type { components } from './schema'
+
 // Shapes of the backend's answers (see README "Workflows and runs" and "/tools").
 
 export interface ToolParameter {
@@ -113,9 +115,15 @@ export interface InputParam {
   enum: unknown[] | null
 }
 
-export type RunStatus = 'pending' | 'running' | 'waiting_input' | 'succeeded' | 'failed' | 'cancelled'
+// Generated from the server's OpenAPI document (schema.d.ts, `make api-types`).
+type Schemas = components['schemas']
 
-export type NodeStatus = 'pending' | 'running' | 'waiting_input' | 'succeeded' | 'failed' | 'skipped' | 'cancelled'
+export type RunStatus = Schemas['RunSummary']['status']
+
+export type NodeStatus = Schemas['NodeView']['status']
+
+/** The type names of the engine's run events (a closed set). */
+export type RunEventType = Schemas['RunEvent']['type']
 
 export interface RunNode {
   status: NodeStatus
@@ -165,7 +173,7 @@ export interface RunDetail extends RunSummary {
 }
 
 export interface RunEvent {
-  type: string
+  type: RunEventType
   position: number
   seq: number
   at: string

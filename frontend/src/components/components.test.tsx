@@ -1,7 +1,7 @@
 import { cleanup, fireEvent, render, screen, within } from '@testing-library/react'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { ApiError } from '../api/client'
-import type { PipelineResponse, RunEvent } from '../api/types'
+import type { PipelineResponse, RunEvent, RunEventType } from '../api/types'
 import { ErrorBox } from './ErrorBox'
 import { EventLog } from './EventLog'
 import { ParamsForm } from './ParamsForm'
@@ -74,7 +74,7 @@ describe('ViolationList', () => {
 })
 
 describe('EventLog', () => {
-  const ev = (position: number, type: string, node_id?: string): RunEvent => ({ position, type, node_id, seq: position, at: '2026-01-01T00:00:00Z', run_id: 'r' })
+  const ev = (position: number, type: RunEventType, node_id?: string): RunEvent => ({ position, type, node_id, seq: position, at: '2026-01-01T00:00:00Z', run_id: 'r' })
   const nodes = { a: { status: 'failed', kind: 'call', input: null, output: null, error: 'x', attempts: 1, started_at: null, ended_at: null, duration_ms: null, detail: {} } } as const
 
   it('filters failed events and holds new ones while paused', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import type { RunDetail, RunEvent, RunNode } from '../api/types'
+import type { RunDetail, RunEvent, RunNode, RunEventType } from '../api/types'
 import { eventSummary, failureSummary, isFailedEvent, isPendingEvent, retryInfo } from './runInfo'
 
 const node = (over: Partial<RunNode>): RunNode => ({
@@ -40,7 +40,7 @@ describe('failureSummary', () => {
 })
 
 describe('event classes', () => {
-  const ev = (type: string, extra: Partial<RunEvent> = {}): RunEvent => ({ type, position: 1, seq: 1, at: '', run_id: 'r', ...extra })
+  const ev = (type: RunEventType, extra: Partial<RunEvent> = {}): RunEvent => ({ type, position: 1, seq: 1, at: '', run_id: 'r', ...extra })
   it('tells failed and pending events apart', () => {
     const nodes = { ask: node({ status: 'waiting_input' }), done: node({}) }
     expect(isFailedEvent(ev('attempt_failed'))).toBe(true)

@@ -1,5 +1,5 @@
 // Pure readings of a run: retries of a node, the failure to point at, event classes.
-import type { RunDetail, RunEvent, RunNode } from '../api/types'
+import type { RunDetail, RunEvent, RunEventType, RunNode } from '../api/types'
 
 export interface RetryInfo {
   attempt: number
@@ -50,8 +50,8 @@ export function failureSummary(run: RunDetail): FailureSummary | null {
   }
 }
 
-const FAILED_TYPES = new Set(['node_failed', 'attempt_failed', 'run_failed', 'run_cancelled'])
-const PENDING_TYPES = new Set(['waiting_input', 'retry_scheduled'])
+const FAILED_TYPES = new Set<RunEventType>(['node_failed', 'attempt_failed', 'run_failed', 'run_cancelled'])
+const PENDING_TYPES = new Set<RunEventType>(['waiting_input', 'retry_scheduled'])
 
 export function isFailedEvent(e: RunEvent): boolean {
   return FAILED_TYPES.has(e.type) || (e.type === 'compensated' && e.ok === false)

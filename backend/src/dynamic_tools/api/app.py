@@ -12,7 +12,7 @@ from dynamic_tools import __version__
 from dynamic_tools.api.edge import EdgeMiddleware
 from dynamic_tools.api.errors import install_error_handlers
 from dynamic_tools.api.metrics import Metrics
-from dynamic_tools.api.openapi_doc import document_api_token
+from dynamic_tools.api.openapi_doc import complete_document
 from dynamic_tools.api.routes import (
     authoring,
     catalogs,
@@ -84,8 +84,7 @@ def create_app(
         max_body_bytes=settings.max_request_bytes,
         max_tool_body_bytes=settings.max_tool_request_bytes,
     )
-    if token:
-        document_api_token(app)
+    complete_document(app, token=bool(token))
     app.include_router(health.router)
     app.include_router(workflow.router)
     app.include_router(tools.router)

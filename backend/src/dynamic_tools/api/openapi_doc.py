@@ -1,4 +1,4 @@
-"""The OpenAPI document's account of ``API_TOKEN``: a bearer scheme and its 401 answers.
+"""What the OpenAPI document adds to FastAPI's: ``API_TOKEN`` and the run events' schema.
 
 When the server has a token, every operation but the open ones (health, the demo API; see
 ``api/edge.py``) requires ``Authorization: Bearer <API_TOKEN>`` and answers 401 without it. The
@@ -13,12 +13,16 @@ from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 
 from dynamic_tools.api.edge import OPEN_PATHS, OPEN_PREFIXES
+from dynamic_tools.api.run_models import run_event_schema
 
 SCHEME = "apiToken"
 
 
-def document_api_token(app: FastAPI) -> None:
-    """Make ``app``'s document declare the bearer token on every operation that needs it."""
+def complete_document(app: FastAPI, *, token: bool) -> None:
+    """Complete ``app``'s document: the run events' schema, and the token where needed.
+
+    With ``token``, every operation that needs it declares the bearer scheme and its 401.
+    """
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
@@ -28,11 +32,30 @@ def document_api_token(app: FastAPI) -> None:
                 description=app.description,
                 routes=app.routes,
             )
-            _add_token(document)
+            if token:
+                _add_token(document)
+            _add_run_events(document)
             app.openapi_schema = document
         return app.openapi_schema
 
     app.openapi = openapi  # type: ignore[method-assign]
+
+
+def _add_run_events(document: dict[str, Any]) -> None:
+    """The stream of ``GET /runs/{run_id}/events``: each ``data:`` line is one ``RunEvent``."""
+    schema = run_event_schema()
+    components = document.setdefault("components", {}).setdefault("schemas", {})
+    components.update(schema.pop("$defs", {}))
+    components["RunEvent"] = {
+        **schema,
+        "description": "One run event as streamed (each SSE data line), one of the engine's "
+        "event classes, told apart by type.",
+    }
+    operation = document.get("paths", {}).get("/runs/{run_id}/events", {}).get("get")
+    if operation is not None:
+        operation["responses"]["200"]["content"]["text/event-stream"] = {
+            "schema": {"$ref": "#/components/schemas/RunEvent"}
+        }
 
 
 def _add_token(document: dict[str, Any]) -> None:

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from dynamic_tools.api.deps import RunsDep, RunStoreDep
 from dynamic_tools.api.params import DateTime
 from dynamic_tools.api.responses import BODY, PARAMS, errors
+from dynamic_tools.api.run_models import Recovered, RunList, RunStarted, RunState
 from dynamic_tools.engine.state import RunStatus
 from dynamic_tools.errors import InvalidInputError
 from dynamic_tools.persistence.run_store import RunStore
@@ -34,7 +35,7 @@ class ResumeBody(BaseModel):
     )
 
 
-@router.get("", summary="List runs", responses=errors(PARAMS))
+@router.get("", summary="List runs", responses=errors(PARAMS), response_model=RunList)
 async def list_runs(
     store: RunStoreDep,
     status: RunStatus | None = None,
@@ -61,7 +62,9 @@ async def list_runs(
     }
 
 
-@router.get("/{run_id}", summary="Get a run", responses=errors(PARAMS, 404))
+@router.get(
+    "/{run_id}", summary="Get a run", responses=errors(PARAMS, 404), response_model=RunState
+)
 async def get_run(run_id: str, store: RunStoreDep, runs: RunsDep) -> dict[str, Any]:
     """Status, params, per-node state, result, error, waiting, and who executes it.
 
@@ -99,14 +102,24 @@ async def run_events(
     )
 
 
-@router.post("/{run_id}/resume", summary="Answer a yield", responses=errors(BODY, 404, 409))
+@router.post(
+    "/{run_id}/resume",
+    summary="Answer a yield",
+    responses=errors(BODY, 404, 409),
+    response_model=RunStarted,
+)
 async def resume_run(run_id: str, body: ResumeBody, runs: RunsDep) -> dict[str, Any]:
     """Validate ``values`` against the yield's ``expects`` (422) and resume (409 if not waiting)."""
     run = await runs.resume(run_id, body.values, body.node_id)
     return {"run_id": run.run_id, "status": run.status}
 
 
-@router.post("/{run_id}/cancel", summary="Cancel a run", responses=errors(PARAMS, 404, 409))
+@router.post(
+    "/{run_id}/cancel",
+    summary="Cancel a run",
+    responses=errors(PARAMS, 404, 409),
+    response_model=RunStarted,
+)
 async def cancel_run(run_id: str, runs: RunsDep) -> dict[str, Any]:
     """Cancel a run that has not ended (409 otherwise); compensations run."""
     run = await runs.cancel(run_id)
@@ -117,6 +130,7 @@ async def cancel_run(run_id: str, runs: RunsDep) -> dict[str, Any]:
     "/recover",
     summary="Recover the runs of a replica that is gone",
     responses=errors(PARAMS, 409),
+    response_model=Recovered,
 )
 async def recover_runs(
     runs: RunsDep,

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from dynamic_tools.api.deps import RunsDep, WorkflowsDep
 from dynamic_tools.api.responses import BODY, PARAMS, errors
+from dynamic_tools.api.run_models import RunStarted
 from dynamic_tools.definitions.files import FILE_NAME
 from dynamic_tools.engine.loaders import MAX_DOCUMENT_BYTES
 from dynamic_tools.engine.models import IDENTIFIER
@@ -202,6 +203,7 @@ async def workflow_inputs(workflow_id: WorkflowId, workflows: WorkflowsDep) -> d
     status_code=status.HTTP_202_ACCEPTED,
     summary="Start a run",
     responses=errors(BODY, 404),
+    response_model=RunStarted,
 )
 async def start_run(workflow_id: WorkflowId, body: RunBody, runs: RunsDep) -> dict[str, Any]:
     """Check the params (422 naming each field) and the document, then start the run."""

@@ -1,0 +1,148 @@
+"""Response models of the run routes and the schema of the events they stream.
+
+The routes: ``/runs``, ``/runs/{id}``, resume, cancel, recover and
+``POST /workflows/{id}/runs``; the stream: ``GET /runs/{id}/events``.
+
+The events' schema is derived from the engine's event classes (``engine/events.py``), so the
+OpenAPI document — and the UI's types generated from it (``make api-types``) — carry the
+closed set of events the engine emits.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, create_model
+
+from dynamic_tools.engine import events as ev
+
+RunStatus = Literal["pending", "running", "waiting_input", "succeeded", "failed", "cancelled"]
+NodeStatus = Literal[
+    "pending", "running", "waiting_input", "succeeded", "failed", "skipped", "cancelled"
+]
+
+
+class RunSummary(BaseModel):
+    """A run in a list: ids, status, times."""
+
+    model_config = ConfigDict(extra="allow")
+
+    run_id: str
+    workflow_id: str
+    status: RunStatus
+    created_at: str | None = Field(description="ISO 8601")
+    started_at: str | None
+    finished_at: str | None
+    duration_ms: float | None = Field(description="From start (or creation) to the end")
+
+
+class RunList(BaseModel):
+    """A page of runs, newest first."""
+
+    runs: list[RunSummary]
+    total: int = Field(description="How many runs match the filters in all")
+    limit: int
+    offset: int
+
+
+class NodeView(BaseModel):
+    """One node of a run: status, input, output, error, attempts, timings, detail."""
+
+    model_config = ConfigDict(extra="allow")
+
+    status: NodeStatus
+    kind: str | None
+    input: Any = None
+    output: Any = None
+    error: str | None = None
+    attempts: int = 0
+    started_at: str | None = None
+    ended_at: str | None = None
+    duration_ms: float | None = None
+    detail: dict[str, Any] = Field(default_factory=dict)
+
+
+class WaitingPrompt(BaseModel):
+    """The yield a run waits on."""
+
+    model_config = ConfigDict(extra="allow")
+
+    node_id: str
+    message: str = ""
+    expects: dict[str, Any] = Field(default_factory=dict)
+
+
+class ExecutorView(BaseModel):
+    """Who executes the run (durable runs: the journal's holder)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    id: str | None = None
+    state: str | None = None
+    alive: bool | None = None
+    since: str | None = None
+    detail: str | None = None
+
+
+class RunState(RunSummary):
+    """One run in full: params, per-node state, result, error, waiting, executor."""
+
+    document_version: str | None = None
+    params: dict[str, Any]
+    nodes: dict[str, NodeView]
+    result: Any = None
+    error: dict[str, Any] | None = None
+    waiting: WaitingPrompt | None = None
+    updated_at: str | None = None
+    event_count: int
+    executor: ExecutorView | None = None
+
+
+class RunStarted(BaseModel):
+    """A run that was recorded and handed to its launcher (or answered/cancelled)."""
+
+    run_id: str
+    status: RunStatus
+
+
+class Recovered(BaseModel):
+    """What ``POST /runs/recover`` took over."""
+
+    model_config = ConfigDict(extra="allow")
+
+    executor_id: str
+    runs: list[str] = Field(description="The ids of the runs resumed here")
+    workflows: int = Field(description="How many DBOS workflows moved (children included)")
+
+
+def _event_model(cls: type[ev.Event]) -> type[BaseModel]:
+    """A pydantic model of one event class as it is streamed (envelope, ``type``, payload)."""
+    fields: dict[str, Any] = {
+        "run_id": (str, ...),
+        "seq": (int | None, None),
+        "position": (int, Field(description="The event's id in the stream (SSE id)")),
+        "type": (Literal[cls.TYPE], ...),
+        "at": (str | None, None),
+    }
+    for field in dataclasses.fields(cls):
+        if field.name in ("run_id", "seq", "at"):
+            continue
+        annotation = Any if field.type in ("Any", Any) else field.type
+        fields[field.name] = (annotation, None)
+    name = "Event" + "".join(part.title() for part in cls.TYPE.split("_"))
+    return create_model(name, __doc__=cls.__doc__, **fields)
+
+
+EVENT_MODELS = [_event_model(cls) for cls in ev.EVENT_TYPES.values()]
+
+
+def run_event_schema() -> dict[str, Any]:
+    """The JSON Schema of one streamed event: one of the event classes, by ``type``."""
+    union: Any = EVENT_MODELS[0]
+    for model in EVENT_MODELS[1:]:
+        union = union | model
+    schema: dict[str, Any] = TypeAdapter(union).json_schema(
+        ref_template="#/components/schemas/{model}"
+    )
+    return schema
