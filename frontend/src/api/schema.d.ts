@@ -2178,6 +2178,105 @@ export interface components {
             total_tokens: number;
         };
         /**
+         * ToolList
+         * @description Every tool, and the problems of tool files that did not load.
+         */
+        ToolList: {
+            /** Problems */
+            problems: components["schemas"]["ToolProblem"][];
+            /** Tools */
+            tools: components["schemas"]["ToolSummary"][];
+        };
+        /**
+         * ToolProblem
+         * @description A tool file (or a tool in it) that did not load.
+         */
+        ToolProblem: {
+            /** Field */
+            field: string;
+            /** File */
+            file: string;
+            /** Reason */
+            reason: string;
+            /** Tool */
+            tool?: string | null;
+        };
+        /**
+         * ToolSummary
+         * @description A tool in a list: what it calls and how its parameters are placed.
+         */
+        ToolSummary: {
+            /**
+             * Annotations
+             * @description read_only, destructive, idempotent...
+             */
+            annotations: {
+                [key: string]: unknown;
+            };
+            /** Description */
+            description: string;
+            /**
+             * Endpoint
+             * @description Base URL and path
+             */
+            endpoint: string;
+            /** Hints */
+            hints: {
+                [key: string]: unknown;
+            };
+            /** Method */
+            method: string;
+            /** Name */
+            name: string;
+            /**
+             * Parameters
+             * @description Per parameter: its JSON Schema plus `in` and `required`
+             */
+            parameters: {
+                [key: string]: {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        /**
+         * ToolView
+         * @description A tool in its file form, plus the resolved endpoint and schemas.
+         */
+        ToolView: {
+            /** Description */
+            description: string;
+            /** Effective Annotations */
+            effective_annotations: {
+                [key: string]: unknown;
+            };
+            /**
+             * Endpoint
+             * @description Method, base URL and path, variables resolved
+             */
+            endpoint: string;
+            /**
+             * Input Schema
+             * @description The JSON Schema its arguments must match
+             */
+            input_schema: {
+                [key: string]: unknown;
+            };
+            /** Name */
+            name: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * ToolsReloaded
+         * @description The tool names after a reload, and the problems of files that did not load.
+         */
+        ToolsReloaded: {
+            /** Problems */
+            problems: components["schemas"]["ToolProblem"][];
+            /** Tools */
+            tools: string[];
+        };
+        /**
          * TravelErrorBody
          * @description The body of every error answer of the demo.
          */
@@ -2268,6 +2367,14 @@ export interface components {
         /**
          * WorkflowRequest
          * @description Request model for complete MCP workflow execution.
+         * @example {
+         *       "format_response": false,
+         *       "tool_ids": [
+         *         "search_flights",
+         *         "check_availability"
+         *       ],
+         *       "user_instructions": "Find flights from AMS to BCN on 2026-12-01"
+         *     }
          */
         WorkflowRequest: {
             /**
@@ -4148,9 +4255,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["ToolList"];
                 };
             };
             /** @description Invalid input: 'violations' names each field */
@@ -4315,9 +4420,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["ToolView"];
                 };
             };
             /** @description The body could not be read (not UTF-8 JSON text) */
@@ -4373,9 +4476,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["ToolsReloaded"];
                 };
             };
         };
@@ -4398,9 +4499,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["ToolView"];
                 };
             };
             /** @description Not found: the id names nothing */
@@ -4577,9 +4676,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["ToolView"];
                 };
             };
             /** @description The body could not be read (not UTF-8 JSON text) */

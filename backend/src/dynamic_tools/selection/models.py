@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator
 
 ErrorStage = Literal[
     "tool_retrieval",
@@ -19,10 +19,22 @@ ErrorStage = Literal[
 ]
 
 
+WORKFLOW_EXAMPLE: dict[str, JsonValue] = {
+    "user_instructions": "Find flights from AMS to BCN on 2026-12-01",
+    "tool_ids": ["search_flights", "check_availability"],
+    "format_response": False,
+}
+"""The /docs example: tools of the bundled travel example (``make run``)."""
+
+
 class WorkflowRequest(BaseModel):
     """Request model for complete MCP workflow execution."""
 
-    model_config = ConfigDict(extra="forbid", strict=True)  # JSON types as documented
+    model_config = ConfigDict(
+        extra="forbid",
+        strict=True,  # JSON types as documented
+        json_schema_extra={"examples": [WORKFLOW_EXAMPLE]},
+    )
 
     user_instructions: str = Field(
         ...,

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Body, Path, Query, Response, status
 
 from dynamic_tools.api.deps import RegistryDep
 from dynamic_tools.api.responses import BODY, PARAMS, errors, inline_schema
+from dynamic_tools.api.tool_models import ToolList, ToolsReloaded, ToolView
 from dynamic_tools.tools.models import TOOL_NAME_PATTERN, ToolConfig
 from dynamic_tools.tools.registry import ToolRegistry, dump_tool
 
@@ -56,7 +57,7 @@ def _summary(tool: ToolConfig) -> dict[str, Any]:
     }
 
 
-@router.get("", summary="List tools", responses=errors(PARAMS))
+@router.get("", summary="List tools", responses=errors(PARAMS), response_model=ToolList)
 async def list_tools(
     registry: RegistryDep,
     q: str | None = Query(default=None, description="Filter by text in name or description"),
@@ -72,7 +73,7 @@ async def list_tools(
     }
 
 
-@router.get("/{name}", summary="Get a tool", responses=errors(PARAMS, 404))
+@router.get("/{name}", summary="Get a tool", responses=errors(PARAMS, 404), response_model=ToolView)
 async def get_tool(name: ToolName, registry: RegistryDep) -> dict[str, Any]:
     """One tool in full."""
     return tool_view(registry, name)
@@ -83,6 +84,7 @@ async def get_tool(name: ToolName, registry: RegistryDep) -> dict[str, Any]:
     status_code=status.HTTP_201_CREATED,
     summary="Create a tool",
     responses=errors(BODY, 409),
+    response_model=ToolView,
 )
 async def create_tool(registry: RegistryDep, body: ToolBody) -> dict[str, Any]:
     """Validate and write a new tool file ``<name>.yaml``; 409 if the name exists."""
@@ -90,7 +92,9 @@ async def create_tool(registry: RegistryDep, body: ToolBody) -> dict[str, Any]:
     return tool_view(registry, tool.name)
 
 
-@router.put("/{name}", summary="Replace a tool", responses=errors(BODY, 404))
+@router.put(
+    "/{name}", summary="Replace a tool", responses=errors(BODY, 404), response_model=ToolView
+)
 async def update_tool(name: ToolName, registry: RegistryDep, body: ToolBody) -> dict[str, Any]:
     """Validate and rewrite the tool in the file it came from."""
     await asyncio.to_thread(registry.update, name, body)
@@ -109,7 +113,7 @@ async def delete_tool(name: ToolName, registry: RegistryDep) -> Response:
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 
-@router.post("/_reload", summary="Reload tool files")
+@router.post("/_reload", summary="Reload tool files", response_model=ToolsReloaded)
 async def reload_tools(registry: RegistryDep) -> dict[str, Any]:
     """Read the tools directory again (after editing files by hand)."""
     problems = await asyncio.to_thread(registry.reload)

@@ -1,0 +1,56 @@
+"""Response models of the tool routes (``/tools``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class ToolProblem(BaseModel):
+    """A tool file (or a tool in it) that did not load."""
+
+    file: str
+    tool: str | None = None
+    field: str
+    reason: str
+
+
+class ToolSummary(BaseModel):
+    """A tool in a list: what it calls and how its parameters are placed."""
+
+    name: str
+    description: str
+    method: str
+    endpoint: str = Field(description="Base URL and path")
+    parameters: dict[str, dict[str, Any]] = Field(
+        description="Per parameter: its JSON Schema plus `in` and `required`"
+    )
+    hints: dict[str, Any]
+    annotations: dict[str, Any] = Field(description="read_only, destructive, idempotent...")
+
+
+class ToolList(BaseModel):
+    """Every tool, and the problems of tool files that did not load."""
+
+    tools: list[ToolSummary]
+    problems: list[ToolProblem]
+
+
+class ToolView(BaseModel):
+    """A tool in its file form, plus the resolved endpoint and schemas."""
+
+    model_config = ConfigDict(extra="allow")
+
+    name: str
+    description: str
+    endpoint: str = Field(description="Method, base URL and path, variables resolved")
+    input_schema: dict[str, Any] = Field(description="The JSON Schema its arguments must match")
+    effective_annotations: dict[str, Any]
+
+
+class ToolsReloaded(BaseModel):
+    """The tool names after a reload, and the problems of files that did not load."""
+
+    tools: list[str]
+    problems: list[ToolProblem]
