@@ -999,6 +999,30 @@ export interface components {
             };
         };
         /**
+         * DryRunReport
+         * @description A run against mock answers: outcome, node states, the calls it made, its events.
+         */
+        DryRunReport: {
+            /** Calls */
+            calls: {
+                [key: string]: unknown;
+            }[];
+            /** Error */
+            error?: unknown;
+            /** Events */
+            events: {
+                [key: string]: unknown;
+            }[];
+            /** Nodes */
+            nodes: {
+                [key: string]: components["schemas"]["NodeView"];
+            };
+            /** Result */
+            result?: unknown;
+            /** Status */
+            status: string;
+        };
+        /**
          * EnabledBody
          * @description Turn a catalog on or off.
          */
@@ -1729,6 +1753,22 @@ export interface components {
              */
             status: number;
         };
+        /**
+         * FileProblem
+         * @description A workflow file (or a workflow in it) that could not be loaded.
+         */
+        FileProblem: {
+            /** File */
+            file: string;
+            /** Line */
+            line?: number | null;
+            /** Message */
+            message: string;
+            /** Rule */
+            rule: string;
+            /** Violations */
+            violations?: components["schemas"]["Problem"][];
+        };
         /** HTTPValidationError */
         HTTPValidationError: {
             /** Detail */
@@ -1804,6 +1844,48 @@ export interface components {
             source_type?: ("url" | "path") | null;
         };
         /**
+         * InputParam
+         * @description One parameter of a workflow, as a form would show it.
+         */
+        InputParam: {
+            /** Default */
+            default?: unknown;
+            /** Description */
+            description?: string | null;
+            /** Enum */
+            enum?: unknown[] | null;
+            /** Example */
+            example?: unknown;
+            /** Format */
+            format?: string | null;
+            /** Json Type */
+            json_type: string | null;
+            /** Name */
+            name: string;
+            /** Required */
+            required: boolean;
+            /** Type */
+            type: string;
+        };
+        /**
+         * InputsPreview
+         * @description The parameters, their JSON Schema and an example params object.
+         */
+        InputsPreview: {
+            /** Example */
+            example: {
+                [key: string]: unknown;
+            };
+            /** Params */
+            params: components["schemas"]["InputParam"][];
+            /** Schema */
+            schema: {
+                [key: string]: unknown;
+            };
+            /** Workflow Id */
+            workflow_id: string;
+        };
+        /**
          * NodeView
          * @description One node of a run: status, input, output, error, attempts, timings, detail.
          */
@@ -1826,7 +1908,7 @@ export interface components {
             /** Input */
             input?: unknown;
             /** Kind */
-            kind: string | null;
+            kind?: string | null;
             /** Output */
             output?: unknown;
             /** Started At */
@@ -1892,6 +1974,22 @@ export interface components {
             source_type?: ("url" | "path") | null;
         };
         /**
+         * Problem
+         * @description A violation or a file problem: where and why (the validator's shape, and more).
+         */
+        Problem: {
+            /** Line */
+            line?: number | null;
+            /** Message */
+            message: string;
+            /** Path */
+            path?: string | null;
+            /** Rule */
+            rule?: string | null;
+        } & {
+            [key: string]: unknown;
+        };
+        /**
          * Recovered
          * @description What ``POST /runs/recover`` took over.
          */
@@ -1920,6 +2018,22 @@ export interface components {
             expected_version?: string | null;
             /** New Id */
             new_id: string;
+        };
+        /**
+         * Renamed
+         * @description A workflow renamed, with the files whose references were updated.
+         */
+        Renamed: {
+            /** File */
+            file: string;
+            /** Id */
+            id: string;
+            /** Previous Id */
+            previous_id: string;
+            /** Updated Files */
+            updated_files: string[];
+            /** Version */
+            version: string;
         };
         /**
          * ResumeBody
@@ -2101,6 +2215,25 @@ export interface components {
             overwrite: boolean;
         };
         /**
+         * SavedDocument
+         * @description A document written: its file, format, new version, workflows and warnings.
+         */
+        SavedDocument: {
+            /** File */
+            file: string;
+            /**
+             * Format
+             * @enum {string}
+             */
+            format: "yaml" | "json" | "xml";
+            /** Version */
+            version: string;
+            /** Violations */
+            violations: components["schemas"]["Problem"][];
+            /** Workflows */
+            workflows: string[];
+        };
+        /**
          * SourceBody
          * @description Where the OpenAPI document is.
          */
@@ -2121,6 +2254,18 @@ export interface components {
              * @description Inferred from the source when omitted.
              */
             source_type?: ("url" | "path") | null;
+        };
+        /**
+         * StepOrder
+         * @description The nodes in the order the interpreter takes them, with how each gets to run.
+         */
+        StepOrder: {
+            /** Steps */
+            steps: {
+                [key: string]: unknown;
+            }[];
+            /** Workflow Id */
+            workflow_id: string;
         };
         /**
          * TargetBody
@@ -2323,6 +2468,16 @@ export interface components {
             type: string;
         };
         /**
+         * ValidationResult
+         * @description Whether a document can be saved and run, and every violation.
+         */
+        ValidationResult: {
+            /** Valid */
+            valid: boolean;
+            /** Violations */
+            violations: components["schemas"]["Problem"][];
+        };
+        /**
          * Violation
          * @description One thing wrong with the input: where and why.
          */
@@ -2363,6 +2518,68 @@ export interface components {
             node_id: string;
         } & {
             [key: string]: unknown;
+        };
+        /**
+         * WorkflowDetail
+         * @description One workflow: its document's text, its parsed form and its violations.
+         */
+        WorkflowDetail: {
+            /** Content */
+            content: string;
+            /** Description */
+            description: string;
+            /**
+             * Document Workflows
+             * @description Every workflow of its document
+             */
+            document_workflows: string[];
+            /** Domain */
+            domain: string;
+            /**
+             * Errors
+             * @description How many errors its document has for it
+             */
+            errors: number;
+            /** File */
+            file: string;
+            /**
+             * Format
+             * @enum {string}
+             */
+            format: "yaml" | "json" | "xml";
+            /** Id */
+            id: string;
+            /** Params */
+            params: {
+                [key: string]: {
+                    [key: string]: unknown;
+                };
+            };
+            /** Parsed */
+            parsed: {
+                [key: string]: unknown;
+            };
+            /** Title */
+            title: string;
+            /** Valid */
+            valid: boolean;
+            /**
+             * Version
+             * @description The document's content version (for expected_version)
+             */
+            version: string;
+            /** Violations */
+            violations: components["schemas"]["Problem"][];
+        };
+        /**
+         * WorkflowList
+         * @description Every workflow, and the problems of workflow files that did not load.
+         */
+        WorkflowList: {
+            /** Problems */
+            problems: components["schemas"]["FileProblem"][];
+            /** Workflows */
+            workflows: components["schemas"]["WorkflowSummary"][];
         };
         /**
          * WorkflowRequest
@@ -2465,6 +2682,55 @@ export interface components {
              * @description Non-fatal problems
              */
             warnings?: string[];
+        };
+        /**
+         * WorkflowSummary
+         * @description A workflow in a list: where it lives, its params, whether it can run.
+         */
+        WorkflowSummary: {
+            /** Description */
+            description: string;
+            /** Domain */
+            domain: string;
+            /**
+             * Errors
+             * @description How many errors its document has for it
+             */
+            errors: number;
+            /** File */
+            file: string;
+            /**
+             * Format
+             * @enum {string}
+             */
+            format: "yaml" | "json" | "xml";
+            /** Id */
+            id: string;
+            /** Params */
+            params: {
+                [key: string]: {
+                    [key: string]: unknown;
+                };
+            };
+            /** Title */
+            title: string;
+            /** Valid */
+            valid: boolean;
+            /**
+             * Version
+             * @description The document's content version (for expected_version)
+             */
+            version: string;
+        };
+        /**
+         * WorkflowsReloaded
+         * @description The workflow ids after a reload, and the problems of files that did not load.
+         */
+        WorkflowsReloaded: {
+            /** Problems */
+            problems: components["schemas"]["FileProblem"][];
+            /** Workflows */
+            workflows: string[];
         };
     };
     responses: never;
@@ -4822,9 +5088,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["WorkflowList"];
                 };
             };
         };
@@ -4848,9 +5112,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["SavedDocument"];
                 };
             };
             /** @description The body could not be read (not UTF-8 JSON text) */
@@ -4906,9 +5168,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["WorkflowsReloaded"];
                 };
             };
         };
@@ -4932,9 +5192,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["ValidationResult"];
                 };
             };
             /** @description The body could not be read (not UTF-8 JSON text) */
@@ -4984,9 +5242,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["WorkflowDetail"];
                 };
             };
             /** @description Not found: the id names nothing */
@@ -5031,9 +5287,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["SavedDocument"];
                 };
             };
             /** @description The body could not be read (not UTF-8 JSON text) */
@@ -5146,9 +5400,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["DryRunReport"];
                 };
             };
             /** @description The body could not be read (not UTF-8 JSON text) */
@@ -5207,9 +5459,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["InputsPreview"];
                 };
             };
             /** @description Not found: the id names nothing */
@@ -5250,9 +5500,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["StepOrder"];
                 };
             };
             /** @description Not found: the id names nothing */
@@ -5297,9 +5545,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["Renamed"];
                 };
             };
             /** @description The body could not be read (not UTF-8 JSON text) */

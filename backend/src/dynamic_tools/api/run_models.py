@@ -52,7 +52,7 @@ class NodeView(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     status: NodeStatus
-    kind: str | None
+    kind: str | None = None
     input: Any = None
     output: Any = None
     error: str | None = None

@@ -15,6 +15,17 @@ from pydantic import BaseModel, ConfigDict, Field
 from dynamic_tools.api.deps import RunsDep, WorkflowsDep
 from dynamic_tools.api.responses import BODY, PARAMS, errors
 from dynamic_tools.api.run_models import RunStarted
+from dynamic_tools.api.workflow_models import (
+    DryRunReport,
+    InputsPreview,
+    Renamed,
+    SavedDocument,
+    StepOrder,
+    ValidationResult,
+    WorkflowDetail,
+    WorkflowList,
+    WorkflowsReloaded,
+)
 from dynamic_tools.definitions.files import FILE_NAME
 from dynamic_tools.engine.loaders import MAX_DOCUMENT_BYTES
 from dynamic_tools.engine.models import IDENTIFIER
@@ -95,7 +106,7 @@ class DryRunBody(BaseModel):
     )
 
 
-@router.get("", summary="List workflows")
+@router.get("", summary="List workflows", response_model=WorkflowList)
 async def list_workflows(workflows: WorkflowsDep) -> dict[str, Any]:
     """Every workflow (id, description, file, format, version, params) and file problems."""
     return {
@@ -104,7 +115,12 @@ async def list_workflows(workflows: WorkflowsDep) -> dict[str, Any]:
     }
 
 
-@router.post("/validate", summary="Validate a document", responses=errors(BODY))
+@router.post(
+    "/validate",
+    summary="Validate a document",
+    responses=errors(BODY),
+    response_model=ValidationResult,
+)
 async def validate_workflow(body: DocumentBody, workflows: WorkflowsDep) -> dict[str, Any]:
     """Every violation (path, rule, message, line, expected, actual, severity); nothing saved."""
     violations = await workflows.check(body.content, body.format)
@@ -119,6 +135,7 @@ async def validate_workflow(body: DocumentBody, workflows: WorkflowsDep) -> dict
     status_code=status.HTTP_201_CREATED,
     summary="Save a new document",
     responses=errors(BODY, 409),
+    response_model=SavedDocument,
 )
 async def create_workflow(body: SaveBody, workflows: WorkflowsDep) -> dict[str, Any]:
     """Validate and write a document (to ``file``, default ``<first workflow id>.<ext>``)."""
@@ -131,21 +148,29 @@ async def create_workflow(body: SaveBody, workflows: WorkflowsDep) -> dict[str, 
     )
 
 
-@router.post("/_reload", summary="Reload workflow files")
+@router.post("/_reload", summary="Reload workflow files", response_model=WorkflowsReloaded)
 async def reload_workflows(workflows: WorkflowsDep) -> dict[str, Any]:
     """Read the workflows directory again (after editing files by hand)."""
     problems = await asyncio.to_thread(workflows.reload)
     return {"workflows": [w["id"] for w in workflows.list()], "problems": problems}
 
 
-@router.get("/{workflow_id}", summary="Get a workflow", responses=errors(PARAMS, 404))
+@router.get(
+    "/{workflow_id}",
+    summary="Get a workflow",
+    responses=errors(PARAMS, 404),
+    response_model=WorkflowDetail,
+)
 async def get_workflow(workflow_id: WorkflowId, workflows: WorkflowsDep) -> dict[str, Any]:
     """The workflow's document (content, format, version), parsed form and violations."""
     return workflows.get(workflow_id)
 
 
 @router.put(
-    "/{workflow_id}", summary="Save the document of a workflow", responses=errors(BODY, 409)
+    "/{workflow_id}",
+    summary="Save the document of a workflow",
+    responses=errors(BODY, 409),
+    response_model=SavedDocument,
 )
 async def save_workflow(
     workflow_id: SaveTarget, body: SaveBody, workflows: WorkflowsDep
@@ -160,7 +185,12 @@ async def save_workflow(
     )
 
 
-@router.post("/{workflow_id}/rename", summary="Rename a workflow", responses=errors(BODY, 404, 409))
+@router.post(
+    "/{workflow_id}/rename",
+    summary="Rename a workflow",
+    responses=errors(BODY, 404, 409),
+    response_model=Renamed,
+)
 async def rename_workflow(
     workflow_id: WorkflowId, body: RenameBody, workflows: WorkflowsDep
 ) -> dict[str, Any]:
@@ -186,13 +216,23 @@ async def delete_workflow(
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 
-@router.get("/{workflow_id}/plan", summary="Step plan", responses=errors(PARAMS, 404))
+@router.get(
+    "/{workflow_id}/plan",
+    summary="Step plan",
+    responses=errors(PARAMS, 404),
+    response_model=StepOrder,
+)
 async def workflow_plan(workflow_id: WorkflowId, workflows: WorkflowsDep) -> dict[str, Any]:
     """The nodes in the order they run, with what activates each and on what condition."""
     return workflows.step_order(workflow_id)
 
 
-@router.get("/{workflow_id}/inputs", summary="Preview inputs", responses=errors(PARAMS, 404))
+@router.get(
+    "/{workflow_id}/inputs",
+    summary="Preview inputs",
+    responses=errors(PARAMS, 404),
+    response_model=InputsPreview,
+)
 async def workflow_inputs(workflow_id: WorkflowId, workflows: WorkflowsDep) -> dict[str, Any]:
     """Parameters (type, required, default, example, description) and their JSON Schema."""
     return workflows.preview_inputs(workflow_id)
@@ -215,6 +255,7 @@ async def start_run(workflow_id: WorkflowId, body: RunBody, runs: RunsDep) -> di
     "/{workflow_id}/dry-run",
     summary="Dry run against mock responses (no I/O)",
     responses=errors(BODY, 404),
+    response_model=DryRunReport,
 )
 async def dry_run_workflow(
     workflow_id: WorkflowId, body: DryRunBody, workflows: WorkflowsDep
