@@ -941,6 +941,39 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         /**
+         * AuthoringInputs
+         * @description The parameters of a saved workflow or a draft, their schema and an example.
+         */
+        AuthoringInputs: {
+            /** Example */
+            example: {
+                [key: string]: unknown;
+            };
+            /** Params */
+            params: components["schemas"]["InputParam"][];
+            /** Schema */
+            schema: {
+                [key: string]: unknown;
+            };
+            /** Workflow Id */
+            workflow_id: string;
+        };
+        /**
+         * AuthoringRun
+         * @description A run of a saved workflow or a draft.
+         */
+        AuthoringRun: {
+            /** Run Id */
+            run_id: string;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "pending" | "running" | "waiting_input" | "succeeded" | "failed" | "cancelled";
+            /** Workflow Id */
+            workflow_id: string;
+        };
+        /**
          * BookingRequest
          * @description Body of ``create_booking`` and ``add_to_waitlist``.
          */
@@ -949,6 +982,27 @@ export interface components {
             flight_id: string;
             /** Passenger */
             passenger: string;
+        };
+        /**
+         * Catalog
+         * @description One imported catalog: its config (source, prefix, filters...) and its tool counts.
+         */
+        Catalog: {
+            /**
+             * Registered Tools
+             * @description Tools it registers now
+             */
+            registered_tools?: number | null;
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * CatalogList
+         * @description Every catalog.
+         */
+        CatalogList: {
+            /** Catalogs */
+            catalogs: components["schemas"]["Catalog"][];
         };
         /**
          * DocumentBody
@@ -1844,6 +1898,56 @@ export interface components {
             source_type?: ("url" | "path") | null;
         };
         /**
+         * ImportPreview
+         * @description What an import would register, and what it would clash with; nothing is written.
+         */
+        ImportPreview: {
+            /** Catalog */
+            catalog: {
+                [key: string]: unknown;
+            };
+            /** Conflicts */
+            conflicts: {
+                [key: string]: unknown;
+            }[];
+            /** Projected Command Count */
+            projected_command_count: number;
+            /** Projected Group Prefixes */
+            projected_group_prefixes: unknown[];
+            /** Provider Contract Count */
+            provider_contract_count: number;
+            /** Provider Contracts */
+            provider_contracts: {
+                [key: string]: unknown;
+            }[];
+            /** Valid */
+            valid: boolean;
+            /** Violations */
+            violations: components["schemas"]["Problem"][];
+            /** Warnings */
+            warnings: components["schemas"]["Problem"][];
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * Imported
+         * @description A catalog written and registered.
+         */
+        Imported: {
+            /** Catalog Id */
+            catalog_id: string;
+            /** Command Count */
+            command_count: number;
+            /** Enabled */
+            enabled: boolean;
+            /** Provider Contract Count */
+            provider_contract_count: number;
+            /** Warnings */
+            warnings: components["schemas"]["Problem"][];
+        } & {
+            [key: string]: unknown;
+        };
+        /**
          * InputParam
          * @description One parameter of a workflow, as a form would show it.
          */
@@ -1866,6 +1970,34 @@ export interface components {
             required: boolean;
             /** Type */
             type: string;
+        };
+        /**
+         * InputResolution
+         * @description Which inputs are given, which have defaults, which a provider or the user must give.
+         */
+        InputResolution: {
+            /** Defaults */
+            defaults: {
+                [key: string]: unknown;
+            };
+            /** Inputs */
+            inputs: {
+                [key: string]: {
+                    [key: string]: unknown;
+                };
+            };
+            /** Ready */
+            ready: boolean;
+            /** Resolved */
+            resolved: {
+                [key: string]: unknown;
+            };
+            /** Unknown Inputs */
+            unknown_inputs: string[];
+            /** Violations */
+            violations: components["schemas"]["Problem"][];
+            /** Workflow Id */
+            workflow_id: string;
         };
         /**
          * InputsPreview
@@ -1920,6 +2052,28 @@ export interface components {
             status: "pending" | "running" | "waiting_input" | "succeeded" | "failed" | "skipped" | "cancelled";
         } & {
             [key: string]: unknown;
+        };
+        /**
+         * OpenApiCheck
+         * @description What a document is and whether it converts; nothing is written.
+         */
+        OpenApiCheck: {
+            /** Document Kind */
+            document_kind: string;
+            /** Openapi Version */
+            openapi_version: string | null;
+            /** Operation Count */
+            operation_count: number;
+            /** Title */
+            title: string | null;
+            /** Tool Count */
+            tool_count: number;
+            /** Valid */
+            valid: boolean;
+            /** Violations */
+            violations: components["schemas"]["Problem"][];
+            /** Warnings */
+            warnings: components["schemas"]["Problem"][];
         };
         /**
          * PaymentRequest
@@ -1990,6 +2144,43 @@ export interface components {
             [key: string]: unknown;
         };
         /**
+         * Providers
+         * @description The value providers of the registry's tools.
+         */
+        Providers: {
+            /** Providers */
+            providers: {
+                [key: string]: unknown;
+            }[];
+        };
+        /**
+         * Purged
+         * @description What a history purge removed (or would remove).
+         */
+        Purged: {
+            /** Workflow Id */
+            workflow_id?: string | null;
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * Readiness
+         * @description Whether the server is ready, and each check.
+         */
+        Readiness: {
+            /** Checks */
+            checks: {
+                [key: string]: {
+                    [key: string]: unknown;
+                };
+            };
+            /**
+             * Status
+             * @description ready or not_ready
+             */
+            status: string;
+        };
+        /**
          * Recovered
          * @description What ``POST /runs/recover`` took over.
          */
@@ -2008,6 +2199,18 @@ export interface components {
             workflows: number;
         } & {
             [key: string]: unknown;
+        };
+        /**
+         * Removed
+         * @description A catalog removed.
+         */
+        Removed: {
+            /** Manifest Removed */
+            manifest_removed: boolean;
+            /** Remaining Catalog Count */
+            remaining_catalog_count: number;
+            /** Removed Catalog Id */
+            removed_catalog_id: string;
         };
         /**
          * RenameBody
@@ -2034,6 +2237,39 @@ export interface components {
             updated_files: string[];
             /** Version */
             version: string;
+        };
+        /**
+         * RenderedPreview
+         * @description Each step rendered from the inputs; what needs earlier outputs stays pending.
+         */
+        RenderedPreview: {
+            /** Inputs */
+            inputs: {
+                [key: string]: unknown;
+            };
+            /** Steps */
+            steps: components["schemas"]["RenderedStep"][];
+            /** Violations */
+            violations: components["schemas"]["Problem"][];
+            /** Workflow Id */
+            workflow_id: string;
+        };
+        /**
+         * RenderedStep
+         * @description A step with its arguments rendered where the inputs allow it.
+         */
+        RenderedStep: {
+            /** Kind */
+            kind: string;
+            /** Node Id */
+            node_id: string;
+            /**
+             * Runs
+             * @description When the node runs (always, after, when activated)
+             */
+            runs: unknown;
+        } & {
+            [key: string]: unknown;
         };
         /**
          * ResumeBody
@@ -2268,6 +2504,18 @@ export interface components {
             workflow_id: string;
         };
         /**
+         * StepOrderView
+         * @description The nodes in the order the interpreter takes them.
+         */
+        StepOrderView: {
+            /** Steps */
+            steps: {
+                [key: string]: unknown;
+            }[];
+            /** Workflow Id */
+            workflow_id: string;
+        };
+        /**
          * TargetBody
          * @description A saved workflow, or a draft document.
          */
@@ -2295,6 +2543,18 @@ export interface components {
             content: string;
         } | {
             workflow_id: string;
+        };
+        /**
+         * Toggled
+         * @description A catalog turned on or off.
+         */
+        Toggled: {
+            /** Catalog Id */
+            catalog_id: string;
+            /** Command Count After Toggle */
+            command_count_after_toggle: number;
+            /** Enabled */
+            enabled: boolean;
         };
         /**
          * TokenUsage
@@ -2760,9 +3020,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["AuthoringInputs"];
                 };
             };
             /** @description The body could not be read (not UTF-8 JSON text) */
@@ -2822,9 +3080,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["RenderedPreview"];
                 };
             };
             /** @description The body could not be read (not UTF-8 JSON text) */
@@ -2880,9 +3136,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["Providers"];
                 };
             };
         };
@@ -2906,9 +3160,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["InputResolution"];
                 };
             };
             /** @description The body could not be read (not UTF-8 JSON text) */
@@ -2968,9 +3220,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["AuthoringRun"];
                 };
             };
             /** @description The body could not be read (not UTF-8 JSON text) */
@@ -3030,9 +3280,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["StepOrderView"];
                 };
             };
             /** @description The body could not be read (not UTF-8 JSON text) */
@@ -3088,9 +3336,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["CatalogList"];
                 };
             };
         };
@@ -3114,9 +3360,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["Imported"];
                 };
             };
             /** @description The body could not be read (not UTF-8 JSON text) */
@@ -3176,9 +3420,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["ImportPreview"];
                 };
             };
             /** @description The body could not be read (not UTF-8 JSON text) */
@@ -3229,9 +3471,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["OpenApiCheck"];
                 };
             };
             /** @description The body could not be read (not UTF-8 JSON text) */
@@ -3280,9 +3520,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["Catalog"];
                 };
             };
             /** @description Not found: the id names nothing */
@@ -3325,9 +3563,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["Removed"];
                 };
             };
             /** @description Not found: the id names nothing */
@@ -3371,9 +3607,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["Toggled"];
                 };
             };
             /** @description The body could not be read (not UTF-8 JSON text) */
@@ -3435,9 +3669,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["Toggled"];
                 };
             };
             /** @description The body could not be read (not UTF-8 JSON text) */
@@ -4165,13 +4397,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Successful Response */
+            /** @description Ready */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["Readiness"];
                 };
             };
             /** @description Not ready: a check failed (the body says which) */
@@ -4179,7 +4411,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["Readiness"];
+                };
             };
         };
     };
@@ -4240,9 +4474,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["Purged"];
                 };
             };
             /** @description Invalid input: 'violations' names each field */

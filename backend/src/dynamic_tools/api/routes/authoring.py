@@ -12,6 +12,15 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query, status
 from pydantic import BaseModel, ConfigDict, Field
 
+from dynamic_tools.api.authoring_models import (
+    AuthoringInputs,
+    AuthoringRun,
+    InputResolution,
+    Providers,
+    Purged,
+    RenderedPreview,
+    StepOrderView,
+)
 from dynamic_tools.api.deps import ServicesDep
 from dynamic_tools.api.responses import BODY, PARAMS, errors
 from dynamic_tools.definitions.authoring import MAX_HISTORY_DAYS, Target, WorkflowAuthoring
@@ -53,7 +62,12 @@ async def _target(authoring: WorkflowAuthoring, body: TargetBody) -> Target:
     )
 
 
-@router.post("/preview-inputs", summary="Inputs a workflow needs", responses=errors(BODY, 404))
+@router.post(
+    "/preview-inputs",
+    summary="Inputs a workflow needs",
+    responses=errors(BODY, 404),
+    response_model=AuthoringInputs,
+)
 async def preview_inputs(body: TargetBody, services: ServicesDep) -> dict[str, Any]:
     """Required inputs, defaults, examples and their JSON Schema."""
     a = services.authoring
@@ -64,6 +78,7 @@ async def preview_inputs(body: TargetBody, services: ServicesDep) -> dict[str, A
     "/preview-rendered",
     summary="Steps rendered from candidate inputs",
     responses=errors(BODY, 404),
+    response_model=RenderedPreview,
 )
 async def preview_rendered(body: TargetBody, services: ServicesDep) -> dict[str, Any]:
     """Each step's arguments rendered from ``inputs``; outputs of earlier steps are pending."""
@@ -72,7 +87,10 @@ async def preview_rendered(body: TargetBody, services: ServicesDep) -> dict[str,
 
 
 @router.post(
-    "/step-plan", summary="Step plan of a saved workflow or a draft", responses=errors(BODY, 404)
+    "/step-plan",
+    summary="Step plan of a saved workflow or a draft",
+    responses=errors(BODY, 404),
+    response_model=StepOrderView,
 )
 async def step_plan(body: TargetBody, services: ServicesDep) -> dict[str, Any]:
     """The ordered plan with conditions and dependencies."""
@@ -84,6 +102,7 @@ async def step_plan(body: TargetBody, services: ServicesDep) -> dict[str, Any]:
     "/resolve-inputs",
     summary="Defaults, checks and providers; ready or not",
     responses=errors(BODY, 404),
+    response_model=InputResolution,
 )
 async def resolve_inputs(body: TargetBody, services: ServicesDep) -> dict[str, Any]:
     """``ready`` only when every required input is present and valid."""
@@ -96,6 +115,7 @@ async def resolve_inputs(body: TargetBody, services: ServicesDep) -> dict[str, A
     status_code=status.HTTP_202_ACCEPTED,
     summary="Run a saved workflow or a draft",
     responses=errors(BODY, 404),
+    response_model=AuthoringRun,
 )
 async def run(body: TargetBody, services: ServicesDep) -> dict[str, Any]:
     """Start a run; answers its id and status."""
@@ -104,13 +124,15 @@ async def run(body: TargetBody, services: ServicesDep) -> dict[str, Any]:
     return {"run_id": record.run_id, "workflow_id": record.workflow_id, "status": record.status}
 
 
-@router.get("/providers", summary="Value providers")
+@router.get("/providers", summary="Value providers", response_model=Providers)
 async def providers(services: ServicesDep) -> dict[str, Any]:
     """List operations whose result items feed other operations' inputs."""
     return {"providers": [p.to_dict() for p in services.authoring.providers()]}
 
 
-@history.delete("/runs", summary="Purge ended runs", responses=errors(PARAMS))
+@history.delete(
+    "/runs", summary="Purge ended runs", responses=errors(PARAMS), response_model=Purged
+)
 async def purge_history(
     services: ServicesDep,
     workflow_id: Annotated[str | None, Query(description="Only this workflow's runs.")] = None,

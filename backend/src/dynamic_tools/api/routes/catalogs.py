@@ -11,6 +11,15 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Depends, Query, status
 from pydantic import BaseModel, ConfigDict, Field
 
+from dynamic_tools.api.catalog_models import (
+    Catalog,
+    CatalogList,
+    Imported,
+    ImportPreview,
+    OpenApiCheck,
+    Removed,
+    Toggled,
+)
 from dynamic_tools.api.deps import ServicesDep
 from dynamic_tools.api.params import JSON_INTEGER
 from dynamic_tools.api.responses import BODY, PARAMS, errors
@@ -80,19 +89,26 @@ class EnabledBody(BaseModel):
     enabled: bool
 
 
-@router.get("", summary="List catalogs")
+@router.get("", summary="List catalogs", response_model=CatalogList)
 async def list_catalogs(catalogs: CatalogsDep) -> dict[str, Any]:
     """Every imported catalog with its config and number of registered tools."""
     return {"catalogs": catalogs.list()}
 
 
-@router.get("/{name}", summary="Get a catalog", responses=errors(PARAMS, 404))
+@router.get(
+    "/{name}", summary="Get a catalog", responses=errors(PARAMS, 404), response_model=Catalog
+)
 async def get_catalog(name: str, catalogs: CatalogsDep) -> dict[str, Any]:
     """One catalog's config."""
     return catalogs.get(name)
 
 
-@router.post("/validate", summary="Validate an OpenAPI document", responses=errors(BODY))
+@router.post(
+    "/validate",
+    summary="Validate an OpenAPI document",
+    responses=errors(BODY),
+    response_model=OpenApiCheck,
+)
 async def validate_openapi(body: SourceBody, catalogs: CatalogsDep) -> dict[str, Any]:
     """Kind, operation count, warnings and violations; nothing is written."""
     return await catalogs.validate_openapi(
@@ -100,7 +116,9 @@ async def validate_openapi(body: SourceBody, catalogs: CatalogsDep) -> dict[str,
     )
 
 
-@router.post("/preview", summary="Preview an import", responses=errors(BODY))
+@router.post(
+    "/preview", summary="Preview an import", responses=errors(BODY), response_model=ImportPreview
+)
 async def preview_import(body: PreviewBody, catalogs: CatalogsDep) -> dict[str, Any]:
     """Projected commands, groups, provider contracts and conflicts; nothing is written."""
     return await catalogs.preview_import(
@@ -119,6 +137,7 @@ async def preview_import(body: PreviewBody, catalogs: CatalogsDep) -> dict[str, 
     status_code=status.HTTP_201_CREATED,
     summary="Import an OpenAPI document",
     responses=errors(BODY, 409),
+    response_model=Imported,
 )
 async def import_openapi(body: ImportBody, catalogs: CatalogsDep) -> dict[str, Any]:
     """Write the catalog and its tools, then reload the registry; 409 if it exists."""
@@ -134,19 +153,27 @@ async def import_openapi(body: ImportBody, catalogs: CatalogsDep) -> dict[str, A
     )
 
 
-@router.patch("/{name}/enabled", summary="Enable or disable a catalog", responses=errors(BODY, 404))
+@router.patch(
+    "/{name}/enabled",
+    summary="Enable or disable a catalog",
+    responses=errors(BODY, 404),
+    response_model=Toggled,
+)
 @router.post(
     "/{name}/enabled",
     summary="Enable or disable a catalog (the PATCH, for clients that lack it)",
     responses=errors(BODY, 404),
     deprecated=True,
+    response_model=Toggled,
 )
 async def set_enabled(name: str, body: EnabledBody, catalogs: CatalogsDep) -> dict[str, Any]:
     """Register or unregister the catalog's tools; its files stay."""
     return await catalogs.set_enabled(name, body.enabled)
 
 
-@router.delete("/{name}", summary="Remove a catalog", responses=errors(PARAMS, 404))
+@router.delete(
+    "/{name}", summary="Remove a catalog", responses=errors(PARAMS, 404), response_model=Removed
+)
 async def remove_catalog(
     name: str,
     catalogs: CatalogsDep,

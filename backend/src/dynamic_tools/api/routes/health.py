@@ -11,6 +11,7 @@ from loguru import logger
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from dynamic_tools import __version__
+from dynamic_tools.api.authoring_models import Readiness
 from dynamic_tools.api.deps import ServicesDep
 from dynamic_tools.persistence.db import ping
 
@@ -26,7 +27,10 @@ async def healthz() -> dict[str, str]:
 @router.get(
     "/readyz",
     summary="Readiness",
-    responses={503: {"description": "Not ready: a check failed (the body says which)"}},
+    responses={
+        200: {"model": Readiness, "description": "Ready"},
+        503: {"model": Readiness, "description": "Not ready: a check failed (the body says which)"},
+    },
 )
 async def readyz(services: ServicesDep) -> JSONResponse:
     """Ready when the database answers and the registry can be read (problems are reported)."""
