@@ -10,10 +10,10 @@ the tool's input schema (the invoker), a request's fields (the API's 422): each 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Violation", "describe"]
+__all__ = ["LoadProblem", "Violation", "describe"]
 
 
 @dataclass(frozen=True)
@@ -38,6 +38,42 @@ class Violation:
             "line": self.line,
             "expected": self.expected,
             "actual": self.actual,
+        }
+
+
+@dataclass(frozen=True)
+class LoadProblem:
+    """A file, or a definition in it (a tool, a workflow), that did not load.
+
+    ``rule`` says what kind of problem (``unreadable``, ``invalid``, ``duplicate``...); ``field``
+    where in a tool file; ``tool`` the tool's name when one is known; ``violations`` the
+    located problems of a file that parsed but did not validate.
+    """
+
+    file: str
+    rule: str | None = None
+    message: str = ""
+    line: int | None = None
+    violations: list[dict[str, Any]] = field(default_factory=list)
+    tool: str | None = None
+    field: str | None = None
+
+    @property
+    def reason(self) -> str:
+        """The message (the name tool files have always used)."""
+        return self.message
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (``reason`` repeats ``message`` for the tool routes' readers)."""
+        return {
+            "file": self.file,
+            "rule": self.rule,
+            "message": self.message,
+            "line": self.line,
+            "violations": self.violations,
+            "tool": self.tool,
+            "field": self.field,
+            "reason": self.message,
         }
 
 

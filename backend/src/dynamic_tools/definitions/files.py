@@ -36,6 +36,7 @@ from dynamic_tools.engine.models import (
 )
 from dynamic_tools.engine.validator import ValidationReport
 from dynamic_tools.errors import ConflictError, WorkflowInvalidError
+from dynamic_tools.violations import LoadProblem
 
 SUFFIXES: dict[str, DocumentFormat] = {
     ".yaml": "yaml",
@@ -76,27 +77,6 @@ class DocumentFile:
     def workflows(self) -> list[Workflow]:
         """The workflows it defines (none when it does not load)."""
         return list(self.loaded.document.workflows.values()) if self.loaded else []
-
-
-@dataclass(frozen=True)
-class LoadProblem:
-    """A file (or a workflow in it) that could not be loaded."""
-
-    file: str
-    rule: str
-    message: str
-    line: int | None = None
-    violations: Violations = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form."""
-        return {
-            "file": self.file,
-            "rule": self.rule,
-            "message": self.message,
-            "line": self.line,
-            "violations": self.violations,
-        }
 
 
 def violation(path: str, rule: str, message: str, actual: Any = None) -> dict[str, Any]:

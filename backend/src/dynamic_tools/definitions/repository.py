@@ -34,7 +34,6 @@ from dynamic_tools.definitions.files import (
     FILE_NAME,
     SUFFIXES,
     DocumentFile,
-    LoadProblem,
     Violations,
     check_version,
     read_document_file,
@@ -60,6 +59,7 @@ from dynamic_tools.errors import (
     NotFoundError,
     WorkflowInvalidError,
 )
+from dynamic_tools.violations import LoadProblem
 
 
 @dataclass(frozen=True)

@@ -16,22 +16,9 @@ from pydantic import ValidationError
 
 from dynamic_tools.nesting import TooDeep, loads_json, yaml_too_deep
 from dynamic_tools.tools.models import ToolConfig
+from dynamic_tools.violations import LoadProblem
 
 TOOL_FILE_SUFFIXES = (".yaml", ".yml", ".json")
-
-
-@dataclass(frozen=True)
-class LoadProblem:
-    """Why a tool (or a whole file) did not load."""
-
-    file: str
-    field: str
-    reason: str
-    tool: str | None = None
-
-    def to_dict(self) -> dict[str, str | None]:
-        """JSON-ready form."""
-        return {"file": self.file, "tool": self.tool, "field": self.field, "reason": self.reason}
 
 
 @dataclass
@@ -75,7 +62,7 @@ def validation_problems(
     for err in exc.errors(include_url=False):
         path = ".".join(str(p) for p in err["loc"])
         where = f"{prefix}{path}" if path else prefix.rstrip(".") or "(document)"
-        problems.append(LoadProblem(file=file, tool=tool, field=where, reason=err["msg"]))
+        problems.append(LoadProblem(file=file, tool=tool, field=where, message=err["msg"]))
     return problems
 
 
@@ -86,13 +73,13 @@ def load_file(path: Path, *, display_root: Path | None = None) -> LoadResult:
     try:
         data = parse_document(path.read_text(encoding="utf-8"), path.suffix.lower())
     except (OSError, UnicodeDecodeError) as exc:
-        result.problems.append(LoadProblem(file=shown, field="(file)", reason=str(exc)))
+        result.problems.append(LoadProblem(file=shown, field="(file)", message=str(exc)))
         return result
     except (yaml.YAMLError, json.JSONDecodeError) as exc:
-        result.problems.append(LoadProblem(file=shown, field="(syntax)", reason=_syntax(exc)))
+        result.problems.append(LoadProblem(file=shown, field="(syntax)", message=_syntax(exc)))
         return result
     except TooDeep as exc:
-        result.problems.append(LoadProblem(file=shown, field="(document)", reason=str(exc)))
+        result.problems.append(LoadProblem(file=shown, field="(document)", message=str(exc)))
         return result
     items = data if isinstance(data, list) else [data]
     for index, item in enumerate(items):
@@ -103,7 +90,7 @@ def load_file(path: Path, *, display_root: Path | None = None) -> LoadResult:
                 LoadProblem(
                     file=shown,
                     field=prefix.rstrip(".") or "(document)",
-                    reason="a tool must be a mapping",
+                    message="a tool must be a mapping",
                 )
             )
             continue
@@ -136,7 +123,7 @@ def load_directory(directory: Path) -> LoadResult:
                         file=path.name,
                         tool=tool.config.name,
                         field="name",
-                        reason=f"duplicate tool name; already defined in {first.name}",
+                        message=f"duplicate tool name; already defined in {first.name}",
                     )
                 )
                 continue

@@ -20,9 +20,10 @@ from pydantic import ValidationError
 
 from dynamic_tools.atomic_files import remove_atomic, write_atomic
 from dynamic_tools.errors import ConflictError, NotFoundError, ToolConfigError
-from dynamic_tools.tools.loader import LoadedTool, LoadProblem, load_directory, parse_document
+from dynamic_tools.tools.loader import LoadedTool, load_directory, parse_document
 from dynamic_tools.tools.models import ToolConfig
 from dynamic_tools.tools.openapi.catalog_files import load_catalog_tools
+from dynamic_tools.violations import LoadProblem
 
 
 def dump_tool(config: ToolConfig) -> dict[str, Any]:
@@ -71,7 +72,7 @@ class ToolRegistry:
                         file=f"catalogs/{loaded.file.name}",
                         tool=loaded.config.name,
                         field="name",
-                        reason=f"duplicate tool name; already defined in "
+                        message=f"duplicate tool name; already defined in "
                         f"{first.parent.name}/{first.name}",
                     )
                 )
@@ -89,7 +90,7 @@ class ToolRegistry:
                         file=loaded.file.name,
                         tool=loaded.config.name,
                         field="api.base_url",
-                        reason=f"unknown variable ${{{unknown[0]}}}; known: "
+                        message=f"unknown variable ${{{unknown[0]}}}; known: "
                         + ", ".join(sorted(self.variables)),
                     )
                 )

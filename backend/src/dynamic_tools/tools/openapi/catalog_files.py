@@ -13,7 +13,8 @@ from typing import Any
 
 import yaml
 
-from dynamic_tools.tools.loader import LoadProblem, LoadResult, load_file
+from dynamic_tools.tools.loader import LoadResult, load_file
+from dynamic_tools.violations import LoadProblem
 
 CATALOG_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 MANIFEST_SUFFIX = ".tools.json"
@@ -34,10 +35,10 @@ def load_catalog_tools(catalogs_dir: Path) -> LoadResult:
         try:
             config = yaml.safe_load(config_path.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-            result.problems.append(LoadProblem(file=shown, field="(file)", reason=str(exc)))
+            result.problems.append(LoadProblem(file=shown, field="(file)", message=str(exc)))
             continue
         if not isinstance(config, dict) or not isinstance(config.get("manifest"), str):
-            result.problems.append(LoadProblem(file=shown, field="manifest", reason="missing"))
+            result.problems.append(LoadProblem(file=shown, field="manifest", message="missing"))
             continue
         if config.get("enabled") is False:
             continue
@@ -58,7 +59,7 @@ def load_manifest(path: Path, display_root: Path) -> LoadResult:
         stat = path.stat()
     except OSError:
         shown = str(path.relative_to(display_root))
-        return LoadResult(problems=[LoadProblem(file=shown, field="(file)", reason="missing")])
+        return LoadResult(problems=[LoadProblem(file=shown, field="(file)", message="missing")])
     key = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
     with _cache_lock:
         cached = _manifest_cache.get(path)
