@@ -35,6 +35,7 @@ class ExecutorPresence:
         self.executor_id = executor_id or config.executor_id
         self._engine: sa.Engine | None = None
         self._connection: sa.Connection | None = None
+        self._held = False
 
     @property
     def name(self) -> str:
@@ -54,6 +55,7 @@ class ExecutorPresence:
             sa.text("SELECT pg_try_advisory_lock(hashtextextended(:name, 0))"),
             {"name": self.name},
         ).scalar()
+        self._held = self._held or bool(taken)
         return bool(taken)
 
     def acquire(self, wait_s: float = PRESENCE_WAIT_S, poll_s: float = 0.2) -> None:
@@ -74,6 +76,13 @@ class ExecutorPresence:
         connection, engine = self._connection, self._engine
         self._connection = self._engine = None
         if connection is not None:
+            with contextlib.suppress(Exception):
+                if self._held:  # at once: closing alone frees it only when the backend exits
+                    connection.execute(
+                        sa.text("SELECT pg_advisory_unlock(hashtextextended(:name, 0))"),
+                        {"name": self.name},
+                    )
+            self._held = False
             with contextlib.suppress(Exception):
                 connection.close()
         if engine is not None:
