@@ -121,7 +121,16 @@ async def test_the_draft_comes_from_the_clients_model_through_tasks_result(
             pushed = mcp.notifications("notifications/tasks/status")
             return [n["status"] for n in pushed if n["taskId"] == task["taskId"]]
 
+        def progress_messages() -> set[str]:
+            return {p["message"] for p in mcp.notifications("notifications/progress")}
+
         await until(lambda: "completed" in statuses(), "the completed status notification")
+        # Progress and status notifications reach the client on different streams: wait for
+        # the node ends too instead of assuming they arrived first.
+        await until(
+            lambda: {"search: succeeded", "seats: succeeded"} <= progress_messages(),
+            "the progress of both nodes",
+        )
     progress = [p["message"] for p in mcp.notifications("notifications/progress")]
     assert statuses() == ["input_required", "working", "completed"]
     assert progress[:3] == ["drafting", "saving", "starting the run"], progress
