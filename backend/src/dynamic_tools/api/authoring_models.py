@@ -7,7 +7,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from dynamic_tools.api.run_models import RunStatus
-from dynamic_tools.api.workflow_models import InputParam, Problem
+from dynamic_tools.api.workflow_models import InputParam
+from dynamic_tools.definitions.views import Problem
 
 
 class AuthoringInputs(BaseModel):

@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from dynamic_tools.api.workflow_models import Problem
+from dynamic_tools.definitions.views import Problem
 
 
 class Catalog(BaseModel):

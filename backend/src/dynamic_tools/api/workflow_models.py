@@ -2,47 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from dynamic_tools.api.run_models import NodeView
-
-
-class Problem(BaseModel):
-    """A violation or a file problem: where and why (the validator's shape, and more)."""
-
-    model_config = ConfigDict(extra="allow")
-
-    message: str
-    path: str | None = None
-    rule: str | None = None
-    line: int | None = None
-
-
-class FileProblem(BaseModel):
-    """A workflow file (or a workflow in it) that could not be loaded."""
-
-    file: str
-    rule: str
-    message: str
-    line: int | None = None
-    violations: list[Problem] = Field(default_factory=list)
-
-
-class WorkflowSummary(BaseModel):
-    """A workflow in a list: where it lives, its params, whether it can run."""
-
-    id: str
-    title: str
-    description: str
-    domain: str
-    file: str
-    format: Literal["yaml", "json", "xml"]
-    version: str = Field(description="The document's content version (for expected_version)")
-    params: dict[str, dict[str, Any]]
-    valid: bool
-    errors: int = Field(description="How many errors its document has for it")
+from dynamic_tools.definitions.views import (
+    FileProblem,
+    Problem,
+    WorkflowSummary,
+)
 
 
 class WorkflowList(BaseModel):
@@ -52,29 +21,10 @@ class WorkflowList(BaseModel):
     problems: list[FileProblem]
 
 
-class WorkflowDetail(WorkflowSummary):
-    """One workflow: its document's text, its parsed form and its violations."""
-
-    content: str
-    parsed: dict[str, Any]
-    document_workflows: list[str] = Field(description="Every workflow of its document")
-    violations: list[Problem]
-
-
 class ValidationResult(BaseModel):
     """Whether a document can be saved and run, and every violation."""
 
     valid: bool
-    violations: list[Problem]
-
-
-class SavedDocument(BaseModel):
-    """A document written: its file, format, new version, workflows and warnings."""
-
-    file: str
-    format: Literal["yaml", "json", "xml"]
-    version: str
-    workflows: list[str]
     violations: list[Problem]
 
 
@@ -83,16 +33,6 @@ class WorkflowsReloaded(BaseModel):
 
     workflows: list[str]
     problems: list[FileProblem]
-
-
-class Renamed(BaseModel):
-    """A workflow renamed, with the files whose references were updated."""
-
-    id: str
-    previous_id: str
-    file: str
-    version: str
-    updated_files: list[str]
 
 
 class StepOrder(BaseModel):

@@ -86,10 +86,10 @@ class WorkflowAuthoring:
                 )
             prepared = self.workflows.get(workflow_id)
             workflow = self.workflows.workflow(workflow_id)
-            document = load_document(prepared["content"], fmt=prepared["format"]).document
-            return Target(workflow_id, workflow, document, prepared["version"], True)
+            document = load_document(prepared.content, fmt=prepared.format).document
+            return Target(workflow_id, workflow, document, prepared.version, True)
         loaded = load_document(content, fmt=fmt)  # type: ignore[arg-type]
-        known = {w["id"] for w in self.workflows.list()} | set(loaded.document.workflows)
+        known = {w.id for w in self.workflows.list()} | set(loaded.document.workflows)
         report = validate_document(loaded, known_tools=self.registry.names(), known_workflows=known)
         if report.errors:
             raise WorkflowInvalidError(

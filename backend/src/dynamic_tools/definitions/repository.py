@@ -42,6 +42,7 @@ from dynamic_tools.definitions.files import (
     workflow_calls,
 )
 from dynamic_tools.definitions.step_views import preview_inputs, step_order
+from dynamic_tools.definitions.views import WorkflowDetail, WorkflowSummary
 from dynamic_tools.document_workers import DocumentWorkers
 from dynamic_tools.engine.loaders import DocumentFormat, detect_format
 from dynamic_tools.engine.loaders import load_document as parse_document
@@ -189,10 +190,10 @@ class WorkflowRepository:
         return loaded.document.workflows[workflow_id]
 
     # --- reading ---------------------------------------------------------------------------
-    def list(self) -> builtins.list[dict[str, Any]]:
+    def list(self) -> builtins.list[WorkflowSummary]:
         """Every workflow: id, description, file, format, version, params, validity."""
         self._fresh()
-        return [self._summary(workflow_id, doc) for workflow_id, doc in self._index.items()]
+        return [self.summary(workflow_id, doc) for workflow_id, doc in self._index.items()]
 
     def _summary(self, workflow_id: str, doc: DocumentFile) -> dict[str, Any]:
         assert doc.loaded is not None
@@ -213,18 +214,24 @@ class WorkflowRepository:
             "errors": len(errors),
         }
 
-    def get(self, workflow_id: str) -> dict[str, Any]:
+    def summary(self, workflow_id: str, doc: DocumentFile) -> WorkflowSummary:
+        """One workflow as listed."""
+        return WorkflowSummary.model_validate(self._summary(workflow_id, doc))
+
+    def get(self, workflow_id: str) -> WorkflowDetail:
         """One workflow: its document's content, format and version, parsed form, violations."""
         doc = self._doc(workflow_id)
         assert doc.loaded is not None
         workflow = doc.loaded.document.workflows[workflow_id]
-        return {
-            **self._summary(workflow_id, doc),
-            "content": doc.text,
-            "parsed": workflow.model_dump(mode="json", by_alias=True, exclude_none=True),
-            "document_workflows": builtins.list(doc.loaded.document.workflows),
-            "violations": _scoped(doc.violations, workflow_id),
-        }
+        return WorkflowDetail.model_validate(
+            {
+                **self._summary(workflow_id, doc),
+                "content": doc.text,
+                "parsed": workflow.model_dump(mode="json", by_alias=True, exclude_none=True),
+                "document_workflows": builtins.list(doc.loaded.document.workflows),
+                "violations": _scoped(doc.violations, workflow_id),
+            }
+        )
 
     def validate(self, content: str, fmt: DocumentFormat | None = None) -> Violations:
         """Every violation of ``content`` (none means it can be saved and run)."""

@@ -80,13 +80,13 @@ def add_authoring_resources(
     async def manifests(view: SessionView) -> tuple[str, str]:
         items = [
             {
-                "id": w["id"],
-                "title": w["title"],
-                "description": w["description"],
-                "path": str(workflows.directory / w["file"]),
-                "format": w["format"],
-                "version": w["version"],
-                "valid": w["valid"],
+                "id": w.id,
+                "title": w.title,
+                "description": w.description,
+                "path": str(workflows.directory / w.file),
+                "format": w.format,
+                "version": w.version,
+                "valid": w.valid,
             }
             for w in workflows.list()
         ]
@@ -109,7 +109,7 @@ def add_authoring_resources(
             return None
         data = workflows.get(workflow_id)  # NotFoundError names the id
         mime = {"yaml": "application/yaml", "json": "application/json", "xml": "application/xml"}
-        return mime.get(data["format"], "text/plain"), str(data["content"])
+        return mime.get(data.format, "text/plain"), data.content
 
     readers = {"workflow.spec": spec, "workflow.schema": schema}
     readers |= {"workflow.manifests": manifests, "command.catalog": commands}

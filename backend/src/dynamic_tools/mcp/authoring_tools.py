@@ -311,7 +311,11 @@ class AuthoringTools:
 
     # --- operations ------------------------------------------------------------------------
     async def _list(self, args: dict[str, Any]) -> dict[str, Any]:
-        return {"workflows": [{**w, "path": self._path(w["file"])} for w in self.workflows.list()]}
+        return {
+            "workflows": [
+                {**w.model_dump(), "path": self._path(w.file)} for w in self.workflows.list()
+            ]
+        }
 
     def _path(self, file: str) -> str:
         return str(self.workflows.directory / file)
@@ -319,13 +323,13 @@ class AuthoringTools:
     async def _get(self, args: dict[str, Any]) -> dict[str, Any]:
         data = self.workflows.get(str(args["workflow_id"]))
         return {
-            "workflow_id": data["id"],
-            "path": self._path(data["file"]),
-            "format": data["format"],
-            "content": data["content"],
-            "parsed": data["parsed"],
-            "version": data["version"],
-            "violations": data["violations"],
+            "workflow_id": data.id,
+            "path": self._path(data.file),
+            "format": data.format,
+            "content": data.content,
+            "parsed": data.parsed,
+            "version": data.version,
+            "violations": [v.model_dump() for v in data.violations],
         }
 
     async def _validate(self, args: dict[str, Any]) -> dict[str, Any]:
@@ -403,24 +407,24 @@ class AuthoringTools:
     # --- what a destructive call would remove (confirmation.py) -----------------------------
     async def _preview_delete(self, args: dict[str, Any]) -> dict[str, Any]:
         workflow_id = str(args["workflow_id"])
-        found = next((w for w in self.workflows.list() if w["id"] == workflow_id), None)
+        found = next((w for w in self.workflows.list() if w.id == workflow_id), None)
         if found is None:
             self.workflows.get(workflow_id)  # NotFoundError, as the delete would say
             raise NotFoundError(f"workflow '{workflow_id}' does not exist")
-        siblings = [w["id"] for w in self.workflows.list() if w["file"] == found["file"]]
+        siblings = [w.id for w in self.workflows.list() if w.file == found.file]
         alone = len(siblings) == 1
         where = (
-            f"the file {found['file']}, which holds only it, is removed"
+            f"the file {found.file}, which holds only it, is removed"
             if alone
-            else f"its entry is removed from {found['file']}, which keeps "
+            else f"its entry is removed from {found.file}, which keeps "
             + ", ".join(s for s in siblings if s != workflow_id)
         )
         return {
             "summary": f"Delete the saved workflow '{workflow_id}': {where}.",
             "workflow_id": workflow_id,
-            "file": found["file"],
+            "file": found.file,
             "file_removed": alone,
-            "version": found["version"],
+            "version": found.version,
         }
 
     async def _preview_cancel(self, args: dict[str, Any]) -> dict[str, Any]:

@@ -169,13 +169,13 @@ class AuthoringPrompts:
     def _extend(self, view: SessionView, args: dict[str, str]) -> str:
         current = self.workflows.get(args["workflow_id"])
         return (
-            f"Change the workflow '{current['id']}' as follows: {args['changes']}\n"
+            f"Change the workflow '{current.id}' as follows: {args['changes']}\n"
             "Keep its id, its existing nodes' ids and their order; change only what is needed. "
-            f"Answer with the whole updated document ({current['format']}).\n\n"
-            f"## Current document (version {current['version']})\n\n```{current['format']}\n"
-            + str(current["content"])
+            f"Answer with the whole updated document ({current.format}).\n\n"
+            f"## Current document (version {current.version})\n\n```{current.format}\n"
+            + str(current.content)
             + "\n```\n\nSave it with workflow.save passing expected_version="
-            + f"{current['version']}.\n\n"
+            + f"{current.version}.\n\n"
             + _context(view)
             + _CLOSING
         )

@@ -273,7 +273,7 @@ class McpEndpoint:
         self, ctx: Any, params: types.CompleteRequestParams
     ) -> types.CompleteResult:
         view = await self.view_for(ctx)
-        saved = [w["id"] for w in self.surface.services.workflows.list()]
+        saved = [w.id for w in self.surface.services.workflows.list()]
         return complete(view, saved, params)
 
     # --- prompts ---------------------------------------------------------------------------

@@ -191,9 +191,9 @@ class McpSurface:
         services, config = self.services, view.config
         if config.workflow_url is None:
             for summary in services.workflows.list():
-                if summary["valid"]:
-                    view.workflows[summary["id"]] = services.workflows.workflow(summary["id"])
-                    view.domains[summary["id"]] = summary["domain"]
+                if summary.valid:
+                    view.workflows[summary.id] = services.workflows.workflow(summary.id)
+                    view.domains[summary.id] = summary.domain
         else:
             found = await self.sources.workflows(
                 config.workflow_url, "x-workflow-url", known_tools=services.registry.names()

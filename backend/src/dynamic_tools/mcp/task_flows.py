@@ -179,13 +179,13 @@ class TaskFlows:
         prompt = self.prompts.get(
             call.view,
             "workflow.fix_validation",
-            {"content": str(current["content"]), "violations": str(failure)},
+            {"content": current.content, "violations": str(failure)},
         )
         draft = await self._draft(call, _text(prompt))
         content = await self._until_valid(call, job, draft)
         await job.set_stage("saving")
         await self.authoring.workflows.save_checked(
-            run.workflow_id, content, expected_version=str(current["version"])
+            run.workflow_id, content, expected_version=current.version
         )
         target = self.authoring.target(workflow_id=run.workflow_id, content=None)
         return await self._start(call, job, target, dict(run.params))

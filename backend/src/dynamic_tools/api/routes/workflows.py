@@ -18,15 +18,13 @@ from dynamic_tools.api.run_models import RunStarted
 from dynamic_tools.api.workflow_models import (
     DryRunReport,
     InputsPreview,
-    Renamed,
-    SavedDocument,
     StepOrder,
     ValidationResult,
-    WorkflowDetail,
     WorkflowList,
     WorkflowsReloaded,
 )
 from dynamic_tools.definitions.files import FILE_NAME
+from dynamic_tools.definitions.views import Renamed, SavedDocument, WorkflowDetail
 from dynamic_tools.engine.loaders import MAX_DOCUMENT_BYTES
 from dynamic_tools.engine.models import IDENTIFIER
 
@@ -152,7 +150,7 @@ async def create_workflow(body: SaveBody, workflows: WorkflowsDep) -> dict[str, 
 async def reload_workflows(workflows: WorkflowsDep) -> dict[str, Any]:
     """Read the workflows directory again (after editing files by hand)."""
     problems = await asyncio.to_thread(workflows.reload)
-    return {"workflows": [w["id"] for w in workflows.list()], "problems": problems}
+    return {"workflows": [w.id for w in workflows.list()], "problems": problems}
 
 
 @router.get(
@@ -161,7 +159,7 @@ async def reload_workflows(workflows: WorkflowsDep) -> dict[str, Any]:
     responses=errors(PARAMS, 404),
     response_model=WorkflowDetail,
 )
-async def get_workflow(workflow_id: WorkflowId, workflows: WorkflowsDep) -> dict[str, Any]:
+async def get_workflow(workflow_id: WorkflowId, workflows: WorkflowsDep) -> WorkflowDetail:
     """The workflow's document (content, format, version), parsed form and violations."""
     return workflows.get(workflow_id)
 
