@@ -42,7 +42,13 @@ from dynamic_tools.definitions.files import (
     workflow_calls,
 )
 from dynamic_tools.definitions.step_views import preview_inputs, step_order
-from dynamic_tools.definitions.views import WorkflowDetail, WorkflowSummary
+from dynamic_tools.definitions.views import (
+    Problem,
+    Renamed,
+    SavedDocument,
+    WorkflowDetail,
+    WorkflowSummary,
+)
 from dynamic_tools.document_workers import DocumentWorkers
 from dynamic_tools.engine.loaders import DocumentFormat, detect_format
 from dynamic_tools.engine.loaders import load_document as parse_document
@@ -265,7 +271,7 @@ class WorkflowRepository:
         *,
         expected_version: str | None = None,
         overwrite: bool = False,
-    ) -> dict[str, Any]:
+    ) -> SavedDocument:
         """:meth:`save`, the content checked in a document worker first, then in a thread."""
         if fmt is None:
             by_name = SUFFIXES.get(Path(target).suffix) if target else None
@@ -321,7 +327,7 @@ class WorkflowRepository:
         *,
         expected_version: str | None = None,
         overwrite: bool = False,
-    ) -> dict[str, Any]:
+    ) -> SavedDocument:
         """Validate and write a document.
 
         ``target`` is a workflow id (the file holding it, or ``<id>.<ext>``), a file name, or
@@ -359,13 +365,13 @@ class WorkflowRepository:
             check_version(path, expected_version, overwrite)
             write_atomic(path, content)
             self.reload()
-        return {
-            "file": path.name,
-            "format": fmt,
-            "version": content_version(content),
-            "workflows": builtins.list(loaded.document.workflows),
-            "violations": violations,
-        }
+        return SavedDocument(
+            file=path.name,
+            format=fmt,
+            version=content_version(content),
+            workflows=builtins.list(loaded.document.workflows),
+            violations=[Problem.model_validate(v) for v in violations],
+        )
 
     def _target(
         self, target: str | None, fmt: DocumentFormat, document: WorkflowDocument
@@ -394,7 +400,7 @@ class WorkflowRepository:
 
     def rename(
         self, workflow_id: str, new_id: str, *, expected_version: str | None = None
-    ) -> dict[str, Any]:
+    ) -> Renamed:
         """Rename a workflow and the sub-workflow calls to it (in every file)."""
         with self._lock:
             doc = self._doc(workflow_id)
@@ -422,13 +428,13 @@ class WorkflowRepository:
                 write_atomic(other.path, text)
             self.reload()
             renamed = self._doc(new_id)
-        return {
-            "id": new_id,
-            "previous_id": workflow_id,
-            "file": renamed.name,
-            "version": renamed.version,
-            "updated_files": [other.name for other, _ in edits],
-        }
+        return Renamed(
+            id=new_id,
+            previous_id=workflow_id,
+            file=renamed.name,
+            version=renamed.version,
+            updated_files=[other.name for other, _ in edits],
+        )
 
     def delete(self, workflow_id: str, *, expected_version: str | None = None) -> dict[str, Any]:
         """Remove a workflow (its file when it held only this one); refused while it is called."""

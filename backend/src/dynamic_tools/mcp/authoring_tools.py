@@ -351,11 +351,11 @@ class AuthoringTools:
             expected_version=args.get("expected_version"),
             overwrite=bool(args.get("overwrite", False)),
         )
-        ids = list(saved.get("workflows") or [])
+        ids = list(saved.workflows)
         workflow_id = args.get("workflow_id") if args.get("workflow_id") in ids else None
         return {
-            **saved,
-            "path": self._path(saved["file"]),
+            **saved.model_dump(),
+            "path": self._path(saved.file),
             "workflow_id": workflow_id or (ids[0] if ids else None),
         }
 
@@ -366,7 +366,11 @@ class AuthoringTools:
             str(args["new_id"]),
             expected_version=args.get("expected_version"),
         )
-        return {**renamed, "workflow_id": renamed["id"], "path": self._path(renamed["file"])}
+        return {
+            **renamed.model_dump(),
+            "workflow_id": renamed.id,
+            "path": self._path(renamed.file),
+        }
 
     async def _delete(self, args: dict[str, Any]) -> dict[str, Any]:
         deleted = await asyncio.to_thread(

@@ -158,7 +158,7 @@ class TaskFlows:
         content = await self._until_valid(call, job, draft)
         await job.set_stage("saving")
         saved = await self.authoring.workflows.save_checked(None, content)
-        target = self.authoring.target(workflow_id=saved["workflows"][0], content=None)
+        target = self.authoring.target(workflow_id=saved.workflows[0], content=None)
         return await self._start(call, job, target, dict(args.get("inputs") or {}))
 
     async def _repair_and_rerun(self, call: ToolCall, job: Any) -> str:

@@ -135,7 +135,7 @@ async def validate_workflow(body: DocumentBody, workflows: WorkflowsDep) -> dict
     responses=errors(BODY, 409),
     response_model=SavedDocument,
 )
-async def create_workflow(body: SaveBody, workflows: WorkflowsDep) -> dict[str, Any]:
+async def create_workflow(body: SaveBody, workflows: WorkflowsDep) -> SavedDocument:
     """Validate and write a document (to ``file``, default ``<first workflow id>.<ext>``)."""
     return await workflows.save_checked(
         body.file,
@@ -172,7 +172,7 @@ async def get_workflow(workflow_id: WorkflowId, workflows: WorkflowsDep) -> Work
 )
 async def save_workflow(
     workflow_id: SaveTarget, body: SaveBody, workflows: WorkflowsDep
-) -> dict[str, Any]:
+) -> SavedDocument:
     """Validate and write the document holding ``workflow_id`` (or ``<id>.<ext>``)."""
     return await workflows.save_checked(
         workflow_id,
@@ -191,7 +191,7 @@ async def save_workflow(
 )
 async def rename_workflow(
     workflow_id: WorkflowId, body: RenameBody, workflows: WorkflowsDep
-) -> dict[str, Any]:
+) -> Renamed:
     """Rename it and every sub-workflow call to it."""
     return await asyncio.to_thread(
         workflows.rename, workflow_id, body.new_id, expected_version=body.expected_version
