@@ -1,10 +1,12 @@
 """``make bench``: the full BFCL harness, POST /workflow overhead against a minimal peer, and
 the OpenAPI import of GitHub's description against FastMCP's ``from_openapi``, and MCP
 ``tools/list`` at 1,000 tools and per-call cost against FastMCP, and durable runs per second
-with one and two replicas on PostgreSQL."""
+with one and two replicas on PostgreSQL, and the run store's cost per event by run size with
+a run's cost per node against LangGraph, and a durable step against bare DBOS steps."""
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from typing import Any
 
@@ -27,12 +29,16 @@ def main() -> int:
     from bench.openapi_import import main as openapi_import_main
     from bench.overhead import main as overhead_main
     from bench.replicas import main as replicas_main
+    from bench.run_store import main as run_store_main
 
     problems = bfcl_failures(bfcl_main(full=True))
     overhead_main()
     openapi_import_main()
     mcp_main()
     replicas_main()
+    run_store_main()
+    for database in ([], ["--postgres"]):  # DBOS launches once per process: a process each
+        subprocess.run([sys.executable, "-m", "bench.durable_floor", *database], check=False)
     for line in problems:
         print(f"BFCL check failed: {line}")
     return 1 if problems else 0

@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
-import openai
 from loguru import logger
 from sqlalchemy import Engine
 
@@ -168,6 +167,8 @@ def make_llm(settings: Settings, tracing: Tracing | None = None) -> LLMClient | 
     """The OpenAI-compatible client, or None when no LLM is configured."""
     if not settings.llm_configured:
         return None
+    import openai  # a large package: loaded only when an LLM is configured
+
     key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else "unused"
     client = openai.AsyncOpenAI(
         api_key=key,

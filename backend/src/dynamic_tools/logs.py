@@ -82,15 +82,40 @@ def _patch(record: Record) -> None:
             record["exception"] = exception._replace(value=type(exception.value)(text))
 
 
+ACCESS_LOGGER = "uvicorn.access"
+
+
 class _InterceptHandler(logging.Handler):
-    """Routes stdlib logging (uvicorn, httpx) through loguru so redaction applies."""
+    """Routes stdlib logging (uvicorn, httpx) through loguru so redaction applies.
+
+    The record keeps its logger's name; an access line (``uvicorn.access``) also carries its
+    parts as fields: ``client``, ``method``, ``path``, ``http_version``, ``status``.
+    """
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
             level: str | int = logger.level(record.levelname).name
         except ValueError:
             level = record.levelno
-        logger.opt(depth=6, exception=record.exc_info).log(level, record.getMessage())
+        fields: dict[str, Any] = {}
+        args = record.args
+        if record.name == ACCESS_LOGGER and isinstance(args, tuple) and len(args) == 5:
+            client, method, path, version, status = args
+            fields = {
+                "client": str(client),
+                "method": str(method),
+                "path": redactor.scrub(str(path)),
+                "http_version": str(version),
+                "status": status,
+            }
+        name = record.name
+
+        def named(entry: Record) -> None:
+            entry["name"] = name
+
+        logger.opt(depth=6, exception=record.exc_info).patch(named).bind(**fields).log(
+            level, record.getMessage()
+        )
 
 
 def json_line(record: Record) -> str:
@@ -126,10 +151,14 @@ def configure_logging(settings: Settings, *, sink: Any = None) -> None:
     else:
         logger.add(sink or sys.stderr, level=settings.log_level, backtrace=False, diagnose=False)
     logging.basicConfig(handlers=[_InterceptHandler()], level=logging.INFO, force=True)
-    for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
+    for name in ("uvicorn", "uvicorn.error", ACCESS_LOGGER):
         std = logging.getLogger(name)
         std.handlers = [_InterceptHandler()]
         std.propagate = False
+    # uvicorn writes access lines whenever its access logger has a handler: none unless asked.
+    access = logging.getLogger(ACCESS_LOGGER)
+    access.handlers = [_InterceptHandler()] if settings.access_log else []
+    access.disabled = not settings.access_log
     # Client libraries log every request URL at INFO, query string (and secrets) included.
     for name in ("httpx", "httpx2", "httpcore", "httpcore2", "openai"):
         logging.getLogger(name).setLevel(logging.WARNING)

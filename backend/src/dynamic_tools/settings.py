@@ -215,6 +215,11 @@ class Settings(BaseSettings):
     # --- logging ---------------------------------------------------------------------------
     log_level: Literal["TRACE", "DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
     log_json: bool = True
+    access_log: bool = Field(
+        default=False,
+        description="One line per HTTP request (method, path, status, client), in the log "
+        "format (JSON by default); off unless asked.",
+    )
 
     @field_validator(
         "data_dir",

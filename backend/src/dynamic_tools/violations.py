@@ -13,7 +13,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["LoadProblem", "Violation", "describe"]
+from pydantic import BaseModel, ConfigDict
+
+__all__ = ["LoadProblem", "Problem", "Violation", "describe"]
 
 
 @dataclass(frozen=True)
@@ -39,6 +41,17 @@ class Violation:
             "expected": self.expected,
             "actual": self.actual,
         }
+
+
+class Problem(BaseModel):
+    """A violation or a file problem: where and why (the validator's shape, and more)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    message: str
+    path: str | None = None
+    rule: str | None = None
+    line: int | None = None
 
 
 @dataclass(frozen=True)

@@ -941,24 +941,6 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         /**
-         * AuthoringInputs
-         * @description The parameters of a saved workflow or a draft, their schema and an example.
-         */
-        AuthoringInputs: {
-            /** Example */
-            example: {
-                [key: string]: unknown;
-            };
-            /** Params */
-            params: components["schemas"]["InputParam"][];
-            /** Schema */
-            schema: {
-                [key: string]: unknown;
-            };
-            /** Workflow Id */
-            workflow_id: string;
-        };
-        /**
          * AuthoringRun
          * @description A run of a saved workflow or a draft.
          */
@@ -989,10 +971,24 @@ export interface components {
          */
         Catalog: {
             /**
+             * Enabled
+             * @default true
+             */
+            enabled: boolean;
+            /** Name */
+            name: string;
+            /**
              * Registered Tools
              * @description Tools it registers now
              */
             registered_tools?: number | null;
+            /** Title */
+            title?: string | null;
+            /**
+             * Tool Count
+             * @description Tools its manifest holds
+             */
+            tool_count?: number | null;
         } & {
             [key: string]: unknown;
         };
@@ -2182,7 +2178,7 @@ export interface components {
         };
         /**
          * Recovered
-         * @description What ``POST /runs/recover`` took over.
+         * @description What a recovery took over.
          */
         Recovered: {
             /** Executor Id */
@@ -2496,18 +2492,6 @@ export interface components {
          * @description The nodes in the order the interpreter takes them, with how each gets to run.
          */
         StepOrder: {
-            /** Steps */
-            steps: {
-                [key: string]: unknown;
-            }[];
-            /** Workflow Id */
-            workflow_id: string;
-        };
-        /**
-         * StepOrderView
-         * @description The nodes in the order the interpreter takes them.
-         */
-        StepOrderView: {
             /** Steps */
             steps: {
                 [key: string]: unknown;
@@ -3020,7 +3004,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["AuthoringInputs"];
+                    "application/json": components["schemas"]["InputsPreview"];
                 };
             };
             /** @description The body could not be read (not UTF-8 JSON text) */
@@ -3280,7 +3264,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["StepOrderView"];
+                    "application/json": components["schemas"]["StepOrder"];
                 };
             };
             /** @description The body could not be read (not UTF-8 JSON text) */

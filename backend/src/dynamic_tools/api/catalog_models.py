@@ -1,80 +1,30 @@
-"""Response models of the catalog routes (``/catalogs``)."""
+"""Response models of the catalog routes (``/catalogs``): the service's views, and the list."""
 
 from __future__ import annotations
 
-from typing import Any
+from pydantic import BaseModel
 
-from pydantic import BaseModel, ConfigDict, Field
+from dynamic_tools.tools.catalog_views import (
+    Catalog,
+    Imported,
+    ImportPreview,
+    OpenApiCheck,
+    Removed,
+    Toggled,
+)
 
-from dynamic_tools.definitions.views import Problem
-
-
-class Catalog(BaseModel):
-    """One imported catalog: its config (source, prefix, filters...) and its tool counts."""
-
-    model_config = ConfigDict(extra="allow")
-
-    registered_tools: int | None = Field(default=None, description="Tools it registers now")
+__all__ = [
+    "Catalog",
+    "CatalogList",
+    "ImportPreview",
+    "Imported",
+    "OpenApiCheck",
+    "Removed",
+    "Toggled",
+]
 
 
 class CatalogList(BaseModel):
     """Every catalog."""
 
     catalogs: list[Catalog]
-
-
-class OpenApiCheck(BaseModel):
-    """What a document is and whether it converts; nothing is written."""
-
-    valid: bool
-    document_kind: str
-    openapi_version: str | None
-    title: str | None
-    operation_count: int
-    tool_count: int
-    warnings: list[Problem]
-    violations: list[Problem]
-
-
-class ImportPreview(BaseModel):
-    """What an import would register, and what it would clash with; nothing is written."""
-
-    model_config = ConfigDict(extra="allow")
-
-    catalog: dict[str, Any]
-    valid: bool
-    projected_command_count: int
-    projected_group_prefixes: list[Any]
-    provider_contract_count: int
-    provider_contracts: list[dict[str, Any]]
-    conflicts: list[dict[str, Any]]
-    warnings: list[Problem]
-    violations: list[Problem]
-
-
-class Imported(BaseModel):
-    """A catalog written and registered."""
-
-    model_config = ConfigDict(extra="allow")
-
-    catalog_id: str
-    enabled: bool
-    command_count: int
-    provider_contract_count: int
-    warnings: list[Problem]
-
-
-class Toggled(BaseModel):
-    """A catalog turned on or off."""
-
-    catalog_id: str
-    enabled: bool
-    command_count_after_toggle: int
-
-
-class Removed(BaseModel):
-    """A catalog removed."""
-
-    removed_catalog_id: str
-    manifest_removed: bool
-    remaining_catalog_count: int

@@ -16,6 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, create_model
 
 from dynamic_tools.engine import events as ev
+from dynamic_tools.execution.launcher import ExecutorView
 
 RunStatus = Literal["pending", "running", "waiting_input", "succeeded", "failed", "cancelled"]
 NodeStatus = Literal[
@@ -73,18 +74,6 @@ class WaitingPrompt(BaseModel):
     expects: dict[str, Any] = Field(default_factory=dict)
 
 
-class ExecutorView(BaseModel):
-    """Who executes the run (durable runs: the journal's holder)."""
-
-    model_config = ConfigDict(extra="allow")
-
-    id: str | None = None
-    state: str | None = None
-    alive: bool | None = None
-    since: str | None = None
-    detail: str | None = None
-
-
 class RunState(RunSummary):
     """One run in full: params, per-node state, result, error, waiting, executor."""
 
@@ -104,16 +93,6 @@ class RunStarted(BaseModel):
 
     run_id: str
     status: RunStatus
-
-
-class Recovered(BaseModel):
-    """What ``POST /runs/recover`` took over."""
-
-    model_config = ConfigDict(extra="allow")
-
-    executor_id: str
-    runs: list[str] = Field(description="The ids of the runs resumed here")
-    workflows: int = Field(description="How many DBOS workflows moved (children included)")
 
 
 def _event_model(cls: type[ev.Event]) -> type[BaseModel]:

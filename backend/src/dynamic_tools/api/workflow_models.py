@@ -4,14 +4,27 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
 from dynamic_tools.api.run_models import NodeView
 from dynamic_tools.definitions.views import (
     FileProblem,
+    InputParam,
+    InputsPreview,
     Problem,
+    StepOrder,
     WorkflowSummary,
 )
+
+__all__ = [
+    "DryRunReport",
+    "InputParam",
+    "InputsPreview",
+    "StepOrder",
+    "ValidationResult",
+    "WorkflowList",
+    "WorkflowsReloaded",
+]
 
 
 class WorkflowList(BaseModel):
@@ -33,36 +46,6 @@ class WorkflowsReloaded(BaseModel):
 
     workflows: list[str]
     problems: list[FileProblem]
-
-
-class StepOrder(BaseModel):
-    """The nodes in the order the interpreter takes them, with how each gets to run."""
-
-    workflow_id: str
-    steps: list[dict[str, Any]]
-
-
-class InputParam(BaseModel):
-    """One parameter of a workflow, as a form would show it."""
-
-    name: str
-    type: str
-    json_type: str | None
-    required: bool
-    default: Any = None
-    example: Any = None
-    description: str | None = None
-    format: str | None = None
-    enum: list[Any] | None = None
-
-
-class InputsPreview(BaseModel):
-    """The parameters, their JSON Schema and an example params object."""
-
-    workflow_id: str
-    params: list[InputParam]
-    schema_: dict[str, Any] = Field(alias="schema", serialization_alias="schema")
-    example: dict[str, Any]
 
 
 class DryRunReport(BaseModel):

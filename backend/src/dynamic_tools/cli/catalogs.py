@@ -87,7 +87,7 @@ async def _import(
             http_client=client,
             any_local_path=True,
         )
-        return await service.import_openapi(
+        imported = await service.import_openapi(
             source,
             catalog,
             prefix=prefix,
@@ -96,6 +96,7 @@ async def _import(
             include=include or None,
             base_url=base_url,
         )
+        return imported.model_dump(mode="json")
 
 
 def _print_result(result: dict[str, Any]) -> None:

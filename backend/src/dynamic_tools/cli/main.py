@@ -34,13 +34,21 @@ console = Console()
 def serve(
     host: Annotated[str | None, typer.Option(help="Interface (default: HOST or 127.0.0.1)")] = None,
     port: Annotated[int | None, typer.Option(help="Port (default: PORT or 8000)")] = None,
+    access_log: Annotated[
+        bool | None,
+        typer.Option(
+            "--access-log/--no-access-log",
+            help="One log line per request (default: ACCESS_LOG, off)",
+        ),
+    ] = None,
 ) -> None:
     """Serve the REST API, the demo API and the docs."""
     import uvicorn
 
     from dynamic_tools.api.app import create_app
 
-    overrides = {k: v for k, v in {"host": host, "port": port}.items() if v is not None}
+    given = {"host": host, "port": port, "access_log": access_log}
+    overrides = {k: v for k, v in given.items() if v is not None}
     settings = load_settings(**overrides)
     _refuse_if_journal_in_use(settings)
     console.print(
@@ -52,7 +60,7 @@ def serve(
         host=settings.host,
         port=settings.port,
         log_config=None,
-        access_log=False,
+        access_log=settings.access_log,
     )
 
 

@@ -20,9 +20,18 @@ from typing import Any, Protocol
 
 from dynamic_tools.definitions.repository import PreparedRun, WorkflowRepository
 from dynamic_tools.definitions.step_views import preview_inputs, step_order
+from dynamic_tools.definitions.views import (
+    InputResolution,
+    InputsPreview,
+    Purged,
+    RenderedPreview,
+    StepOrder,
+)
 from dynamic_tools.engine.errors import UnresolvedReferenceError
 from dynamic_tools.engine.loaders import load_document
-from dynamic_tools.engine.models import CallNode, Workflow, WorkflowDocument
+from dynamic_tools.engine.models import Workflow, WorkflowDocument
+from dynamic_tools.engine.nodes import kind_of
+from dynamic_tools.engine.nodes.steps import step_kind
 from dynamic_tools.engine.params import check_values
 from dynamic_tools.engine.references import find_references, render
 from dynamic_tools.engine.validator import validate_document
@@ -117,15 +126,17 @@ class WorkflowAuthoring:
         )
 
     # --- previews --------------------------------------------------------------------------
-    def preview_inputs(self, target: Target) -> dict[str, Any]:
+    def preview_inputs(self, target: Target) -> InputsPreview:
         """Required inputs, defaults, examples and their JSON Schema."""
-        return {"workflow_id": target.workflow_id, **preview_inputs(target.workflow)}
+        return InputsPreview.model_validate(
+            {"workflow_id": target.workflow_id, **preview_inputs(target.workflow)}
+        )
 
-    def step_order(self, target: Target) -> dict[str, Any]:
+    def step_order(self, target: Target) -> StepOrder:
         """The ordered plan with conditions and dependencies."""
-        return {"workflow_id": target.workflow_id, "steps": step_order(target.workflow)}
+        return StepOrder(workflow_id=target.workflow_id, steps=step_order(target.workflow))
 
-    def preview_rendered(self, target: Target, inputs: dict[str, Any]) -> dict[str, Any]:
+    def preview_rendered(self, target: Target, inputs: dict[str, Any]) -> RenderedPreview:
         """Each step with its arguments rendered from ``inputs`` where they allow it.
 
         Arguments that need an earlier step's output stay as written, listed in ``pending``.
@@ -140,16 +151,20 @@ class WorkflowAuthoring:
                 "kind": step["kind"],
                 "runs": step["runs"],
             }
-            if isinstance(node, CallNode):
-                args, pending = _render_args(node.args, values, step["node_id"])
-                entry.update({"tool": node.call, "args": args, "pending": pending})
+            for path, call in kind_of(node).steps(node) if node is not None else []:
+                tool = step_kind(call).tool(call)
+                if path == () and tool is not None:
+                    args, pending = _render_args(call.args, values, step["node_id"])
+                    entry.update({"tool": tool, "args": args, "pending": pending})
             steps.append(entry)
-        return {
-            "workflow_id": target.workflow_id,
-            "inputs": values,
-            "violations": violations,
-            "steps": steps,
-        }
+        return RenderedPreview.model_validate(
+            {
+                "workflow_id": target.workflow_id,
+                "inputs": values,
+                "violations": violations,
+                "steps": steps,
+            }
+        )
 
     def _check(
         self, target: Target, inputs: dict[str, Any]
@@ -166,7 +181,7 @@ class WorkflowAuthoring:
         read_only = {t.name for t in tools if t.effective_annotations.read_only}
         return [c for c in find_provider_contracts(tools) if c.provider in read_only]
 
-    def resolve_inputs(self, target: Target, inputs: dict[str, Any]) -> dict[str, Any]:
+    def resolve_inputs(self, target: Target, inputs: dict[str, Any]) -> InputResolution:
         """Defaults applied, values checked, providers named; ``ready`` only when runnable.
 
         Each input gets an outcome: ``resolved`` (given or defaulted), ``prompt`` (missing and
@@ -198,15 +213,17 @@ class WorkflowAuthoring:
                 outcomes[name] = {"outcome": "optional"}
         unknown = sorted(set(inputs) - set(params))
         ready = all(o["outcome"] in ("resolved", "optional") for o in outcomes.values())
-        return {
-            "workflow_id": target.workflow_id,
-            "ready": ready and not violations,
-            "resolved": resolved,
-            "defaults": {n: s.default for n, s in params.items() if s.default is not None},
-            "inputs": outcomes,
-            "violations": violations,
-            "unknown_inputs": unknown,
-        }
+        return InputResolution.model_validate(
+            {
+                "workflow_id": target.workflow_id,
+                "ready": ready and not violations,
+                "resolved": resolved,
+                "defaults": {n: s.default for n, s in params.items() if s.default is not None},
+                "inputs": outcomes,
+                "violations": violations,
+                "unknown_inputs": unknown,
+            }
+        )
 
     # --- runs ------------------------------------------------------------------------------
     async def run(self, target: Target, inputs: dict[str, Any]) -> RunRecord:
@@ -224,7 +241,7 @@ class WorkflowAuthoring:
         older_than_days: float | None,
         input_keys: list[str] | None = None,
         dry_run: bool = False,
-    ) -> dict[str, Any]:
+    ) -> Purged:
         """Delete ended runs (and their events) of one workflow or all; active runs stay.
 
         ``older_than_days`` must be a number from 0 to ``MAX_HISTORY_DAYS`` (a larger one
@@ -255,7 +272,7 @@ class WorkflowAuthoring:
             input_keys=input_keys,
             dry_run=dry_run,
         )
-        return {"workflow_id": workflow_id, **summary}
+        return Purged.model_validate({"workflow_id": workflow_id, **summary})
 
 
 def _render_args(
@@ -278,10 +295,11 @@ def _input_feeds(workflow: Workflow) -> dict[str, set[str]]:
     """Param name → the ``tool.param`` inputs it is passed to directly (``arg: $param``)."""
     feeds: dict[str, set[str]] = {}
     for node in workflow.graph.values():
-        if isinstance(node, CallNode):
-            for arg, value in node.args.items():
+        for _, step in kind_of(node).steps(node):
+            tool = step_kind(step).tool(step)
+            for arg, value in step.args.items() if tool is not None else ():
                 if isinstance(value, str) and value.startswith("$"):
                     name = value[1:].split(".", 1)[0]
                     if name in workflow.params:
-                        feeds.setdefault(name, set()).add(f"{node.call}.{arg}")
+                        feeds.setdefault(name, set()).add(f"{tool}.{arg}")
     return feeds

@@ -28,12 +28,10 @@ import yaml
 from dynamic_tools.atomic_files import content_version
 from dynamic_tools.engine.loaders import DocumentFormat, LoadedDocument, load_document
 from dynamic_tools.engine.models import (
-    ForeachNode,
-    ParallelNode,
     Workflow,
     WorkflowDocument,
-    WorkflowNode,
 )
+from dynamic_tools.engine.nodes import sub_workflows
 from dynamic_tools.engine.validator import ValidationReport
 from dynamic_tools.errors import ConflictError, WorkflowInvalidError
 from dynamic_tools.violations import LoadProblem
@@ -135,17 +133,7 @@ def check_version(path: Path, expected: str | None, overwrite: bool) -> None:
 
 def workflow_calls(workflow: Workflow) -> set[str]:
     """Ids of the sub-workflows a workflow calls (nodes, parallel branches, foreach steps)."""
-    called: set[str] = set()
-    for node in workflow.graph.values():
-        steps = (
-            list(node.branches.values())
-            if isinstance(node, ParallelNode)
-            else [node.step]
-            if isinstance(node, ForeachNode)
-            else [node]
-        )
-        called |= {s.workflow for s in steps if isinstance(s, WorkflowNode)}
-    return called
+    return set(sub_workflows(workflow.graph.values()))
 
 
 # --- edits ----------------------------------------------------------------------------------

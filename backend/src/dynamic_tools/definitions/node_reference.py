@@ -11,38 +11,21 @@ import inspect
 import re
 import types
 import typing
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
-from dynamic_tools.engine.models import (
-    BranchCase,
-    BranchNode,
-    CallNode,
-    CompensateNode,
-    ErrorNode,
-    ForeachNode,
-    OnError,
-    ParallelNode,
-    ParamSpec,
-    ToolStep,
-    WorkflowNode,
-    YieldNode,
-)
+from dynamic_tools.engine.models import BranchCase, OnError, ParamSpec, ToolStep
+from dynamic_tools.engine.nodes import KINDS as NODE_KINDS
+from dynamic_tools.engine.nodes.kind import Kind
 
 __all__ = ["KINDS", "node_kind_reference"]
 
 KINDS: list[tuple[str, type[BaseModel], str]] = [
-    ("call", CallNode, "call: search_flights"),
-    ("workflow", WorkflowNode, "workflow: book_flight"),
-    ("branch", BranchNode, "type: branch"),
-    ("parallel", ParallelNode, "type: parallel"),
-    ("foreach", ForeachNode, "type: foreach"),
-    ("yield", YieldNode, "type: yield"),
-    ("compensate", CompensateNode, "type: compensate"),
-    ("error", ErrorNode, "type: error"),
+    (kind.name, kind.model, kind.written_as) for kind in NODE_KINDS
 ]
 PARTS: list[tuple[str, type[BaseModel]]] = [
     ("on_error (calls and sub-workflows)", OnError),
@@ -52,27 +35,31 @@ PARTS: list[tuple[str, type[BaseModel]]] = [
 ]
 
 
-def node_kind_reference() -> str:
-    """The markdown of docs/node-kinds.md."""
+def node_kind_reference(kinds: Sequence[Kind[Any]] = NODE_KINDS) -> str:
+    """The markdown of docs/node-kinds.md (of ``kinds``: the registry's by default)."""
     lines = [
         "# Node kinds",
         "",
-        "Generated from the node models (`backend/src/dynamic_tools/engine/models.py`) by",
-        "`make docs`; a test fails when this file is stale. How nodes are scheduled, retried and",
-        "undone is in the workflow format reference (`backend/src/dynamic_tools/docs/",
-        "workflow-spec.md`, also served as the MCP resource `workflow.spec`).",
+        "Generated from the node kinds (`backend/src/dynamic_tools/engine/nodes/`, one module",
+        "each) by `make docs`; a test fails when this file is stale. How nodes are scheduled,",
+        "retried and undone is in the workflow format reference",
+        "(`backend/src/dynamic_tools/docs/workflow-spec.md`, also served as the MCP resource",
+        "`workflow.spec`).",
         "",
         "Every node also takes `depends_on` (node ids), `description` and `timeout` (`30s`,",
         "`2m`, or milliseconds).",
         "",
     ]
-    for kind, model, written in KINDS:
-        lines += [f"## {kind}", "", _summary(model), "", f"Written as `{written}`.", ""]
-        lines += _fields(model, skip={"kind", "depends_on", "description", "timeout"})
+    for kind in kinds:
+        module = kind.model.__module__.rsplit(".", 1)[-1]
+        lines += [f"## {kind.name}", "", _summary(kind.model), ""]
+        lines += [f"Written as `{kind.written_as}`.", ""]
+        lines += [f"Defined in `engine/nodes/{module}.py`.", ""]
+        lines += _fields(kind.model, skip={"kind", "depends_on", "description", "timeout"})
     lines += ["## Parts of nodes", ""]
-    for title, model in PARTS:
-        lines += [f"### {title}", "", _summary(model), ""]
-        lines += _fields(model, skip=set())
+    for title, part in PARTS:
+        lines += [f"### {title}", "", _summary(part), ""]
+        lines += _fields(part, skip=set())
     return "\n".join(lines).rstrip() + "\n"
 
 

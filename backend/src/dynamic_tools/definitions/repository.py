@@ -43,9 +43,12 @@ from dynamic_tools.definitions.files import (
 )
 from dynamic_tools.definitions.step_views import preview_inputs, step_order
 from dynamic_tools.definitions.views import (
+    Deleted,
+    InputsPreview,
     Problem,
     Renamed,
     SavedDocument,
+    StepOrder,
     WorkflowDetail,
     WorkflowSummary,
 )
@@ -281,13 +284,15 @@ class WorkflowRepository:
             self.save, target, content, fmt, expected_version=expected_version, overwrite=overwrite
         )
 
-    def step_order(self, workflow_id: str) -> dict[str, Any]:
+    def step_order(self, workflow_id: str) -> StepOrder:
         """The nodes in the order the interpreter takes them, with how each gets to run."""
-        return {"workflow_id": workflow_id, "steps": step_order(self.workflow(workflow_id))}
+        return StepOrder(workflow_id=workflow_id, steps=step_order(self.workflow(workflow_id)))
 
-    def preview_inputs(self, workflow_id: str) -> dict[str, Any]:
+    def preview_inputs(self, workflow_id: str) -> InputsPreview:
         """The parameters (type, required, default, example, description) and their schema."""
-        return {"workflow_id": workflow_id, **preview_inputs(self.workflow(workflow_id))}
+        return InputsPreview.model_validate(
+            {"workflow_id": workflow_id, **preview_inputs(self.workflow(workflow_id))}
+        )
 
     def prepare_run(self, workflow_id: str, params: dict[str, Any]) -> PreparedRun:
         """Check params and the document for a run.
@@ -436,7 +441,7 @@ class WorkflowRepository:
             updated_files=[other.name for other, _ in edits],
         )
 
-    def delete(self, workflow_id: str, *, expected_version: str | None = None) -> dict[str, Any]:
+    def delete(self, workflow_id: str, *, expected_version: str | None = None) -> Deleted:
         """Remove a workflow (its file when it held only this one); refused while it is called."""
         with self._lock:
             doc = self._doc(workflow_id)
@@ -461,7 +466,7 @@ class WorkflowRepository:
                 text = rewrite_document(doc.loaded, doc.text, doc.name, remove=workflow_id)
                 write_atomic(doc.path, text)
             self.reload()
-        return {"id": workflow_id, "file": doc.name, "file_removed": alone}
+        return Deleted(id=workflow_id, file=doc.name, file_removed=alone)
 
 
 # --- helpers --------------------------------------------------------------------------------

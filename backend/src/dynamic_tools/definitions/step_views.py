@@ -20,18 +20,8 @@ from __future__ import annotations
 from typing import Any
 
 from dynamic_tools.engine.graph import Path, WorkflowGraph
-from dynamic_tools.engine.models import (
-    BranchNode,
-    CallNode,
-    CompensateNode,
-    ErrorNode,
-    ForeachNode,
-    ParallelNode,
-    ParamSpec,
-    Workflow,
-    WorkflowNode,
-    YieldNode,
-)
+from dynamic_tools.engine.models import ParamSpec, Workflow
+from dynamic_tools.engine.nodes import kind_of
 
 JSON_TYPES = {
     "str": "string",
@@ -52,15 +42,7 @@ JSON_TYPES = {
 def _activation(graph: WorkflowGraph, source: str, path: Path) -> dict[str, Any]:
     """How ``source`` activates a node, from where the target is named in it."""
     node = graph.nodes[source]
-    if path[0] == "on" and isinstance(node, BranchNode):
-        return {"node": source, "via": "branch", "when": node.on[int(path[1])].when}
-    if path[0] == "default":
-        return {"node": source, "via": "branch_default", "when": None}
-    if path[0] == "on_partial_failure":
-        return {"node": source, "via": "on_partial_failure", "when": "a branch failed"}
-    where = f" of branch '{path[1]}'" if path[0] == "branches" else ""
-    where = " of its step" if path[0] == "step" else where
-    return {"node": source, "via": "fallback", "when": f"the call{where} gave up"}
+    return {"node": source, **kind_of(node).activation(node, path)}
 
 
 FAILURE_PATHS = frozenset({"fallback", "on_partial_failure"})
@@ -76,7 +58,7 @@ def step_order(workflow: Workflow) -> list[dict[str, Any]]:
     on_failure = {
         node_id
         for node_id in graph.activated
-        if isinstance(graph.nodes[node_id], CompensateNode)
+        if kind_of(graph.nodes[node_id]).only_when_activated
         or (activators.get(node_id) and all(a["via"] in FAILURE_PATHS for a in activators[node_id]))
     }
     order: list[str] = []
@@ -121,71 +103,16 @@ def step_order(workflow: Workflow) -> list[dict[str, Any]]:
             {
                 "order": index,
                 "node_id": node_id,
-                "kind": node.kind,
+                "kind": kind_of(node).name,
                 "description": node.description,
                 "depends_on": list(node.depends_on),
                 "runs": runs,
                 "on_failure": node_id in on_failure,
                 "activated_by": activators.get(node_id, []),
-                **_details(node),
+                **kind_of(node).details(node),
             }
         )
     return steps
-
-
-def _step(node: CallNode | WorkflowNode) -> dict[str, Any]:
-    if isinstance(node, WorkflowNode):
-        return {"workflow": node.workflow, "output": node.output}
-    retry = node.on_error.retry if node.on_error else 0
-    return {
-        "tool": node.call,
-        "output": node.output,
-        "retries": retry,
-        "fallback": node.on_error.fallback if node.on_error else None,
-        "compensate_with": node.compensate_with.call if node.compensate_with else None,
-        "compensation": (
-            {
-                "call": node.compensate_with.call,
-                "when": "if the run fails, times out or is cancelled after this call "
-                "succeeded (undone newest first)",
-            }
-            if node.compensate_with
-            else None
-        ),
-        "success": node.success,
-    }
-
-
-def _details(node: Any) -> dict[str, Any]:
-    """What the node does: its tool or sub-workflow, conditions, messages."""
-    if isinstance(node, CallNode | WorkflowNode):
-        return {**_step(node), "timeout": node.timeout}
-    if isinstance(node, BranchNode):
-        cases = [{"when": c.when, "goto": c.goto} for c in node.on]
-        return {"condition": {"cases": cases, "default": node.default}}
-    if isinstance(node, ParallelNode):
-        return {
-            "branches": {name: _step(branch) for name, branch in node.branches.items()},
-            "on_partial_failure": node.on_partial_failure,
-            "concurrency": node.concurrency,
-        }
-    if isinstance(node, ForeachNode):
-        return {
-            "items": node.items,
-            "as": node.as_,
-            "step": _step(node.step),
-            "output": node.output,
-            "max_iterations": node.max_iterations,
-            "concurrency": node.concurrency,
-        }
-    if isinstance(node, YieldNode):
-        expects = {k: v.model_dump(exclude_none=True) for k, v in node.expects.items()}
-        return {"message": node.message, "expects": expects}
-    if isinstance(node, CompensateNode):
-        return {"steps": [step.call for step in node.steps]}
-    if isinstance(node, ErrorNode):
-        return {"message": node.message}
-    return {}  # pragma: no cover - every node kind is handled above
 
 
 def param_schema(spec: ParamSpec) -> dict[str, Any]:

@@ -9,25 +9,24 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from dynamic_tools.violations import Problem
+
 __all__ = [
+    "Deleted",
     "FileProblem",
+    "InputParam",
+    "InputResolution",
+    "InputsPreview",
     "Problem",
+    "Purged",
     "Renamed",
+    "RenderedPreview",
+    "RenderedStep",
     "SavedDocument",
+    "StepOrder",
     "WorkflowDetail",
     "WorkflowSummary",
 ]
-
-
-class Problem(BaseModel):
-    """A violation or a file problem: where and why (the validator's shape, and more)."""
-
-    model_config = ConfigDict(extra="allow")
-
-    message: str
-    path: str | None = None
-    rule: str | None = None
-    line: int | None = None
 
 
 class FileProblem(BaseModel):
@@ -82,3 +81,82 @@ class Renamed(BaseModel):
     file: str
     version: str
     updated_files: list[str]
+
+
+class Deleted(BaseModel):
+    """A workflow removed from its document (the file too when it held only this one)."""
+
+    id: str
+    file: str
+    file_removed: bool
+
+
+class StepOrder(BaseModel):
+    """The nodes in the order the interpreter takes them, with how each gets to run."""
+
+    workflow_id: str
+    steps: list[dict[str, Any]]
+
+
+class InputParam(BaseModel):
+    """One parameter of a workflow, as a form would show it."""
+
+    name: str
+    type: str
+    json_type: str | None
+    required: bool
+    default: Any = None
+    example: Any = None
+    description: str | None = None
+    format: str | None = None
+    enum: list[Any] | None = None
+
+
+class InputsPreview(BaseModel):
+    """The parameters, their JSON Schema and an example params object."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    workflow_id: str
+    params: list[InputParam]
+    schema_: dict[str, Any] = Field(alias="schema", serialization_alias="schema")
+    example: dict[str, Any]
+
+
+class RenderedStep(BaseModel):
+    """A step with its arguments rendered where the inputs allow it."""
+
+    model_config = ConfigDict(extra="allow")
+
+    node_id: str
+    kind: str
+    runs: Any = Field(description="When the node runs (always, after, when activated)")
+
+
+class RenderedPreview(BaseModel):
+    """Each step rendered from the inputs; what needs earlier outputs stays pending."""
+
+    workflow_id: str
+    inputs: dict[str, Any]
+    violations: list[Problem]
+    steps: list[RenderedStep]
+
+
+class InputResolution(BaseModel):
+    """Which inputs are given, which have defaults, which a provider or the user must give."""
+
+    workflow_id: str
+    ready: bool
+    resolved: dict[str, Any]
+    defaults: dict[str, Any]
+    inputs: dict[str, dict[str, Any]]
+    violations: list[Problem]
+    unknown_inputs: list[str]
+
+
+class Purged(BaseModel):
+    """What a history purge removed (or would remove)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    workflow_id: str | None = None

@@ -12,18 +12,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from functools import cached_property
 
-from dynamic_tools.engine.models import (
-    BranchNode,
-    CallNode,
-    CompensateNode,
-    ForeachNode,
-    ParallelNode,
-    Workflow,
-    WorkflowNode,
-)
-
-PARTIAL_FAILURE_KEYWORDS = frozenset({"abort", "continue", "rollback_all"})
-Path = tuple[str | int, ...]
+from dynamic_tools.engine.models import Workflow
+from dynamic_tools.engine.nodes import kind_of
+from dynamic_tools.engine.nodes.kind import Path
+from dynamic_tools.engine.nodes.parallel import PARTIAL_FAILURE_KEYWORDS
 
 
 class WorkflowGraph:
@@ -37,35 +29,17 @@ class WorkflowGraph:
     def activation_targets(self, node_id: str) -> list[tuple[Path, str]]:
         """Nodes that ``node_id`` can activate, with where in the node each is named."""
         node = self.nodes[node_id]
-        targets: list[tuple[Path, str]] = []
-        if isinstance(node, BranchNode):
-            targets += [(("on", i, "goto"), case.goto) for i, case in enumerate(node.on)]
-            if node.default is not None:
-                targets.append((("default",), node.default))
-        if isinstance(node, CallNode | WorkflowNode) and node.on_error and node.on_error.fallback:
-            targets.append((("on_error", "fallback"), node.on_error.fallback))
-        if isinstance(node, ParallelNode):
-            target = node.on_partial_failure
-            if target not in PARTIAL_FAILURE_KEYWORDS or target in self.nodes:
-                targets.append((("on_partial_failure",), target))
-            for name, branch in node.branches.items():
-                if branch.on_error and branch.on_error.fallback:
-                    targets.append(
-                        (("branches", name, "on_error", "fallback"), branch.on_error.fallback)
-                    )
-        if isinstance(node, ForeachNode) and node.step.on_error and node.step.on_error.fallback:
-            targets.append((("step", "on_error", "fallback"), node.step.on_error.fallback))
-        return targets
+        return kind_of(node).activation_targets(node, self.nodes)
 
     @cached_property
     def activated(self) -> frozenset[str]:
         """Nodes that run only when activated."""
         names = {t for n in self.nodes for _, t in self.activation_targets(n)}
-        names |= {n for n, node in self.nodes.items() if isinstance(node, CompensateNode)}
+        names |= {n for n, node in self.nodes.items() if kind_of(node).only_when_activated}
         return frozenset(names & set(self.nodes))
 
     def is_activated(self, node_id: str) -> bool:
-        """Whether ``node_id`` is a target of some activation (or is a compensate node)."""
+        """Whether ``node_id`` is a target of some activation."""
         return node_id in {t for n in self.nodes for _, t in self.activation_targets(n)}
 
     # --- cycles ----------------------------------------------------------------------------
@@ -110,12 +84,8 @@ class WorkflowGraph:
     def outputs_of(workflow: Workflow) -> Iterator[tuple[str, str, Path]]:
         """``(producing node, output name, path)`` for every named output."""
         for node_id, node in workflow.graph.items():
-            if isinstance(node, CallNode | WorkflowNode | ForeachNode) and node.output:
-                yield node_id, node.output, (node_id, "output")
-            if isinstance(node, ParallelNode):
-                for name, branch in node.branches.items():
-                    if branch.output:
-                        yield node_id, branch.output, (node_id, "branches", name, "output")
+            for name, path in kind_of(node).outputs(node):
+                yield node_id, name, (node_id, *path)
 
     def outputs(self) -> Iterator[tuple[str, str, Path]]:
         """Named outputs of this workflow."""
@@ -137,7 +107,7 @@ class WorkflowGraph:
         node = self.nodes[node_id]
         if node_id in self.activated:
             return True
-        if isinstance(node, ParallelNode) and node.on_partial_failure == "continue":
+        if kind_of(node).may_be_skipped(node):
             return True
         deps = [d for d in node.depends_on if d in self.nodes]
         return bool(deps) and all(self.may_be_skipped(d, _seen | {node_id}) for d in deps)
@@ -157,7 +127,7 @@ class WorkflowGraph:
             return False
         node = self.nodes[node_id]
         if node_id in self.activated:
-            return isinstance(node, CompensateNode) and not self.is_activated(node_id)
+            return kind_of(node).only_when_activated and not self.is_activated(node_id)
         deps = [d for d in node.depends_on if d in self.nodes]
         return bool(deps) and all(self.unreachable(d, _seen | {node_id}) for d in deps)
 

@@ -27,17 +27,9 @@ from dynamic_tools.engine.call_context import CallContext
 from dynamic_tools.engine.children import ChildResult, ChildSpec
 from dynamic_tools.engine.errors import ExpressionError, UnresolvedReferenceError
 from dynamic_tools.engine.expressions import evaluate, parse_expression
-from dynamic_tools.engine.models import (
-    BranchNode,
-    CallNode,
-    CompensateNode,
-    ErrorNode,
-    ForeachNode,
-    ParallelNode,
-    WorkflowNode,
-    YieldNode,
-)
-from dynamic_tools.engine.params import check_values
+from dynamic_tools.engine.nodes import kind_of
+from dynamic_tools.engine.nodes.kind import NodeAt
+from dynamic_tools.engine.nodes.steps import step_kind
 from dynamic_tools.engine.plan import RunPlan, WorkflowPlan
 from dynamic_tools.engine.ports import (
     ChildCancelled,
@@ -58,8 +50,7 @@ from dynamic_tools.engine.state import (
     RunFailed,
     RunOutcome,
 )
-from dynamic_tools.engine.tool_calls import call_with_retries
-from dynamic_tools.errors import DynamicToolsError, InvalidInputError
+from dynamic_tools.errors import DynamicToolsError
 
 Clock = Callable[[], str]
 
@@ -157,15 +148,11 @@ class Interpreter:
         """
         self._seq = spec.seq_base
         node = self.plan.of(spec.workflow_id).workflow.graph[spec.node_id]
-        step: CallNode | WorkflowNode
-        if isinstance(node, ParallelNode) and spec.branch is not None:
-            step = node.branches[spec.branch]
-        elif isinstance(node, ForeachNode):
-            step = node.step
-        else:  # pragma: no cover - specs are only made for these two kinds
-            raise RunFailed("not a parallel or foreach node", node_id=spec.node_id)
+        step = kind_of(node).child_step(node, spec)
         try:
-            value = await self._run_step_node(step, spec.child_id, spec.prefix, spec.scope)
+            value = await step_kind(step).run_step(
+                step, spec.child_id, spec.prefix, spec.scope, self
+            )
         except asyncio.CancelledError:
             self._mark_interrupted()
             raise ChildCancelled(self._registered(None), node_id=spec.child_id) from None
@@ -223,7 +210,7 @@ class Interpreter:
                 state.error = "not activated" if node_id in plan.activated else "not reached"
                 await self.emit(ev.NodeSkipped(node_id=prefix + node_id, reason=state.error))
         if workflow.outputs is not None:
-            return self._render(workflow.outputs, scope, None)
+            return self.render(workflow.outputs, scope, None)
         return last_output[0]
 
     @staticmethod
@@ -253,31 +240,16 @@ class Interpreter:
         full_id = prefix + node_id
         state = self.nodes[full_id]
         state.status, state.started_at = "running", self.clock()
-        tool = node.call if isinstance(node, CallNode) else None
-        await self.emit(ev.NodeStarted(node_id=full_id, kind=node.kind, tool=tool))
+        kind = kind_of(node)
+        await self.emit(ev.NodeStarted(node_id=full_id, kind=kind.name, tool=kind.tool(node)))
         targets: set[str] = set()
+        at = NodeAt(workflow=plan, node_id=node_id, full_id=full_id, prefix=prefix, scope=scope)
         try:
-            if isinstance(node, CallNode | WorkflowNode):
-                state.output = await self._run_step_node(node, full_id, prefix, scope)
-                scope.set_output(node.output, state.output)
-                last_output[0] = state.output
-            elif isinstance(node, BranchNode):
-                target = self._choose(node, scope, full_id)
-                state.output = {"goto": target}
-                targets = {target} if target else set()
-            elif isinstance(node, ParallelNode):
-                state.output, targets = await self._parallel(plan, node_id, node, scope, prefix)
-            elif isinstance(node, ForeachNode):
-                state.output = await self._foreach(plan, node_id, node, scope, prefix)
-                scope.set_output(node.output, state.output)
-            elif isinstance(node, YieldNode):
-                state.output = await self._yield(node, full_id, scope)
-                scope.yields[node_id] = state.output
-            elif isinstance(node, CompensateNode):
-                state.output = await self._compensate_node(node, full_id, scope)
-            elif isinstance(node, ErrorNode):
-                message = self._render(node.message, scope, full_id)
-                raise RunFailed(str(message), node_id=full_id)
+            outcome = await kind.execute(node, at, self)
+            state.output = outcome.output
+            targets = set(outcome.activates)
+            if outcome.is_result:
+                last_output[0] = outcome.output
         except FallbackTriggered as fallback:
             scope.failure = {"node_id": full_id, **fallback.failure}
             state.status, state.error, state.ended_at = "failed", fallback.message, self.clock()
@@ -312,220 +284,56 @@ class Interpreter:
         await self.emit(ev.NodeSucceeded(node_id=full_id, output=state.output, input=state.input))
         return "succeeded", targets
 
-    # --- node kinds -------------------------------------------------------------------------
-    async def _run_step_node(
-        self,
-        node: CallNode | WorkflowNode,
-        full_id: str,
-        prefix: str,
-        scope: Scope,
-    ) -> Any:
-        """A call or a sub-workflow (also as a parallel branch or a foreach item)."""
-        args = self._render(node.args, scope, full_id)
-        self.nodes.setdefault(full_id, NodeState()).input = args
-        if isinstance(node, WorkflowNode):
-            return await self._sub_workflow(node, full_id, args)
-        key = f"{self.run_id}:{full_id}"  # a foreach item's id ends in its index
-        context = CallContext(
+    # --- what node kinds use (engine/nodes/kind.py: RunServices) ---------------------------
+    def now(self) -> str:
+        """The run's clock."""
+        return self.clock()
+
+    def node_state(self, full_id: str) -> NodeState:
+        """The state of a node, made when missing (a branch step, an item)."""
+        return self.nodes.setdefault(full_id, NodeState())
+
+    def call_context(self, full_id: str) -> CallContext:
+        """What one tool call of node ``full_id`` may use."""
+        return CallContext(
             run_id=self.run_id,
             tools=self.tools,
             steps=self.steps,
             emit=self.emit,
-            state=self.nodes[full_id],
+            state=self.node_state(full_id),
             base_url=self.plan.base_url,
         )
-        outcome = await call_with_retries(
-            context, node, full_id, args, idempotency_key=key, scope=scope
+
+    def register(self, compensation: Compensation) -> None:
+        """Keep an undo for the saga."""
+        self.saga.register(compensation)
+
+    async def execute_workflow(self, plan: WorkflowPlan, scope: Scope, prefix: str) -> Any:
+        """Run a sub-workflow of the plan under ``prefix``."""
+        return await self._execute(plan, scope, prefix)
+
+    def render(self, value: Any, scope: Scope, node_id: str | None) -> Any:
+        """``value`` with its references resolved in ``scope``."""
+        return render(value, scope.lookup, node_id=node_id)
+
+    def evaluate(self, text: str, scope: Scope, node_id: str) -> Any:
+        """The value of expression ``text`` in ``scope``."""
+        return evaluate(
+            parse_expression(text, node_id=node_id),
+            lambda ref: resolve_reference(ref, scope.lookup, node_id=node_id),
+            node_id=node_id,
         )
-        if node.compensate_with is not None:
-            scope.set_output(node.output, outcome)
-            comp_args = self._render(node.compensate_with.args, scope, full_id)
-            self.saga.register(
-                Compensation(
-                    node_id=full_id,
-                    call=node.compensate_with.call,
-                    args=comp_args,
-                    ignore_error=node.compensate_with.ignore_error,
-                )
-            )
-        return outcome
-
-    async def _sub_workflow(self, node: WorkflowNode, full_id: str, args: Any) -> Any:
-        child = self.plan.workflows.get(node.workflow)
-        if child is None:
-            raise RunFailed(f"sub-workflow '{node.workflow}' is not defined", node_id=full_id)
-        try:
-            values = check_values(child.workflow.params, args, what=f"{full_id}.args")
-        except InvalidInputError as exc:
-            raise RunFailed(
-                exc.message, node_id=full_id, context={"violations": exc.violations}
-            ) from None
-        try:
-            return await self._execute(child, Scope(params=values), f"{full_id}/")
-        except RunFailed as failure:
-            fallback = node.on_error.fallback if node.on_error else None
-            if fallback:
-                raise FallbackTriggered(failure.message, fallback) from None
-            raise
-
-    def _choose(self, node: BranchNode, scope: Scope, full_id: str) -> str | None:
-        for case in node.on:
-            if case.when is None or self._truthy(case.when, scope, full_id):
-                return case.goto
-        return node.default
-
-    async def _parallel(
-        self, plan: WorkflowPlan, node_id: str, node: ParallelNode, scope: Scope, prefix: str
-    ) -> tuple[dict[str, Any], set[str]]:
-        workflow = plan.workflow
-        full_id = prefix + node_id
-        children = [
-            ChildSpec(
-                id=f"{self.run_id}/{full_id}/{name}",
-                child_id=f"{full_id}/{name}",
-                workflow_id=plan.workflow_id,
-                node_id=node_id,
-                prefix=f"{full_id}/{name}/",
-                scope=Scope.from_dict(scope.to_dict()),
-                seq_base=self._child_seq_base(index),
-                branch=name,
-            )
-            for index, name in enumerate(node.branches)
-        ]
-        mode = node.on_partial_failure
-        outcomes = await self._gather(
-            f"parallel:{full_id}", children, concurrency=node.concurrency, fail_fast=mode == "abort"
-        )
-        results: dict[str, Any] = {}
-        failures: dict[str, str] = {}
-        for name, outcome in zip(node.branches, outcomes, strict=True):
-            branch = node.branches[name]
-            value = self._absorb_child(outcome.value)
-            if outcome.ok:
-                results[name] = value
-                scope.set_output(branch.output, value)
-            else:
-                failures[name] = outcome.error or "failed"
-        self.nodes[full_id].detail = {
-            "branches": {n: ("failed" if n in failures else "succeeded") for n in node.branches}
-        }
-        if not failures:
-            return results, set()
-        if mode == "continue":
-            return {**results, "_failed": failures}, set()
-        message = f"parallel '{full_id}': " + "; ".join(
-            f"{n} failed: {e}" for n, e in failures.items()
-        )
-        target = mode if mode in workflow.graph else None
-        if target is not None:
-            compensate = workflow.graph[target]
-            if isinstance(compensate, CompensateNode):
-                target_state = self.nodes[prefix + target]
-                target_state.started_at = self.clock()
-                target_state.output = await self._compensate_node(
-                    compensate, prefix + target, scope
-                )
-                target_state.status, target_state.ended_at = "succeeded", self.clock()
-                raise RunFailed(
-                    message,
-                    node_id=full_id,
-                    context={"partial_results": results, "compensated_by": target, "handled": True},
-                )
-        raise RunFailed(message, node_id=full_id, context={"partial_results": results})
-
-    async def _foreach(
-        self, plan: WorkflowPlan, node_id: str, node: ForeachNode, scope: Scope, prefix: str
-    ) -> list[Any]:
-        full_id = prefix + node_id
-        items = (
-            evaluate(
-                parse_expression(node.items, node_id=full_id),
-                self._resolver(scope, full_id),
-                node_id=full_id,
-            )
-            if isinstance(node.items, str)
-            else self._render(node.items, scope, full_id)
-        )
-        if not isinstance(items, list):
-            raise RunFailed(
-                f"foreach '{full_id}' items must be a list, got {type(items).__name__}",
-                node_id=full_id,
-            )
-        bound = node.max_iterations or 0
-        if len(items) > bound:
-            raise RunFailed(
-                f"foreach '{full_id}' has {len(items)} items, more than max_iterations {bound}",
-                node_id=full_id,
-            )
-        self.nodes[full_id].input = {"items": items}
-        children = [
-            ChildSpec(
-                id=f"{self.run_id}/{full_id}/{i}",
-                child_id=f"{full_id}/{i}",
-                workflow_id=plan.workflow_id,
-                node_id=node_id,
-                prefix=f"{full_id}/{i}/",
-                scope=Scope.from_dict(scope.with_local(node.as_, item).to_dict()),
-                seq_base=self._child_seq_base(i),
-                iteration=i,
-            )
-            for i, item in enumerate(items)
-        ]
-        outcomes = await self._gather(
-            f"foreach:{full_id}", children, concurrency=node.concurrency, fail_fast=True
-        )
-        values = [self._absorb_child(o.value) for o in outcomes]
-        failed = [(i, o.error) for i, o in enumerate(outcomes) if not o.ok]
-        if failed:
-            index, error = failed[0]
-            fallback = node.step.on_error.fallback if node.step.on_error else None
-            message = f"foreach '{full_id}' item {index} failed: {error}"
-            if fallback:
-                raise FallbackTriggered(message, fallback)
-            raise RunFailed(message, node_id=full_id)
-        return values
-
-    async def _yield(self, node: YieldNode, full_id: str, scope: Scope) -> dict[str, Any]:
-        message = str(self._render(node.message, scope, full_id))
-        expects = {k: v.model_dump(exclude_none=True) for k, v in node.expects.items()}
-        state = self.nodes[full_id]
-        state.status, state.detail = "waiting_input", {"message": message, "expects": expects}
-        await self.emit(ev.WaitingInput(node_id=full_id, message=message, expects=expects))
-        values = await self.steps.wait_for_input(f"yield:{full_id}", node.timeout)
-        if values is None:
-            raise RunFailed(f"no answer to '{full_id}' within {node.timeout} s", node_id=full_id)
-        checked = check_values(node.expects, values, what="values")
-        await self.emit(ev.Resumed(node_id=full_id, values=checked))
-        return checked
-
-    async def _compensate_node(
-        self, node: CompensateNode, full_id: str, scope: Scope
-    ) -> list[dict[str, Any]]:
-        done: list[dict[str, Any]] = []
-        for index, step in enumerate(node.steps):
-            try:
-                args = self._render(step.args, scope, full_id)
-            except UnresolvedReferenceError as exc:
-                if step.ignore_error or node.ignore_error:
-                    done.append({"call": step.call, "skipped": exc.message})
-                    continue
-                raise RunFailed(exc.message, node_id=full_id) from None
-            result = await self._compensation_call(f"{full_id}:{index}", step.call, args)
-            if not result["ok"] and not (step.ignore_error or node.ignore_error):
-                raise RunFailed(
-                    f"compensation {step.call} failed: {result['error']}", node_id=full_id
-                )
-            done.append(result)
-        return done
 
     async def _compensate(self, failure: RunFailed | None) -> None:
         """Saga: run registered compensations newest first (unless a node handled it)."""
         if failure is not None and failure.context.get("handled"):
             return
         for entry in self.saga.newest_first():
-            await self._compensation_call(f"saga:{entry.node_id}", entry.call, entry.args)
+            await self.compensation_call(f"saga:{entry.node_id}", entry.call, entry.args)
 
-    async def _compensation_call(self, name: str, tool: str, args: Any) -> dict[str, Any]:
+    async def compensation_call(self, name: str, tool: str, args: Any) -> dict[str, Any]:
+        """Call an undo tool once, as a step; what it did (never raises)."""
+
         async def attempt() -> dict[str, Any]:
             try:
                 result = await self.tools.call(
@@ -549,7 +357,7 @@ class Interpreter:
         return outcome
 
     # --- children ---------------------------------------------------------------------------
-    async def _gather(
+    async def gather(
         self, name: str, children: list[ChildSpec], *, concurrency: int | None, fail_fast: bool
     ) -> list[ChildOutcome]:
         """Run the children; keep what they registered even if the run stops meanwhile.
@@ -568,7 +376,7 @@ class Interpreter:
             )
         except GatherCancelled as stopped:
             for outcome in stopped.outcomes:
-                self._absorb_child(outcome.value)
+                self.absorb_child(outcome.value)
             raise
 
     async def _child_entry(self, spec: ChildSpec) -> ChildResult:
@@ -582,7 +390,7 @@ class Interpreter:
         )
         return await child.run_child(spec)
 
-    def _child_seq_base(self, index: int) -> int:
+    def child_seq_base(self, index: int) -> int:
         """Where a child's event numbers start: distinct per child, deterministic on replay.
 
         Each child gets a block of 100,000 numbers after its parent's current number, so
@@ -590,26 +398,13 @@ class Interpreter:
         """
         return (self._seq * 1000 + index + 1) * 100_000
 
-    def _absorb_child(self, result: ChildResult | None) -> Any:
+    def absorb_child(self, result: ChildResult | None) -> Any:
         """Keep what a child registered (compensations, node states); its value."""
         if result is None:
             return None
         self.saga.extend(result.compensations)
         self.nodes.update(result.nodes)
         return result.value
-
-    # --- values -----------------------------------------------------------------------------
-    def _render(self, value: Any, scope: Scope, node_id: str | None) -> Any:
-        return render(value, scope.lookup, node_id=node_id)
-
-    def _resolver(self, scope: Scope, node_id: str) -> Callable[[Any], Any]:
-        return lambda ref: resolve_reference(ref, scope.lookup, node_id=node_id)
-
-    def _truthy(self, text: str, scope: Scope, node_id: str) -> bool:
-        value = evaluate(
-            parse_expression(text, node_id=node_id), self._resolver(scope, node_id), node_id=node_id
-        )
-        return bool(value)
 
 
 def _describe(exc: Exception) -> str:

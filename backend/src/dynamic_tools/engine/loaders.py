@@ -22,6 +22,7 @@ import yaml
 from pydantic import ValidationError
 
 from dynamic_tools.engine.models import WorkflowDocument
+from dynamic_tools.engine.nodes import KIND_NAMES
 from dynamic_tools.engine.xml_format import xml_to_mapping
 from dynamic_tools.errors import WorkflowInvalidError
 from dynamic_tools.nesting import TooDeep, loads_json, shorten
@@ -244,7 +245,7 @@ def _too_deep(path: tuple[str | int, ...] | None, line: int | None) -> WorkflowI
 
 
 # --- violations -----------------------------------------------------------------------------
-_UNION_TAGS = {"call", "workflow", "branch", "parallel", "foreach", "yield", "compensate", "error"}
+_UNION_TAGS = KIND_NAMES
 
 
 def _model_path(loc: tuple[Any, ...]) -> tuple[str | int, ...]:

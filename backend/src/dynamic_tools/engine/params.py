@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from dynamic_tools.engine.models import ParamSpec
+from dynamic_tools.engine.node_parts import ParamSpec
 from dynamic_tools.errors import InvalidInputError
 
 _CHECKS: dict[str, tuple[type | tuple[type, ...], str]] = {

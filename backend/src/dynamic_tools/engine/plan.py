@@ -16,13 +16,8 @@ from typing import Any
 
 from dynamic_tools.engine.graph import WorkflowGraph
 from dynamic_tools.engine.loaders import LoadedDocument
-from dynamic_tools.engine.models import (
-    ForeachNode,
-    ParallelNode,
-    Workflow,
-    WorkflowDocument,
-    WorkflowNode,
-)
+from dynamic_tools.engine.models import Workflow, WorkflowDocument
+from dynamic_tools.engine.nodes import sub_workflows
 from dynamic_tools.engine.params import check_values
 from dynamic_tools.engine.validator import (
     ValidationReport,
@@ -65,15 +60,7 @@ class WorkflowPlan:
     @cached_property
     def sub_workflows(self) -> frozenset[str]:
         """Workflow ids called by this workflow's nodes (parallel branches and foreach too)."""
-        called: set[str] = set()
-        for node in self.workflow.graph.values():
-            steps: list[Any] = [node]
-            if isinstance(node, ParallelNode):
-                steps = list(node.branches.values())
-            elif isinstance(node, ForeachNode):
-                steps = [node.step]
-            called |= {s.workflow for s in steps if isinstance(s, WorkflowNode)}
-        return frozenset(called)
+        return sub_workflows(self.workflow.graph.values())
 
     @cached_property
     def references(self) -> Mapping[str, frozenset[str]]:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 
-from dynamic_tools.engine.models import OnError
+from dynamic_tools.engine.node_parts import OnError
 
 DEFAULT_RETRY_ON = ("transport", "5xx", "429")
 

@@ -18,18 +18,20 @@ import asyncio
 import functools
 from datetime import UTC, datetime, timedelta
 from http import HTTPStatus
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dynamic_tools.engine import events as ev
 from dynamic_tools.engine.call_context import CallContext
 from dynamic_tools.engine.expressions import evaluate, parse_expression
-from dynamic_tools.engine.models import CallNode
 from dynamic_tools.engine.ports import ToolCallFailed, ToolRunner
 from dynamic_tools.engine.references import resolve_reference
 from dynamic_tools.engine.retry import Failure, parse_retry_after, retry_delay, should_retry
 from dynamic_tools.engine.scope import Scope
 from dynamic_tools.engine.sql_query import SqlQueryError, run_sql_query
 from dynamic_tools.engine.state import FallbackTriggered, RunFailed
+
+if TYPE_CHECKING:
+    from dynamic_tools.engine.nodes.call import CallNode
 
 _DETAIL_CHARS = 200
 

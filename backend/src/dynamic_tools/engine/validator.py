@@ -37,20 +37,10 @@ from dynamic_tools.engine.errors import ExpressionError
 from dynamic_tools.engine.expressions import parse_expression, references
 from dynamic_tools.engine.graph import Path, WorkflowGraph
 from dynamic_tools.engine.loaders import LoadedDocument
-from dynamic_tools.engine.models import (
-    BranchNode,
-    CallNode,
-    CompensateNode,
-    ErrorNode,
-    ForeachNode,
-    ParallelNode,
-    Workflow,
-    WorkflowDocument,
-    WorkflowNode,
-    YieldNode,
-)
+from dynamic_tools.engine.models import Workflow, WorkflowDocument
+from dynamic_tools.engine.nodes import kind_of
+from dynamic_tools.engine.nodes.kind import ReferenceSource
 from dynamic_tools.engine.references import Reference, find_references
-from dynamic_tools.engine.sql_query import table_names
 from dynamic_tools.engine.state import FAILURE_NAME
 from dynamic_tools.violations import Violation
 
@@ -153,7 +143,8 @@ class _Checker:
             self._check_node(base, workflow_id, workflow, graph, node_id, node)
         self._check_reachability(base, workflow, graph)
         if workflow.outputs:
-            for ref, path in _references_in([(workflow.outputs, (*base, "outputs"))]):
+            outputs = [ReferenceSource(workflow.outputs, (*base, "outputs"))]
+            for ref, path, _ in _references_in(outputs):
                 self._check_reference(path, ref, workflow, graph, consumer=None, local=set())
 
     def _check_targets(
@@ -180,23 +171,12 @@ class _Checker:
                         expected=_close(target, nodes),
                         actual=target,
                     )
-            if isinstance(node, ParallelNode):
-                target = node.on_partial_failure
-                if target in nodes and not isinstance(nodes[target], CompensateNode):
-                    self.add(
-                        (*here, "on_partial_failure"),
-                        "invalid_partial_failure_target",
-                        f"on_partial_failure names '{target}', which is a "
-                        f"{nodes[target].kind} node, not a compensate node",
-                        expected="abort, continue, rollback_all or a compensate node",
-                        actual=target,
-                    )
 
     def _check_names(
         self, base: tuple[str | int, ...], workflow: Workflow, graph: WorkflowGraph
     ) -> None:
         params = set(workflow.params)
-        yields = {n for n, node in workflow.graph.items() if isinstance(node, YieldNode)}
+        yields = _answering_nodes(workflow)
         seen: dict[str, str] = {}
         for node_id, output, path in graph.outputs():
             where = (*base, "graph", *path)
@@ -224,14 +204,6 @@ class _Checker:
                     actual=output,
                 )
             seen.setdefault(output, node_id)
-        for node_id, node in workflow.graph.items():
-            if isinstance(node, ForeachNode) and (node.as_ in params or node.as_ in seen):
-                self.add(
-                    (*base, "graph", node_id, "as"),
-                    "name_clash",
-                    f"foreach variable '{node.as_}' hides a parameter or output",
-                    actual=node.as_,
-                )
 
     def _check_node(
         self,
@@ -242,70 +214,10 @@ class _Checker:
         node_id: str,
         node: Any,
     ) -> None:
-        here = (*base, "graph", node_id)
-        local: set[str] = set()
-        if isinstance(node, CallNode | WorkflowNode):
-            self._check_step(here, workflow_id, node)
-            if isinstance(node, CallNode) and node.success:
-                self._check_expression(
-                    (*here, "success"), node.success, workflow, graph, node_id, local={"result"}
-                )
-        elif isinstance(node, ParallelNode):
-            for name, branch in node.branches.items():
-                self._check_step((*here, "branches", name), workflow_id, branch)
-        elif isinstance(node, ForeachNode):
-            self._check_step((*here, "step"), workflow_id, node.step)
-            local = {node.as_}
-            if node.max_iterations is None:
-                self.add(
-                    here,
-                    "unbounded_foreach",
-                    f"foreach '{node_id}' needs max_iterations (a bound on its items)",
-                    expected="max_iterations: <n>",
-                )
-            if isinstance(node.items, str):
-                self._check_expression(
-                    (*here, "items"), node.items, workflow, graph, node_id, local=set()
-                )
-        elif isinstance(node, BranchNode):
-            for index, case in enumerate(node.on):
-                if case.when is not None:
-                    self._check_expression(
-                        (*here, "on", index, "when"),
-                        case.when,
-                        workflow,
-                        graph,
-                        node_id,
-                        local=set(),
-                    )
-        elif isinstance(node, CompensateNode):
-            for index, step in enumerate(node.steps):
-                self._check_tool((*here, "steps", index, "call"), step.call)
-        elif isinstance(node, ErrorNode | YieldNode):
-            pass
-        for ref, path in _references_in(_reference_sources(node, here)):
-            self._check_reference(
-                path, ref, workflow, graph, node_id, local if path[len(here)] == "step" else set()
-            )
-
-    def _check_step(
-        self, here: tuple[str | int, ...], workflow_id: str, node: CallNode | WorkflowNode
-    ) -> None:
-        if isinstance(node, CallNode):
-            self._check_tool((*here, "call"), node.call)
-            if node.compensate_with is not None:
-                self._check_tool((*here, "compensate_with", "call"), node.compensate_with.call)
-            self._check_builtin_args(here, node)
-        else:
-            self.calls[workflow_id].add(node.workflow)
-            if node.workflow not in self.workflows:
-                self.add(
-                    (*here, "workflow"),
-                    "unknown_workflow",
-                    f"sub-workflow '{node.workflow}' is not defined",
-                    expected=_close(node.workflow, self.workflows),
-                    actual=node.workflow,
-                )
+        checks = _NodeChecks(self, workflow_id, workflow, graph, node_id, (*base, "graph", node_id))
+        kind_of(node).check(node, checks)
+        for ref, path, local in _references_in(kind_of(node).reference_sources(node, checks.here)):
+            self._check_reference(path, ref, workflow, graph, node_id, local)
 
     def _check_tool(self, path: tuple[str | int, ...], name: str) -> None:
         if self.tools is not None and name not in self.tools:
@@ -317,36 +229,16 @@ class _Checker:
                 actual=name,
             )
 
-    def _check_builtin_args(self, here: tuple[str | int, ...], node: CallNode) -> None:
-        if node.call == "rest_call":
-            for key in ("method", "path"):
-                if key not in node.args:
-                    self.add(
-                        (*here, "args"), "builtin_args", f"rest_call needs args.{key}", expected=key
-                    )
-        elif node.call == "sql_query":
-            sql = node.args.get("sql")
-            if not isinstance(sql, str) or not sql.strip():
-                self.add(
-                    (*here, "args"),
-                    "builtin_args",
-                    "sql_query needs args.sql (text)",
-                    expected="sql",
-                )
-                return
-            outputs = {o for _, o, _ in WorkflowGraph.outputs_of(self._workflow_of(here))}
-            for table in table_names(sql):
-                if table not in outputs:
-                    self.add(
-                        (*here, "args", "sql"),
-                        "unknown_table",
-                        f"sql_query reads table '{table}', but no node has an output of that name",
-                        expected=sorted(outputs),
-                        actual=table,
-                    )
-
-    def _workflow_of(self, path: tuple[str | int, ...]) -> Workflow:
-        return self.document.workflows[str(path[1])]
+    def _check_sub_workflow(self, path: tuple[str | int, ...], workflow_id: str, name: str) -> None:
+        self.calls[workflow_id].add(name)
+        if name not in self.workflows:
+            self.add(
+                path,
+                "unknown_workflow",
+                f"sub-workflow '{name}' is not defined",
+                expected=_close(name, self.workflows),
+                actual=name,
+            )
 
     def _check_expression(
         self,
@@ -356,7 +248,7 @@ class _Checker:
         graph: WorkflowGraph,
         node_id: str,
         *,
-        local: set[str],
+        local: Collection[str],
     ) -> None:
         try:
             expression = parse_expression(text)
@@ -373,7 +265,7 @@ class _Checker:
         workflow: Workflow,
         graph: WorkflowGraph,
         consumer: str | None,
-        local: set[str],
+        local: Collection[str],
     ) -> None:
         name = ref.name
         if name in local or name in workflow.params:
@@ -381,20 +273,21 @@ class _Checker:
         if (
             name == FAILURE_NAME
             and consumer in _fallback_targets(graph)
-            and not (graph.producers(name) or isinstance(workflow.graph.get(name), YieldNode))
+            and not (graph.producers(name) or name in _answering_nodes(workflow))
         ):
             return  # the failure that activated this fallback (engine/state.py)
         producers = graph.producers(name)
         node = workflow.graph.get(name)
-        if isinstance(node, YieldNode):
+        fields = kind_of(node).answer_fields(node) if node is not None else None
+        if fields is not None:
             field_name = ref.path[0] if ref.path else None
-            if field_name is not None and str(field_name) not in node.expects:
+            if field_name is not None and str(field_name) not in fields:
                 self.add(
                     path,
                     "unknown_yield_field",
                     f"'{ref.text}' reads field '{field_name}', which yield '{name}' "
                     "does not expect",
-                    expected=sorted(node.expects),
+                    expected=sorted(fields),
                     actual=field_name,
                 )
             producers = [name]
@@ -402,8 +295,8 @@ class _Checker:
             names = (
                 set(workflow.params)
                 | set(graph.output_names())
-                | local
-                | {n for n, x in workflow.graph.items() if isinstance(x, YieldNode)}
+                | set(local)
+                | _answering_nodes(workflow)
             )
             hint = (
                 " ($error is set only in a node named as an on_error.fallback)"
@@ -435,30 +328,8 @@ class _Checker:
         self, base: tuple[str | int, ...], workflow: Workflow, graph: WorkflowGraph
     ) -> None:
         for node_id, node in workflow.graph.items():
-            here = (*base, "graph", node_id)
-            activated = graph.is_activated(node_id)
-            if isinstance(node, CompensateNode) and not activated:
-                self.add(
-                    here,
-                    "never_activated",
-                    f"compensate node '{node_id}' is never activated (no goto, fallback "
-                    "or on_partial_failure names it)",
-                    severity="warning",
-                )
-            elif isinstance(node, ErrorNode) and not activated and not node.depends_on:
-                self.add(
-                    here,
-                    "error_node_always_runs",
-                    f"error node '{node_id}' is not activated by any branch or fallback "
-                    "and has no depends_on: it would fail every run",
-                )
-            elif graph.unreachable(node_id) and not isinstance(node, CompensateNode):
-                self.add(
-                    here,
-                    "unreachable",
-                    f"node '{node_id}' only depends on nodes that never run",
-                    severity="warning",
-                )
+            checks = _NodeChecks(self, "", workflow, graph, node_id, (*base, "graph", node_id))
+            kind_of(node).check_reach(node, checks)
 
     def check_workflow_cycles(self) -> None:
         reported: set[frozenset[str]] = set()
@@ -492,38 +363,25 @@ def _fallback_targets(graph: WorkflowGraph) -> set[str]:
     }
 
 
-def _reference_sources(node: Any, here: Path) -> list[tuple[Any, Path]]:
-    """The values of a node that may hold ``$references`` (expressions are checked apart)."""
-    if isinstance(node, CallNode):
-        sources: list[tuple[Any, Path]] = [(node.args, (*here, "args"))]
-        if node.compensate_with is not None:
-            sources.append((node.compensate_with.args, (*here, "compensate_with", "args")))
-        return sources
-    if isinstance(node, WorkflowNode):
-        return [(node.args, (*here, "args"))]
-    if isinstance(node, ParallelNode):
-        return [
-            src
-            for name, branch in node.branches.items()
-            for src in _reference_sources(branch, (*here, "branches", name))
-        ]
-    if isinstance(node, ForeachNode):
-        return _reference_sources(node.step, (*here, "step"))
-    if isinstance(node, YieldNode | ErrorNode):
-        return [(node.message, (*here, "message"))]
-    if isinstance(node, CompensateNode):
-        return [(step.args, (*here, "steps", i, "args")) for i, step in enumerate(node.steps)]
-    return []
+def _answering_nodes(workflow: Workflow) -> set[str]:
+    """Nodes whose id reads as a name (a yield's answer: ``$<node id>.<field>``)."""
+    return {
+        n for n, node in workflow.graph.items() if kind_of(node).answer_fields(node) is not None
+    }
 
 
 def node_reference_names(node: Any) -> frozenset[str]:
     """The names a node's values read through ``$references`` (expressions aside)."""
-    return frozenset(ref.name for ref, _ in _references_in(_reference_sources(node, ())))
+    sources = kind_of(node).reference_sources(node, ())
+    return frozenset(ref.name for ref, _, _ in _references_in(sources))
 
 
-def _references_in(sources: list[tuple[Any, Path]]) -> Iterator[tuple[Reference, Path]]:
-    for value, path in sources:
-        yield from _walk_references(value, path)
+def _references_in(
+    sources: list[ReferenceSource],
+) -> Iterator[tuple[Reference, Path, frozenset[str]]]:
+    for source in sources:
+        for ref, path in _walk_references(source.value, source.path):
+            yield ref, path, source.local
 
 
 def _walk_references(value: Any, path: Path) -> Iterator[tuple[Reference, Path]]:
@@ -548,3 +406,42 @@ __all__ = [
     "node_reference_names",
     "validate_document",
 ]
+
+
+@dataclass
+class _NodeChecks:
+    """The validator's services for one node (the kinds' :class:`NodeChecks`)."""
+
+    checker: _Checker
+    workflow_id: str
+    workflow: Workflow
+    graph: WorkflowGraph
+    node_id: str
+    here: Path
+
+    @property
+    def params(self) -> Collection[str]:
+        return self.workflow.params
+
+    def add(
+        self,
+        path: Path,
+        rule: str,
+        message: str,
+        *,
+        severity: str = "error",
+        expected: Any = None,
+        actual: Any = None,
+    ) -> None:
+        self.checker.add(path, rule, message, severity=severity, expected=expected, actual=actual)
+
+    def tool(self, path: Path, name: str) -> None:
+        self.checker._check_tool(path, name)
+
+    def sub_workflow(self, path: Path, workflow_id: str) -> None:
+        self.checker._check_sub_workflow(path, self.workflow_id, workflow_id)
+
+    def expression(self, path: Path, text: str, *, local: Collection[str] = ()) -> None:
+        self.checker._check_expression(
+            path, text, self.workflow, self.graph, self.node_id, local=local
+        )

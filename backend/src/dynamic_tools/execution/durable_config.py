@@ -70,8 +70,11 @@ class DurableConfig:
         schema: The PostgreSQL schema of DBOS's tables (ignored for SQLite).
         cancel_poll_s: How often this process looks for cancel requests made by another
             process for the runs it executes. Requests made here take effect at once.
-        notification_poll_s: How often DBOS polls for messages on SQLite (PostgreSQL is told
-            by LISTEN/NOTIFY): the delay before a yield sees its answer.
+        notification_poll_s: How often DBOS polls for messages on SQLite, one query per waiting
+            yield (PostgreSQL is told by LISTEN/NOTIFY). An answer given in the process where
+            the yield waits wakes it at once (``execution/local_wake.py``); one sent by another
+            process (``DurableRunClient``) waits for the poll. Not longer: DBOS's listener
+            sleeps this long between polls, and stopping DBOS waits for it.
         log_level: DBOS's own log level.
         run_concurrency: PostgreSQL: how many runs of the shared queue one replica executes at
             once (a run waiting for input gives its slot back).

@@ -82,7 +82,8 @@ from dynamic_tools.execution.durable_steps import (
 )
 from dynamic_tools.execution.durable_workflows import run_workflow, statuses_to_ids, yield_owner
 from dynamic_tools.execution.journal_lock import JournalLock
-from dynamic_tools.execution.launcher import yield_step_name
+from dynamic_tools.execution.launcher import ExecutorView, yield_step_name
+from dynamic_tools.execution.local_wake import wake_local_waiter
 from dynamic_tools.execution.presence import ExecutorPresence
 from dynamic_tools.execution.reconcile import JournalEntry
 
@@ -249,7 +250,9 @@ class DurableLauncher:
         """Send the answer of the yield ``node_id`` (kept until the yield reads it)."""
         self._require_launched()
         target = await yield_owner(run_id, node_id, self._existing)
-        await DBOS.send_async(target, values, topic=yield_step_name(node_id))
+        topic = yield_step_name(node_id)
+        await DBOS.send_async(target, values, topic=topic)
+        wake_local_waiter(target, topic)  # a yield waiting here moves on now, not at the next poll
 
     async def cancel(self, run_id: str) -> None:
         """Cancel the run: its step in flight stops, its compensations run, it ends cancelled.
@@ -420,7 +423,7 @@ class DurableLauncher:
             )
         return entries
 
-    async def executor_of(self, run_id: str) -> dict[str, Any] | None:
+    async def executor_of(self, run_id: str) -> ExecutorView | None:
         """Who holds the run now: executor id, since when, alive, and a sentence saying so."""
         self._require_launched()
         status = await DBOS.get_workflow_status_async(run_id)
@@ -448,13 +451,7 @@ class DurableLauncher:
                 else:
                     then = f"a live replica takes it over within {self.config.failover_check_s:g} s"
                 detail = f"held by executor '{executor}', which is gone; {then}"
-        return {
-            "id": executor,
-            "state": state,
-            "alive": alive,
-            "since": since,
-            "detail": detail,
-        }
+        return ExecutorView(id=executor, state=state, alive=alive, since=since, detail=detail)
 
     async def _existing(self, ids: list[str]) -> set[str]:
         statuses = await DBOS.list_workflows_async(

@@ -55,6 +55,7 @@ from dynamic_tools.engine.children import ChildResult, ChildSpec
 from dynamic_tools.engine.events import Event
 from dynamic_tools.engine.local import SIBLING_FAILED
 from dynamic_tools.engine.ports import ChildFn, ChildOutcome, EventSink, GatherCancelled
+from dynamic_tools.execution.local_wake import wake_local_waiter
 
 T = TypeVar("T")
 
@@ -202,7 +203,12 @@ class LiveRuns:
 
     def send_marker(self, workflow_id: str, topic: str) -> None:
         """Send :data:`CANCELLED` to a waiting yield, from outside any workflow."""
-        task = detached(DBOS.send_async(workflow_id, CANCELLED, topic=topic))
+
+        async def send() -> None:
+            await DBOS.send_async(workflow_id, CANCELLED, topic=topic)
+            wake_local_waiter(workflow_id, topic)  # the yield waits here: now, not at a poll
+
+        task = detached(send())
         self._background.add(task)
         task.add_done_callback(self._sent)
 

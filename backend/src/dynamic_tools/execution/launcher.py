@@ -11,6 +11,8 @@ import asyncio
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from pydantic import BaseModel, ConfigDict
+
 from dynamic_tools.engine.interpreter import Interpreter
 from dynamic_tools.engine.local import LocalSteps
 from dynamic_tools.engine.plan import RunPlan
@@ -26,6 +28,18 @@ def yield_step_name(node_id: str) -> str:
 
 
 TakeoverHook = Callable[[str, list[str]], None]
+
+
+class ExecutorView(BaseModel):
+    """Who executes the run (durable runs: the journal's holder)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    id: str | None = None
+    state: str | None = None
+    alive: bool | None = None
+    since: str | None = None
+    detail: str | None = None
 
 
 class RunLauncher(Protocol):
@@ -61,7 +75,7 @@ class RunLauncher(Protocol):
         """Cancel a run: running steps stop and compensations run."""
         ...
 
-    async def executor_of(self, run_id: str) -> dict[str, Any] | None:
+    async def executor_of(self, run_id: str) -> ExecutorView | None:
         """Who executes the run: ``id``, ``state``, ``alive``, ``since``, ``detail``."""
         ...
 
@@ -134,18 +148,18 @@ class LocalLauncher:
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
 
-    async def executor_of(self, run_id: str) -> dict[str, Any] | None:
+    async def executor_of(self, run_id: str) -> ExecutorView | None:
         """This process, while the run's task is alive (local runs die with the process)."""
         task = self._tasks.get(run_id)
         if task is None:
             return None
-        return {
-            "id": "local",
-            "state": "finished" if task.done() else "executing",
-            "alive": True,
-            "since": None,
-            "detail": "executed in this process (DURABLE_RUNS=false: not durable)",
-        }
+        return ExecutorView(
+            id="local",
+            state="finished" if task.done() else "executing",
+            alive=True,
+            since=None,
+            detail="executed in this process (DURABLE_RUNS=false: not durable)",
+        )
 
     async def wait(self, run_id: str) -> RunOutcome:
         """The outcome of a run started here (for tests and the CLI)."""

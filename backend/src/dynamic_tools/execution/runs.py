@@ -8,14 +8,26 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from dynamic_tools.definitions.repository import PreparedRun, WorkflowRepository
 from dynamic_tools.engine.models import ParamSpec
 from dynamic_tools.engine.params import check_values
 from dynamic_tools.errors import ConflictError, InvalidInputError, NotFoundError
-from dynamic_tools.execution.launcher import RunLauncher
+from dynamic_tools.execution.launcher import ExecutorView, RunLauncher
 from dynamic_tools.persistence.run_store import RunRecord, RunStore
 
 RESUME_WAIT_S = 2.0  # a resume answers once the run took the answer (or after this long)
+
+
+class Recovered(BaseModel):
+    """What a recovery took over."""
+
+    model_config = ConfigDict(extra="allow")
+
+    executor_id: str
+    runs: list[str] = Field(description="The ids of the runs resumed here")
+    workflows: int = Field(description="How many DBOS workflows moved (children included)")
 
 
 class RunService:
@@ -74,7 +86,7 @@ class RunService:
             run_id, lambda r: r.terminal or answered not in r.waiting, timeout_s=RESUME_WAIT_S
         )
 
-    async def recover(self, executor_id: str) -> dict[str, Any]:
+    async def recover(self, executor_id: str) -> Recovered:
         """Resume here the unfinished runs of a replica that is gone (durable runs only).
 
         The launcher checks that the replica is gone (on PostgreSQL, its presence lock is
@@ -94,9 +106,9 @@ class RunService:
             # The launcher refuses an executor that is alive (its lock is held, or it is us).
             raise ConflictError(exc.message, kind="executor_alive", context=exc.context) from None
         runs = [w for w in workflows if "/" not in w]  # children are "<run>/<node>/<i>"
-        return {"executor_id": executor_id, "runs": runs, "workflows": len(workflows)}
+        return Recovered(executor_id=executor_id, runs=runs, workflows=len(workflows))
 
-    async def executor_of(self, run_id: str) -> dict[str, Any] | None:
+    async def executor_of(self, run_id: str) -> ExecutorView | None:
         """Who executes the run now, as the launcher's journal says (None when unknown)."""
         return await self.launcher.executor_of(run_id)
 

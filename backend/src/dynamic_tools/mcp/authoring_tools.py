@@ -23,6 +23,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 import mcp_types as types
+from pydantic import BaseModel
 
 from dynamic_tools.definitions.authoring import MAX_HISTORY_DAYS, WorkflowAuthoring
 from dynamic_tools.definitions.repository import WorkflowRepository
@@ -132,7 +133,7 @@ class AuthoringTools:
                 "The inputs a workflow needs: required ones, defaults, examples, rules, and "
                 "their JSON Schema. Give workflow_id or a draft's content.",
                 object_schema(_TARGET),
-                lambda args: _on_target(a, args, lambda t: a.preview_inputs(t)),
+                lambda args: _on_target(a, args, lambda t: _json(a.preview_inputs(t))),
                 False,
             ),
             (
@@ -142,7 +143,7 @@ class AuthoringTools:
                 "come from earlier steps' outputs are listed as pending.",
                 object_schema({**_TARGET, "inputs": _INPUTS}),
                 lambda args: _on_target(
-                    a, args, lambda t: a.preview_rendered(t, dict(args.get("inputs") or {}))
+                    a, args, lambda t: _json(a.preview_rendered(t, dict(args.get("inputs") or {})))
                 ),
                 False,
             ),
@@ -152,7 +153,7 @@ class AuthoringTools:
                 "The ordered step plan: each node, how it gets to run (always, after its "
                 "dependencies, when a branch/fallback activates it), its conditions.",
                 object_schema({**_TARGET, "inputs": _INPUTS}),
-                lambda args: _on_target(a, args, lambda t: a.step_order(t)),
+                lambda args: _on_target(a, args, lambda t: _json(a.step_order(t))),
                 False,
             ),
             (
@@ -163,7 +164,7 @@ class AuthoringTools:
                 "(list operations) that can supply them.",
                 object_schema({**_TARGET, "inputs": _INPUTS}),
                 lambda args: _on_target(
-                    a, args, lambda t: a.resolve_inputs(t, dict(args.get("inputs") or {}))
+                    a, args, lambda t: _json(a.resolve_inputs(t, dict(args.get("inputs") or {})))
                 ),
                 False,
             ),
@@ -378,7 +379,7 @@ class AuthoringTools:
             str(args["workflow_id"]),
             expected_version=args.get("expected_version"),
         )
-        return {**deleted, "deleted": True, "path": self._path(deleted["file"])}
+        return {**deleted.model_dump(), "deleted": True, "path": self._path(deleted.file)}
 
     async def _run(self, args: dict[str, Any]) -> dict[str, Any]:
         target = await self.authoring.checked_target(
@@ -406,7 +407,7 @@ class AuthoringTools:
         return {"run_id": run.run_id, "status": run.status, "cancelled": True}
 
     async def _purge(self, args: dict[str, Any]) -> dict[str, Any]:
-        return await self.authoring.purge_history(**_purge_scope(args))
+        return _json(await self.authoring.purge_history(**_purge_scope(args)))
 
     # --- what a destructive call would remove (confirmation.py) -----------------------------
     async def _preview_delete(self, args: dict[str, Any]) -> dict[str, Any]:
@@ -465,7 +466,7 @@ class AuthoringTools:
         }
 
     async def _preview_purge(self, args: dict[str, Any]) -> dict[str, Any]:
-        counted = await self.authoring.purge_history(**_purge_scope(args), dry_run=True)
+        counted = _json(await self.authoring.purge_history(**_purge_scope(args), dry_run=True))
         count, by_workflow = counted["would_remove_runs"], counted["by_workflow"]
         detail = ", ".join(f"{w}: {n}" for w, n in by_workflow.items()) or "none"
         return {
@@ -520,3 +521,8 @@ async def _on_target(
         workflow_id=args.get("workflow_id"), content=args.get("content"), fmt=args.get("format")
     )
     return work(target)
+
+
+def _json(view: BaseModel) -> dict[str, Any]:
+    """A service's view as the JSON an MCP tool answers."""
+    return view.model_dump(mode="json", by_alias=True)

@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 import mcp_types as types
+from pydantic import BaseModel
 
 from dynamic_tools.errors import InvalidInputError
 from dynamic_tools.mcp.aliases import Alias, alias_property, apply_aliases
@@ -73,8 +74,10 @@ def add_catalog_tools(view: SessionView, catalogs: CatalogService) -> None:
         )
 
     async def validate(a: dict[str, Any]) -> dict[str, Any]:
-        return await c.validate_openapi(
-            a["source"], source_type=a.get("source_type"), base_url=a.get("base_url")
+        return _json(
+            await c.validate_openapi(
+                a["source"], source_type=a.get("source_type"), base_url=a.get("base_url")
+            )
         )
 
     async def preview(a: dict[str, Any]) -> dict[str, Any]:
@@ -85,51 +88,57 @@ def add_catalog_tools(view: SessionView, catalogs: CatalogService) -> None:
             raise _disagree("include_command_preview", "max_preview_tokens", False, tokens)
         if wanted and tokens is None:
             tokens = DEFAULT_PREVIEW_TOKENS
-        return await c.preview_import(
-            a["source"],
-            a["catalog"],
-            title=a.get("catalog_title"),
-            vendor=a.get("vendor"),
-            prefix=a.get("prefix"),
-            include=a.get("include"),
-            base_url=a.get("base_url"),
-            max_preview_tokens=tokens,
-            source_type=a.get("source_type"),
+        return _json(
+            await c.preview_import(
+                a["source"],
+                a["catalog"],
+                title=a.get("catalog_title"),
+                vendor=a.get("vendor"),
+                prefix=a.get("prefix"),
+                include=a.get("include"),
+                base_url=a.get("base_url"),
+                max_preview_tokens=tokens,
+                source_type=a.get("source_type"),
+            )
         )
 
     async def import_(a: dict[str, Any]) -> dict[str, Any]:
         a = _titled("catalog.import_openapi", a)
-        return await c.import_openapi(
-            a["source"],
-            a["catalog"],
-            title=a.get("catalog_title"),
-            vendor=a.get("vendor"),
-            prefix=a.get("prefix"),
-            overwrite=bool(a.get("overwrite", False)),
-            enabled=bool(a.get("enabled", True)),
-            include=a.get("include"),
-            base_url=a.get("base_url"),
-            source_type=a.get("source_type"),
+        return _json(
+            await c.import_openapi(
+                a["source"],
+                a["catalog"],
+                title=a.get("catalog_title"),
+                vendor=a.get("vendor"),
+                prefix=a.get("prefix"),
+                overwrite=bool(a.get("overwrite", False)),
+                enabled=bool(a.get("enabled", True)),
+                include=a.get("include"),
+                base_url=a.get("base_url"),
+                source_type=a.get("source_type"),
+            )
         )
 
     async def set_enabled(a: dict[str, Any]) -> dict[str, Any]:
         a = named("catalog.set_enabled", a)
-        return await c.set_enabled(a["catalog"], bool(a["enabled"]))
+        return _json(await c.set_enabled(a["catalog"], bool(a["enabled"])))
 
     async def remove(a: dict[str, Any]) -> dict[str, Any]:
         a = named("catalog.remove", a)
-        return await c.remove(a["catalog"], remove_manifest=bool(a.get("remove_manifest", False)))
+        return _json(
+            await c.remove(a["catalog"], remove_manifest=bool(a.get("remove_manifest", False)))
+        )
 
     async def remove_preview(a: dict[str, Any]) -> dict[str, Any]:
         a = named("catalog.remove", dict(a))
         catalog = c.get(str(a["catalog"]))  # NotFoundError as the removal would say
-        tools = int(catalog.get("registered_tools") or 0)
+        tools = catalog.registered_tools or 0
         manifest = bool(a.get("remove_manifest", False))
         also = " and its generated tools file" if manifest else " (its tools file is kept)"
         return {
-            "summary": f"Remove the catalog '{catalog['name']}'{also}: its {tools} tool(s) "
+            "summary": f"Remove the catalog '{catalog.name}'{also}: its {tools} tool(s) "
             "are no longer offered.",
-            "catalog": catalog["name"],
+            "catalog": catalog.name,
             "tools": tools,
             "remove_manifest": manifest,
         }
@@ -261,3 +270,8 @@ def _disagree(alias: str, target: str, given: Any, other: Any) -> InvalidInputEr
             }
         ],
     )
+
+
+def _json(view: BaseModel) -> dict[str, Any]:
+    """A service's view as the JSON an MCP tool answers."""
+    return view.model_dump(mode="json")

@@ -208,11 +208,11 @@ class AuthoringPrompts:
         return (
             f"Prepare a run of the workflow '{target.workflow_id}'. Here is what is known about "
             "its inputs (outcome per input: resolved, prompt = ask the user, optional, error):\n"
-            "```json\n" + json.dumps(resolution, indent=1, default=str) + "\n```\n"
+            "```json\n" + resolution.model_dump_json(indent=1) + "\n```\n"
             "For each input with outcome 'prompt' or 'error', ask the user one clear question "
             "(offer the values the listed providers return when there are any). When `ready` "
             f"would be true, call `w_{target.workflow_id}` with the inputs (or `workflow.run`).\n\n"
             "## Inputs\n\n```json\n"
-            + json.dumps(self.authoring.preview_inputs(target), indent=1, default=str)
+            + self.authoring.preview_inputs(target).model_dump_json(indent=1, by_alias=True)
             + "\n```"
         )

@@ -203,10 +203,10 @@ class TaskFlows:
         note = ""
         for asked in range(MAX_ASKS + 1):  # the last round only checks the last answer
             resolution = self.authoring.resolve_inputs(target, inputs)
-            if resolution["ready"]:
-                return dict(resolution["resolved"])
+            if resolution.ready:
+                return dict(resolution.resolved)
             missing = [
-                n for n, o in resolution["inputs"].items() if o["outcome"] in ("prompt", "error")
+                n for n, o in resolution.inputs.items() if o["outcome"] in ("prompt", "error")
             ]
             if asked == MAX_ASKS:
                 break

@@ -249,7 +249,7 @@ class TaskRuntime:
         row = await self.store.create(task_id=run_id, run_id=run_id, stage="running", **task)
         run = await self._services.run_store.get_run(run_id)
         self._push(ctx, token, run_id)
-        return {"task": task_view(row, run)}
+        return {"task": created(task_view(row, run))}
 
     async def _failed_start(
         self, ctx: Any, token: Any, task: dict[str, Any], failure: types.CallToolResult
@@ -347,7 +347,7 @@ class TaskRuntime:
         run = await store.get_run(row.run_id)
         top_level = set(run.nodes)
         total = float(push.count + len(top_level)) if push.progress_token is not None else None
-        await self._tell(row.task_id, push)
+        waiting: set[str] = set()  # the yields waiting as of the event at hand (from the first)
         async for event in store.subscribe(row.run_id, after=0):
             if event is None:
                 continue
@@ -355,15 +355,26 @@ class TaskRuntime:
             ended = isinstance(typed, ev.NodeEvent) and typed.ENDS_NODE
             if ended and isinstance(typed, ev.NodeEvent) and typed.node_id in top_level:
                 await push.progress(f"{typed.node_id}: {ended}", total)
+            if isinstance(typed, ev.WaitingInput):
+                waiting.add(typed.node_id)
+            elif isinstance(typed, ev.Resumed):
+                waiting.discard(typed.node_id)
             if isinstance(typed, STATUS_EVENTS):
-                await self._tell(row.task_id, push)
+                # The status this event leads to, even when the run has moved on since: each
+                # change is told in order (a run that resumes and ends at once still shows
+                # ``working`` between ``input_required`` and ``completed``).
+                status = None if isinstance(typed, ev.RunEnded) else "working"
+                await self._tell(row.task_id, push, "input_required" if waiting else status)
         await self._tell(row.task_id, push)
 
-    async def _tell(self, task_id: str, push: TaskPush) -> None:
+    async def _tell(self, task_id: str, push: TaskPush, status: str | None = None) -> None:
         row = await self.store.get(task_id)
         if row is not None:
             runs = await self.store.runs_of([row])
-            await push.task_changed(task_view(row, runs.get(row.run_id or "")))
+            view = task_view(row, runs.get(row.run_id or ""))
+            if status is not None and not row.ended:
+                view = {**view, "status": status}
+            await push.task_changed(view)
 
     # --- reading ---------------------------------------------------------------------------
     async def _purge(self) -> None:
@@ -624,3 +635,14 @@ def _related(data: dict[str, Any], task_id: str) -> dict[str, Any]:
 def _dump(model: Any) -> dict[str, Any]:
     data: dict[str, Any] = model.model_dump(by_alias=True, mode="json", exclude_none=True)
     return data
+
+
+def created(view: dict[str, Any]) -> dict[str, Any]:
+    """A task as ``CreateTaskResult`` gives it: ``working``, as every task begins.
+
+    A fast run may already wait for input or have ended when the result is built; the client
+    learns that from the status notification and ``tasks/get``, as for any later change.
+    """
+    if view["status"] == "working":
+        return view
+    return {**view, "status": "working", "statusMessage": "the task was created"}

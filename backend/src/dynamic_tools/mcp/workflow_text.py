@@ -12,39 +12,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from dynamic_tools.definitions.step_views import step_order
-from dynamic_tools.engine.models import (
-    BranchNode,
-    CallNode,
-    CompensateNode,
-    ErrorNode,
-    ForeachNode,
-    ParallelNode,
-    Workflow,
-    WorkflowNode,
-    YieldNode,
-)
+from dynamic_tools.engine.models import Workflow
+from dynamic_tools.engine.nodes import kind_of, tools_called
 from dynamic_tools.tools.models import ToolConfig, ToolHints
 
 
 def _label(node_id: str, node: Any) -> str:
-    if isinstance(node, CallNode):
-        return node.call
-    if isinstance(node, WorkflowNode):
-        return f"w_{node.workflow}"
-    if isinstance(node, ParallelNode):
-        inner = " + ".join(_label(k, v) for k, v in node.branches.items())
-        return f"parallel({inner})"
-    if isinstance(node, ForeachNode):
-        return f"foreach {node.as_}: {_label(node_id, node.step)}"
-    if isinstance(node, YieldNode):
-        return f"ask the user ({node_id})"
-    if isinstance(node, BranchNode):
-        return f"branch {node_id}"
-    if isinstance(node, ErrorNode):
-        return f"fail ({node_id})"
-    if isinstance(node, CompensateNode):
-        return "undo: " + ", ".join(s.call for s in node.steps)
-    return node_id  # pragma: no cover - every node kind is listed above
+    return kind_of(node).label(node_id, node)
 
 
 def shape_lines(workflow: Workflow) -> list[str]:
@@ -53,17 +27,9 @@ def shape_lines(workflow: Workflow) -> list[str]:
     graph = workflow.graph
     main = [s["node_id"] for s in steps if s["runs"] in ("always", "after dependencies")]
     lines = [" → ".join(_label(n, graph[n]) for n in main) or "(no unconditional steps)"]
+    labels = {node_id: _label(node_id, node) for node_id, node in graph.items()}
     for node_id, node in graph.items():
-        if isinstance(node, BranchNode):
-            for case in node.on:
-                target = graph.get(case.goto)
-                what = _label(case.goto, target) if target is not None else case.goto
-                cond = f"when {case.when}" if case.when else "otherwise"
-                lines.append(f"  ↘ {node_id}: {cond} → {what}")
-            if node.default:
-                target = graph.get(node.default)
-                what = _label(node.default, target) if target is not None else node.default
-                lines.append(f"  ↘ {node_id}: otherwise → {what}")
+        lines += kind_of(node).alternatives(node_id, node, labels)
     for step in steps:
         if step["runs"] == "when activated" and not any(
             a["via"].startswith("branch") for a in step["activated_by"]
@@ -78,22 +44,7 @@ def failure_lines(workflow: Workflow) -> list[str]:
     """How the workflow behaves on failure: retries, fallbacks, undo steps, timeouts."""
     lines: list[str] = []
     for node_id, node in workflow.graph.items():
-        if isinstance(node, CallNode | WorkflowNode) and node.on_error:
-            e = node.on_error
-            text = f"{node_id}: retry {e.retry}x" if e.retry else f"{node_id}: no retry"
-            if e.retry and e.backoff != "constant":
-                text += f" ({e.backoff} backoff)"
-            if e.fallback:
-                target = workflow.graph.get(e.fallback)
-                if isinstance(target, ErrorNode):
-                    text += f', then fail with "{target.message}"'
-                else:
-                    text += f", then {e.fallback}"
-            lines.append(text)
-        if isinstance(node, CallNode) and node.compensate_with:
-            lines.append(f"{node_id}: undone by {node.compensate_with.call} if the run aborts")
-        if isinstance(node, ParallelNode) and node.on_partial_failure != "abort":
-            lines.append(f"{node_id}: on a failed branch → {node.on_partial_failure}")
+        lines += kind_of(node).failure_notes(node_id, node, workflow.graph)
     if workflow.timeout:
         lines.append(f"whole workflow times out after {workflow.timeout}")
     return lines or ["a failing step fails the run (no retries configured)"]
@@ -119,9 +70,9 @@ def param_lines(workflow: Workflow) -> list[str]:
 def tool_description(workflow_id: str, workflow: Workflow, *, domain: str) -> str:
     """The ``w_<id>`` description block of seed 000."""
     pauses = [
-        f'{node_id}: "{node.message}" expects {", ".join(node.expects) or "an answer"}'
+        pause
         for node_id, node in workflow.graph.items()
-        if isinstance(node, YieldNode)
+        if (pause := kind_of(node).pause(node_id, node)) is not None
     ]
     block = [f"┌─ Workflow: {workflow_id}", "│"]
     block += [f"│  {line}" for line in shape_lines(workflow)]
@@ -169,8 +120,7 @@ def overview(
         lines.append("Steps: " + shape_lines(workflow)[0])
         for line in shape_lines(workflow)[1:]:
             lines.append(f"- {line.strip()}")
-        called = [n.call for n in workflow.graph.values() if isinstance(n, CallNode)]
-        for tool_name in dict.fromkeys(called):
+        for tool_name in tools_called(workflow.graph.values()):
             tool = by_name.get(tool_name)
             if tool is not None:
                 lines.append(f"- {tool_name}: {_first_sentence(tool.description)}")

@@ -25,7 +25,8 @@ import mcp_types as types
 from dynamic_tools.definitions.repository import PreparedRun
 from dynamic_tools.definitions.step_views import param_schema, preview_inputs
 from dynamic_tools.engine import events as ev
-from dynamic_tools.engine.models import CallNode, ParamSpec, Workflow
+from dynamic_tools.engine.models import ParamSpec, Workflow
+from dynamic_tools.engine.nodes import kind_of
 from dynamic_tools.errors import DynamicToolsError, InvalidInputError
 from dynamic_tools.execution.runs import RunService
 from dynamic_tools.logs import redactor
@@ -67,7 +68,7 @@ def workflow_input_schema(workflow: Workflow) -> dict[str, Any]:
 
 def workflow_annotations(workflow: Workflow, read_only_tools: set[str]) -> types.ToolAnnotations:
     """Read-only when every call is read-only; otherwise possibly destructive."""
-    calls = [n.call for n in workflow.graph.values() if isinstance(n, CallNode)]
+    calls = [tool for n in workflow.graph.values() if (tool := kind_of(n).tool(n))]
     read_only = bool(calls) and all(c in read_only_tools for c in calls)
     return types.ToolAnnotations(
         read_only_hint=read_only,

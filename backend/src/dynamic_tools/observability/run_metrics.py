@@ -157,7 +157,7 @@ class RunMetrics:
         node = stored.run.nodes.get(node_id, {})
         tool = node.get("tool")
         started, ended = node.get("started_at"), node.get("ended_at")
-        if node.get("kind") != "call" or not tool or not started or not ended:
+        if not tool or not started or not ended:  # only a node that calls a tool has one
             return
         seconds = (parse_time(ended) - parse_time(started)).total_seconds()
         self.node_duration.labels(str(tool), outcome).observe(max(seconds, 0.0))

@@ -146,10 +146,10 @@ class RunTracing:
         run = stored.run
         node_id = stored.typed.source
         node = run.nodes.get(node_id) or {}
-        kind = node.get("kind")
-        in_memory = kind == "call" and node.get("tool") in IN_MEMORY_TOOLS
-        if kind is None or (kind == "call" and not in_memory):
-            return  # a call's spans are its attempts (made around the tool runner)
+        kind, tool = node.get("kind"), node.get("tool")
+        in_memory = tool is not None and tool in IN_MEMORY_TOOLS
+        if kind is None or (tool is not None and not in_memory):
+            return  # a node calling a tool: its spans are its attempts (around the tool runner)
         if not node.get("started_at") or not node.get("ended_at"):
             return
         outcome = str(node.get("status", ""))

@@ -22,10 +22,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from alembic import command
-from alembic.config import Config
 from sqlalchemy import (
     JSON,
     BigInteger,
@@ -45,7 +43,11 @@ from sqlalchemy import (
     text,
 )
 from sqlalchemy.engine import Connection, make_url
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.types import TypeDecorator, TypeEngine
+
+if TYPE_CHECKING:
+    from alembic.config import Config
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 _MIGRATION_LOCK_ID = 0x64796E746F6F6C  # pg_advisory_lock key: "dyntool"
@@ -90,7 +92,6 @@ runs = Table(
     Column("params", json_type(), nullable=False),
     Column("result", json_type(), nullable=True),
     Column("error", json_type(), nullable=True),
-    Column("nodes", json_type(), nullable=False),
     Column("waiting", json_type(), nullable=True),
     Column("event_count", Integer, nullable=False),
     Column("created_at", UtcDateTime(), nullable=False),
@@ -100,6 +101,23 @@ runs = Table(
     Index("ix_runs_workflow_id", "workflow_id"),
     Index("ix_runs_status", "status"),
     Index("ix_runs_created_at", "created_at"),
+)
+
+# One row per node of a run (``run_view.py``): an event reads and writes only its node's row.
+# ``ordinal`` keeps the order nodes appear in (the graph's, then children as they start).
+run_nodes = Table(
+    "run_nodes",
+    metadata,
+    Column(
+        "run_id",
+        String(64),
+        ForeignKey("runs.run_id", ondelete="CASCADE", name="fk_run_nodes_run_id"),
+        primary_key=True,
+    ),
+    Column("node_id", String(1024), primary_key=True),
+    Column("ordinal", Integer, nullable=False),
+    Column("state", json_type(), nullable=False),
+    Index("ix_run_nodes_run_id_ordinal", "run_id", "ordinal"),
 )
 
 run_events = Table(
@@ -242,8 +260,14 @@ def write_transaction(engine: Engine) -> Iterator[Connection]:
             yield connection
 
 
+HEAD_REVISION = "0005"
+"""The newest migration (``migrations/versions``); a test checks it is Alembic's head."""
+
+
 def alembic_config(connection: Connection | None = None) -> Config:
     """Alembic's configuration for the packaged migrations (``connection`` handed to env.py)."""
+    from alembic.config import Config
+
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS_DIR))
     if connection is not None:
@@ -252,12 +276,30 @@ def alembic_config(connection: Connection | None = None) -> Config:
 
 
 def migrate(engine: Engine) -> None:
-    """Upgrade the database to the newest revision (idempotent)."""
+    """Upgrade the database to the newest revision (idempotent).
+
+    A database already at :data:`HEAD_REVISION` is left alone without loading Alembic (a
+    restart costs one query, and the server does not keep Alembic in memory).
+    """
+    if _revision(engine) == HEAD_REVISION:
+        return
+    from alembic import command
+
     with write_transaction(engine) as connection:
         if connection.dialect.name == "postgresql":
             lock = text("SELECT pg_advisory_xact_lock(:key)")
             connection.execute(lock, {"key": _MIGRATION_LOCK_ID})
         command.upgrade(alembic_config(connection), "head")
+
+
+def _revision(engine: Engine) -> str | None:
+    """The database's Alembic revision, or None (a new database, or no version table yet)."""
+    try:
+        with engine.connect() as connection:
+            found = connection.execute(text("SELECT version_num FROM alembic_version")).first()
+    except SQLAlchemyError:
+        return None
+    return None if found is None else str(found[0])
 
 
 def ping(engine: Engine) -> None:

@@ -1,7 +1,8 @@
 """RunStore: runs and their events in the database, and the engine's EventSink.
 
 Every event is stored as a row of ``run_events`` and applied, in the same transaction, to the
-run's row (status, per-node state, result, error, the yield it waits on). Statuses go
+run's row (status, result, error, the yield it waits on) and to the row of the one node it is
+about (``run_nodes``): its cost does not depend on how many nodes the run has. Statuses go
 ``pending → running ⇄ waiting_input → succeeded | failed | cancelled``; a terminal status is
 never left.
 
@@ -10,6 +11,10 @@ Design choices:
 - **A sync SQLAlchemy engine behind** :func:`asyncio.to_thread`. The same code serves SQLite
   and PostgreSQL with the drivers already needed (pysqlite, psycopg 3), Alembic migrates with
   it, and each call is one short transaction, so a thread hop costs far less than the query.
+- **Events are written behind** (``persistence/event_writer.py``): :meth:`RunStore.emit`
+  queues and returns; one writer thread stores what every run queued in one transaction per
+  batch. Every read of the store first waits for what was queued before it (read your own
+  writes); other processes see an event once its batch has committed.
 - **Per-run serialisation in the database**, not in this process: the run row is read
   ``FOR UPDATE`` (PostgreSQL) or under SQLite's write lock (``BEGIN IMMEDIATE``), so parallel
   branches, threads and replicas emitting for the same run never lose an update.
@@ -39,20 +44,27 @@ from datetime import datetime
 from typing import Any
 
 from loguru import logger
-from sqlalchemy import Engine, func, insert, select, update
+from sqlalchemy import Engine, func, insert, select
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
 from dynamic_tools.engine import events as ev
 from dynamic_tools.engine.state import RunOutcome
 from dynamic_tools.errors import ConflictError, NotFoundError
-from dynamic_tools.persistence.db import run_events, runs, utc_now, write_transaction
+from dynamic_tools.persistence.db import (
+    run_events,
+    run_nodes,
+    runs,
+    utc_now,
+    write_transaction,
+)
+from dynamic_tools.persistence.event_batch import LATER, UPDATE_NODE, append_events
+from dynamic_tools.persistence.event_writer import EventWriter
 from dynamic_tools.persistence.run_view import (
     ACTIVE,
     RunEvent,
     RunRecord,
     StoredEvent,
-    apply_event,
     merge_outcome,
     parse_time,
 )
@@ -60,6 +72,8 @@ from dynamic_tools.persistence.run_view import (
 __all__ = ["RunEvent", "RunRecord", "RunStore", "StoredEvent"]
 
 Observer = Callable[[StoredEvent], None]
+MAX_QUEUED = 20_000
+"""Events that may wait for the writer before emitting waits too."""
 
 
 class RunStore:
@@ -72,6 +86,8 @@ class RunStore:
         self._listeners_lock = threading.Lock()
         self._background: set[asyncio.Task[None]] = set()
         self._observers: list[Observer] = []
+        self.writer = EventWriter(self._write_batch, linger_s=0.02)
+        self._latest: dict[str, RunRecord] = {}  # runs someone waits on: as last stored here
 
     def observe(self, observer: Observer) -> None:
         """Tell ``observer`` of every event stored from now on, with the run after it.
@@ -118,7 +134,6 @@ class RunStore:
         node_ids: list[str],
     ) -> RunRecord:
         now = utc_now()
-        nodes = {node_id: {"status": "pending", "attempts": 0} for node_id in node_ids}
         try:
             with write_transaction(self.engine) as conn:
                 conn.execute(
@@ -128,12 +143,24 @@ class RunStore:
                         document_version=version,
                         status="pending",
                         params=params,
-                        nodes=nodes,
                         event_count=0,
                         created_at=now,
                         updated_at=now,
                     )
                 )
+                if node_ids:
+                    conn.execute(
+                        insert(run_nodes),
+                        [
+                            {
+                                "run_id": run_id,
+                                "node_id": node_id,
+                                "ordinal": index,
+                                "state": {"status": "pending", "attempts": 0},
+                            }
+                            for index, node_id in enumerate(dict.fromkeys(node_ids))
+                        ],
+                    )
                 created = ev.RunCreated(run_id=run_id, at=now.isoformat(), workflow_id=workflow_id)
                 stored = self._append(conn, created)
         except IntegrityError:
@@ -145,14 +172,22 @@ class RunStore:
 
     async def get_run(self, run_id: str) -> RunRecord:
         """One run; :class:`NotFoundError` when unknown."""
+        await self.writer.flush()
         return await asyncio.to_thread(self._get_sync, run_id)
 
-    def _get_sync(self, run_id: str) -> RunRecord:
+    def _get_sync(self, run_id: str, with_nodes: bool = True) -> RunRecord:
         with self.engine.connect() as conn:
             row = conn.execute(select(runs).where(runs.c.run_id == run_id)).mappings().first()
-        if row is None:
-            raise NotFoundError(f"run '{run_id}' does not exist", context={"run_id": run_id})
-        return RunRecord.from_row(row)
+            if row is None:
+                raise NotFoundError(f"run '{run_id}' does not exist", context={"run_id": run_id})
+            if not with_nodes:
+                return RunRecord.from_row(row)
+            nodes = conn.execute(
+                select(run_nodes.c.node_id, run_nodes.c.state)
+                .where(run_nodes.c.run_id == run_id)
+                .order_by(run_nodes.c.ordinal)
+            ).all()
+        return RunRecord.from_row(row, {str(n): dict(state or {}) for n, state in nodes})
 
     async def list_runs(
         self,
@@ -164,7 +199,8 @@ class RunStore:
         limit: int = 50,
         offset: int = 0,
     ) -> tuple[list[RunRecord], int]:
-        """Runs matching the filters, newest first, and how many match in all."""
+        """Runs matching the filters, newest first, and how many match in all (no node states)."""
+        await self.writer.flush()
         return await asyncio.to_thread(
             self._list_sync, status, workflow_id, since, until, limit, offset
         )
@@ -212,10 +248,35 @@ class RunStore:
 
     # --- events ----------------------------------------------------------------------------
     async def emit(self, event: ev.Event) -> None:
-        """EventSink: store ``event`` and apply it to its run (duplicates are ignored)."""
-        stored = await asyncio.to_thread(self._emit_sync, event)
-        if stored is not None:
-            self._notify(stored.event.run_id)
+        """EventSink: queue ``event`` to be stored and applied to its run (duplicates ignored).
+
+        Returns at once, unless ``MAX_QUEUED`` events already wait (a database slower than
+        the runs): then it waits for them, so memory stays bounded.
+        """
+        self.writer.put(event)
+        if self.writer.pending > MAX_QUEUED:
+            await self.writer.flush()
+
+    async def flush(self) -> None:
+        """Wait until every event emitted so far is stored."""
+        await self.writer.flush()
+
+    def _write_batch(self, events: list[ev.Event]) -> None:
+        """The writer thread's work: a batch in one transaction, else event by event."""
+        try:
+            with write_transaction(self.engine) as conn:
+                stored = append_events(conn, events)
+        except IntegrityError:  # a duplicate raced in by another process: isolate it
+            stored = [self._emit_sync(event) for event in events]
+        else:
+            for item in stored:
+                self._tell(item)
+        with self._listeners_lock:
+            for item in stored:
+                if item is not None and item.event.run_id in self._listeners:
+                    self._latest[item.event.run_id] = item.run
+        for run_id in dict.fromkeys(item.event.run_id for item in stored if item is not None):
+            self._notify(run_id)
 
     def _emit_sync(self, event: ev.Event) -> StoredEvent | None:
         try:
@@ -227,46 +288,11 @@ class RunStore:
         return stored
 
     def _append(self, conn: Connection, event: ev.Event) -> StoredEvent | None:
-        run_id = event.run_id
-        query = select(runs).where(runs.c.run_id == run_id).with_for_update()
-        row = conn.execute(query).mappings().first()
-        if row is None:
-            logger.warning("event {} for unknown run {} dropped", event.TYPE, run_id)
-            return None
-        position = int(row["event_count"]) + 1
-        seq = event.seq if event.seq is not None else -position
-        source = event.source
-        duplicate = conn.execute(
-            select(run_events.c.position).where(
-                run_events.c.run_id == run_id,
-                run_events.c.seq == seq,
-                run_events.c.source == source,
-            )
-        ).first()
-        if duplicate is not None:
-            return None
-        at = parse_time(event.at or None)
-        data = event.payload()
-        conn.execute(
-            insert(run_events).values(
-                run_id=run_id,
-                position=position,
-                seq=seq,
-                source=source,
-                type=event.TYPE,
-                data=data,
-                at=at,
-            )
-        )
-        view = apply_event(dict(row), event, at)
-        changes = {**view, "event_count": position, "updated_at": utc_now()}
-        conn.execute(update(runs).where(runs.c.run_id == run_id).values(**changes))
-        stored = RunEvent(run_id, position, seq, event.TYPE, at, data)
-        after = RunRecord.from_row({**row, **changes})
-        return StoredEvent(stored, after, str(row["status"]))
+        return append_events(conn, [event])[0]
 
     async def events(self, run_id: str, *, after: int = 0, limit: int = 1000) -> list[RunEvent]:
         """Events of a run with ``position > after``, in order; NotFoundError when unknown."""
+        await self.writer.flush()
         return await asyncio.to_thread(self._events_sync, run_id, after, limit)
 
     def _events_sync(self, run_id: str, after: int, limit: int) -> list[RunEvent]:
@@ -320,18 +346,32 @@ class RunStore:
     async def wait_until(
         self, run_id: str, predicate: Callable[[RunRecord], bool], *, timeout_s: float
     ) -> RunRecord:
-        """The run once ``predicate`` holds for it, or as it is after ``timeout_s``."""
+        """The run once ``predicate`` holds for it, or as it is after ``timeout_s``.
+
+        ``predicate`` sees the run without its node states (status, waiting, result, error:
+        one row however large the run), checked each time an event of the run is stored.
+        """
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout_s
         with self._listening(run_id) as wake:
+            await self.writer.flush()
+            run = await asyncio.to_thread(self._get_sync, run_id, False)
             while True:
-                wake.clear()
-                run = await self.get_run(run_id)
                 remaining = deadline - loop.time()
                 if predicate(run) or remaining <= 0:
-                    return run
+                    return await self.get_run(run_id)
+                woken = False
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(wake.wait(), min(remaining, self.poll_interval_s))
+                    woken = True
+                wake.clear()
+                with self._listeners_lock:
+                    latest = self._latest.get(run_id)
+                if woken and latest is not None and latest.event_count >= run.event_count:
+                    run = latest  # stored here just now: no need to read it back
+                else:  # a timeout: another process may have written it
+                    await self.writer.flush()
+                    run = await asyncio.to_thread(self._get_sync, run_id, False)
 
     @contextlib.contextmanager
     def _listening(self, run_id: str) -> Iterator[asyncio.Event]:
@@ -348,6 +388,7 @@ class RunStore:
                 listeners.discard(entry)
                 if not listeners:
                     self._listeners.pop(run_id, None)
+                    self._latest.pop(run_id, None)
 
     def _notify(self, run_id: str) -> None:
         with self._listeners_lock:
@@ -379,6 +420,7 @@ class RunStore:
         """
         result = result if status == "succeeded" else None
         event = ev.run_ended(status, run_id=run_id, result=result, error=error, by=by)
+        await self.writer.flush()
 
         def work() -> bool:
             with write_transaction(self.engine) as conn:
@@ -402,6 +444,7 @@ class RunStore:
 
     async def active_runs(self) -> list[tuple[str, datetime]]:
         """``(run_id, created_at)`` of every run that has not ended, oldest first."""
+        await self.writer.flush()
 
         def work() -> list[tuple[str, datetime]]:
             with self.engine.connect() as conn:
@@ -434,13 +477,38 @@ class RunStore:
         def work() -> None:
             with write_transaction(self.engine) as conn:
                 row = conn.execute(
-                    select(runs.c.nodes).where(runs.c.run_id == run_id).with_for_update()
+                    select(runs.c.event_count).where(runs.c.run_id == run_id).with_for_update()
                 ).first()
                 if row is None:
                     return
-                nodes = merge_outcome(dict(row[0] or {}), outcome)
-                conn.execute(update(runs).where(runs.c.run_id == run_id).values(nodes=nodes))
+                query = select(run_nodes.c.node_id, run_nodes.c.state).where(
+                    run_nodes.c.run_id == run_id
+                )
+                nodes = {str(n): dict(state or {}) for n, state in conn.execute(query)}
+                merged = merge_outcome(nodes, outcome)
+                later = LATER + int(row[0]) + 1
+                new = [n for n in merged if n not in nodes]
+                changed = [n for n in merged if n in nodes and merged[n] != nodes[n]]
+                if new:
+                    conn.execute(
+                        insert(run_nodes),
+                        [
+                            {
+                                "run_id": run_id,
+                                "node_id": n,
+                                "ordinal": later + i,
+                                "state": merged[n],
+                            }
+                            for i, n in enumerate(new)
+                        ],
+                    )
+                if changed:
+                    conn.execute(
+                        UPDATE_NODE,
+                        [{"b_run": run_id, "b_node": n, "b_state": merged[n]} for n in changed],
+                    )
 
+        await self.writer.flush()
         await asyncio.to_thread(work)
 
     def record_outcome_soon(self, run_id: str, outcome: RunOutcome) -> None:
@@ -450,6 +518,8 @@ class RunStore:
         task.add_done_callback(self._background.discard)
 
     async def aclose(self) -> None:
-        """Wait for background writes."""
+        """Wait for background writes (queued events, final node states); stop the writer."""
+        await self.writer.flush()
         if self._background:
             await asyncio.gather(*self._background, return_exceptions=True)
+        await asyncio.to_thread(self.writer.close)

@@ -14,14 +14,16 @@ With tracing on, each call is a client span ``chat <model>`` (``gen_ai.operation
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-import openai
 from opentelemetry.trace import SpanKind
 
 from dynamic_tools.errors import LLMError, LLMUnavailableError
 from dynamic_tools.observability.tracing import Tracing, mark_error
 from dynamic_tools.selection.function_schema import FunctionSpec
+
+if TYPE_CHECKING:
+    import openai
 
 
 @dataclass(frozen=True)
@@ -115,6 +117,8 @@ class OpenAIChatClient:
             return answer
 
     async def _call(self, **kwargs: Any) -> LLMAnswer:
+        import openai  # loaded with the client (bootstrap.make_llm), so this is a lookup
+
         try:
             response = await self.client.chat.completions.create(model=self.model, **kwargs)
         except openai.APITimeoutError:

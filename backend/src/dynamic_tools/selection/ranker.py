@@ -10,10 +10,12 @@ from __future__ import annotations
 import re
 import threading
 from collections import OrderedDict
-
-import bm25s
+from typing import TYPE_CHECKING
 
 from dynamic_tools.tools.models import ToolConfig
+
+if TYPE_CHECKING:
+    import bm25s
 
 _WORD_SPLIT = re.compile(r"[_\-./]")
 
@@ -40,6 +42,8 @@ class ToolRanker:
         if len(tools) <= k:
             return list(tools)
         index = self._index([tool_document(t) for t in tools])
+        import bm25s  # with numpy: only when a request has more candidates than k
+
         words = bm25s.tokenize([query], stopwords="en", return_ids=False, show_progress=False)[0]
         known = [w for w in words if w in index.vocab_dict]
         if not known:
@@ -57,6 +61,8 @@ class ToolRanker:
             if cached is not None:
                 self._cache.move_to_end(key)
                 return cached
+        import bm25s
+
         index = bm25s.BM25()
         index.index(
             bm25s.tokenize(documents, stopwords="en", show_progress=False), show_progress=False

@@ -46,6 +46,14 @@ from dynamic_tools.errors import (
     NotFoundError,
     OpenAPIInvalidError,
 )
+from dynamic_tools.tools.catalog_views import (
+    Catalog,
+    Imported,
+    ImportPreview,
+    OpenApiCheck,
+    Removed,
+    Toggled,
+)
 from dynamic_tools.tools.documents import DocumentSource, FetchedDocument, SourceType
 from dynamic_tools.tools.openapi import (
     ConversionOptions,
@@ -93,7 +101,7 @@ class CatalogService:
     # --- read-only -------------------------------------------------------------------------
     async def validate_openapi(
         self, source: str, *, source_type: SourceType | None = None, base_url: str | None = None
-    ) -> dict[str, Any]:
+    ) -> OpenApiCheck:
         """Load and check a document; nothing is written.
 
         Returns ``{valid, document_kind, openapi_version, title, operation_count,
@@ -106,26 +114,30 @@ class CatalogService:
                 convert_fetched, fetched, ConversionOptions(base_url=base_url), field="source"
             )
         except OpenAPIInvalidError as exc:
-            return {
-                "valid": False,
-                "document_kind": "unknown",
-                "openapi_version": None,
-                "title": None,
-                "operation_count": 0,
-                "tool_count": 0,
-                "warnings": [],
-                "violations": exc.violations,
+            return OpenApiCheck.model_validate(
+                {
+                    "valid": False,
+                    "document_kind": "unknown",
+                    "openapi_version": None,
+                    "title": None,
+                    "operation_count": 0,
+                    "tool_count": 0,
+                    "warnings": [],
+                    "violations": exc.violations,
+                }
+            )
+        return OpenApiCheck.model_validate(
+            {
+                "valid": result.valid and bool(result.tools),
+                "document_kind": result.kind,
+                "openapi_version": result.version,
+                "title": result.title,
+                "operation_count": result.operation_count,
+                "tool_count": len(result.tools),
+                "warnings": [w.to_dict() for w in result.warnings],
+                "violations": [v.to_dict() for v in _all_violations(result)],
             }
-        return {
-            "valid": result.valid and bool(result.tools),
-            "document_kind": result.kind,
-            "openapi_version": result.version,
-            "title": result.title,
-            "operation_count": result.operation_count,
-            "tool_count": len(result.tools),
-            "warnings": [w.to_dict() for w in result.warnings],
-            "violations": [v.to_dict() for v in _all_violations(result)],
-        }
+        )
 
     async def preview_import(
         self,
@@ -139,7 +151,7 @@ class CatalogService:
         base_url: str | None = None,
         max_preview_tokens: int | None = None,
         source_type: SourceType | None = None,
-    ) -> dict[str, Any]:
+    ) -> ImportPreview:
         """A dry run of :meth:`import_openapi`: what would be registered; nothing is written.
 
         Returns ``{catalog: {name, title, vendor, kind, openapi_version, base_url, prefix},
@@ -176,9 +188,9 @@ class CatalogService:
             entries, truncated = command_preview(result.tools, max_preview_tokens)
             preview["command_preview"] = entries
             preview["command_preview_truncated"] = truncated
-        return preview
+        return ImportPreview.model_validate(preview)
 
-    def list(self) -> list[dict[str, Any]]:
+    def list(self) -> builtins.list[Catalog]:
         """Every catalog's config, by name, with ``registered_tools`` (0 when disabled)."""
         catalogs = []
         for path in sorted(self.catalogs_dir.glob("*.yaml")) if self.catalogs_dir.is_dir() else []:
@@ -196,18 +208,18 @@ class CatalogService:
         wanted = title.strip().casefold()
         catalogs = self.list()
         for config in catalogs:
-            if str(config.get("title") or "").strip().casefold() == wanted:
-                return str(config["name"])
+            if (config.title or "").strip().casefold() == wanted:
+                return config.name
         for config in catalogs:
-            if str(config.get("name")) in (title, catalog_name_for(title)):
-                return str(config["name"])
-        known = ", ".join(f"'{c.get('title')}' ({c.get('name')})" for c in catalogs) or "none"
+            if config.name in (title, catalog_name_for(title)):
+                return config.name
+        known = ", ".join(f"'{c.title}' ({c.name})" for c in catalogs) or "none"
         raise NotFoundError(
             f"no catalog is titled '{title}' (catalogs: {known})",
             context={"catalog_title": title},
         )
 
-    def get(self, name: str) -> dict[str, Any]:
+    def get(self, name: str) -> Catalog:
         """One catalog's config; :class:`NotFoundError` when there is none."""
         config = read_config(self._config_path(name))
         if config is None:
@@ -228,7 +240,7 @@ class CatalogService:
         include: Sequence[str] | None = None,
         base_url: str | None = None,
         source_type: SourceType | None = None,
-    ) -> dict[str, Any]:
+    ) -> Imported:
         """Validate, then write the catalog and its manifest, then reload the registry.
 
         Returns ``{catalog_id, catalog_path, manifest_path, enabled, command_count,
@@ -272,17 +284,19 @@ class CatalogService:
 
         manifest = await asyncio.to_thread(dump)  # megabytes for a large API: not on the loop
         await asyncio.to_thread(self._write, name, config, manifest, overwrite)
-        return {
-            "catalog_id": name,
-            "catalog_path": str(self._config_path(name)),
-            "manifest_path": str(self._manifest_path(name)),
-            "enabled": enabled,
-            "command_count": len(result.tools),
-            "provider_contract_count": len(find_provider_contracts(result.tools)),
-            "warnings": [w.to_dict() for w in result.warnings],
-        }
+        return Imported.model_validate(
+            {
+                "catalog_id": name,
+                "catalog_path": str(self._config_path(name)),
+                "manifest_path": str(self._manifest_path(name)),
+                "enabled": enabled,
+                "command_count": len(result.tools),
+                "provider_contract_count": len(find_provider_contracts(result.tools)),
+                "warnings": [w.to_dict() for w in result.warnings],
+            }
+        )
 
-    async def set_enabled(self, name: str, enabled: bool) -> dict[str, Any]:
+    async def set_enabled(self, name: str, enabled: bool) -> Toggled:
         """Turn a catalog's tools on or off (its files stay).
 
         Returns ``{catalog_id, enabled, command_count_after_toggle}`` (the registry's size).
@@ -290,7 +304,7 @@ class CatalogService:
         """
         return await asyncio.to_thread(self._set_enabled, name, enabled)
 
-    async def remove(self, name: str, *, remove_manifest: bool = True) -> dict[str, Any]:
+    async def remove(self, name: str, *, remove_manifest: bool = True) -> Removed:
         """Delete a catalog's config (and its manifest unless ``remove_manifest`` is false).
 
         Returns ``{removed_catalog_id, manifest_removed, remaining_catalog_count}``.
@@ -336,7 +350,7 @@ class CatalogService:
             write_atomic(self._config_path(name), yaml.safe_dump(config, sort_keys=False))
             self.registry.reload()
 
-    def _set_enabled(self, name: str, enabled: bool) -> dict[str, Any]:
+    def _set_enabled(self, name: str, enabled: bool) -> Toggled:
         with self._lock:
             config = read_config(self._config_path(name))
             if config is None:
@@ -350,13 +364,13 @@ class CatalogService:
             config["updated_at"] = datetime.now(UTC).isoformat(timespec="seconds")
             write_atomic(self._config_path(name), yaml.safe_dump(config, sort_keys=False))
             self.registry.reload()
-            return {
-                "catalog_id": name,
-                "enabled": enabled,
-                "command_count_after_toggle": len(self.registry.names()),
-            }
+            return Toggled(
+                catalog_id=name,
+                enabled=enabled,
+                command_count_after_toggle=len(self.registry.names()),
+            )
 
-    def _remove(self, name: str, remove_manifest: bool) -> dict[str, Any]:
+    def _remove(self, name: str, remove_manifest: bool) -> Removed:
         with self._lock:
             path = self._config_path(name)
             if read_config(path) is None:
@@ -367,11 +381,11 @@ class CatalogService:
             if removed:
                 remove_atomic(manifest)
             self.registry.reload()
-            return {
-                "removed_catalog_id": name,
-                "manifest_removed": removed,
-                "remaining_catalog_count": len(list(self.catalogs_dir.glob("*.yaml"))),
-            }
+            return Removed(
+                removed_catalog_id=name,
+                manifest_removed=removed,
+                remaining_catalog_count=len(list(self.catalogs_dir.glob("*.yaml"))),
+            )
 
     def _conflicts(self, name: str, tools: Sequence[str]) -> builtins.list[dict[str, str]]:
         own = self._manifest_path(name).resolve()
@@ -384,13 +398,13 @@ class CatalogService:
                 )
         return clashes
 
-    def _with_counts(self, config: dict[str, Any]) -> dict[str, Any]:
+    def _with_counts(self, config: dict[str, Any]) -> Catalog:
         own = self._manifest_path(str(config.get("name"))).resolve()
         registered = 0
         for tool in self.registry.names():
             origin = self.registry.origin(tool)
             registered += origin is not None and origin.resolve() == own
-        return {**config, "registered_tools": registered}
+        return Catalog.model_validate({**config, "registered_tools": registered})
 
     def _config_path(self, name: str) -> Path:
         return self.catalogs_dir / f"{name}.yaml"

@@ -62,7 +62,6 @@ def test_a_restart_reconciles_runs_the_journal_ended_or_never_had(
                 workflow_id="book_flight",
                 status="pending",
                 params=PARAMS,
-                nodes={},
                 event_count=0,
                 created_at=long_ago,
                 updated_at=long_ago,

@@ -899,3 +899,27 @@ async def test_a_live_replica_cannot_be_taken_over_nor_share_its_executor_id(
         assert again.try_acquire()
     finally:
         again.release()
+
+
+async def test_an_answer_given_in_this_process_wakes_the_yield_at_once(
+    tmp_path: Path, launch: Launch
+) -> None:
+    # DBOS on SQLite learns of a message only at its next poll: two minutes here. The answer
+    # is given in the process where the yield waits, which wakes it at once.
+    config = DurableConfig(
+        database_url=sqlite_url(tmp_path / "slow-poll.sqlite"),
+        notification_poll_s=120,
+        cancel_poll_s=0.1,
+        executor_id="test-wake",
+    )
+    tools, events = MockTools(travel_mocks()), EventList()
+    launcher = await launch(config, tools, events)
+    await launcher.start(run_id="wake", **prepared(doc(TRAVEL), "book_with_approval", BOOK))
+    await until(lambda: bool(events.of("waiting_input")), what="the yield")
+    await asyncio.sleep(0.3)  # the recv is registered and waiting
+
+    await launcher.resume("wake", "present_options", {"selected_flight_id": "FL-2"})
+    outcome = await asyncio.wait_for(launcher.wait("wake"), 30)  # far below the poll
+
+    assert outcome.status == "succeeded", outcome.error
+    assert tools.calls[1][:2] == ("create_booking", {"flight_id": "FL-2", "passenger": "Ada"})

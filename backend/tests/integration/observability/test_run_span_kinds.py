@@ -53,6 +53,7 @@ async def test_items_builtins_branches_and_compensate_nodes(
     )
     outcome = await interpreter.run("fan_out", {})
     assert outcome.status == "failed", outcome.error
+    await store.flush()  # the run's spans come from its stored events
 
     root = spans.one("run fan_out")
     assert attr(root, "dt.outcome") == "failed"

@@ -47,6 +47,7 @@ async def test_a_failing_observer_is_logged_and_changes_nothing(store: RunStore)
     try:
         run = await store.create_run(workflow_id="wf", params={})
         await store.emit(typed({"run_id": run.run_id, "seq": 1, "type": "run_started"}))
+        await store.flush()  # observers are told once the event is stored
     finally:
         logger.remove(sink)
     assert seen == ["run_created", "run_started"]

@@ -13,13 +13,13 @@ from fastapi import APIRouter, Query, status
 from pydantic import BaseModel, ConfigDict, Field
 
 from dynamic_tools.api.authoring_models import (
-    AuthoringInputs,
     AuthoringRun,
     InputResolution,
+    InputsPreview,
     Providers,
     Purged,
     RenderedPreview,
-    StepOrderView,
+    StepOrder,
 )
 from dynamic_tools.api.deps import ServicesDep
 from dynamic_tools.api.responses import BODY, PARAMS, errors
@@ -66,9 +66,9 @@ async def _target(authoring: WorkflowAuthoring, body: TargetBody) -> Target:
     "/preview-inputs",
     summary="Inputs a workflow needs",
     responses=errors(BODY, 404),
-    response_model=AuthoringInputs,
+    response_model=InputsPreview,
 )
-async def preview_inputs(body: TargetBody, services: ServicesDep) -> dict[str, Any]:
+async def preview_inputs(body: TargetBody, services: ServicesDep) -> InputsPreview:
     """Required inputs, defaults, examples and their JSON Schema."""
     a = services.authoring
     return a.preview_inputs(await _target(a, body))
@@ -80,7 +80,7 @@ async def preview_inputs(body: TargetBody, services: ServicesDep) -> dict[str, A
     responses=errors(BODY, 404),
     response_model=RenderedPreview,
 )
-async def preview_rendered(body: TargetBody, services: ServicesDep) -> dict[str, Any]:
+async def preview_rendered(body: TargetBody, services: ServicesDep) -> RenderedPreview:
     """Each step's arguments rendered from ``inputs``; outputs of earlier steps are pending."""
     a = services.authoring
     return a.preview_rendered(await _target(a, body), body.inputs)
@@ -90,9 +90,9 @@ async def preview_rendered(body: TargetBody, services: ServicesDep) -> dict[str,
     "/step-plan",
     summary="Step plan of a saved workflow or a draft",
     responses=errors(BODY, 404),
-    response_model=StepOrderView,
+    response_model=StepOrder,
 )
-async def step_plan(body: TargetBody, services: ServicesDep) -> dict[str, Any]:
+async def step_plan(body: TargetBody, services: ServicesDep) -> StepOrder:
     """The ordered plan with conditions and dependencies."""
     a = services.authoring
     return a.step_order(await _target(a, body))
@@ -104,7 +104,7 @@ async def step_plan(body: TargetBody, services: ServicesDep) -> dict[str, Any]:
     responses=errors(BODY, 404),
     response_model=InputResolution,
 )
-async def resolve_inputs(body: TargetBody, services: ServicesDep) -> dict[str, Any]:
+async def resolve_inputs(body: TargetBody, services: ServicesDep) -> InputResolution:
     """``ready`` only when every required input is present and valid."""
     a = services.authoring
     return a.resolve_inputs(await _target(a, body), body.inputs)
@@ -137,7 +137,7 @@ async def purge_history(
     services: ServicesDep,
     workflow_id: Annotated[str | None, Query(description="Only this workflow's runs.")] = None,
     older_than_days: Annotated[float | None, Query(ge=0, le=MAX_HISTORY_DAYS)] = None,
-) -> dict[str, Any]:
+) -> Purged:
     """Delete ended runs and their events; active runs are never removed."""
     return await services.authoring.purge_history(
         workflow_id=workflow_id, older_than_days=older_than_days

@@ -6,7 +6,7 @@ project's errors (422 with violations, 404, 409), mapped in ``api/errors.py``.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, Query, status
 from pydantic import BaseModel, ConfigDict, Field
@@ -90,15 +90,15 @@ class EnabledBody(BaseModel):
 
 
 @router.get("", summary="List catalogs", response_model=CatalogList)
-async def list_catalogs(catalogs: CatalogsDep) -> dict[str, Any]:
+async def list_catalogs(catalogs: CatalogsDep) -> CatalogList:
     """Every imported catalog with its config and number of registered tools."""
-    return {"catalogs": catalogs.list()}
+    return CatalogList(catalogs=catalogs.list())
 
 
 @router.get(
     "/{name}", summary="Get a catalog", responses=errors(PARAMS, 404), response_model=Catalog
 )
-async def get_catalog(name: str, catalogs: CatalogsDep) -> dict[str, Any]:
+async def get_catalog(name: str, catalogs: CatalogsDep) -> Catalog:
     """One catalog's config."""
     return catalogs.get(name)
 
@@ -109,7 +109,7 @@ async def get_catalog(name: str, catalogs: CatalogsDep) -> dict[str, Any]:
     responses=errors(BODY),
     response_model=OpenApiCheck,
 )
-async def validate_openapi(body: SourceBody, catalogs: CatalogsDep) -> dict[str, Any]:
+async def validate_openapi(body: SourceBody, catalogs: CatalogsDep) -> OpenApiCheck:
     """Kind, operation count, warnings and violations; nothing is written."""
     return await catalogs.validate_openapi(
         body.source, source_type=body.source_type, base_url=body.base_url
@@ -119,7 +119,7 @@ async def validate_openapi(body: SourceBody, catalogs: CatalogsDep) -> dict[str,
 @router.post(
     "/preview", summary="Preview an import", responses=errors(BODY), response_model=ImportPreview
 )
-async def preview_import(body: PreviewBody, catalogs: CatalogsDep) -> dict[str, Any]:
+async def preview_import(body: PreviewBody, catalogs: CatalogsDep) -> ImportPreview:
     """Projected commands, groups, provider contracts and conflicts; nothing is written."""
     return await catalogs.preview_import(
         body.source,
@@ -139,7 +139,7 @@ async def preview_import(body: PreviewBody, catalogs: CatalogsDep) -> dict[str, 
     responses=errors(BODY, 409),
     response_model=Imported,
 )
-async def import_openapi(body: ImportBody, catalogs: CatalogsDep) -> dict[str, Any]:
+async def import_openapi(body: ImportBody, catalogs: CatalogsDep) -> Imported:
     """Write the catalog and its tools, then reload the registry; 409 if it exists."""
     return await catalogs.import_openapi(
         body.source,
@@ -166,7 +166,7 @@ async def import_openapi(body: ImportBody, catalogs: CatalogsDep) -> dict[str, A
     deprecated=True,
     response_model=Toggled,
 )
-async def set_enabled(name: str, body: EnabledBody, catalogs: CatalogsDep) -> dict[str, Any]:
+async def set_enabled(name: str, body: EnabledBody, catalogs: CatalogsDep) -> Toggled:
     """Register or unregister the catalog's tools; its files stay."""
     return await catalogs.set_enabled(name, body.enabled)
 
@@ -178,6 +178,6 @@ async def remove_catalog(
     name: str,
     catalogs: CatalogsDep,
     remove_manifest: bool = Query(default=True, description="Also delete the tool manifest"),
-) -> dict[str, Any]:
+) -> Removed:
     """Delete the catalog's config (and its manifest); its tools are unregistered."""
     return await catalogs.remove(name, remove_manifest=remove_manifest)

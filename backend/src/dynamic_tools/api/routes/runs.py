@@ -13,9 +13,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from dynamic_tools.api.deps import RunsDep, RunStoreDep
 from dynamic_tools.api.params import DateTime
 from dynamic_tools.api.responses import BODY, PARAMS, errors
-from dynamic_tools.api.run_models import Recovered, RunList, RunStarted, RunState
+from dynamic_tools.api.run_models import RunList, RunStarted, RunState
 from dynamic_tools.engine.state import RunStatus
 from dynamic_tools.errors import InvalidInputError
+from dynamic_tools.execution.runs import Recovered
 from dynamic_tools.persistence.run_store import RunStore
 
 router = APIRouter(prefix="/runs", tags=["Runs"])
@@ -72,7 +73,8 @@ async def get_run(run_id: str, store: RunStoreDep, runs: RunsDep) -> dict[str, A
     the run in the journal, since when, whether it is alive, and a sentence saying so.
     """
     view = (await store.get_run(run_id)).to_dict()
-    view["executor"] = await runs.executor_of(run_id)
+    executor = await runs.executor_of(run_id)
+    view["executor"] = None if executor is None else executor.model_dump()
     return view
 
 
@@ -143,7 +145,7 @@ async def recover_runs(
             description="The dead replica's EXECUTOR_ID",
         ),
     ],
-) -> dict[str, Any]:
+) -> Recovered:
     """Resume here the unfinished durable runs of another replica (409 while it is alive).
 
     For a replica whose process is gone for good (a replica restarted with the same

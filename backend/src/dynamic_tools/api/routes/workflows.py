@@ -220,7 +220,7 @@ async def delete_workflow(
     responses=errors(PARAMS, 404),
     response_model=StepOrder,
 )
-async def workflow_plan(workflow_id: WorkflowId, workflows: WorkflowsDep) -> dict[str, Any]:
+async def workflow_plan(workflow_id: WorkflowId, workflows: WorkflowsDep) -> StepOrder:
     """The nodes in the order they run, with what activates each and on what condition."""
     return workflows.step_order(workflow_id)
 
@@ -231,7 +231,7 @@ async def workflow_plan(workflow_id: WorkflowId, workflows: WorkflowsDep) -> dic
     responses=errors(PARAMS, 404),
     response_model=InputsPreview,
 )
-async def workflow_inputs(workflow_id: WorkflowId, workflows: WorkflowsDep) -> dict[str, Any]:
+async def workflow_inputs(workflow_id: WorkflowId, workflows: WorkflowsDep) -> InputsPreview:
     """Parameters (type, required, default, example, description) and their JSON Schema."""
     return workflows.preview_inputs(workflow_id)
 

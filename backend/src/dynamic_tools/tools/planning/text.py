@@ -9,18 +9,24 @@ description meet: ``-ies`` → ``-y``, ``-ing`` and a plural ``-s`` are removed 
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import bm25s
-from bm25s.stopwords import STOPWORDS_EN
-
 _WORD = re.compile(r"[a-z0-9]+")
-_STOP = frozenset(STOPWORDS_EN) | {
+_OURS = {
     "after", "before", "call", "calls", "e", "eg", "from", "g", "i", "id", "it", "its", "me",
     "my", "one", "our", "please", "return", "returns", "use", "want", "we", "when", "you",
 }  # fmt: skip
+
+
+@functools.cache
+def _stop_words() -> frozenset[str]:
+    """bm25s's English stop words and ours (bm25s and numpy load on the planner's first use)."""
+    from bm25s.stopwords import STOPWORDS_EN
+
+    return frozenset(STOPWORDS_EN) | _OURS
 
 
 def stem(word: str) -> str:
@@ -41,7 +47,8 @@ def words(text: str) -> list[str]:
 
 def tokens(text: str) -> list[str]:
     """The indexed terms of ``text``: words without stop words, endings folded."""
-    return [stem(w) for w in words(text) if w not in _STOP and len(w) > 1]
+    stop = _stop_words()
+    return [stem(w) for w in words(text) if w not in stop and len(w) > 1]
 
 
 @dataclass(frozen=True)
@@ -70,6 +77,8 @@ def rank(goal_terms: Sequence[str], documents: Sequence[Sequence[str]]) -> list[
     query = list(dict.fromkeys(goal_terms))
     if not documents:
         return []
+    import bm25s  # with numpy: only when the planner first ranks something
+
     index = bm25s.BM25()
     index.index([list(d) or [""] for d in documents], show_progress=False)
     known = [t for t in query if t in index.vocab_dict]

@@ -24,14 +24,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from dynamic_tools.engine.models import (
-    CallNode,
-    CompensateNode,
-    ForeachNode,
-    ParallelNode,
-    Workflow,
-    YieldNode,
-)
+from dynamic_tools.engine.models import Workflow
+from dynamic_tools.engine.nodes import kind_of, tools_called
 from dynamic_tools.tools.planning.text import Match, rank, tokens
 
 MARGIN = 1.5
@@ -121,27 +115,13 @@ def summarize_workflow(workflow_id: str, workflow: Workflow) -> WorkflowSummary:
             entry["default"] = spec.default
         params[name] = entry
     nodes = 0
-    calls: list[str] = []
     has_yield = has_compensation = False
-    for node in workflow.graph.values():
-        nodes += 1
-        inner: list[Any] = [node]
-        if isinstance(node, ParallelNode):
-            nodes += len(node.branches)
-            inner = list(node.branches.values())
-        elif isinstance(node, ForeachNode):
-            nodes += 1
-            inner = [node.step]
-        has_yield = has_yield or isinstance(node, YieldNode)
-        if isinstance(node, CompensateNode):
-            has_compensation = True
-            calls.extend(step.call for step in node.steps)
-        for step in inner:
-            if isinstance(step, CallNode):
-                calls.append(step.call)
-                if step.compensate_with is not None:
-                    has_compensation = True
-                    calls.append(step.compensate_with.call)
+    for node_id, node in workflow.graph.items():
+        kind = kind_of(node)
+        nodes += 1 + sum(1 for path, _ in kind.steps(node) if path)
+        has_yield = has_yield or kind.pause(node_id, node) is not None
+        has_compensation = has_compensation or bool(kind.undo_tools(node))
+    calls = tools_called(workflow.graph.values())
     return WorkflowSummary(
         id=workflow_id,
         description=workflow.description,

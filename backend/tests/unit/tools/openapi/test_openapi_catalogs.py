@@ -41,7 +41,7 @@ async def test_import_writes_config_and_manifest_then_the_registry_serves_them(
 ) -> None:
     before = set(service.registry.names())
     done = await service.import_openapi("petstore-3.0.json", "pets", prefix="pets")
-    assert done["command_count"] == 18 and done["provider_contract_count"] == 2
+    assert done.command_count == 18 and done.provider_contract_count == 2
     config = yaml.safe_load((root / "catalogs" / "pets.yaml").read_text())
     assert config["kind"] == "openapi_3" and config["prefix"] == "pets" and config["enabled"]
     assert config["source"] == str(root / "petstore-3.0.json")
@@ -53,7 +53,7 @@ async def test_import_writes_config_and_manifest_then_the_registry_serves_them(
     assert service.registry.problems == []
     assert "secret:PETS_TOKEN" in (root / "catalogs" / "pets.tools.json").read_text()
     listed = service.list()
-    assert [c["name"] for c in listed] == ["pets"] and listed[0]["registered_tools"] == 18
+    assert [c.name for c in listed] == ["pets"] and listed[0].registered_tools == 18
 
 
 async def test_conflicts_exist_and_clash_and_nothing_is_written(
@@ -82,7 +82,7 @@ async def test_conflicts_exist_and_clash_and_nothing_is_written(
     overwritten = await service.import_openapi(
         "petstore-3.0.json", "pets", overwrite=True, include=["getPetById"]
     )
-    assert overwritten["command_count"] == 1
+    assert overwritten.command_count == 1
     assert len([n for n in service.registry.names() if service.registry.origin(n) and
                 service.registry.origin(n).parent.name == "catalogs"]) == 1  # fmt: skip
 
@@ -91,7 +91,7 @@ async def test_disable_enable_and_remove(service: CatalogService, root: Path) ->
     await service.import_openapi("petstore-3.0.json", "pets", enabled=False)
     assert "addPet" not in service.registry
     toggled = await service.set_enabled("pets", True)
-    assert "addPet" in service.registry and toggled["command_count_after_toggle"] == len(
+    assert "addPet" in service.registry and toggled.command_count_after_toggle == len(
         service.registry.names()
     )
     await service.set_enabled("pets", False)
@@ -101,7 +101,7 @@ async def test_disable_enable_and_remove(service: CatalogService, root: Path) ->
     fresh.reload()
     assert "addPet" not in fresh  # a restarted server keeps it disabled
     removed = await service.remove("pets", remove_manifest=False)
-    assert removed == {
+    assert removed.model_dump() == {
         "removed_catalog_id": "pets",
         "manifest_removed": False,
         "remaining_catalog_count": 0,
@@ -122,19 +122,19 @@ async def test_an_unusable_document_is_refused_with_violations(
     assert caught.value.violations[0]["rule"] == "unknown_kind"
     (root / "broken.json").write_text('{"openapi": ')
     report = await service.validate_openapi("broken.json")
-    assert report["valid"] is False and report["violations"][0]["rule"] == "syntax"
+    assert report.valid is False and report.violations[0].rule == "syntax"
     assert not (root / "catalogs").exists()
 
 
 async def test_validate_and_preview_write_nothing(service: CatalogService, root: Path) -> None:
     report = await service.validate_openapi("petstore-2.0.json")
-    assert report["valid"] and report["document_kind"] == "openapi_2"
-    assert report["operation_count"] == 20 and report["tool_count"] == 18
+    assert report.valid and report.document_kind == "openapi_2"
+    assert report.operation_count == 20 and report.tool_count == 18
     preview = await service.preview_import("petstore-2.0.json", "pets", max_preview_tokens=120)
-    assert preview["projected_command_count"] == 18
-    assert preview["projected_group_prefixes"][0] == {"group": "pet", "count": 8}
-    assert preview["command_preview_truncated"] is True
-    assert 0 < len(preview["command_preview"]) < 18
+    assert preview.projected_command_count == 18
+    assert preview.projected_group_prefixes[0] == {"group": "pet", "count": 8}
+    assert preview.model_extra["command_preview_truncated"] is True
+    assert 0 < len(preview.model_extra["command_preview"]) < 18
     assert not (root / "catalogs").exists()
 
 

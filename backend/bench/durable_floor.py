@@ -1,0 +1,187 @@
+"""A durable run's cost per step, run store included, against the bare DBOS floor.
+
+Run: ``cd backend && .venv/bin/python -m bench.durable_floor [--postgres]``.
+
+In one process (one DBOS launch, as the product does), on a fresh SQLite journal (or a fresh
+PostgreSQL schema with ``--postgres``):
+
+- **floor**: a DBOS workflow of N ``@DBOS.step`` no-ops (what any DBOS program pays per step);
+- **ours**: the product's durable launcher running a chain of N call nodes through the
+  interpreter, each call one durable step, tools in memory, every run event written to the
+  run store (a SQLite file, or the same PostgreSQL database), until the run store says the run
+  has ended.
+
+Each side runs ``REPEATS`` times alternately; the medians per step and their ratio are printed
+(goal: at most 1.2x). Then a yield is answered ``RESUMES`` times in the process where it waits
+and the time until its run ends (one durable step later) is printed (goal: within 50 ms).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from dbos import DBOS, SetWorkflowID
+from rich.console import Console
+from rich.table import Table
+from sqlalchemy import text
+
+from bench.run_store import PG_DEFAULT, chain_document
+from dynamic_tools.engine.local import MockTools
+from dynamic_tools.engine.models import WorkflowDocument
+from dynamic_tools.engine.plan import compile_plan
+from dynamic_tools.execution.durable_config import DurableConfig, sqlite_url
+from dynamic_tools.execution.durable_launcher import DurableLauncher
+from dynamic_tools.persistence.db import make_engine, migrate
+from dynamic_tools.persistence.run_store import RunStore
+
+STEPS = 200
+REPEATS = 5
+PG_SCHEMA = "bench_durable"
+console = Console()
+
+
+@DBOS.step()
+async def _noop(index: int) -> int:
+    return index
+
+
+@DBOS.workflow()
+async def floor_workflow(steps: int) -> int:
+    """N durable no-op steps: the floor every DBOS program pays."""
+    total = 0
+    for index in range(steps):
+        total += await _noop(index)
+    return total
+
+
+async def _floor_once(steps: int) -> float:
+    started = time.perf_counter()
+    with SetWorkflowID(f"floor-{uuid.uuid4().hex}"):
+        handle = await DBOS.start_workflow_async(floor_workflow, steps)
+    await handle.get_result()
+    return time.perf_counter() - started
+
+
+async def _ours_once(launcher: DurableLauncher, store: RunStore, plan: Any, steps: int) -> float:
+    run = await store.create_run(workflow_id="chain", params={}, node_ids=list(plan.root.order))
+    started = time.perf_counter()
+    await launcher.start(run_id=run.run_id, plan=plan, params={})
+    ended = await store.wait_until(run.run_id, lambda r: r.terminal, timeout_s=120)
+    elapsed = time.perf_counter() - started
+    assert ended.status == "succeeded", ended.error
+    return elapsed
+
+
+RESUMES = 20
+PAUSE = {
+    "workflows": {
+        "pause": {
+            "graph": {
+                "ask": {"type": "yield", "message": "go?", "expects": {"ok": "bool"}},
+                "after": {"call": "step", "depends_on": "ask"},
+            }
+        }
+    }
+}
+
+
+async def _resume_once(launcher: DurableLauncher, store: RunStore, plan: Any) -> float:
+    """Seconds from answering a waiting yield to the run's end (one durable step after it)."""
+    run = await store.create_run(workflow_id="pause", params={}, node_ids=list(plan.root.order))
+    await launcher.start(run_id=run.run_id, plan=plan, params={})
+    await store.wait_until(run.run_id, lambda r: r.status == "waiting_input", timeout_s=30)
+    await asyncio.sleep(0.05)  # the yield's recv is registered
+    started = time.perf_counter()
+    await launcher.resume(run.run_id, "ask", {"ok": True})
+    ended = await store.wait_until(run.run_id, lambda r: r.terminal, timeout_s=30)
+    assert ended.status == "succeeded", ended.error
+    return time.perf_counter() - started
+
+
+async def measure(postgres: bool) -> dict[str, float]:
+    """Median seconds per step of the floor and of ours, and their ratio."""
+    with tempfile.TemporaryDirectory() as tmp:
+        if postgres:
+            url = os.environ.get("TEST_DATABASE_URL", PG_DEFAULT)
+            admin = make_engine(url)
+            with admin.begin() as conn:
+                conn.execute(text(f"DROP SCHEMA IF EXISTS {PG_SCHEMA} CASCADE"))
+                conn.execute(text(f"DROP SCHEMA IF EXISTS {PG_SCHEMA}_runs CASCADE"))
+                conn.execute(text(f"CREATE SCHEMA {PG_SCHEMA}_runs"))
+            config = DurableConfig(
+                database_url=url, schema=PG_SCHEMA, executor_id="bench", run_concurrency=1
+            )
+            engine = make_engine(url, schema=f"{PG_SCHEMA}_runs")
+        else:
+            config = DurableConfig(
+                database_url=sqlite_url(Path(tmp) / "journal.sqlite"), executor_id="bench"
+            )
+            engine = make_engine(f"sqlite:///{Path(tmp) / 'runs.sqlite'}")
+        migrate(engine)
+        store = RunStore(engine)
+        launcher = DurableLauncher(config, tools=MockTools({"step": {"ok": True}}), events=store)
+        await launcher.launch()
+        plan = compile_plan(chain_document(STEPS), "chain", {"step"})
+        floor: list[float] = []
+        ours: list[float] = []
+        try:
+            await _floor_once(10)  # warm-up
+            await _ours_once(launcher, store, compile_plan(chain_document(10), "chain"), 10)
+            for _ in range(REPEATS):
+                floor.append(await _floor_once(STEPS))
+                ours.append(await _ours_once(launcher, store, plan, STEPS))
+            pause = compile_plan(WorkflowDocument.model_validate(PAUSE), "pause", {"step"})
+            resumes = [await _resume_once(launcher, store, pause) for _ in range(RESUMES)]
+        finally:
+            await launcher.shutdown()
+            await store.aclose()
+            engine.dispose()
+            if postgres:
+                with admin.begin() as conn:
+                    conn.execute(text(f"DROP SCHEMA IF EXISTS {PG_SCHEMA} CASCADE"))
+                    conn.execute(text(f"DROP SCHEMA IF EXISTS {PG_SCHEMA}_runs CASCADE"))
+                admin.dispose()
+    floor_ms = statistics.median(floor) * 1000 / STEPS
+    ours_ms = statistics.median(ours) * 1000 / STEPS
+    return {
+        "floor_ms": floor_ms,
+        "ours_ms": ours_ms,
+        "ratio": ours_ms / floor_ms,
+        "resume_ms": statistics.median(resumes) * 1000,
+    }
+
+
+def main(postgres: bool = False) -> dict[str, float]:
+    """Run and print the comparison."""
+    figures = asyncio.run(measure(postgres))
+    table = Table(title=f"Durable step, ms per step ({STEPS} steps, median of {REPEATS})")
+    table.add_column("database")
+    table.add_column("bare DBOS steps")
+    table.add_column("durable run + run store")
+    table.add_column("ratio (goal ≤ 1.2x)")
+    table.add_row(
+        "postgresql" if postgres else "sqlite",
+        f"{figures['floor_ms']:.3f}",
+        f"{figures['ours_ms']:.3f}",
+        f"{figures['ratio']:.2f}x",
+    )
+    console.print(table)
+    console.print(
+        f"A yield answered in the process where it waits: the run ends "
+        f"{figures['resume_ms']:.1f} ms later (median of {RESUMES}; goal: moves on within 50 ms)"
+    )
+    return figures
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--postgres", action="store_true")
+    main(parser.parse_args().postgres)

@@ -1,0 +1,160 @@
+"""The ``call`` node: call a tool (a registered tool, ``rest_call`` or ``sql_query``).
+
+A call may retry (``on_error``), hand over to a fallback node when it gives up, test its
+result (``success``), and register an undo (``compensate_with``) that the saga runs if the
+run later fails. Attempts and retries are in ``engine/tool_calls.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal
+from xml.etree.ElementTree import Element
+
+from pydantic import Field
+
+from dynamic_tools.engine.node_parts import IDENTIFIER, NodeBase, OnError, ToolStep
+from dynamic_tools.engine.nodes.kind import NodeChecks, Path, ReferenceSource, RunServices
+from dynamic_tools.engine.nodes.step_kind import StepKind
+from dynamic_tools.engine.saga import Compensation
+from dynamic_tools.engine.scope import Scope
+from dynamic_tools.engine.sql_query import table_names
+from dynamic_tools.engine.tool_calls import call_with_retries
+from dynamic_tools.engine.xml_reading import ReadNode, call_body
+
+
+class CallNode(NodeBase):
+    """Call a tool (a registered tool, ``rest_call`` or ``sql_query``)."""
+
+    kind: Literal["call"] = Field(default="call", alias="type")
+    call: str = Field(min_length=1)
+    args: dict[str, Any] = Field(default_factory=dict)
+    output: str | None = Field(default=None, pattern=IDENTIFIER)
+    on_error: OnError | None = None
+    compensate_with: ToolStep | None = None
+    success: str | None = Field(default=None, description="Expression over $result.")
+
+
+class CallKind(StepKind[CallNode]):
+    """Calls one tool, with retries, a success test and an optional undo."""
+
+    name = "call"
+    model = CallNode
+    written_as = "call: search_flights"
+    shorthand = "call"
+
+    xml_tags = ("step",)
+
+    def from_xml(
+        self, element: Element, attrs: dict[str, Any], here: str, read_node: ReadNode
+    ) -> dict[str, Any]:
+        return {**attrs, **call_body(element, here)}
+
+    def reference_sources(self, node: CallNode, here: Path) -> list[ReferenceSource]:
+        sources = [ReferenceSource(node.args, (*here, "args"))]
+        if node.compensate_with is not None:
+            sources.append(
+                ReferenceSource(node.compensate_with.args, (*here, "compensate_with", "args"))
+            )
+        return sources
+
+    def tool(self, node: CallNode) -> str | None:
+        return node.call
+
+    def tools(self, node: CallNode) -> list[str]:
+        return [node.call] + ([node.compensate_with.call] if node.compensate_with else [])
+
+    def undo_tools(self, node: CallNode) -> list[str]:
+        return [node.compensate_with.call] if node.compensate_with else []
+
+    def check_step(self, node: CallNode, checks: NodeChecks, here: Path) -> None:
+        checks.tool((*here, "call"), node.call)
+        if node.compensate_with is not None:
+            checks.tool((*here, "compensate_with", "call"), node.compensate_with.call)
+        if node.success:
+            checks.expression((*here, "success"), node.success, local={"result"})
+        if node.call == "rest_call":
+            for key in ("method", "path"):
+                if key not in node.args:
+                    checks.add(
+                        (*here, "args"), "builtin_args", f"rest_call needs args.{key}", expected=key
+                    )
+        elif node.call == "sql_query":
+            _check_sql(node, checks, here)
+
+    async def run_step(
+        self, node: CallNode, full_id: str, prefix: str, scope: Scope, run: RunServices
+    ) -> Any:
+        args = run.render(node.args, scope, full_id)
+        run.node_state(full_id).input = args
+        outcome = await call_with_retries(
+            run.call_context(full_id),
+            node,
+            full_id,
+            args,
+            idempotency_key=f"{run.run_id}:{full_id}",  # a foreach item's id ends in its index
+            scope=scope,
+        )
+        if node.compensate_with is not None:
+            scope.set_output(node.output, outcome)
+            run.register(
+                Compensation(
+                    node_id=full_id,
+                    call=node.compensate_with.call,
+                    args=run.render(node.compensate_with.args, scope, full_id),
+                    ignore_error=node.compensate_with.ignore_error,
+                )
+            )
+        return outcome
+
+    def label(self, node_id: str, node: CallNode) -> str:
+        return node.call
+
+    def step_details(self, node: CallNode) -> dict[str, Any]:
+        return {
+            "tool": node.call,
+            "output": node.output,
+            "retries": node.on_error.retry if node.on_error else 0,
+            "fallback": node.on_error.fallback if node.on_error else None,
+            "compensate_with": node.compensate_with.call if node.compensate_with else None,
+            "compensation": (
+                {
+                    "call": node.compensate_with.call,
+                    "when": "if the run fails, times out or is cancelled after this call "
+                    "succeeded (undone newest first)",
+                }
+                if node.compensate_with
+                else None
+            ),
+            "success": node.success,
+        }
+
+    def failure_notes(self, node_id: str, node: CallNode, nodes: Mapping[str, Any]) -> list[str]:
+        notes = super().failure_notes(node_id, node, nodes)
+        if node.compensate_with:
+            notes.append(f"{node_id}: undone by {node.compensate_with.call} if the run aborts")
+        return notes
+
+
+def _check_sql(node: CallNode, checks: NodeChecks, here: Path) -> None:
+    sql = node.args.get("sql")
+    if not isinstance(sql, str) or not sql.strip():
+        checks.add(
+            (*here, "args"), "builtin_args", "sql_query needs args.sql (text)", expected="sql"
+        )
+        return
+    outputs = checks.graph.output_names()
+    for table in table_names(sql):
+        if table not in outputs:
+            checks.add(
+                (*here, "args", "sql"),
+                "unknown_table",
+                f"sql_query reads table '{table}', but no node has an output of that name",
+                expected=sorted(outputs),
+                actual=table,
+            )
+
+
+KIND = CallKind()
+
+__all__ = ["KIND", "CallKind", "CallNode"]

@@ -1,0 +1,319 @@
+"""What a node kind is: one class that knows its model, graph facts, rules, execution and views.
+
+Every node kind is one module of this package holding its pydantic model and a
+:class:`Kind` subclass; the registry (``engine/nodes/__init__.py``) lists them. The rest of
+the engine never asks "which kind is this node?": the graph, the validator, the interpreter,
+the step views and the MCP text ask the node's kind (:func:`~dynamic_tools.engine.nodes.kind_of`).
+
+The defaults here fit a node that calls nothing, activates nothing and writes no output; a
+kind overrides what it does differently. Two families share more:
+
+- *step kinds* (``call``, ``workflow``) can also stand inside a ``parallel`` branch or as a
+  ``foreach`` step; they implement :meth:`Kind.run_step` and :meth:`Kind.check_step`;
+- *fan-out kinds* (``parallel``, ``foreach``) run steps as children; they implement
+  :meth:`Kind.child_step`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
+
+from dynamic_tools.engine.node_parts import NodeBase
+from dynamic_tools.engine.state import RunFailed
+from dynamic_tools.engine.xml_reading import ReadNode
+
+if TYPE_CHECKING:
+    from xml.etree.ElementTree import Element
+
+    from dynamic_tools.engine.call_context import CallContext
+    from dynamic_tools.engine.children import ChildResult, ChildSpec
+    from dynamic_tools.engine.events import Event
+    from dynamic_tools.engine.graph import WorkflowGraph
+    from dynamic_tools.engine.plan import RunPlan, WorkflowPlan
+    from dynamic_tools.engine.ports import ChildOutcome, StepRunner
+    from dynamic_tools.engine.saga import Compensation
+    from dynamic_tools.engine.scope import Scope
+    from dynamic_tools.engine.state import NodeState
+
+Path = tuple[str | int, ...]
+N = TypeVar("N", bound=NodeBase)
+
+
+@dataclass(frozen=True)
+class NodeOutcome:
+    """What executing a node gave: its output, the nodes it activates.
+
+    ``is_result``: the output counts as the workflow's result when it has no ``outputs``
+    (the last call or sub-workflow that ran).
+    """
+
+    output: Any = None
+    activates: frozenset[str] = frozenset()
+    is_result: bool = False
+
+
+@dataclass(frozen=True)
+class ReferenceSource:
+    """A value of a node that may hold ``$references``, where it is, and the names local to it."""
+
+    value: Any
+    path: Path
+    local: frozenset[str] = field(default_factory=frozenset)
+
+
+@dataclass(frozen=True)
+class NodeAt:
+    """Where a node runs: its workflow, its ids (``full_id`` with the prefix), its scope."""
+
+    workflow: WorkflowPlan
+    node_id: str
+    full_id: str
+    prefix: str
+    scope: Scope
+
+
+class RunServices(Protocol):
+    """What the interpreter offers a node kind while it executes one of its nodes."""
+
+    run_id: str
+    plan: RunPlan
+    steps: StepRunner
+
+    def now(self) -> str:
+        """The run's clock (ISO 8601)."""
+        ...
+
+    async def emit(self, event: Event) -> None:
+        """Send one run event."""
+        ...
+
+    def node_state(self, full_id: str) -> NodeState:
+        """The state of a node (made when missing, e.g. for a branch step or an item)."""
+        ...
+
+    def render(self, value: Any, scope: Scope, node_id: str | None) -> Any:
+        """``value`` with its ``$references`` and ``${...}`` resolved."""
+        ...
+
+    def evaluate(self, text: str, scope: Scope, node_id: str) -> Any:
+        """The value of an expression."""
+        ...
+
+    def call_context(self, full_id: str) -> CallContext:
+        """What one tool call (with its retries) may use."""
+        ...
+
+    def register(self, compensation: Compensation) -> None:
+        """Keep an undo for the saga (run newest first if the run fails)."""
+        ...
+
+    async def execute_workflow(self, plan: WorkflowPlan, scope: Scope, prefix: str) -> Any:
+        """Run a (sub-)workflow of the plan; its result."""
+        ...
+
+    async def gather(
+        self, name: str, children: list[ChildSpec], *, concurrency: int | None, fail_fast: bool
+    ) -> list[ChildOutcome]:
+        """Run children (branches, items) through the step runner."""
+        ...
+
+    def child_seq_base(self, index: int) -> int:
+        """Where the event numbers of child ``index`` start."""
+        ...
+
+    def absorb_child(self, result: ChildResult | None) -> Any:
+        """Keep a child's compensations and node states; its value."""
+        ...
+
+    async def compensation_call(self, name: str, tool: str, args: Any) -> dict[str, Any]:
+        """Call an undo tool once, as a step; never raises."""
+        ...
+
+
+class NodeChecks(Protocol):
+    """What the validator offers a node kind while it checks one of its nodes."""
+
+    node_id: str
+    here: Path
+
+    @property
+    def graph(self) -> WorkflowGraph:
+        """The workflow's graph facts."""
+        ...
+
+    @property
+    def params(self) -> Collection[str]:
+        """The workflow's parameter names."""
+        ...
+
+    def add(
+        self,
+        path: Path,
+        rule: str,
+        message: str,
+        *,
+        severity: str = "error",
+        expected: Any = None,
+        actual: Any = None,
+    ) -> None:
+        """Report a violation at ``path``."""
+        ...
+
+    def tool(self, path: Path, name: str) -> None:
+        """Check that ``name`` is a callable tool."""
+        ...
+
+    def sub_workflow(self, path: Path, workflow_id: str) -> None:
+        """Check that ``workflow_id`` exists (and record the call for cycle detection)."""
+        ...
+
+    def expression(self, path: Path, text: str, *, local: Collection[str] = ()) -> None:
+        """Check that an expression parses and that its references name something."""
+        ...
+
+
+class Kind(Generic[N]):
+    """One node kind. Subclasses set the class attributes and override what they do."""
+
+    name: ClassVar[str]
+    """The value of ``type`` for this kind."""
+    model: ClassVar[type[NodeBase]]
+    """The pydantic model of its nodes."""
+    written_as: ClassVar[str]
+    """How a node of this kind starts in YAML (for the reference)."""
+    shorthand: ClassVar[str | None] = None
+    """A field whose presence implies this kind when ``type`` is missing."""
+    only_when_activated: ClassVar[bool] = False
+    """Its nodes run only when something activates them (never just after dependencies)."""
+    is_step: ClassVar[bool] = False
+    """Its nodes can be a parallel branch or a foreach step."""
+    xml_tags: ClassVar[tuple[str, ...]] = ()
+    """The XML elements of its nodes (``engine/xml_format.py`` reads the document's frame)."""
+
+    # --- reading ----------------------------------------------------------------------------
+    def from_xml(
+        self, element: Element, attrs: dict[str, Any], here: str, read_node: ReadNode
+    ) -> dict[str, Any]:
+        """The mapping (as the YAML form gives it) of one of its XML elements.
+
+        ``attrs`` are the element's attributes, typed, without ``id``; ``read_node`` reads a
+        nested node element (a branch, a step).
+        """
+        return {**attrs, "type": self.name}
+
+    # --- graph facts ------------------------------------------------------------------------
+    def steps(self, node: N) -> list[tuple[Path, Any]]:
+        """The call / sub-workflow steps of the node, with where each is (``()`` for itself)."""
+        return []
+
+    def targets(self, node: N, node_ids: Collection[str]) -> list[tuple[Path, str]]:
+        """Nodes this node names to activate (besides its steps' fallbacks)."""
+        return []
+
+    def activation_targets(self, node: N, node_ids: Collection[str]) -> list[tuple[Path, str]]:
+        """Every node this node can activate, with where in it each is named."""
+        found = list(self.targets(node, node_ids))
+        for path, step in self.steps(node):
+            if step.on_error and step.on_error.fallback:
+                found.append(((*path, "on_error", "fallback"), step.on_error.fallback))
+        return found
+
+    def outputs(self, node: N) -> list[tuple[str, Path]]:
+        """Output names the node writes, with where each is named."""
+        return [(step.output, (*path, "output")) for path, step in self.steps(node) if step.output]
+
+    def may_be_skipped(self, node: N) -> bool:
+        """Whether the node can end without writing its outputs while the run goes on."""
+        return False
+
+    def answer_fields(self, node: N) -> frozenset[str] | None:
+        """The fields of ``$<node id>`` when the node's id is itself a readable name (yield)."""
+        return None
+
+    def reference_sources(self, node: N, here: Path) -> list[ReferenceSource]:
+        """The node's values that may hold ``$references`` (expressions are checked apart)."""
+        return []
+
+    def tool(self, node: N) -> str | None:
+        """The tool the node itself calls (a call node's), named in its start event."""
+        return None
+
+    def tools(self, node: N) -> list[str]:
+        """Every tool the node may call (compensations included), in document order."""
+        return []
+
+    def undo_tools(self, node: N) -> list[str]:
+        """The tools among :meth:`tools` that undo something (compensations)."""
+        return []
+
+    # --- validation -------------------------------------------------------------------------
+    def check(self, node: N, checks: NodeChecks) -> None:
+        """Report what is wrong with the node (beyond its model and references)."""
+
+    def check_step(self, node: N, checks: NodeChecks, here: Path) -> None:
+        """Step kinds: report what is wrong with the node as a step at ``here``."""
+
+    def check_reach(self, node: N, checks: NodeChecks) -> None:
+        """Report a node that can never run."""
+        if checks.graph.unreachable(checks.node_id):
+            checks.add(
+                checks.here,
+                "unreachable",
+                f"node '{checks.node_id}' only depends on nodes that never run",
+                severity="warning",
+            )
+
+    # --- execution --------------------------------------------------------------------------
+    async def execute(self, node: N, at: NodeAt, run: RunServices) -> NodeOutcome:
+        """Run the node; raise :class:`~dynamic_tools.engine.state.RunFailed` to fail it."""
+        raise NotImplementedError
+
+    async def run_step(
+        self, node: N, full_id: str, prefix: str, scope: Scope, run: RunServices
+    ) -> Any:
+        """Step kinds: run the node as a step (top level, branch or item); its value."""
+        raise RunFailed(f"a {self.name} node is not a step", node_id=full_id)
+
+    def child_step(self, node: N, spec: ChildSpec) -> Any:
+        """Fan-out kinds: the step a child (a branch or an item) runs."""
+        raise RunFailed(f"a {self.name} node has no children", node_id=spec.child_id)
+
+    # --- views ------------------------------------------------------------------------------
+    def label(self, node_id: str, node: N) -> str:
+        """A few words for the node in a workflow's one-line shape."""
+        return node_id
+
+    def details(self, node: N) -> dict[str, Any]:
+        """What the node does, as the step view shows it."""
+        return {}
+
+    def activation(self, node: N, path: Path) -> dict[str, Any]:
+        """How this node activates the target named at ``path`` (``via`` and ``when``)."""
+        where = f" of branch '{path[1]}'" if path[0] == "branches" else ""
+        where = " of its step" if path[0] == "step" else where
+        return {"via": "fallback", "when": f"the call{where} gave up"}
+
+    def alternatives(self, node_id: str, node: N, label_of: Mapping[str, str]) -> list[str]:
+        """Lines of the workflow's shape for the paths this node chooses between."""
+        return []
+
+    def failure_notes(self, node_id: str, node: N, nodes: Mapping[str, Any]) -> list[str]:
+        """How the node behaves on failure (retries, fallbacks, undo), one line each."""
+        return []
+
+    def pause(self, node_id: str, node: N) -> str | None:
+        """Where the node pauses for input, in words (None when it does not)."""
+        return None
+
+
+__all__ = [
+    "Kind",
+    "NodeAt",
+    "NodeChecks",
+    "NodeOutcome",
+    "Path",
+    "ReferenceSource",
+    "RunServices",
+]

@@ -1,0 +1,87 @@
+"""The ``workflow`` node: run another workflow of the document as one step.
+
+Its ``args`` are checked against the sub-workflow's params; the sub-workflow's nodes run
+under the ids ``<node>/<child node>``; its result becomes this node's output. When it fails,
+an ``on_error.fallback`` hands over to another node.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+from xml.etree.ElementTree import Element
+
+from pydantic import Field
+
+from dynamic_tools.engine.node_parts import IDENTIFIER, NodeBase, OnError
+from dynamic_tools.engine.nodes.kind import NodeChecks, Path, ReferenceSource, RunServices
+from dynamic_tools.engine.nodes.step_kind import StepKind
+from dynamic_tools.engine.params import check_values
+from dynamic_tools.engine.scope import Scope
+from dynamic_tools.engine.state import FallbackTriggered, RunFailed
+from dynamic_tools.engine.xml_reading import ReadNode, step_io
+from dynamic_tools.errors import InvalidInputError
+
+
+class WorkflowNode(NodeBase):
+    """Run another workflow of the document; its result becomes this node's output."""
+
+    kind: Literal["workflow"] = Field(default="workflow", alias="type")
+    workflow: str = Field(min_length=1)
+    args: dict[str, Any] = Field(default_factory=dict)
+    output: str | None = Field(default=None, pattern=IDENTIFIER)
+    on_error: OnError | None = None
+
+
+class WorkflowKind(StepKind[WorkflowNode]):
+    """Runs a sub-workflow."""
+
+    name = "workflow"
+    model = WorkflowNode
+    written_as = "workflow: book_flight"
+    shorthand = "workflow"
+
+    xml_tags = ("subworkflow",)
+
+    def from_xml(
+        self, element: Element, attrs: dict[str, Any], here: str, read_node: ReadNode
+    ) -> dict[str, Any]:
+        return {**attrs, "type": "workflow", **step_io(element, here)}
+
+    def reference_sources(self, node: WorkflowNode, here: Path) -> list[ReferenceSource]:
+        return [ReferenceSource(node.args, (*here, "args"))]
+
+    def check_step(self, node: WorkflowNode, checks: NodeChecks, here: Path) -> None:
+        checks.sub_workflow((*here, "workflow"), node.workflow)
+
+    async def run_step(
+        self, node: WorkflowNode, full_id: str, prefix: str, scope: Scope, run: RunServices
+    ) -> Any:
+        args = run.render(node.args, scope, full_id)
+        run.node_state(full_id).input = args
+        child = run.plan.workflows.get(node.workflow)
+        if child is None:
+            raise RunFailed(f"sub-workflow '{node.workflow}' is not defined", node_id=full_id)
+        try:
+            values = check_values(child.workflow.params, args, what=f"{full_id}.args")
+        except InvalidInputError as exc:
+            raise RunFailed(
+                exc.message, node_id=full_id, context={"violations": exc.violations}
+            ) from None
+        try:
+            return await run.execute_workflow(child, Scope(params=values), f"{full_id}/")
+        except RunFailed as failure:
+            fallback = node.on_error.fallback if node.on_error else None
+            if fallback:
+                raise FallbackTriggered(failure.message, fallback) from None
+            raise
+
+    def label(self, node_id: str, node: WorkflowNode) -> str:
+        return f"w_{node.workflow}"
+
+    def step_details(self, node: WorkflowNode) -> dict[str, Any]:
+        return {"workflow": node.workflow, "output": node.output}
+
+
+KIND = WorkflowKind()
+
+__all__ = ["KIND", "WorkflowKind", "WorkflowNode"]

@@ -1,0 +1,145 @@
+"""Storing a batch of run events in one transaction, with a handful of statements per run.
+
+For each run in the batch: its row is read once (``FOR UPDATE`` / under SQLite's write lock),
+the events already stored among the batch's ``(seq, source)`` keys are read once, the states
+of the nodes the batch touches are read once; then the new events, the new and changed node
+rows and the run's row are written with one statement each (``executemany``). An event's cost
+is its own JSON and rows, whatever the run's size and however many events came with it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from loguru import logger
+from sqlalchemy import bindparam, insert, select, update
+from sqlalchemy.engine import Connection
+
+from dynamic_tools.engine import events as ev
+from dynamic_tools.persistence.db import run_events, run_nodes, runs, utc_now
+from dynamic_tools.persistence.run_view import (
+    RunEvent,
+    RunRecord,
+    StoredEvent,
+    apply_event,
+    parse_time,
+    touched_node,
+)
+
+__all__ = ["LATER", "UPDATE_NODE", "append_events"]
+
+LATER = 1_000_000
+"""Ordinals of nodes first seen in an event (children, items) start here, after the graph's."""
+
+_MUTABLE = ("status", "result", "error", "waiting", "event_count", "started_at", "finished_at")
+"""The run's columns an event may change (``updated_at`` aside)."""
+
+UPDATE_NODE = (  # executemany: b_run, b_node, b_state
+    update(run_nodes)
+    .where(run_nodes.c.run_id == bindparam("b_run"), run_nodes.c.node_id == bindparam("b_node"))
+    .values(state=bindparam("b_state"))
+)
+
+
+def append_events(conn: Connection, events: Sequence[ev.Event]) -> list[StoredEvent | None]:
+    """Store ``events`` (in order) and apply them to their runs; None for each one not stored.
+
+    An event is not stored when its run is unknown (logged) or when it is a duplicate (the
+    same run, seq and source already stored, or earlier in the batch).
+    """
+    by_run: dict[str, list[int]] = {}
+    for index, event in enumerate(events):
+        by_run.setdefault(event.run_id, []).append(index)
+    stored: list[StoredEvent | None] = [None] * len(events)
+    for run_id, indexes in by_run.items():
+        for index, item in zip(
+            indexes, _append_run(conn, run_id, [events[i] for i in indexes]), strict=True
+        ):
+            stored[index] = item
+    return stored
+
+
+def _append_run(conn: Connection, run_id: str, events: list[ev.Event]) -> list[StoredEvent | None]:
+    query = select(runs).where(runs.c.run_id == run_id).with_for_update()
+    found = conn.execute(query).mappings().first()
+    if found is None:
+        for event in events:
+            logger.warning("event {} for unknown run {} dropped", event.TYPE, run_id)
+        return [None] * len(events)
+    row: dict[str, Any] = dict(found)
+    given = [e.seq for e in events if e.seq is not None]
+    existing: set[tuple[int, str]] = set()
+    if given:
+        keys = select(run_events.c.seq, run_events.c.source).where(
+            run_events.c.run_id == run_id, run_events.c.seq.in_(sorted(set(given)))
+        )
+        existing = {(int(seq), str(source)) for seq, source in conn.execute(keys)}
+    touched = {node_id for e in events if (node_id := touched_node(e)) is not None}
+    nodes: dict[str, dict[str, Any]] = {}
+    if touched:
+        states = select(run_nodes.c.node_id, run_nodes.c.state).where(
+            run_nodes.c.run_id == run_id, run_nodes.c.node_id.in_(sorted(touched))
+        )
+        nodes = {str(n): dict(state or {}) for n, state in conn.execute(states)}
+    known = set(nodes)
+    new_nodes: dict[str, int] = {}
+    changed: set[str] = set()
+    event_rows: list[dict[str, Any]] = []
+    out: list[StoredEvent | None] = []
+    position = int(row["event_count"])
+    for event in events:
+        seq = event.seq if event.seq is not None else -(position + 1)
+        key = (seq, event.source)
+        if key in existing:
+            out.append(None)
+            continue
+        existing.add(key)
+        position += 1
+        at = parse_time(event.at or None)
+        data = event.payload()
+        event_rows.append(
+            {
+                "run_id": run_id,
+                "position": position,
+                "seq": seq,
+                "source": event.source,
+                "type": event.TYPE,
+                "data": data,
+                "at": at,
+            }
+        )
+        previous_status = str(row["status"])
+        node_id = touched_node(event)
+        view, node = apply_event(row, event, at, nodes.get(node_id) if node_id else None)
+        row.update(view, event_count=position)
+        after_nodes: dict[str, dict[str, Any]] = {}
+        if node_id is not None and node is not None:
+            nodes[node_id] = node
+            after_nodes[node_id] = node
+            if node_id in known:
+                changed.add(node_id)
+            else:
+                new_nodes.setdefault(node_id, LATER + position)
+        stored = RunEvent(run_id, position, seq, event.TYPE, at, data)
+        out.append(StoredEvent(stored, RunRecord.from_row(row, after_nodes), previous_status))
+    if not event_rows:
+        return out
+    conn.execute(insert(run_events), event_rows)
+    if new_nodes:
+        conn.execute(
+            insert(run_nodes),
+            [
+                {"run_id": run_id, "node_id": n, "ordinal": ordinal, "state": nodes[n]}
+                for n, ordinal in new_nodes.items()
+            ],
+        )
+    if changed:
+        conn.execute(
+            UPDATE_NODE,
+            [{"b_run": run_id, "b_node": n, "b_state": nodes[n]} for n in sorted(changed)],
+        )
+    columns = {k: row[k] for k in _MUTABLE}
+    columns["updated_at"] = utc_now()
+    conn.execute(update(runs).where(runs.c.run_id == run_id).values(**columns))
+    return out
