@@ -82,7 +82,7 @@ typecheck: $(STAMP)
 # The peers go into the same venv, off the lock: the stamp is removed so the next target
 # re-syncs the venv to the lock exactly.
 bench: $(STAMP)
-	$(PY) -m pip install --quiet --no-deps 'bfcl-eval==2026.3.23' && $(PY) -m pip install --quiet 'fastmcp==4.1.2' 'langgraph==1.2.22'
+	$(PY) -m pip install --quiet --no-deps 'bfcl-eval==2026.3.23' && $(PY) -m pip install --quiet 'fastmcp==4.1.2' 'langgraph==1.2.22' 'langgraph-checkpoint-sqlite==3.1.2'
 	cd backend && .venv/bin/python -m bench; status=$$?; rm -f $(STAMP); exit $$status
 
 clean:

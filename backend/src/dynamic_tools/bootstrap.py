@@ -40,6 +40,7 @@ from dynamic_tools.observability.run_metrics import RunMetrics, record_takeover
 from dynamic_tools.observability.run_tracing import RunTracing
 from dynamic_tools.observability.tracing import Tracing
 from dynamic_tools.persistence.db import make_engine, migrate
+from dynamic_tools.persistence.item_journal import ItemJournal
 from dynamic_tools.persistence.markdown_store import MarkdownSessionStore
 from dynamic_tools.persistence.recipe_store import RecipeStore
 from dynamic_tools.persistence.run_store import RunStore
@@ -262,7 +263,11 @@ def make_launcher(
             serving=settings.base_url,
         )
         return DurableLauncher(
-            config, tools=tools, events=events, on_finished=store.record_outcome_soon
+            config,
+            tools=tools,
+            events=events,
+            on_finished=store.record_outcome_soon,
+            items=ItemJournal(store.engine),
         )
     return LocalLauncher(tools=tools, events=events, on_finished=store.record_outcome_soon)
 

@@ -358,7 +358,13 @@ class Interpreter:
 
     # --- children ---------------------------------------------------------------------------
     async def gather(
-        self, name: str, children: list[ChildSpec], *, concurrency: int | None, fail_fast: bool
+        self,
+        name: str,
+        children: list[ChildSpec],
+        *,
+        concurrency: int | None,
+        fail_fast: bool,
+        repeatable: bool = False,
     ) -> list[ChildOutcome]:
         """Run the children; keep what they registered even if the run stops meanwhile.
 
@@ -373,18 +379,19 @@ class Interpreter:
                 run_child=self._child_entry,
                 concurrency=concurrency,
                 fail_fast=fail_fast,
+                repeatable=repeatable,
             )
         except GatherCancelled as stopped:
             for outcome in stopped.outcomes:
                 self.absorb_child(outcome.value)
             raise
 
-    async def _child_entry(self, spec: ChildSpec) -> ChildResult:
+    async def _child_entry(self, spec: ChildSpec, steps: StepRunner | None = None) -> ChildResult:
         child = Interpreter(
             self.plan,
             run_id=self.run_id,
             tools=self.tools,
-            steps=self.steps,
+            steps=steps or self.steps,
             events=self.events,
             clock=self.clock,
         )

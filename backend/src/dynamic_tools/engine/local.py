@@ -81,8 +81,9 @@ class LocalSteps:
         run_child: ChildFn,
         concurrency: int | None,
         fail_fast: bool,
+        repeatable: bool = False,
     ) -> list[ChildOutcome]:
-        """Run children as tasks, at most ``concurrency`` at once.
+        """Run children as tasks, at most ``concurrency`` at once (``repeatable`` changes nothing).
 
         Cancelled itself (the run is cancelled or times out), it cancels the children, waits
         for them to end and raises :class:`GatherCancelled` with their outcomes.

@@ -75,6 +75,26 @@ class ChildOutcome:
     error: str | None = None
     cancelled: bool = False
 
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form (a durable runner journals it)."""
+        return {
+            "ok": self.ok,
+            "value": None if self.value is None else self.value.to_dict(),
+            "error": self.error,
+            "cancelled": self.cancelled,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ChildOutcome:
+        """Inverse of :meth:`to_dict`."""
+        error = data.get("error")
+        return cls(
+            ok=bool(data.get("ok")),
+            value=ChildResult.from_dict(data.get("value")),
+            error=None if error is None else str(error),
+            cancelled=bool(data.get("cancelled")),
+        )
+
 
 class ChildFailed(EngineError, Exception):
     """A child failed; ``payload`` is what it had registered (compensations, node states)."""
@@ -113,7 +133,17 @@ class GatherCancelled(EngineError, asyncio.CancelledError):
         self.outcomes = outcomes
 
 
-ChildFn = Callable[[ChildSpec], Awaitable[ChildResult]]
+class ChildFn(Protocol):
+    """Runs one child in the interpreter (``Interpreter.run_child``).
+
+    ``steps`` replaces the run's step runner for this child: a durable runner that runs
+    repeatable children side by side in the parent's workflow gives each one that does not
+    journal its steps one by one.
+    """
+
+    def __call__(self, spec: ChildSpec, steps: StepRunner | None = None) -> Awaitable[ChildResult]:
+        """Run ``spec``; its result, or :class:`ChildFailed` / :class:`ChildCancelled`."""
+        ...
 
 
 class StepRunner(Protocol):
@@ -143,11 +173,14 @@ class StepRunner(Protocol):
         run_child: ChildFn,
         concurrency: int | None,
         fail_fast: bool,
+        repeatable: bool = False,
     ) -> list[ChildOutcome]:
         """Run children (JSON specs) at once, outcomes in the order given.
 
         A durable implementation runs each child as a child workflow whose id is the spec's
-        ``id`` and calls ``run_child(spec)`` inside it. With ``fail_fast`` the first failure
+        ``id`` and calls ``run_child(spec)`` inside it, or, when ``repeatable`` says every
+        child is one step that may run again from its start, may run them side by side in
+        its own workflow and journal how each ended. With ``fail_fast`` the first failure
         cancels the children still running (their outcomes say so). ``run_child`` raises
         :class:`ChildFailed` or :class:`ChildCancelled` carrying what the child registered;
         the outcome keeps it as its ``value``.

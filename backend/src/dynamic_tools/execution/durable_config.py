@@ -24,7 +24,7 @@ from dynamic_tools.engine.state import RunOutcome
 from dynamic_tools.errors import ConfigurationError
 from dynamic_tools.execution.reconcile import FINISHED as JOURNAL_FINISHED
 
-APP_VERSION = "dynamic-tools-interpreter-2"
+APP_VERSION = "dynamic-tools-interpreter-3"
 """The DBOS application version of every run (rule 2).
 
 DBOS recovers only the runs of the version it runs, so this is a constant, not the package

@@ -81,6 +81,7 @@ from dynamic_tools.execution.durable_steps import (
     LiveRuns,
 )
 from dynamic_tools.execution.durable_workflows import run_workflow, statuses_to_ids, yield_owner
+from dynamic_tools.execution.fan_out import ItemJournal
 from dynamic_tools.execution.journal_lock import JournalLock
 from dynamic_tools.execution.launcher import ExecutorView, yield_step_name
 from dynamic_tools.execution.local_wake import wake_local_waiter
@@ -105,10 +106,12 @@ class DurableLauncher:
         tools: ToolRunner,
         events: EventSink,
         on_finished: Callable[[str, RunOutcome], None] | None = None,
+        items: ItemJournal | None = None,
     ) -> None:
         self.config = config
         self.tools = tools
         self.events = events
+        self.items = items
         self.on_finished = on_finished
         self.durable = True
         self.live = LiveRuns()
@@ -145,7 +148,9 @@ class DurableLauncher:
             await asyncio.to_thread(presence.acquire)
             self._presence = presence
         durable_workflows.install_runtime(
-            durable_workflows.WorkflowRuntime(self.tools, self.events, self.live, self.on_finished)
+            durable_workflows.WorkflowRuntime(
+                self.tools, self.events, self.live, self.on_finished, self.items
+            )
         )
         try:
             DBOS(config=dbos_config(self.config))

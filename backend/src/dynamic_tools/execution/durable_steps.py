@@ -9,7 +9,9 @@ issues must depend only on recorded results, never on timing (docs/durability.md
 - ``wait_for_input`` is ``recv`` on the yield's topic, with the yield's own timeout (rule 5);
 - ``gather`` runs each child as a DBOS child workflow whose id is the spec's ``id``; they are
   started in list order, and :meth:`DBOS.asyncio_wait` records which ones finished, so the
-  results are collected in the same order on replay.
+  results are collected in the same order on replay. A fan-out whose children are each one
+  repeatable step is instead one step whose result is every child's outcome
+  (:mod:`~dynamic_tools.execution.fan_out`).
 
 Why cancellation is not DBOS's own cancel: a cancelled DBOS workflow refuses every further
 step, so the saga's compensations could not run. Instead a cancel request is recorded as the
@@ -55,6 +57,7 @@ from dynamic_tools.engine.children import ChildResult, ChildSpec
 from dynamic_tools.engine.events import Event
 from dynamic_tools.engine.local import SIBLING_FAILED
 from dynamic_tools.engine.ports import ChildFn, ChildOutcome, EventSink, GatherCancelled
+from dynamic_tools.execution.fan_out import FanOut, ItemJournal, NoItemJournal
 from dynamic_tools.execution.local_wake import wake_local_waiter
 
 T = TypeVar("T")
@@ -248,10 +251,17 @@ class DurableSteps:
     one spec of :meth:`gather` (its id is the spec's ``id``).
     """
 
-    def __init__(self, execution: LiveExecution, live: LiveRuns, start_child: StartChild) -> None:
+    def __init__(
+        self,
+        execution: LiveExecution,
+        live: LiveRuns,
+        start_child: StartChild,
+        journal: ItemJournal | None = None,
+    ) -> None:
         self.execution = execution
         self.live = live
         self.start_child = start_child
+        self.journal: ItemJournal = journal or NoItemJournal()
 
     def _check(self) -> None:
         if self.live.shutting_down:  # never record anything while shutting down
@@ -334,8 +344,12 @@ class DurableSteps:
         run_child: ChildFn,
         concurrency: int | None,
         fail_fast: bool,
+        repeatable: bool = False,
     ) -> list[ChildOutcome]:
         """Run each child as a child workflow (id = the spec's ``id``); outcomes in list order.
+
+        When ``repeatable``, the children run in this workflow instead, as one step
+        (:mod:`~dynamic_tools.execution.fan_out`); what follows holds for both ways.
 
         At most ``concurrency`` run at once; a slot is refilled, in list order, as soon as a
         child ends. With ``fail_fast`` the first failure stops the children still running:
@@ -348,6 +362,8 @@ class DurableSteps:
         recorded results, except the timeout's moment.
         """
         self._check()
+        if repeatable:
+            return await self._gather_in_place(name, children, run_child, concurrency, fail_fast)
         limit = max(1, concurrency or len(children))
         outcomes: list[ChildOutcome | None] = [None] * len(children)
         handles: dict[int, WorkflowHandleAsync[Any]] = {}
@@ -416,6 +432,35 @@ class DurableSteps:
             self.execution.delivered = True  # the run's cancellation reached this execution
             raise GatherCancelled(self._final(outcomes))
         return self._final(outcomes)
+
+    async def _gather_in_place(
+        self,
+        name: str,
+        children: list[ChildSpec],
+        run_child: ChildFn,
+        concurrency: int | None,
+        fail_fast: bool,
+    ) -> list[ChildOutcome]:
+        """The fan-out as one step whose result is every child's outcome (``fan_out.py``)."""
+        run_id = self.execution.run.run_id
+        stop = self.execution.interrupted if not self.execution.delivered else asyncio.Event()
+        fan_out = FanOut(
+            run_id=run_id,
+            name=name,
+            children=children,
+            run_child=run_child,
+            concurrency=concurrency,
+            fail_fast=fail_fast,
+            journal=self.journal,
+            interrupted=stop,
+        )
+        result = await DBOS.run_step_async({"name": name}, fan_out.run)
+        outcomes = [ChildOutcome.from_dict(o) for o in result["outcomes"]]
+        await self.journal.forget(run_id, name)
+        if result["cancelled"]:
+            self.execution.delivered = True  # the run's cancellation reached this execution
+            raise GatherCancelled(outcomes)
+        return outcomes
 
     @staticmethod
     def _final(outcomes: list[ChildOutcome | None]) -> list[ChildOutcome]:

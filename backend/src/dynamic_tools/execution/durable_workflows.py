@@ -46,6 +46,7 @@ from dynamic_tools.execution.durable_steps import (
     LiveRuns,
     ShutdownAwareEvents,
 )
+from dynamic_tools.execution.fan_out import ItemJournal
 
 
 # --- what the workflows run with (set by DurableLauncher.launch) ------------------------------
@@ -57,6 +58,7 @@ class WorkflowRuntime:
     events: EventSink
     live: LiveRuns
     on_finished: Callable[[str, RunOutcome], None] | None
+    items: ItemJournal | None = None
 
 
 _runtime: WorkflowRuntime | None = None
@@ -104,7 +106,12 @@ def _interpreter(
     execution: LiveExecution,
     runtime: WorkflowRuntime,
 ) -> Interpreter:
-    steps = DurableSteps(execution, runtime.live, functools.partial(_start_child, document, run_id))
+    steps = DurableSteps(
+        execution,
+        runtime.live,
+        functools.partial(_start_child, document, run_id),
+        runtime.items,
+    )
     return Interpreter(
         _plan_of(json.dumps(document, sort_keys=True), workflow_id),
         run_id=run_id,

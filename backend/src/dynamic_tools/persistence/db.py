@@ -120,6 +120,23 @@ run_nodes = Table(
     Index("ix_run_nodes_run_id_ordinal", "run_id", "ordinal"),
 )
 
+# How each finished item of a durable fan-out in flight ended (``item_journal.py``): a fan-out
+# of repeatable steps runs in its parent's workflow, and a run recovered mid-way starts only
+# the items not found here.
+run_items = Table(
+    "run_items",
+    metadata,
+    Column(
+        "run_id",
+        String(64),
+        ForeignKey("runs.run_id", ondelete="CASCADE", name="fk_run_items_run_id"),
+        primary_key=True,
+    ),
+    Column("fan_out", String(1024), primary_key=True),
+    Column("item", Integer, primary_key=True),
+    Column("outcome", json_type(), nullable=False),
+)
+
 run_events = Table(
     "run_events",
     metadata,
@@ -260,7 +277,7 @@ def write_transaction(engine: Engine) -> Iterator[Connection]:
             yield connection
 
 
-HEAD_REVISION = "0005"
+HEAD_REVISION = "0006"
 """The newest migration (``migrations/versions``); a test checks it is Alembic's head."""
 
 

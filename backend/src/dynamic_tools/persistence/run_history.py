@@ -8,7 +8,14 @@ from typing import Any
 
 from sqlalchemy import ColumnElement, Engine, and_, delete, select
 
-from dynamic_tools.persistence.db import run_events, run_nodes, runs, utc_now, write_transaction
+from dynamic_tools.persistence.db import (
+    run_events,
+    run_items,
+    run_nodes,
+    runs,
+    utc_now,
+    write_transaction,
+)
 from dynamic_tools.persistence.run_view import TERMINAL
 
 
@@ -50,6 +57,7 @@ async def purge_runs(
                     chunk = ids[start : start + 500]
                     conn.execute(delete(run_events).where(run_events.c.run_id.in_(chunk)))
                     conn.execute(delete(run_nodes).where(run_nodes.c.run_id.in_(chunk)))
+                    conn.execute(delete(run_items).where(run_items.c.run_id.in_(chunk)))
                     conn.execute(delete(runs).where(runs.c.run_id.in_(chunk)))
         by_workflow: dict[str, int] = {}
         for _, workflow, _ in rows:

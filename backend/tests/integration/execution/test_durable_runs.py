@@ -1,9 +1,7 @@
 """Durable runs on DBOS, for real: SQLite (WAL) and PostgreSQL, yields, cancel, kill -9.
 
-PostgreSQL is taken from ``TEST_DATABASE_URL`` (default ``postgresql://postgres@127.0.0.1:5432/
-test``); each test gets its own schema. When it does not answer the tests fail, unless
-``DT_NO_POSTGRES=1``, which skips the PostgreSQL variants. DBOS is a process-wide singleton:
-each in-process test launches it and shuts it down again. The kill -9 tests run
+The databases and launches come from ``conftest.py`` (SQLite, and PostgreSQL unless
+``DT_NO_POSTGRES=1``). The kill -9 tests run
 ``durable_worker.py`` as a real subprocess against a recording HTTP tool server.
 """
 
@@ -19,7 +17,7 @@ import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -34,9 +32,9 @@ from dynamic_tools.engine.models import WorkflowDocument
 from dynamic_tools.engine.ports import ToolResult
 from dynamic_tools.execution.durable_client import DurableRunClient
 from dynamic_tools.execution.durable_config import APP_VERSION, DurableConfig, sqlite_url
-from dynamic_tools.execution.durable_launcher import DurableLauncher
 from dynamic_tools.execution.durable_steps import DurableSteps, LiveRuns
 from tests.conftest import EXAMPLES, FIXTURES
+from tests.integration.execution.conftest import Launch, pg_engine
 from tests.support.plans import prepared
 from tests.unit.engine.test_saga_in_children import DOCUMENT as SAGA_IN_CHILDREN
 from tests.unit.engine.test_saga_in_children import HangingTools
@@ -84,74 +82,12 @@ async def until(check: Callable[[], bool], *, timeout: float = 20.0, what: str =
         await asyncio.sleep(0.02)
 
 
-# --- databases ---------------------------------------------------------------------------------
-def _pg_engine(url: str) -> sa.Engine:
-    return sa.create_engine(sa.make_url(url).set(drivername="postgresql+psycopg"))
-
-
-@pytest.fixture(scope="session")
-def postgres_url() -> str | None:
-    """The test PostgreSQL; the tests fail when it does not answer, unless DT_NO_POSTGRES=1."""
-    url = os.environ.get("TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/test")
-    try:
-        engine = _pg_engine(url)
-        with engine.connect() as connection:
-            connection.execute(sa.text("SELECT 1"))
-        engine.dispose()
-    except Exception as exc:
-        if os.environ.get("DT_NO_POSTGRES") == "1":
-            return None
-        pytest.fail(f"PostgreSQL at {url} does not answer ({exc}); set DT_NO_POSTGRES=1 to skip")
-    return url
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def config(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[DurableConfig]:
-    """A fresh system database: a SQLite file, or a PostgreSQL schema of its own."""
-    fast = {"notification_poll_s": 0.05, "cancel_poll_s": 0.1, "executor_id": "test-a"}
-    if request.param == "sqlite":
-        yield DurableConfig(database_url=sqlite_url(tmp_path / "runs.sqlite"), **fast)
-        return
-    postgres_url = request.getfixturevalue("postgres_url")
-    if postgres_url is None:
-        pytest.skip("DT_NO_POSTGRES=1")
-    schema = f"dt_test_{uuid.uuid4().hex[:12]}"
-    try:
-        yield DurableConfig(database_url=postgres_url, schema=schema, **fast)
-    finally:
-        engine = _pg_engine(postgres_url)
-        with engine.begin() as connection:
-            connection.execute(sa.text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
-        engine.dispose()
-
-
-Launch = Callable[..., Awaitable[DurableLauncher]]
-
-
-@pytest.fixture
-async def launch() -> AsyncIterator[Launch]:
-    """Launches DBOS in this process (one launcher at a time) and always shuts it down."""
-    launched: list[DurableLauncher] = []
-
-    async def factory(config: DurableConfig, tools: Any, events: Any = None) -> DurableLauncher:
-        launcher = DurableLauncher(config, tools=tools, events=events or EventList())
-        await launcher.launch()
-        launched.append(launcher)
-        return launcher
-
-    try:
-        yield factory
-    finally:
-        for launcher in launched:
-            await launcher.shutdown()
-
-
 def serializations(config: DurableConfig) -> set[str]:
     """How DBOS stored every workflow input/output and step result (rule 8)."""
     if config.is_sqlite:
         engine, prefix = sa.create_engine(config.database_url), ""
     else:
-        engine, prefix = _pg_engine(config.database_url), f'"{config.schema}".'
+        engine, prefix = pg_engine(config.database_url), f'"{config.schema}".'
     try:
         with engine.connect() as connection:
             found = set()
@@ -864,7 +800,7 @@ def pg_config(postgres_url: str | None) -> Iterator[DurableConfig]:
             database_url=postgres_url, schema=schema, executor_id="test-a", cancel_poll_s=0.1
         )
     finally:
-        engine = _pg_engine(postgres_url)
+        engine = pg_engine(postgres_url)
         with engine.begin() as connection:
             connection.execute(sa.text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
         engine.dispose()

@@ -52,9 +52,10 @@ class CallKind(StepKind[CallNode]):
 
     def reference_sources(self, node: CallNode, here: Path) -> list[ReferenceSource]:
         sources = [ReferenceSource(node.args, (*here, "args"))]
-        if node.compensate_with is not None:
+        if node.compensate_with is not None:  # rendered once the call's output is set
+            own = frozenset({node.output}) if node.output else frozenset()
             sources.append(
-                ReferenceSource(node.compensate_with.args, (*here, "compensate_with", "args"))
+                ReferenceSource(node.compensate_with.args, (*here, "compensate_with", "args"), own)
             )
         return sources
 
@@ -81,6 +82,9 @@ class CallKind(StepKind[CallNode]):
                     )
         elif node.call == "sql_query":
             _check_sql(node, checks, here)
+
+    def repeatable(self, node: CallNode) -> bool:
+        return True
 
     async def run_step(
         self, node: CallNode, full_id: str, prefix: str, scope: Scope, run: RunServices

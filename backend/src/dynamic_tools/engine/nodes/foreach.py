@@ -144,7 +144,11 @@ class ForeachKind(Kind[ForeachNode]):
             for i, item in enumerate(items)
         ]
         outcomes = await run.gather(
-            f"foreach:{full_id}", children, concurrency=node.concurrency, fail_fast=True
+            f"foreach:{full_id}",
+            children,
+            concurrency=node.concurrency,
+            fail_fast=True,
+            repeatable=step_kind(node.step).repeatable(node.step),
         )
         values = [run.absorb_child(o.value) for o in outcomes]
         failed = [(i, o.error) for i, o in enumerate(outcomes) if not o.ok]

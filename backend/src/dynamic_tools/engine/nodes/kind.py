@@ -114,9 +114,18 @@ class RunServices(Protocol):
         ...
 
     async def gather(
-        self, name: str, children: list[ChildSpec], *, concurrency: int | None, fail_fast: bool
+        self,
+        name: str,
+        children: list[ChildSpec],
+        *,
+        concurrency: int | None,
+        fail_fast: bool,
+        repeatable: bool = False,
     ) -> list[ChildOutcome]:
-        """Run children (branches, items) through the step runner."""
+        """Run children (branches, items) through the step runner.
+
+        ``repeatable``: every child is one repeatable step (:meth:`StepKind.repeatable`).
+        """
         ...
 
     def child_seq_base(self, index: int) -> int:

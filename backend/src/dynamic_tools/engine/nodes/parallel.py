@@ -137,7 +137,11 @@ class ParallelKind(Kind[ParallelNode]):
         ]
         mode = node.on_partial_failure
         outcomes = await run.gather(
-            f"parallel:{full_id}", children, concurrency=node.concurrency, fail_fast=mode == "abort"
+            f"parallel:{full_id}",
+            children,
+            concurrency=node.concurrency,
+            fail_fast=mode == "abort",
+            repeatable=all(step_kind(b).repeatable(b) for b in node.branches.values()),
         )
         results: dict[str, Any] = {}
         failures: dict[str, str] = {}

@@ -48,6 +48,15 @@ class StepKind(Kind[S]):
                 text += f", then {on_error.fallback}"
         return [text]
 
+    def repeatable(self, node: S) -> bool:
+        """Whether running the step again from its start is as good as replaying it.
+
+        True for a step that makes one call (its attempts share one idempotency key): a
+        durable fan-out of such steps may then run them side by side in its own workflow and
+        journal only how each ended, instead of giving each its own child workflow.
+        """
+        return False
+
     def step_details(self, node: S) -> dict[str, Any]:
         """What the step does, as a branch or item of a fan-out shows it."""
         return {}
