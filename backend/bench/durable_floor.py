@@ -13,13 +13,17 @@ PostgreSQL schema with ``--postgres``):
 
 Each side runs ``REPEATS`` times alternately; the medians per step and their ratio are printed
 (goal: at most 1.2x). Then a yield is answered ``RESUMES`` times in the process where it waits
-and the time until its run ends (one durable step later) is printed (goal: within 50 ms).
+and the time until its run ends (one durable step later) is printed (goal: within 50 ms), then
+as often through the database by a client of its own, as another replica answers (goal on
+PostgreSQL: within 1 s); last, ``PAUSED`` runs wait at a yield and the process's CPU share and
+added memory while idle are printed (goals: under 1 % of a core, under 100 MiB).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import os
 import statistics
 import tempfile
@@ -37,6 +41,7 @@ from bench.run_store import PG_DEFAULT, chain_document
 from dynamic_tools.engine.local import MockTools
 from dynamic_tools.engine.models import WorkflowDocument
 from dynamic_tools.engine.plan import compile_plan
+from dynamic_tools.execution.durable_client import DurableRunClient
 from dynamic_tools.execution.durable_config import DurableConfig, sqlite_url
 from dynamic_tools.execution.durable_launcher import DurableLauncher
 from dynamic_tools.persistence.db import make_engine, migrate
@@ -81,6 +86,8 @@ async def _ours_once(launcher: DurableLauncher, store: RunStore, plan: Any, step
 
 
 RESUMES = 20
+PAUSED = 1000
+IDLE_S = 10.0
 PAUSE = {
     "workflows": {
         "pause": {
@@ -106,6 +113,53 @@ async def _resume_once(launcher: DurableLauncher, store: RunStore, plan: Any) ->
     return time.perf_counter() - started
 
 
+async def _resume_from_elsewhere_once(
+    launcher: DurableLauncher, store: RunStore, plan: Any, client: DurableRunClient
+) -> float:
+    """As :func:`_resume_once`, the answer sent through the database by a client of its own
+    (what another replica's resume does: DBOS ``send``, no wake-up in this process)."""
+    run = await store.create_run(workflow_id="pause", params={}, node_ids=list(plan.root.order))
+    await launcher.start(run_id=run.run_id, plan=plan, params={})
+    await store.wait_until(run.run_id, lambda r: r.status == "waiting_input", timeout_s=30)
+    await asyncio.sleep(0.05)
+    started = time.perf_counter()
+    await client.resume(run.run_id, "ask", {"ok": True})
+    ended = await store.wait_until(run.run_id, lambda r: r.terminal, timeout_s=30)
+    assert ended.status == "succeeded", ended.error
+    return time.perf_counter() - started
+
+
+def _rss_mib() -> float:
+    """This process's resident memory, MiB (Linux)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+async def _idle_cost(launcher: DurableLauncher, store: RunStore, plan: Any) -> dict[str, float]:
+    """CPU share and memory of ``PAUSED`` runs waiting at a yield, measured over ``IDLE_S``."""
+    gc.collect()
+    before = _rss_mib()
+    ids = []
+    for _ in range(PAUSED):
+        run = await store.create_run(workflow_id="pause", params={}, node_ids=["ask", "after"])
+        await launcher.start(run_id=run.run_id, plan=plan, params={})
+        ids.append(run.run_id)
+    for run_id in ids:
+        await store.wait_until(run_id, lambda r: r.status == "waiting_input", timeout_s=300)
+    console.print(f"{PAUSED} runs waiting", highlight=False)
+    await asyncio.sleep(2.0)  # settle: start-up work done
+    gc.collect()
+    cpu, wall = time.process_time(), time.perf_counter()
+    await asyncio.sleep(IDLE_S)
+    share = (time.process_time() - cpu) / (time.perf_counter() - wall)
+    memory = _rss_mib() - before
+    for run_id in ids:  # leave nothing waiting behind
+        await launcher.cancel(run_id)
+    return {"idle_cpu_pct": share * 100, "idle_mib": memory}
+
+
 async def measure(postgres: bool) -> dict[str, float]:
     """Median seconds per step of the floor and of ours, and their ratio."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -117,7 +171,7 @@ async def measure(postgres: bool) -> dict[str, float]:
                 conn.execute(text(f"DROP SCHEMA IF EXISTS {PG_SCHEMA}_runs CASCADE"))
                 conn.execute(text(f"CREATE SCHEMA {PG_SCHEMA}_runs"))
             config = DurableConfig(
-                database_url=url, schema=PG_SCHEMA, executor_id="bench", run_concurrency=1
+                database_url=url, schema=PG_SCHEMA, executor_id="bench", run_concurrency=64
             )
             engine = make_engine(url, schema=f"{PG_SCHEMA}_runs")
         else:
@@ -140,6 +194,15 @@ async def measure(postgres: bool) -> dict[str, float]:
                 ours.append(await _ours_once(launcher, store, plan, STEPS))
             pause = compile_plan(WorkflowDocument.model_validate(PAUSE), "pause", {"step"})
             resumes = [await _resume_once(launcher, store, pause) for _ in range(RESUMES)]
+            client = DurableRunClient(config)
+            try:
+                remote = [
+                    await _resume_from_elsewhere_once(launcher, store, pause, client)
+                    for _ in range(RESUMES)
+                ]
+            finally:
+                client.close()
+            idle = await _idle_cost(launcher, store, pause)
         finally:
             await launcher.shutdown()
             await store.aclose()
@@ -156,6 +219,8 @@ async def measure(postgres: bool) -> dict[str, float]:
         "ours_ms": ours_ms,
         "ratio": ours_ms / floor_ms,
         "resume_ms": statistics.median(resumes) * 1000,
+        "remote_resume_ms": statistics.median(remote) * 1000,
+        **idle,
     }
 
 
@@ -177,6 +242,16 @@ def main(postgres: bool = False) -> dict[str, float]:
     console.print(
         f"A yield answered in the process where it waits: the run ends "
         f"{figures['resume_ms']:.1f} ms later (median of {RESUMES}; goal: moves on within 50 ms)"
+    )
+    console.print(
+        f"A yield answered through the database, as another replica does: the run ends "
+        f"{figures['remote_resume_ms']:.1f} ms later (median of {RESUMES}; goal on PostgreSQL: "
+        f"within 1 s)"
+    )
+    console.print(
+        f"{PAUSED} runs paused at a yield, idle for {IDLE_S:.0f} s: "
+        f"{figures['idle_cpu_pct']:.2f} % of a core (goal < 1 %), "
+        f"{figures['idle_mib']:.0f} MiB more than before they started (goal < 100 MiB)"
     )
     return figures
 

@@ -26,7 +26,8 @@ ones). The CPU time each process used during the throughput phase is read from `
 shown per request: it is the steadiest figure on a noisy machine. The machine may have only
 2 cores, so A and B are never loaded at the same time, and each side's figure is the better
 of the rounds (lowest median latency with its p95, highest requests/s). Goals: median A /
-median B within 1.3x, requests/s A / B at least 0.8x.
+median B within 1.3x, requests/s A / B at least 0.95x, server CPU per request A / B at most
+1.1x.
 """
 
 from __future__ import annotations
@@ -59,8 +60,9 @@ TOOL_ID = "get_quote"
 INSTRUCTIONS = "What is the latest stock price of ACME? Give me the quote."
 REQUEST_BODY = {"user_instructions": INSTRUCTIONS, "tool_ids": [TOOL_ID], "format_response": False}
 SUCCESS_MARK = b'"status":"success"'
+CPU_GOAL = 1.1  # server CPU per request, A / B, at most
 OVERHEAD_GOAL = 1.3  # median latency A / B, at most
-THROUGHPUT_GOAL = 0.8  # requests per second A / B, at least
+THROUGHPUT_GOAL = 0.95  # requests per second A / B, at least
 START_TIMEOUT_S = 60.0
 
 
@@ -444,8 +446,15 @@ def report(result: dict[str, Any], console: Console) -> None:
             f">= {THROUGHPUT_GOAL}x",
             result["goals"]["throughput_met"],
         ),
+        (
+            "server CPU per request: A / B",
+            result["cpu_ratio"],
+            f"<= {CPU_GOAL}x",
+            result["goals"]["cpu_met"],
+        ),
     ):
-        goals.add_row(title, f"{value:.2f}x", goal, "[green]yes[/]" if met else "[red]no[/]")
+        shown = "-" if value is None else f"{value:.2f}x"
+        goals.add_row(title, shown, goal, "[green]yes[/]" if met else "[red]no[/]")
     console.print(goals)
     for number, r in enumerate(rounds, start=1):
         timings = r["a"].get("pipeline_stage_medians_ms") or {}
@@ -532,16 +541,21 @@ def main(
     a, b = best_of(measured["rounds"], "a"), best_of(measured["rounds"], "b")
     overhead_ratio = round(a["median_ms"] / b["median_ms"], 3)
     throughput_ratio = round(a["rps"] / b["rps"], 3)
+    cpu_a, cpu_b = a.get("server_cpu_ms_per_request"), b.get("server_cpu_ms_per_request")
+    cpu_ratio = round(cpu_a / cpu_b, 3) if cpu_a and cpu_b else None
     result: dict[str, Any] = {
         "a": a,
         "b": b,
         "overhead_ratio": overhead_ratio,
         "throughput_ratio": throughput_ratio,
+        "cpu_ratio": cpu_ratio,
         "goals": {
             "overhead_max": OVERHEAD_GOAL,
             "throughput_min": THROUGHPUT_GOAL,
+            "cpu_max": CPU_GOAL,
             "overhead_met": overhead_ratio <= OVERHEAD_GOAL,
             "throughput_met": throughput_ratio >= THROUGHPUT_GOAL,
+            "cpu_met": cpu_ratio is not None and cpu_ratio <= CPU_GOAL,
         },
         "rounds": measured["rounds"],
         "fake_calls": measured["fake_calls"],

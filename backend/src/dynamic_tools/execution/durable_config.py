@@ -37,7 +37,7 @@ RUN_QUEUE = "dynamic-tools-runs"
 """The shared queue of new runs on PostgreSQL (any replica with room executes them)."""
 
 LEAVE_QUEUE_SQL = (
-    "UPDATE {schema}.workflow_status SET queue_name = NULL "
+    "UPDATE {tables}workflow_status SET queue_name = NULL "
     "WHERE workflow_uuid = :id AND queue_name = :q AND status = 'PENDING'"
 )
 LOCK_HELD_SQL = (  # is a session advisory lock on hashtextextended(:name, 0) held? (takes nothing)
@@ -47,8 +47,13 @@ LOCK_HELD_SQL = (  # is a session advisory lock on hashtextextended(:name, 0) he
     "AND objid::text::bigint = (k.key & 4294967295))"
 )
 PENDING_OWNERS_SQL = (
-    "SELECT DISTINCT executor_id FROM {schema}.workflow_status "
+    "SELECT DISTINCT executor_id FROM {tables}workflow_status "
     "WHERE status = 'PENDING' AND executor_id IS NOT NULL AND executor_id <> :me"
+)
+
+FLAGGED_SQL = (  # which of these workflows may carry a cancel request (their attributes say)
+    "SELECT workflow_uuid, attributes FROM {tables}workflow_status "
+    "WHERE workflow_uuid IN :ids AND CAST(attributes AS TEXT) LIKE :flag"
 )
 
 RUN_WORKFLOW = "dynamic_tools.run"

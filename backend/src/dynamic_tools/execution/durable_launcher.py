@@ -42,6 +42,7 @@ How the rules of ``docs/durability.md`` are kept (same numbers):
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -64,6 +65,7 @@ from dynamic_tools.errors import ConfigurationError, ConflictError, NotFoundErro
 from dynamic_tools.execution import durable_workflows
 from dynamic_tools.execution.durable_config import (
     FINISHED,
+    FLAGGED_SQL,
     LEAVE_QUEUE_SQL,
     LOCK_HELD_SQL,
     PENDING_OWNERS_SQL,
@@ -86,7 +88,9 @@ from dynamic_tools.execution.journal_lock import JournalLock
 from dynamic_tools.execution.launcher import ExecutorView, yield_step_name
 from dynamic_tools.execution.local_wake import wake_local_waiter
 from dynamic_tools.execution.presence import ExecutorPresence
+from dynamic_tools.execution.queue_slots import QueueSlots
 from dynamic_tools.execution.reconcile import JournalEntry
+from dynamic_tools.execution.sqlite_listener import install_batched_listener
 
 
 class DurableLauncher:
@@ -122,7 +126,8 @@ class DurableLauncher:
         self._presence: ExecutorPresence | None = None
         self._journal_lock: JournalLock | None = None
         self._queue: Queue | None = None
-        self._journal_db: sa.Engine | None = None  # PostgreSQL: liveness and queue questions
+        self._journal_db: sa.Engine | None = None  # liveness, queue and cancel questions
+        self._slots = QueueSlots()
         self.on_takeover: Callable[[str, list[str]], None] | None = None
         """Told after each takeover (the executor taken over, the workflows re-queued)."""
 
@@ -153,6 +158,8 @@ class DurableLauncher:
             )
         )
         try:
+            if self.config.is_sqlite:
+                install_batched_listener()  # one query per poll, not one per paused run
             DBOS(config=dbos_config(self.config))
             DBOS.launch()  # in the running loop: DBOS runs recovered workflows on it
             if self.config.is_sqlite:
@@ -164,6 +171,7 @@ class DurableLauncher:
                     polling_interval_sec=self.config.queue_poll_s,
                     on_conflict="always_update",
                 )
+                self._slots.install()
                 self.live.on_waiting = self._leave_queue
         except BaseException:
             durable_workflows.clear_runtime()
@@ -351,20 +359,33 @@ class DurableLauncher:
         DBOS counts a replica's queued runs that are still ``PENDING`` against its
         ``worker_concurrency``; a run that waits for a person must not hold a slot meanwhile.
         Clearing its queue makes it an ordinary workflow of this executor: recovered by it, or
-        taken over like any other. When the answer comes, it finishes outside the limit.
+        taken over like any other; :class:`QueueSlots` makes DBOS's in-memory count agree.
+        When the answer comes, it finishes outside the limit.
         """
         await asyncio.to_thread(
             self._journal_execute, LEAVE_QUEUE_SQL, {"id": run_id, "q": RUN_QUEUE}
         )
+        self._slots.left(run_id)
 
-    def _journal_execute(self, statement: str, params: dict[str, Any]) -> list[Any]:
-        """Run one statement on the journal's PostgreSQL database (a small pool of our own)."""
+    def _journal_execute(
+        self, statement: str, params: dict[str, Any], *, expanding: tuple[str, ...] = ()
+    ) -> list[Any]:
+        """Run one statement on the journal's database (a small pool of our own).
+
+        ``expanding`` names the parameters that are lists (``IN :ids``).
+        """
         if self._journal_db is None:
-            url = make_url(self.config.database_url).set(drivername="postgresql+psycopg")
-            self._journal_db = sa.create_engine(url, pool_size=2, max_overflow=2)
-        sql = statement.format(schema=quoted(self.config.schema))
+            if self.config.is_sqlite:
+                self._journal_db = sa.create_engine(self.config.database_url)
+            else:
+                url = make_url(self.config.database_url).set(drivername="postgresql+psycopg")
+                self._journal_db = sa.create_engine(url, pool_size=2, max_overflow=2)
+        tables = "" if self.config.is_sqlite else f"{quoted(self.config.schema)}."
+        sql = sa.text(statement.format(tables=tables))
+        if expanding:
+            sql = sql.bindparams(*(sa.bindparam(name, expanding=True) for name in expanding))
         with self._journal_db.begin() as connection:
-            result = connection.execute(sa.text(sql), params)
+            result = connection.execute(sql, params)
             return list(result) if result.returns_rows else []
 
     def _is_alive(self, executor_id: str) -> bool:
@@ -477,17 +498,32 @@ class DurableLauncher:
             if not ids:
                 continue
             try:
-                # (filtering by attributes in SQL is not supported on SQLite)
-                statuses = await DBOS.list_workflows_async(
-                    workflow_ids=ids, load_input=False, load_output=False
-                )
+                flagged = await asyncio.to_thread(self._cancel_requested, ids)
             except Exception as exc:  # the database may be briefly unreachable
                 logger.warning("could not check for cancel requests: {}", exc)
                 continue
-            for status in statuses:
-                if not (status.attributes or {}).get(CANCEL_ATTRIBUTE):
-                    continue
-                if status.workflow_id in runs:
-                    self.live.request_cancel(status.workflow_id)
+            for workflow_id in flagged:
+                if workflow_id in runs:
+                    self.live.request_cancel(workflow_id)
                 else:
-                    self.live.interrupt([status.workflow_id])
+                    self.live.interrupt([workflow_id])
+
+    def _cancel_requested(self, ids: list[str]) -> list[str]:
+        """Those of ``ids`` whose cancel was requested.
+
+        One query per 500 ids, returning only the workflows whose attributes name a cancel
+        request, so a thousand paused runs cost little.
+        """
+        found: list[str] = []
+        for start in range(0, len(ids), 500):
+            rows = self._journal_execute(
+                FLAGGED_SQL,
+                {"ids": ids[start : start + 500], "flag": f'%"{CANCEL_ATTRIBUTE}"%'},
+                expanding=("ids",),
+            )
+            for workflow_id, attributes in rows:
+                if isinstance(attributes, str):
+                    attributes = json.loads(attributes)
+                if isinstance(attributes, dict) and attributes.get(CANCEL_ATTRIBUTE):
+                    found.append(str(workflow_id))
+        return found

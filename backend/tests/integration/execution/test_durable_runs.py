@@ -18,6 +18,7 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -859,3 +860,23 @@ async def test_an_answer_given_in_this_process_wakes_the_yield_at_once(
 
     assert outcome.status == "succeeded", outcome.error
     assert tools.calls[1][:2] == ("create_booking", {"flight_id": "FL-2", "passenger": "Ada"})
+
+
+async def test_a_run_waiting_for_input_gives_its_slot_back(
+    pg_config: DurableConfig, launch: Launch
+) -> None:
+    """RUN_CONCURRENCY=1: a run paused at a yield must not stop the next runs from starting,
+    and once answered it finishes outside the limit."""
+    config = replace(pg_config, run_concurrency=1, queue_poll_s=0.05)
+    events = EventList()
+    launcher = await launch(config, MockTools(travel_mocks()), events)
+    await launcher.start(run_id="waits", **prepared(doc(TRAVEL), "book_with_approval", BOOK))
+    await until(lambda: bool(events.of("waiting_input")), what="the yield")
+    for index in range(3):  # each needs the one slot in turn
+        await launcher.start(run_id=f"next-{index}", **prepared(doc(TRAVEL), "book_flight", BOOK))
+    outcomes = [await asyncio.wait_for(launcher.wait(f"next-{i}"), 30) for i in range(3)]
+    assert [o.status for o in outcomes] == ["succeeded"] * 3
+
+    await launcher.resume("waits", "present_options", {"selected_flight_id": "FL-2"})
+    answered = await asyncio.wait_for(launcher.wait("waits"), 30)
+    assert answered.status == "succeeded", answered.error
