@@ -3,7 +3,8 @@ the OpenAPI import of GitHub's description against FastMCP's ``from_openapi``, a
 ``tools/list`` at 1,000 tools and per-call cost against FastMCP, and durable runs per second
 with one and two replicas on PostgreSQL, and the run store's cost per event by run size with
 a run's cost per node against LangGraph, and a durable step against bare DBOS steps, and a
-durable foreach of 1,000 items against the ideal time and LangGraph with its SQLite saver."""
+durable foreach of 1,000 items against the ideal time and LangGraph with its SQLite saver, and
+the start-up time and idle memory of the server ``make run`` starts."""
 
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ def main() -> int:
     from bench.overhead import main as overhead_main
     from bench.replicas import main as replicas_main
     from bench.run_store import main as run_store_main
+    from bench.startup import main as startup_main
 
     problems = bfcl_failures(bfcl_main(full=True))
     overhead_main()
@@ -38,6 +40,7 @@ def main() -> int:
     mcp_main()
     replicas_main()
     run_store_main()
+    startup_main()
     for database in ([], ["--postgres"]):  # DBOS launches once per process: a process each
         subprocess.run([sys.executable, "-m", "bench.durable_floor", *database], check=False)
     subprocess.run([sys.executable, "-m", "bench.durable_fan_out"], check=False)

@@ -29,6 +29,7 @@ of 1,000 tools is part of ``tools/list``, on both sides). Goal: ours at most 1.0
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import statistics
@@ -46,7 +47,7 @@ from rich.table import Table
 from bench.mcp_bench_registry import CALL_ARGUMENTS, CALLED_TOOL, FLIGHTS, WORKFLOW_ID
 from bench.mcp_bench_registry import write_registry as write_bench_registry
 from bench.mcp_bench_servers import Proc
-from bench.overhead import BenchmarkError, _run_async, free_port
+from bench.overhead import BenchmarkError, _run_async, cpu_seconds, free_port
 
 MODES = ("legacy", "2026-07-28")
 MODE_LABELS = {"legacy": "2025-11-25", "2026-07-28": "2026-07-28"}
@@ -160,7 +161,7 @@ async def measure_mode(
             "call ours durable": (caller("durable", CALLED_TOOL), call_iterations),
             "w_ ours durable": (caller("durable", WORKFLOW_TOOL), call_iterations),
         }
-        listed = {k: tool_dump((await lister(k)()).tools) for k in ("ours", "fastmcp")}
+        listed = {k: tool_dump(await lister(k)()) for k in ("ours", "fastmcp")}
         problems = list_differences(listed["ours"], listed["fastmcp"])
         if problems:
             raise BenchmarkError("the tool lists differ: " + "; ".join(problems[:10]))
@@ -261,6 +262,32 @@ def report(result: dict[str, Any], console: Console) -> None:
     console.print(ratios)
     rss = ", ".join(f"{k} {v} MiB" for k, v in result["peak_rss_mib"].items())
     console.print(f"peak RSS (VmHWM) of each server: {rss}", highlight=False)
+    sdk = result.get("sdk")
+    if sdk:
+        table = Table(
+            title=f"Ours vs a bare mcp SDK server, same {result['settings']['tools']} tools"
+        )
+        table.add_column("figure")
+        table.add_column("ours", justify="right")
+        table.add_column("bare SDK", justify="right")
+        table.add_column("ratio", justify="right")
+        table.add_column("goal", justify="right")
+        table.add_row(
+            "idle RSS after listing, MiB",
+            f"{sdk['ours']['idle_rss_mib']:.0f}",
+            f"{sdk['sdk']['idle_rss_mib']:.0f}",
+            f"{sdk['rss_ratio']:.2f}x",
+            "<= 1.3x",
+        )
+        cpu = sdk["list_cpu_ratio"]
+        table.add_row(
+            "server CPU per full tools/list, ms",
+            f"{sdk['ours']['list_cpu_ms']:.1f}",
+            f"{sdk['sdk']['list_cpu_ms']:.1f}",
+            "-" if cpu is None else f"{cpu:.2f}x",
+            "<= 1.1x",
+        )
+        console.print(table)
 
 
 # --- entry point --------------------------------------------------------------------------------
@@ -347,6 +374,20 @@ def main(
             "ours durable": ours["durable"].peak_rss_mib(),
             "fastmcp": peer.peak_rss_mib(),
         }
+        sdk = Proc(
+            "sdk",
+            "sdk",
+            {
+                "port": free_port(),
+                "tools_dir": str(registry.parent / "tools"),
+                "tools_json": str(tools_json),
+            },
+            work,
+        )
+        stack.callback(sdk.stop)
+        sdk.start()
+        sdk.wait_ready()
+        result["sdk"] = _run_async(lambda: sdk_comparison({"ours": ours["ours"], "sdk": sdk}))
     result["settings"] = {
         "tools": tools,
         "list_iterations": list_iterations,
@@ -357,6 +398,41 @@ def main(
     }
     report(result, console)
     return result
+
+
+SDK_LISTS = 30
+"""Full ``tools/list`` listings per server for the server-CPU figure against the bare SDK."""
+
+
+async def sdk_comparison(procs: dict[str, Proc]) -> dict[str, Any]:
+    """Ours against a bare ``mcp`` SDK server with the same 1,000 tools: memory once both are
+    warm and idle (VmRSS), and server CPU per full ``tools/list`` (from ``/proc``)."""
+    figures: dict[str, Any] = {}
+    for key, proc in procs.items():
+        pid = proc.process.pid if proc.process else None
+        async with AsyncExitStack() as stack:
+            client = await stack.enter_async_context(sdk_client(proc.url, "legacy"))
+            for _ in range(3):  # warm: the listing is built and cached as it would be
+                await list_all(client)
+            before = cpu_seconds(pid)
+            for _ in range(SDK_LISTS):
+                await list_all(client)
+            after = cpu_seconds(pid)
+        await asyncio.sleep(1.0)  # idle
+        figures[key] = {
+            "idle_rss_mib": proc.rss_mib(),
+            "list_cpu_ms": None
+            if before is None or after is None
+            else (after - before) * 1000 / SDK_LISTS,
+        }
+    ours, sdk = figures["ours"], figures["sdk"]
+    figures["rss_ratio"] = ours["idle_rss_mib"] / sdk["idle_rss_mib"]
+    figures["list_cpu_ratio"] = (
+        ours["list_cpu_ms"] / sdk["list_cpu_ms"]
+        if ours["list_cpu_ms"] and sdk["list_cpu_ms"]
+        else None
+    )
+    return figures
 
 
 async def _wrap(awaitable: Awaitable[Any]) -> dict[str, Any]:

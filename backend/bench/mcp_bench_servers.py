@@ -111,8 +111,16 @@ class Proc:
             self.process.kill()
             self.process.wait(timeout=10)
 
+    def rss_mib(self) -> float | None:
+        """The process's resident set size now (``VmRSS``), MiB; None off Linux."""
+        return self._status_mib("VmRSS:")
+
     def peak_rss_mib(self) -> float | None:
         """The process's peak resident set size (``VmHWM``), MiB; None off Linux."""
+        return self._status_mib("VmHWM:")
+
+    def _status_mib(self, field: str) -> float | None:
+        """One memory field of ``/proc/<pid>/status``, MiB; None off Linux."""
         if self.process is None:
             return None
         try:
@@ -120,7 +128,7 @@ class Proc:
         except OSError:
             return None
         for line in status.splitlines():
-            if line.startswith("VmHWM:"):
+            if line.startswith(field):
                 return round(int(line.split()[1]) / 1024, 1)
         return None
 
@@ -273,6 +281,79 @@ def fastmcp_app(config: dict[str, Any]) -> Any:
     return server.http_app(path="/mcp")
 
 
+def sdk_app(config: dict[str, Any]) -> Any:
+    """The bare ``mcp`` SDK peer: a low-level ``Server`` listing the same tools (as stored in
+    ``tools_json``) over streamable HTTP, calling the API operations as the FastMCP peer does."""
+    import contextlib
+
+    import httpx
+    import mcp_types as types
+    from jsonschema import Draft202012Validator
+    from mcp.server.lowlevel import Server
+    from mcp.server.streamable_http_manager import (
+        StreamableHTTPASGIApp,
+        StreamableHTTPSessionManager,
+    )
+    from starlette.applications import Starlette
+    from starlette.routing import Route
+
+    listed = json.loads(Path(config["tools_json"]).read_text(encoding="utf-8"))
+    tools = [types.Tool.model_validate(item) for item in listed]
+    specs = {}
+    for path in sorted(Path(config["tools_dir"]).glob("*.yaml")):
+        tool_config = yaml.safe_load(path.read_text(encoding="utf-8"))
+        specs[tool_config["name"]] = http_spec(tool_config)
+    validators = {t.name: Draft202012Validator(t.input_schema) for t in tools if t.name in specs}
+    clients: dict[str, httpx.AsyncClient] = {}
+
+    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=tools)
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        arguments = dict(params.arguments or {})
+        if params.name not in specs:
+            text = f"{params.name} is listed for the benchmark only"
+            return types.CallToolResult(
+                content=[types.TextContent(type="text", text=text)], is_error=True
+            )
+        errors = [e.message for e in validators[params.name].iter_errors(arguments)]
+        if errors:
+            text = json.dumps({"error_code": "INVALID_INPUT", "messages": errors})
+            return types.CallToolResult(
+                content=[types.TextContent(type="text", text=text)], is_error=True
+            )
+        if "http" not in clients:
+            clients["http"] = httpx.AsyncClient(timeout=30.0, trust_env=False)
+        response = await clients["http"].request(
+            **build_http_request(specs[params.name], arguments)
+        )
+        data = response.json()
+        text = json.dumps(data, ensure_ascii=False)
+        structured = data if isinstance(data, dict) else {WRAPPED: data}
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=text)],
+            structured_content=None if response.status_code >= 400 else structured,
+            is_error=response.status_code >= 400,
+        )
+
+    server: Any = Server("sdk-peer", on_list_tools=list_tools, on_call_tool=call_tool)
+    manager = StreamableHTTPSessionManager(app=server, json_response=False, stateless=False)
+    asgi = StreamableHTTPASGIApp(manager)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Any) -> Any:
+        async with manager.run():
+            yield
+
+    async def healthz(request: Any) -> Any:
+        from starlette.responses import JSONResponse
+
+        return JSONResponse({"status": "ok"})
+
+    routes = [Route("/mcp", endpoint=asgi), Route("/healthz", endpoint=healthz)]
+    return Starlette(routes=routes, lifespan=lifespan)
+
+
 def main(argv: list[str]) -> None:
     """Start one server: ``KIND CONFIG_JSON``."""
     kind, config_path = argv
@@ -285,8 +366,10 @@ def main(argv: list[str]) -> None:
         app = our_app(config)
     elif kind == "fastmcp":
         app = fastmcp_app(config)
+    elif kind == "sdk":
+        app = sdk_app(config)
     else:
-        raise SystemExit(f"unknown server kind {kind!r}; use api, ours or fastmcp")
+        raise SystemExit(f"unknown server kind {kind!r}; use api, ours, fastmcp or sdk")
     serve(app, config["port"])
 
 
