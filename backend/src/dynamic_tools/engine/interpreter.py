@@ -149,6 +149,8 @@ class Interpreter:
         self._seq = spec.seq_base
         node = self.plan.of(spec.workflow_id).workflow.graph[spec.node_id]
         step = kind_of(node).child_step(node, spec)
+        state = self.node_state(spec.child_id)  # the child's own state, as a node's
+        state.status, state.started_at = "running", self.clock()
         try:
             value = await step_kind(step).run_step(
                 step, spec.child_id, spec.prefix, spec.scope, self
@@ -158,7 +160,9 @@ class Interpreter:
             raise ChildCancelled(self._registered(None), node_id=spec.child_id) from None
         except Exception as exc:
             message = getattr(exc, "message", None) or _describe(exc)
+            state.status, state.error, state.ended_at = "failed", message, self.clock()
             raise ChildFailed(message, self._registered(None), node_id=spec.child_id) from None
+        state.status, state.output, state.ended_at = "succeeded", value, self.clock()
         return self._registered(value)
 
     def _mark_interrupted(self) -> None:

@@ -140,6 +140,8 @@ async def test_a_foreach_of_calls_is_one_step_without_child_workflows(
     assert [outcome.nodes[f"each/{i}"].input for i in range(7)] == [
         {"flight_id": f"F{i}"} for i in range(7)
     ]
+    assert [outcome.nodes[f"each/{i}"].status for i in range(7)] == ["succeeded"] * 7
+    assert outcome.nodes["each/3"].output == {"id": "BK-F3"}
     assert await DBOS.list_workflows_async(parent_workflow_id="each") == []
     assert await step_names("each") == ["foreach:each"]
     assert sorted(c[2] for c in tools.calls) == sorted(f"each:each/{i}" for i in range(7))
@@ -199,6 +201,8 @@ async def test_a_failed_item_stops_the_running_ones_and_the_booked_are_undone(
         "foreach 'each' item 1 failed: cancelled: another child failed"
     )
     assert outcome.nodes["each/2"].detail["body"] == {"error": "sold out"}
+    assert outcome.nodes["each/2"].status == "failed"
+    assert outcome.nodes["each/1"].status == "cancelled"
     assert tools.undone() == ["BK-F0"]
     assert "F3" not in tools.booked()  # nothing starts after the failure
 
