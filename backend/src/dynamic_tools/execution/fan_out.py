@@ -169,7 +169,8 @@ class FanOut:
                     {*running, *watched}, return_when=asyncio.FIRST_COMPLETED
                 )
                 for task in [t for t in running if t in done]:
-                    if self.fail_fast and self._failed(self.outcomes[running.pop(task)]):
+                    index = running.pop(task)
+                    if self.fail_fast and self._failed(self.outcomes[index]):
                         self._stop(running, SIBLING_FAILED)
                 if stop in done and watched:
                     watched = set()

@@ -66,6 +66,14 @@ workflows:
         branches:
           out: { call: create_booking, args: { flight_id: F-OUT } }
           back: { call: create_booking, args: { flight_id: F-BACK } }
+  both_or_not:
+    graph:
+      pair:
+        type: parallel
+        on_partial_failure: continue
+        branches:
+          out: { call: create_booking, args: { flight_id: F-OUT } }
+          back: { call: create_booking, args: { flight_id: Z-BACK } }
 """
 
 
@@ -75,7 +83,8 @@ def document() -> WorkflowDocument:
 
 class FlightTools:
     """``create_booking``: flights starting with H hang until cancelled, X fails once an H
-    flight hangs, any other is booked as ``BK-<flight>``; ``cancel_booking`` undoes."""
+    flight hangs, Z fails at once, any other is booked as ``BK-<flight>``; ``cancel_booking``
+    undoes."""
 
     def __init__(self) -> None:
         self.calls: list[tuple[str, dict[str, Any], str]] = []
@@ -96,6 +105,8 @@ class FlightTools:
             self.hanging += 1
             self.changed.set()
             await asyncio.Event().wait()
+        if flight.startswith("Z"):
+            return ToolResult(400, {"error": "no such flight"})
         if flight.startswith("X"):
             while not self.hanging:
                 self.changed.clear()
@@ -155,6 +166,20 @@ async def test_a_parallel_of_calls_is_one_step_too(config: DurableConfig, launch
     assert outcome.status == "succeeded", outcome.error
     assert outcome.nodes["pair"].output == {"out": {"id": "BK-F-OUT"}, "back": {"id": "BK-F-BACK"}}
     assert await step_names("pair") == ["parallel:pair"]
+
+
+async def test_a_parallel_that_goes_on_after_a_failed_branch_runs_in_place(
+    config: DurableConfig, launch: Launch
+) -> None:
+    launcher = await launch(config, FlightTools())
+    await launcher.start(run_id="partial", **prepared(document(), "both_or_not", {}))
+    outcome = await asyncio.wait_for(launcher.wait("partial"), 30)
+
+    assert outcome.status == "succeeded", outcome.error
+    output = outcome.nodes["pair"].output
+    assert output["out"] == {"id": "BK-F-OUT"}
+    assert "back" in output["_failed"]
+    assert await step_names("partial") == ["parallel:pair"]
 
 
 async def test_cancel_during_an_in_place_foreach_undoes_the_finished_items(

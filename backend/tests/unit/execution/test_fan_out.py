@@ -128,6 +128,17 @@ async def test_a_failure_stops_the_running_sibling_and_starts_no_more() -> None:
     assert result["cancelled"] is False
 
 
+async def test_without_failing_fast_every_child_runs_whatever_fails() -> None:
+    children = Children(fail=frozenset({0, 3}))
+    result = await asyncio.wait_for(
+        fan_out(children, MemoryJournal(), count=5, fail_fast=False).run(), 5
+    )
+
+    assert sorted(children.started) == [0, 1, 2, 3, 4]
+    assert [o["ok"] for o in result["outcomes"]] == [False, True, True, False, True]
+    assert result["cancelled"] is False
+
+
 async def test_an_interrupted_run_starts_nothing_and_says_it_was_cancelled() -> None:
     stop = asyncio.Event()
     stop.set()
