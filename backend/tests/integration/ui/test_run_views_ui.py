@@ -171,8 +171,8 @@ def test_cancel_a_waiting_run_and_the_parallel_timeline(
     expect(page.get_by_test_id("run-status")).to_contain_text("succeeded")
     timeline = page.get_by_test_id("timeline")
     expect(timeline.locator(".timeline-row")).to_have_count(
-        8
-    )  # parallel, confirm; flight: 4 steps, hotel: 2
+        10
+    )  # parallel, confirm; the two branches; flight: 4 steps, hotel: 2
     expect(node(page, "flight_and_hotel")).to_contain_text("2/2 branches")
     node(page, "flight_and_hotel").click()
     expect(page.get_by_test_id("node-panel")).to_contain_text("flight/search")
