@@ -128,12 +128,14 @@ def _signal_each(system_db: Any, waiters: Any, exists: Exists) -> int:
 
 
 def _event_exists(system_db: Any, conn: Any, workflow_id: Any, key: Any) -> bool:
-    table = system_db.tables.workflow_events
-    query = sa.select(sa.literal(1)).where(table.c.workflow_uuid == workflow_id, table.c.key == key)
-    return conn.execute(query.limit(1)).first() is not None
+    return _row_exists(system_db.tables.workflow_events, conn, workflow_id, key)
 
 
 def _stream_exists(system_db: Any, conn: Any, workflow_id: Any, key: Any) -> bool:
-    table = system_db.tables.streams
+    return _row_exists(system_db.tables.streams, conn, workflow_id, key)
+
+
+def _row_exists(table: Any, conn: Any, workflow_id: Any, key: Any) -> bool:
+    """Whether ``table`` has a row of ``workflow_id`` under ``key``."""
     query = sa.select(sa.literal(1)).where(table.c.workflow_uuid == workflow_id, table.c.key == key)
     return conn.execute(query.limit(1)).first() is not None

@@ -16,6 +16,7 @@ kind overrides what it does differently. Two families share more:
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
@@ -183,7 +184,7 @@ class NodeChecks(Protocol):
         ...
 
 
-class Kind(Generic[N]):
+class Kind(ABC, Generic[N]):
     """One node kind. Subclasses set the class attributes and override what they do."""
 
     name: ClassVar[str]
@@ -275,9 +276,9 @@ class Kind(Generic[N]):
             )
 
     # --- execution --------------------------------------------------------------------------
+    @abstractmethod
     async def execute(self, node: N, at: NodeAt, run: RunServices) -> NodeOutcome:
         """Run the node; raise :class:`~dynamic_tools.engine.state.RunFailed` to fail it."""
-        raise NotImplementedError
 
     async def run_step(
         self, node: N, full_id: str, prefix: str, scope: Scope, run: RunServices
