@@ -401,8 +401,17 @@ class TaskRuntime:
             if row.run_id is None and not row.ended and self._orphaned(row, now):
                 failure = _dump(payload_result(_interrupted(row)))
                 stage = f"interrupted while {row.stage}"
-                if await self.store.end(row.task_id, "failed", failure=failure, stage=stage):
+                ended_here = await self.store.end(
+                    row.task_id, "failed", failure=failure, stage=stage, unless_started=True
+                )
+                if ended_here:
                     row = replace(row, status="failed", failure=failure, stage=stage)
+                else:  # its job moved on (started the run, or ended) after the row was read
+                    fresh = await self.store.get(row.task_id)
+                    if fresh is None:
+                        continue
+                    row = fresh
+                    run = (await self.store.runs_of([row])).get(row.run_id or "")
             ended = row.ended or (run is not None and run.terminal)
             if ended and row.expired(now):
                 await self.store.delete(row.task_id)

@@ -169,8 +169,13 @@ class TaskStore:
         failure: dict[str, Any] | None = None,
         stage: str | None = None,
         run_id: str | None = None,
+        unless_started: bool = False,
     ) -> bool:
-        """End an open task as ``failed`` or ``cancelled``; False if it had already ended."""
+        """End an open task as ``failed`` or ``cancelled``; False if it had already ended.
+
+        ``unless_started``: only while it has no run yet (its job may have started one since
+        the row was read); False otherwise.
+        """
         if status not in ENDED:
             raise ValueError(f"a task cannot end as '{status}'")
         values: dict[str, Any] = {"status": status, "failure": failure, "updated_at": utc_now()}
@@ -179,12 +184,13 @@ class TaskStore:
             values["run_id"] = run_id
 
         def work() -> bool:
+            query = update(mcp_tasks).where(
+                mcp_tasks.c.task_id == task_id, mcp_tasks.c.status.in_(OPEN)
+            )
+            if unless_started:
+                query = query.where(mcp_tasks.c.run_id.is_(None))
             with write_transaction(self.engine) as conn:
-                changed = conn.execute(
-                    update(mcp_tasks)
-                    .where(mcp_tasks.c.task_id == task_id, mcp_tasks.c.status.in_(OPEN))
-                    .values(**values)
-                )
+                changed = conn.execute(query.values(**values))
             return bool(changed.rowcount)
 
         return await asyncio.to_thread(work)

@@ -46,3 +46,19 @@ async def test_owners_pages_ends_and_the_purge(engine: Engine) -> None:
     assert await tasks.get("other") is not None
     assert (await runs.get_run(ended_run.run_id)).status == "cancelled", "runs are kept"
     await runs.aclose()
+
+
+async def test_a_job_that_started_its_run_is_not_ended_as_interrupted(engine: Engine) -> None:
+    """The orphan check reads a row, then ends it: a job that started its run in between
+    keeps its task (``unless_started``)."""
+    runs = RunStore(engine, poll_interval_s=0.05)
+    tasks = TaskStore(engine)
+    run = await runs.create_run(workflow_id="w", params={})
+    await tasks.create(task_id="job", owner="a", ttl_ms=10**6, tool="w_x", executor="e1")
+    await tasks.create(task_id="idle-job", owner="a", ttl_ms=10**6, tool="w_x", executor="e1")
+    await tasks.update("job", run_id=run.run_id)
+
+    assert await tasks.end("job", "failed", unless_started=True) is False
+    assert (await tasks.get("job")).status != "failed"  # type: ignore[union-attr]
+    assert await tasks.end("idle-job", "failed", unless_started=True) is True
+    await runs.aclose()
