@@ -15,7 +15,8 @@ WORKDIR /app
 COPY backend/pyproject.toml backend/uv.lock backend/
 COPY backend/src backend/src
 RUN pip install --no-cache-dir 'uv==0.13.9' \
-    && cd backend && UV_PROJECT_ENVIRONMENT=/usr/local uv sync --locked --inexact --no-cache --quiet
+    && cd backend && UV_PROJECT_ENVIRONMENT=/usr/local uv sync --locked --inexact --no-cache --quiet --compile-bytecode \
+    && python -m compileall -q src > /dev/null
 COPY examples examples
 COPY --from=ui /app/frontend/dist frontend/dist
 # Not root; /data holds the registry and, on SQLite, the run store and its journal.

@@ -21,11 +21,13 @@ FRONTEND_SRC := $(shell find frontend/src -type f 2>/dev/null) frontend/index.ht
 	frontend/package.json frontend/vite.config.ts frontend/tsconfig.json
 
 # Python dependencies come from backend/uv.lock, exactly (uv itself is bootstrapped with pip and
-# then kept by the lock). After editing backend/pyproject.toml: `make lock`.
+# then kept by the lock). After editing backend/pyproject.toml: `make lock`. Bytecode is compiled
+# at install (and the package's own at each `make run`): a server does not compile its
+# dependencies at every start, even where PYTHONDONTWRITEBYTECODE is set.
 $(STAMP): backend/pyproject.toml backend/uv.lock
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	test -x $(UV) || $(PY) -m pip install --quiet 'uv==$(UV_VERSION)'
-	cd backend && UV_PROJECT_ENVIRONMENT=.venv .venv/bin/uv sync --locked --extra dev --quiet
+	cd backend && UV_PROJECT_ENVIRONMENT=.venv .venv/bin/uv sync --locked --extra dev --quiet --compile-bytecode
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -55,6 +57,7 @@ frontend-test: $(FRONTEND_DEPS)
 
 run: $(STAMP) frontend/dist
 	mkdir -p $(RUNTIME_DIR)
+	$(PY) -m compileall -q backend/src > /dev/null
 	REGISTRY_CONFIG_PATH=$${REGISTRY_CONFIG_PATH:-$(CURDIR)/$(RUNTIME_DIR)/registry/config.yaml} \
 	DATA_DIR=$${DATA_DIR:-$(CURDIR)/$(RUNTIME_DIR)/data} \
 	SEED_EXAMPLES_FROM=$${SEED_EXAMPLES_FROM:-$(CURDIR)/examples/travel} \

@@ -2,15 +2,19 @@
 
 Run: ``cd backend && .venv/bin/python -m bench.startup``.
 
-Each of ``REPEATS`` times, ``dynamic-tools serve`` starts on a free loopback port with a fresh
-``DATA_DIR``, the bundled travel example and the defaults of ``make run`` (SQLite, durable
-runs); the time from spawning the process to the first ``/readyz`` answering 200 is taken, then
-its resident memory (VmRSS) after ``IDLE_S`` of idleness. Medians are printed against the goals
-(ready under 2 s, at most 130 MiB).
+The package's bytecode is compiled first, as ``make run`` does. Each of ``REPEATS`` times,
+``dynamic-tools serve`` starts on a free loopback port with a fresh ``DATA_DIR``, the bundled
+travel example and the defaults of ``make run`` (SQLite, durable runs); the time from spawning
+the process to the first ``/readyz`` answering 200 is taken, then its resident memory (VmRSS)
+after ``IDLE_S`` of idleness, and again once an MCP client has listed the tools (``/mcp`` is
+loaded on its first request). Medians are printed against the goals (ready under 2 s, at most
+130 MiB idle).
 """
 
 from __future__ import annotations
 
+import asyncio
+import compileall
 import os
 import socket
 import statistics
@@ -43,8 +47,15 @@ def _rss_mib(pid: int) -> float:
     return 0.0
 
 
-def once() -> tuple[float, float]:
-    """Seconds to ready and idle MiB of one start."""
+async def _list_tools(base_url: str) -> int:
+    from bench.mcp_bench import list_all, sdk_client
+
+    async with sdk_client(base_url, "legacy") as client:
+        return len(await list_all(client))
+
+
+def once() -> tuple[float, float, float]:
+    """Seconds to ready, idle MiB, and idle MiB after an MCP listing, of one start."""
     with tempfile.TemporaryDirectory() as tmp:
         port = _free_port()
         env = {
@@ -75,7 +86,11 @@ def once() -> tuple[float, float]:
                 time.sleep(0.02)
             ready = time.perf_counter() - started
             time.sleep(IDLE_S)
-            return ready, _rss_mib(process.pid)
+            idle = _rss_mib(process.pid)
+            if not asyncio.run(_list_tools(f"http://127.0.0.1:{port}")):
+                raise RuntimeError("the MCP listing was empty")
+            time.sleep(IDLE_S)
+            return ready, idle, _rss_mib(process.pid)
         finally:
             process.terminate()
             process.wait(timeout=30)
@@ -83,15 +98,18 @@ def once() -> tuple[float, float]:
 
 def main() -> dict[str, float]:
     """Run and print the figures."""
+    compileall.compile_dir(Path(__file__).resolve().parents[1] / "src", quiet=1)
     runs = [once() for _ in range(REPEATS)]
     figures = {
         "ready_s": statistics.median(r[0] for r in runs),
         "idle_mib": statistics.median(r[1] for r in runs),
+        "idle_after_mcp_mib": statistics.median(r[2] for r in runs),
     }
     console.print(
         f"make run's server (travel example, SQLite, durable runs), median of {REPEATS}: "
         f"ready in {figures['ready_s']:.2f} s (goal < 2 s), idle "
-        f"{figures['idle_mib']:.0f} MiB (goal <= 130 MiB)",
+        f"{figures['idle_mib']:.0f} MiB (goal <= 130 MiB), "
+        f"{figures['idle_after_mcp_mib']:.0f} MiB once an MCP client listed the tools",
         highlight=False,
     )
     return figures

@@ -26,15 +26,14 @@ PG_URL = os.environ.get("TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:54
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
-def engine(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Engine]:
-    """A migrated database: a SQLite file, then a fresh schema of the local PostgreSQL.
+def blank_engine(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Engine]:
+    """An empty database: a SQLite file, then a fresh schema of the local PostgreSQL.
 
     PostgreSQL is ``TEST_DATABASE_URL`` (default the local server); it is never skipped
     silently: only ``DT_NO_POSTGRES=1`` skips it, on a machine without one.
     """
     if request.param == "sqlite":
         sqlite = make_engine(f"sqlite:///{tmp_path / 'store.sqlite'}")
-        migrate(sqlite)
         yield sqlite
         sqlite.dispose()
         return
@@ -48,13 +47,19 @@ def engine(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Engine]:
         conn.exec_driver_sql(f"CREATE SCHEMA {schema}")
     postgres = make_engine(url, schema=schema)
     try:
-        migrate(postgres)
         yield postgres
     finally:
         postgres.dispose()
         with admin.begin() as conn:
             conn.exec_driver_sql(f"DROP SCHEMA {schema} CASCADE")
         admin.dispose()
+
+
+@pytest.fixture
+def engine(blank_engine: Engine) -> Engine:
+    """A migrated database (each of ``blank_engine``'s)."""
+    migrate(blank_engine)
+    return blank_engine
 
 
 @pytest.fixture(scope="session")

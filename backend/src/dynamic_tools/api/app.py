@@ -12,6 +12,7 @@ from fastapi import FastAPI
 from dynamic_tools import __version__
 from dynamic_tools.api.edge import EdgeMiddleware
 from dynamic_tools.api.errors import install_error_handlers
+from dynamic_tools.api.mcp_mount import LazyMcp
 from dynamic_tools.api.metrics import Metrics
 from dynamic_tools.api.openapi_doc import complete_document
 from dynamic_tools.api.routes import (
@@ -27,8 +28,6 @@ from dynamic_tools.api.routes.ui import install_ui
 from dynamic_tools.bootstrap import DEMO_API_PREFIX, build_services
 from dynamic_tools.engine.ports import ToolRunner
 from dynamic_tools.logs import configure_logging
-from dynamic_tools.mcp.app import build_mcp_endpoint
-from dynamic_tools.mcp.server import mount_mcp
 from dynamic_tools.observability.tracing import Tracing
 from dynamic_tools.selection.llm import LLMClient
 from dynamic_tools.settings import Settings, get_settings
@@ -58,16 +57,15 @@ def create_app(
         app.state.services = services
         try:
             await services.start()
-            endpoint.surface.attach(services)
-            async with mcp_manager.run():
-                # What start-up built lives as long as the app: the collector skips it from
-                # now on (less work per collection, pages stay shared after a fork).
-                gc.collect()
-                gc.freeze()
-                yield
+            mcp.attach(services)
+            # What start-up built lives as long as the app: the collector skips it from now on
+            # (less work per collection, pages stay shared after a fork).
+            gc.collect()
+            gc.freeze()
+            yield
         finally:
             gc.unfreeze()  # an app made again in this process (tests) starts afresh
-            await endpoint.aclose()
+            await mcp.aclose()
             await services.aclose()
 
     app = FastAPI(
@@ -77,9 +75,9 @@ def create_app(
         lifespan=lifespan,
     )
     app.state.settings = settings
-    endpoint = build_mcp_endpoint(settings)
-    mcp_manager = mount_mcp(app.router.routes, endpoint, settings)
-    app.state.mcp = endpoint
+    mcp = LazyMcp(settings)
+    app.router.routes.extend(mcp.routes())
+    app.state.mcp = mcp
     app.state.metrics = Metrics()
     install_error_handlers(app)
     token = settings.api_token.get_secret_value() if settings.api_token else None

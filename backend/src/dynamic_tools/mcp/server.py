@@ -2,9 +2,10 @@
 
 One endpoint serves both protocol revisions (the SDK routes on ``MCP-Protocol-Version``):
 2025-11-25 with sessions (``initialize``, elicitation, progress) and 2026-07-28 stateless.
-``mount_mcp`` adds ``/mcp`` to the FastAPI app (the session manager runs in the app's
-lifespan; streams are resumable, see :mod:`dynamic_tools.mcp.event_store`); ``serve_stdio``
-runs the same server on stdin/stdout for desktop clients.
+``session_app`` serves it over streamable HTTP at ``/mcp`` (loaded on the first request, see
+:mod:`dynamic_tools.api.mcp_mount`; streams are resumable, see
+:mod:`dynamic_tools.mcp.event_store`); ``serve_stdio`` runs the same server on stdin/stdout for
+desktop clients.
 
 Besides tools, resources, prompts and tasks: ``completion/complete``
 (:mod:`~dynamic_tools.mcp.completion`), ``logging/setLevel``
@@ -28,7 +29,6 @@ from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, Streamable
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-from starlette.routing import Route
 
 from dynamic_tools import __version__
 from dynamic_tools.errors import DynamicToolsError, InvalidInputError
@@ -362,20 +362,20 @@ def transport_security(settings: Settings) -> TransportSecuritySettings:
     )
 
 
-def mount_mcp(
-    routes: list[Any], endpoint: McpEndpoint, settings: Settings
-) -> StreamableHTTPSessionManager:
-    """Add ``/mcp`` (and ``/mcp/``) to ``routes``; the caller runs the manager in its lifespan."""
+def session_app(
+    endpoint: McpEndpoint, settings: Settings
+) -> tuple[StreamableHTTPASGIApp, StreamableHTTPSessionManager]:
+    """The ASGI app serving ``endpoint`` over streamable HTTP, and its session manager.
+
+    The caller runs the manager while the app serves.
+    """
     manager = ResumableSessionManager(
         app=endpoint.server,
         security_settings=transport_security(settings),
         json_response=False,
         stateless=False,
     )
-    asgi = StreamableHTTPASGIApp(manager)
-    routes.append(Route("/mcp", endpoint=asgi))
-    routes.append(Route("/mcp/", endpoint=asgi))
-    return manager
+    return StreamableHTTPASGIApp(manager), manager
 
 
 async def serve_stdio(endpoint: McpEndpoint) -> None:

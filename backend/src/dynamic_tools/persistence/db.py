@@ -7,7 +7,8 @@
   never fail half-way on a stale snapshot.
 - ``schema`` (PostgreSQL only) puts every table, and Alembic's version table, in that schema by
   setting ``search_path`` on each connection: tests use a unique schema per run.
-- ``migrate(engine)`` upgrades to the newest revision with Alembic's API; the server calls it on
+- ``migrate(engine)`` brings the database to the newest revision (a new one is created from the
+  tables here and stamped; an older one is upgraded with Alembic's API); the server calls it on
   start, so no manual step is needed. On PostgreSQL an advisory lock keeps replicas that start
   together from migrating twice.
 
@@ -35,11 +36,13 @@ from sqlalchemy import (
     Index,
     Integer,
     MetaData,
+    PrimaryKeyConstraint,
     String,
     Table,
     UniqueConstraint,
     create_engine,
     event,
+    inspect,
     text,
 )
 from sqlalchemy.engine import Connection, make_url
@@ -292,21 +295,53 @@ def alembic_config(connection: Connection | None = None) -> Config:
     return config
 
 
-def migrate(engine: Engine) -> None:
-    """Upgrade the database to the newest revision (idempotent).
+_versions = MetaData()
+alembic_version = Table(
+    "alembic_version",
+    _versions,
+    Column("version_num", String(32), nullable=False),
+    PrimaryKeyConstraint("version_num", name="alembic_version_pkc"),
+)
+"""Alembic's version table, as Alembic makes it (a new database is stamped without Alembic)."""
 
-    A database already at :data:`HEAD_REVISION` is left alone without loading Alembic (a
-    restart costs one query, and the server does not keep Alembic in memory).
+
+def migrate(engine: Engine) -> None:
+    """Bring the database to the newest revision (idempotent).
+
+    A database already at :data:`HEAD_REVISION` is left alone (a restart costs one query). A new
+    one, holding none of these tables, gets them as the migrations leave them (``create_all``,
+    then Alembic's version table stamped at head; a test compares both ways). Only a database
+    at an older revision loads Alembic and upgrades: the server does not keep Alembic in memory
+    otherwise, and a first start is faster.
     """
     if _revision(engine) == HEAD_REVISION:
         return
-    from alembic import command
-
     with write_transaction(engine) as connection:
         if connection.dialect.name == "postgresql":
             lock = text("SELECT pg_advisory_xact_lock(:key)")
             connection.execute(lock, {"key": _MIGRATION_LOCK_ID})
-        command.upgrade(alembic_config(connection), "head")
+        ours = {table.name for table in metadata.sorted_tables} | {alembic_version.name}
+        if ours.isdisjoint(inspect(connection).get_table_names()):
+            metadata.create_all(connection)
+            alembic_version.create(connection)
+            connection.execute(alembic_version.insert().values(version_num=HEAD_REVISION))
+        else:
+            _upgrade(connection)
+
+
+def upgrade_with_alembic(engine: Engine) -> None:
+    """Run the migrations with Alembic, whatever the database holds.
+
+    Tests compare what it makes with what :func:`migrate` makes of a new database.
+    """
+    with write_transaction(engine) as connection:
+        _upgrade(connection)
+
+
+def _upgrade(connection: Connection) -> None:
+    from alembic import command
+
+    command.upgrade(alembic_config(connection), "head")
 
 
 def _revision(engine: Engine) -> str | None:

@@ -37,6 +37,7 @@ class LoadResult:
     problems: list[LoadProblem] = field(default_factory=list)
 
 
+_YAML_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 MAX_FILE_DEPTH = 128  # nesting of a tool file; a schema inside may take 100 (schema_check)
 
 
@@ -51,7 +52,7 @@ def parse_document(text: str, suffix: str) -> Any:
     line = yaml_too_deep(text, MAX_FILE_DEPTH)
     if line is not None:
         raise TooDeep(MAX_FILE_DEPTH, line=line)
-    return yaml.safe_load(text)
+    return yaml.load(text, Loader=_YAML_LOADER)  # a safe loader (C when available)
 
 
 def validation_problems(

@@ -59,7 +59,7 @@ async def test_pushing_stops_when_the_session_closes(
 ) -> None:
     settings = make_settings()
     app = create_app(settings)
-    tasks = app.state.mcp.tasks
+    tasks = app.state.mcp.endpoint.tasks
     with serve(app, port=settings.port) as url:
         async with RawMcp(url) as mcp:
             task = await call_as_task(mcp, "w_book_with_approval", BOOK)

@@ -22,6 +22,7 @@ from dynamic_tools.persistence.db import (
     alembic_config,
     metadata,
     migrate,
+    upgrade_with_alembic,
     utc_now,
     write_transaction,
 )
@@ -37,8 +38,11 @@ def state(title: str, counter: int = 0, status: str = "ready") -> dict[str, Any]
     return {"status": status, "workflow": {"title": title}, "counter": counter}
 
 
-def test_the_migrations_create_the_sessions_table_as_the_metadata_says(engine: Engine) -> None:
-    with engine.connect() as conn:
+def test_the_migrations_create_the_sessions_table_as_the_metadata_says(
+    blank_engine: Engine,
+) -> None:
+    upgrade_with_alembic(blank_engine)
+    with blank_engine.connect() as conn:
         assert compare_metadata(MigrationContext.configure(conn), metadata) == []
         columns = {c["name"] for c in inspect(conn).get_columns("markdown_sessions")}
     assert columns == {

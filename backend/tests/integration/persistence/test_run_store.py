@@ -23,7 +23,7 @@ from dynamic_tools.engine.local import EventList, LocalSteps, MockTools, Respons
 from dynamic_tools.engine.models import WorkflowDocument
 from dynamic_tools.engine.ports import ToolResult
 from dynamic_tools.errors import NotFoundError
-from dynamic_tools.persistence.db import metadata, migrate, utc_now
+from dynamic_tools.persistence.db import metadata, migrate, upgrade_with_alembic, utc_now
 from dynamic_tools.persistence.run_store import RunStore
 from tests.conftest import EXAMPLES
 from tests.support.plans import DocumentRunner
@@ -75,9 +75,10 @@ async def run_through(
     return run.run_id
 
 
-def test_migrations_create_exactly_the_tables_and_can_run_again(engine: Engine) -> None:
-    migrate(engine)
-    with engine.connect() as conn:
+def test_migrations_create_exactly_the_tables_and_can_run_again(blank_engine: Engine) -> None:
+    upgrade_with_alembic(blank_engine)
+    migrate(blank_engine)
+    with blank_engine.connect() as conn:
         assert compare_metadata(MigrationContext.configure(conn), metadata) == []
 
 
