@@ -16,7 +16,9 @@ Each side runs ``REPEATS`` times alternately; the medians per step and their rat
 and the time until its run ends (one durable step later) is printed (goal: within 50 ms), then
 as often through the database by a client of its own, as another replica answers (goal on
 PostgreSQL: within 1 s); last, ``PAUSED`` runs wait at a yield and the process's CPU share and
-added memory while idle are printed (goals: under 1 % of a core, under 100 MiB).
+added memory while idle are printed (goals: under 1 % of a core, under 100 MiB), beside the CPU
+share of bare DBOS with as many workflows waiting in ``recv`` on the same database
+(``bench.dbos_idle``, with the queue the product polls on PostgreSQL).
 """
 
 from __future__ import annotations
@@ -24,8 +26,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import json
 import os
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 import uuid
@@ -224,9 +229,39 @@ async def measure(postgres: bool) -> dict[str, float]:
     }
 
 
+def bare_dbos_idle(postgres: bool) -> float:
+    """The idle CPU share (%) of bare DBOS with ``PAUSED`` workflows waiting in ``recv``, on
+    the same database, with the queue the product registers on PostgreSQL (``bench.dbos_idle``,
+    in a process of its own)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        if postgres:
+            url = os.environ.get("TEST_DATABASE_URL", PG_DEFAULT)
+            queue_poll = str(DurableConfig(database_url=url, executor_id="x").queue_poll_s)
+        else:
+            url, queue_poll = sqlite_url(Path(tmp) / "peer.sqlite"), "0"
+        schema = f"{PG_SCHEMA}_peer"
+        try:
+            done = subprocess.run(
+                [sys.executable, "-m", "bench.dbos_idle", url, schema, queue_poll]
+                + [str(PAUSED), str(IDLE_S)],
+                capture_output=True,
+                text=True,
+                timeout=600,
+                check=True,
+            )
+        finally:
+            if postgres:
+                admin = make_engine(url)
+                with admin.begin() as conn:
+                    conn.execute(text(f"DROP SCHEMA IF EXISTS {schema} CASCADE"))
+                admin.dispose()
+    return float(json.loads(done.stdout.strip().splitlines()[-1])["idle_cpu_pct"])
+
+
 def main(postgres: bool = False) -> dict[str, float]:
     """Run and print the comparison."""
     figures = asyncio.run(measure(postgres))
+    figures["peer_idle_cpu_pct"] = bare_dbos_idle(postgres)
     table = Table(title=f"Durable step, ms per step ({STEPS} steps, median of {REPEATS})")
     table.add_column("database")
     table.add_column("bare DBOS steps")
@@ -250,7 +285,9 @@ def main(postgres: bool = False) -> dict[str, float]:
     )
     console.print(
         f"{PAUSED} runs paused at a yield, idle for {IDLE_S:.0f} s: "
-        f"{figures['idle_cpu_pct']:.2f} % of a core (goal < 1 %), "
+        f"{figures['idle_cpu_pct']:.2f} % of a core (goal < 1 %; bare DBOS with as many "
+        f"workflows waiting in recv on the same database: {figures['peer_idle_cpu_pct']:.2f} %, "
+        f"ratio {figures['idle_cpu_pct'] / figures['peer_idle_cpu_pct']:.2f}x), "
         f"{figures['idle_mib']:.0f} MiB more than before they started (goal < 100 MiB)"
     )
     return figures
