@@ -229,6 +229,9 @@ async def measure(postgres: bool) -> dict[str, float]:
     }
 
 
+PEER = (sys.executable, "-m", "bench.dbos_idle")
+
+
 def bare_dbos_idle(postgres: bool) -> float:
     """The idle CPU share (%) of bare DBOS with ``PAUSED`` workflows waiting in ``recv``, on
     the same database, with the queue the product registers on PostgreSQL (``bench.dbos_idle``,
@@ -242,8 +245,7 @@ def bare_dbos_idle(postgres: bool) -> float:
         schema = f"{PG_SCHEMA}_peer"
         try:
             done = subprocess.run(
-                [sys.executable, "-m", "bench.dbos_idle", url, schema, queue_poll]
-                + [str(PAUSED), str(IDLE_S)],
+                [*PEER, url, schema, queue_poll, str(PAUSED), str(IDLE_S)],
                 capture_output=True,
                 text=True,
                 timeout=600,
