@@ -16,7 +16,9 @@ most 2x the ideal, and ahead of LangGraph).
 
 from __future__ import annotations
 
+import argparse
 import asyncio
+import json
 import operator
 import statistics
 import tempfile
@@ -192,4 +194,9 @@ def main() -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    main()
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--json", type=Path, help="also write the figures to this file")
+    arguments = parser.parse_args()
+    result = main()
+    if arguments.json:
+        arguments.json.write_text(json.dumps(result), encoding="utf-8")

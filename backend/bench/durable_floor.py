@@ -298,4 +298,8 @@ def main(postgres: bool = False) -> dict[str, float]:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("--postgres", action="store_true")
-    main(parser.parse_args().postgres)
+    parser.add_argument("--json", type=Path, help="also write the figures to this file")
+    arguments = parser.parse_args()
+    result = main(arguments.postgres)
+    if arguments.json:
+        arguments.json.write_text(json.dumps(result), encoding="utf-8")

@@ -17,8 +17,9 @@ retries in ``engine/tool_calls.py``; children of a fan-out in ``engine/children.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -58,6 +59,27 @@ Clock = Callable[[], str]
 def utc_now() -> str:
     """The current UTC time, ISO 8601."""
     return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+class _Pending:
+    """The graph's nodes from the first one still pending on, in the graph's order.
+
+    A node never becomes pending again, so the nodes before the first pending one need no
+    look: finding the next ready node costs nothing per node already done (a long chain was
+    quadratic when every step scanned the whole graph).
+    """
+
+    def __init__(self, plan: WorkflowPlan, status: dict[str, str]) -> None:
+        self._items = list(plan.workflow.graph.items())
+        self._status = status
+        self._first = 0
+
+    def remaining(self) -> Iterator[tuple[str, Any]]:
+        """The nodes from the first pending one on (none when every node has settled)."""
+        items, status = self._items, self._status
+        while self._first < len(items) and status[items[self._first][0]] != "pending":
+            self._first += 1
+        return itertools.islice(items, self._first, None)
 
 
 class Interpreter:
@@ -193,8 +215,9 @@ class Interpreter:
         last_output: list[Any] = [None]
         for node_id in order:
             self.nodes[prefix + node_id] = NodeState()
+        pending = _Pending(plan, status)
         while True:
-            ready = self._next_ready(plan, status, activated)
+            ready = self._next_ready(plan, pending, status, activated)
             if ready is None:
                 break
             node_id, skip_reason = ready
@@ -219,9 +242,10 @@ class Interpreter:
 
     @staticmethod
     def _next_ready(
-        plan: WorkflowPlan, status: dict[str, str], activated: set[str]
+        plan: WorkflowPlan, pending: _Pending, status: dict[str, str], activated: set[str]
     ) -> tuple[str, str | None] | None:
-        for node_id, node in plan.workflow.graph.items():
+        """The first pending node, in the graph's order, whose dependencies are settled."""
+        for node_id, node in pending.remaining():
             if status[node_id] != "pending":
                 continue
             if node_id in plan.activated and node_id not in activated:

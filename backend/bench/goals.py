@@ -1,0 +1,131 @@
+"""The performance goals, one row each, from the figures the benches of one ``make bench`` run
+measured (every ratio is against a peer measured in the same run)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+
+@dataclass(frozen=True)
+class Goal:
+    """One goal: what is measured, its figure against the peer, and the bound."""
+
+    item: str
+    figure: str
+    value: float | None
+    bound: float | None  # None: shown for context, no goal of its own
+    at_most: bool = True
+    unit: str = "x"
+
+    @property
+    def met(self) -> bool | None:
+        """Whether the figure is within the bound (None when it was not measured)."""
+        if self.value is None or self.bound is None:
+            return None
+        return self.value <= self.bound if self.at_most else self.value >= self.bound
+
+    def shown(self) -> tuple[str, str, str, str, str]:
+        """The table row."""
+        value = "not measured" if self.value is None else f"{self.value:.2f}{self.unit}"
+        bound = (
+            "-"
+            if self.bound is None
+            else f"{'≤' if self.at_most else '≥'} {self.bound:g}{self.unit}"
+        )
+        met = {True: "yes", False: "no", None: "-"}[self.met]
+        return self.item, self.figure, value, bound, met
+
+
+def _get(figures: dict[str, Any], *path: str) -> Any:
+    value: Any = figures
+    for key in path:
+        if not isinstance(value, dict) or key not in value:
+            return None
+        value = value[key]
+    return value
+
+
+def _ratio(ours: Any, peer: Any) -> float | None:
+    return ours / peer if isinstance(ours, int | float) and isinstance(peer, int | float) else None
+
+
+def goals(figures: dict[str, Any]) -> list[Goal]:
+    """The rows, from ``figures`` keyed by bench (missing figures show as not measured)."""
+    sqlite, pg = figures.get("durable_sqlite", {}), figures.get("durable_postgres", {})
+    chain = _get(figures, "run_store", "chain") or {}
+    return [
+        Goal("1", "durable step / bare DBOS step, SQLite", sqlite.get("ratio"), 1.2),
+        Goal("1", "durable step / bare DBOS step, PostgreSQL", pg.get("ratio"), 1.2),
+        Goal(
+            "1",
+            "non-durable run per node / LangGraph",
+            _ratio(chain.get("ours_us"), chain.get("langgraph_us")),
+            2.0,
+        ),
+        Goal("2", "fan-out 1,000 x 20 ms / ideal", _get(figures, "fan_out", "vs_ideal"), 2.0),
+        Goal(
+            "2", "fan-out / LangGraph + SQLite saver", _get(figures, "fan_out", "vs_langgraph"), 1.0
+        ),
+        Goal("3", "resume in its process, SQLite", sqlite.get("resume_ms"), 50, unit=" ms"),
+        Goal(
+            "3",
+            "resume from another replica, PostgreSQL",
+            pg.get("remote_resume_ms"),
+            1000,
+            unit=" ms",
+        ),
+        Goal("3", "1,000 paused runs idle, SQLite", sqlite.get("idle_cpu_pct"), 1.0, unit=" %"),
+        Goal("3", "1,000 paused runs idle, PostgreSQL", pg.get("idle_cpu_pct"), 1.0, unit=" %"),
+        Goal(
+            "3",
+            "  the same / bare DBOS with 1,000 waiting, PostgreSQL",
+            _ratio(pg.get("idle_cpu_pct"), pg.get("peer_idle_cpu_pct")),
+            None,
+        ),
+        Goal(
+            "3", "1,000 paused runs, added memory, SQLite", sqlite.get("idle_mib"), 100, unit=" MiB"
+        ),
+        Goal("4", "make run: ready", _get(figures, "startup", "ready_s"), 2.0, unit=" s"),
+        Goal("4", "make run: idle memory", _get(figures, "startup", "idle_mib"), 130, unit=" MiB"),
+        Goal(
+            "4",
+            "idle memory at 1,000 tools / bare MCP SDK",
+            _get(figures, "mcp", "sdk", "rss_ratio"),
+            1.3,
+        ),
+        Goal(
+            "4",
+            "tools/list server CPU / bare MCP SDK",
+            _get(figures, "mcp", "sdk", "list_cpu_ratio"),
+            1.1,
+        ),
+        Goal(
+            "5",
+            "POST /workflow throughput / minimal endpoint",
+            _get(figures, "overhead", "throughput_ratio"),
+            0.95,
+            at_most=False,
+        ),
+        Goal(
+            "5",
+            "POST /workflow CPU per request / minimal endpoint",
+            _get(figures, "overhead", "cpu_ratio"),
+            1.1,
+        ),
+    ]
+
+
+def report(figures: dict[str, Any], console: Console | None = None) -> list[Goal]:
+    """Print the goals table; returns its rows."""
+    rows = goals(figures)
+    table = Table(title="Performance goals (this run; each against its peer in the same run)")
+    for column in ("item", "figure", "measured", "goal", "met"):
+        table.add_column(column)
+    for row in rows:
+        table.add_row(*row.shown())
+    (console or Console()).print(table)
+    return rows
