@@ -51,9 +51,9 @@ PENDING_OWNERS_SQL = (
     "WHERE status = 'PENDING' AND executor_id IS NOT NULL AND executor_id <> :me"
 )
 
-FLAGGED_SQL = (  # which of these workflows may carry a cancel request (their attributes say)
+FLAGGED_SQL = (  # the unfinished workflows whose attributes may carry a cancel request
     "SELECT workflow_uuid, attributes FROM {tables}workflow_status "
-    "WHERE workflow_uuid IN :ids AND CAST(attributes AS TEXT) LIKE :flag"
+    "WHERE status = 'PENDING' AND CAST(attributes AS TEXT) LIKE :flag"
 )
 
 RUN_WORKFLOW = "dynamic_tools.run"

@@ -367,13 +367,8 @@ class DurableLauncher:
         )
         self._slots.left(run_id)
 
-    def _journal_execute(
-        self, statement: str, params: dict[str, Any], *, expanding: tuple[str, ...] = ()
-    ) -> list[Any]:
-        """Run one statement on the journal's database (a small pool of our own).
-
-        ``expanding`` names the parameters that are lists (``IN :ids``).
-        """
+    def _journal_execute(self, statement: str, params: dict[str, Any]) -> list[Any]:
+        """Run one statement on the journal's database (a small pool of our own)."""
         if self._journal_db is None:
             if self.config.is_sqlite:
                 self._journal_db = sa.create_engine(self.config.database_url)
@@ -382,8 +377,6 @@ class DurableLauncher:
                 self._journal_db = sa.create_engine(url, pool_size=2, max_overflow=2)
         tables = "" if self.config.is_sqlite else f"{quoted(self.config.schema)}."
         sql = sa.text(statement.format(tables=tables))
-        if expanding:
-            sql = sql.bindparams(*(sa.bindparam(name, expanding=True) for name in expanding))
         with self._journal_db.begin() as connection:
             result = connection.execute(sql, params)
             return list(result) if result.returns_rows else []
@@ -493,37 +486,35 @@ class DurableLauncher:
         """
         while True:
             await asyncio.sleep(self.config.cancel_poll_s)
-            runs = set(self.live.unrequested())
-            ids = sorted(runs | set(self.live.uninterrupted()))
-            if not ids:
+            if not self.live.any_live():
                 continue
             try:
-                flagged = await asyncio.to_thread(self._cancel_requested, ids)
+                flagged = await asyncio.to_thread(self._cancel_requested)
             except Exception as exc:  # the database may be briefly unreachable
                 logger.warning("could not check for cancel requests: {}", exc)
                 continue
+            if not flagged:
+                continue
+            runs = set(self.live.unrequested())
+            executions = set(self.live.uninterrupted())
             for workflow_id in flagged:
                 if workflow_id in runs:
                     self.live.request_cancel(workflow_id)
-                else:
+                elif workflow_id in executions:
                     self.live.interrupt([workflow_id])
 
-    def _cancel_requested(self, ids: list[str]) -> list[str]:
-        """Those of ``ids`` whose cancel was requested.
+    def _cancel_requested(self) -> list[str]:
+        """The unfinished workflows whose cancel was requested, wherever they run.
 
-        One query per 500 ids, returning only the workflows whose attributes name a cancel
-        request, so a thousand paused runs cost little.
+        One query, whatever the number of runs here: it returns only the workflows whose
+        attributes name a cancel request (few, and only until they end), which the caller
+        matches with what runs here. A thousand paused runs cost nothing more.
         """
         found: list[str] = []
-        for start in range(0, len(ids), 500):
-            rows = self._journal_execute(
-                FLAGGED_SQL,
-                {"ids": ids[start : start + 500], "flag": f'%"{CANCEL_ATTRIBUTE}"%'},
-                expanding=("ids",),
-            )
-            for workflow_id, attributes in rows:
-                if isinstance(attributes, str):
-                    attributes = json.loads(attributes)
-                if isinstance(attributes, dict) and attributes.get(CANCEL_ATTRIBUTE):
-                    found.append(str(workflow_id))
+        rows = self._journal_execute(FLAGGED_SQL, {"flag": f'%"{CANCEL_ATTRIBUTE}"%'})
+        for workflow_id, attributes in rows:
+            if isinstance(attributes, str):
+                attributes = json.loads(attributes)
+            if isinstance(attributes, dict) and attributes.get(CANCEL_ATTRIBUTE):
+                found.append(str(workflow_id))
         return found

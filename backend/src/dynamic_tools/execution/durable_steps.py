@@ -158,6 +158,10 @@ class LiveRuns:
             if not run.executions:
                 self._runs.pop(run_id, None)
 
+    def any_live(self) -> bool:
+        """Whether any run has an execution in this process."""
+        return bool(self._runs)
+
     def is_live(self, run_id: str) -> bool:
         """Whether ``run_id`` has an execution in this process."""
         return run_id in self._runs
