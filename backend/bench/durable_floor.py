@@ -239,7 +239,7 @@ def bare_dbos_idle(postgres: bool) -> float:
     with tempfile.TemporaryDirectory() as tmp:
         if postgres:
             url = os.environ.get("TEST_DATABASE_URL", PG_DEFAULT)
-            queue_poll = str(DurableConfig(database_url=url, executor_id="x").queue_poll_s)
+            queue_poll = str(DurableConfig.queue_poll_s)  # the default the product polls at
         else:
             url, queue_poll = sqlite_url(Path(tmp) / "peer.sqlite"), "0"
         schema = f"{PG_SCHEMA}_peer"

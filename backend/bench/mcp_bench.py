@@ -313,17 +313,7 @@ def main(
         api.wait_ready()
         registry = write_bench_registry(work / "registry", api.url, tools)
         ours = {
-            key: Proc(
-                key,
-                "ours",
-                {
-                    "port": free_port(),
-                    "registry_config_path": str(registry),
-                    "data_dir": str(work / f"data-{key}"),
-                    "durable_runs": key == "durable",
-                },
-                work,
-            )
+            key: _ours_server(key, registry, work, durable=key == "durable")
             for key in ("ours", "durable")
         }
         for server in ours.values():
@@ -335,16 +325,7 @@ def main(
         tools_json.write_text(
             json.dumps(_run_async(lambda: _wrap(dump_our_tools(ours["ours"].url)))["v"])
         )
-        peer = Proc(
-            "fastmcp",
-            "fastmcp",
-            {
-                "port": free_port(),
-                "tools_dir": str(registry.parent / "tools"),
-                "tools_json": str(tools_json),
-            },
-            work,
-        )
+        peer = _peer_server("fastmcp", registry, tools_json, work)
         stack.callback(peer.stop)
         peer.start()
         peer.wait_ready(path=None)
@@ -376,33 +357,12 @@ def main(
         }
         # A fresh server of ours beside the fresh SDK server: both are measured after the same
         # work (three listings), not ours after the whole benchmark above.
-        fresh = Proc(
-            "ours-fresh",
-            "ours",
-            {
-                "port": free_port(),
-                "registry_config_path": str(registry),
-                "data_dir": str(work / "data-fresh"),
-                "durable_runs": False,
-            },
-            work,
-        )
-        stack.callback(fresh.stop)
-        fresh.start()
-        fresh.wait_ready()
-        sdk = Proc(
-            "sdk",
-            "sdk",
-            {
-                "port": free_port(),
-                "tools_dir": str(registry.parent / "tools"),
-                "tools_json": str(tools_json),
-            },
-            work,
-        )
-        stack.callback(sdk.stop)
-        sdk.start()
-        sdk.wait_ready()
+        fresh = _ours_server("ours-fresh", registry, work, durable=False)
+        sdk = _peer_server("sdk", registry, tools_json, work)
+        for server in (fresh, sdk):
+            stack.callback(server.stop)
+            server.start()
+            server.wait_ready()
         result["sdk"] = _run_async(lambda: sdk_comparison({"ours": fresh, "sdk": sdk}))
     result["settings"] = {
         "tools": tools,
@@ -414,6 +374,27 @@ def main(
     }
     report(result, console)
     return result
+
+
+def _ours_server(key: str, registry: Path, work: Path, *, durable: bool) -> Proc:
+    """Our server on the generated registry, with a data directory of its own."""
+    config = {
+        "port": free_port(),
+        "registry_config_path": str(registry),
+        "data_dir": str(work / f"data-{key}"),
+        "durable_runs": durable,
+    }
+    return Proc(key, "ours", config, work)
+
+
+def _peer_server(kind: str, registry: Path, tools_json: Path, work: Path) -> Proc:
+    """A peer server (``fastmcp`` or ``sdk``) exposing the tools we list."""
+    config = {
+        "port": free_port(),
+        "tools_dir": str(registry.parent / "tools"),
+        "tools_json": str(tools_json),
+    }
+    return Proc(kind, kind, config, work)
 
 
 SDK_LISTS = 30

@@ -10,7 +10,8 @@ kills the process). So every document is measured first, without recursion:
   stack is at risk), then measures the result with :func:`find_too_deep`.
 - :func:`yaml_too_deep` reads a YAML text as a stream of events (libyaml's event parser keeps
   its own stack, it does not recurse) and stops at the first level past the limit, so even a
-  nesting bomb costs only ``limit`` levels of work.
+  nesting bomb costs only ``limit`` levels of work; :func:`loads_yaml` parses a YAML text
+  (safe loader, C when available) once it passed that check.
 - :func:`find_too_deep` walks parsed data with an explicit stack.
 
 Depth counts containers: ``{"a": [1]}`` is 2 deep, a scalar is 0.
@@ -89,6 +90,18 @@ def loads_json(text: str | bytes, limit: int) -> Any:
         raise TooDeep(limit) from None
     check_depth(data, limit)
     return data
+
+
+def loads_yaml(text: str, limit: int) -> Any:
+    """Parse YAML ``text`` with a safe loader (C when available).
+
+    Nesting deeper than ``limit`` is refused first (:class:`TooDeep` with its line); syntax
+    errors raise ``yaml.YAMLError``.
+    """
+    line = yaml_too_deep(text, limit)
+    if line is not None:
+        raise TooDeep(limit, line=line)
+    return yaml.load(text, Loader=_YamlLoader)
 
 
 def yaml_too_deep(text: str, limit: int) -> int | None:

@@ -14,7 +14,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from dynamic_tools.nesting import TooDeep, loads_json, yaml_too_deep
+from dynamic_tools.nesting import TooDeep, loads_json, loads_yaml
 from dynamic_tools.tools.models import ToolConfig
 from dynamic_tools.violations import LoadProblem
 
@@ -37,7 +37,6 @@ class LoadResult:
     problems: list[LoadProblem] = field(default_factory=list)
 
 
-_YAML_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 MAX_FILE_DEPTH = 128  # nesting of a tool file; a schema inside may take 100 (schema_check)
 
 
@@ -49,10 +48,7 @@ def parse_document(text: str, suffix: str) -> Any:
     """
     if suffix == ".json":
         return loads_json(text, MAX_FILE_DEPTH)
-    line = yaml_too_deep(text, MAX_FILE_DEPTH)
-    if line is not None:
-        raise TooDeep(MAX_FILE_DEPTH, line=line)
-    return yaml.load(text, Loader=_YAML_LOADER)  # a safe loader (C when available)
+    return loads_yaml(text, MAX_FILE_DEPTH)
 
 
 def validation_problems(

@@ -18,13 +18,12 @@ from typing import Any
 import yaml
 
 from dynamic_tools.errors import InvalidInputError
-from dynamic_tools.nesting import TooDeep, loads_json, yaml_too_deep
+from dynamic_tools.nesting import TooDeep, loads_json, loads_yaml
 from dynamic_tools.tools.openapi.issues import DocumentKind
 
 MAX_DOCUMENT_BYTES = 32 * 1024 * 1024
 MAX_YAML_NODES = 5_000_000
 MAX_DEPTH = 100
-_YamlLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def parse_document(
@@ -69,11 +68,10 @@ def parse_document(
             raise _too_deep(exc) from None
         except json.JSONDecodeError as exc:
             json_error = exc
-    line = yaml_too_deep(text, max_depth)
-    if line is not None:
-        raise _too_deep(TooDeep(max_depth, line=line))
     try:
-        data = yaml.load(text, Loader=_YamlLoader)  # a safe loader (C when available)
+        data = loads_yaml(text, max_depth)
+    except TooDeep as exc:
+        raise _too_deep(exc) from None
     except yaml.YAMLError as exc:
         if json_error is not None:
             raise _invalid(
