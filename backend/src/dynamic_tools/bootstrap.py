@@ -29,6 +29,7 @@ from dynamic_tools.engine.ports import EventSink, ToolRunner
 from dynamic_tools.execution.launcher import LocalLauncher, RunLauncher
 from dynamic_tools.execution.reconcile import RunReconciler
 from dynamic_tools.execution.runs import RunService
+from dynamic_tools.execution.session_query import PipelineQuery
 from dynamic_tools.execution.tool_runner import HttpToolRunner
 from dynamic_tools.http.document_fetch import DocumentFetcher
 from dynamic_tools.http.invoker import ToolInvoker
@@ -43,6 +44,7 @@ from dynamic_tools.persistence.db import make_engine, migrate
 from dynamic_tools.persistence.item_journal import ItemJournal
 from dynamic_tools.persistence.markdown_store import MarkdownSessionStore
 from dynamic_tools.persistence.recipe_store import RecipeStore
+from dynamic_tools.persistence.run_scopes import RunScopeStore, session_key
 from dynamic_tools.persistence.run_store import RunStore
 from dynamic_tools.selection.llm import LLMClient, OpenAIChatClient
 from dynamic_tools.selection.pipeline import PipelineOptions, SingleShotPipeline
@@ -349,7 +351,11 @@ def build_services(
     store = RunStore(database)
     run_metrics = RunMetrics(store.unfinished_counts)
     store.observe(run_metrics.observe)
-    tools = tool_runner or HttpToolRunner(registry, invoker)
+    key = settings.session_key.get_secret_value() if settings.session_key else None
+    scopes = RunScopeStore(database, lambda: session_key(key, settings.data_dir))
+    tools = tool_runner or HttpToolRunner(
+        registry, invoker, scopes=scopes.get, query=PipelineQuery(pipeline, registry)
+    )
     events: EventSink = store
     if tracing.enabled:
         run_tracing = RunTracing(tracing)
@@ -365,7 +371,7 @@ def build_services(
     )
     launcher = make_launcher(settings, tools=tools, store=store, events=events)
     launcher.on_takeover = _count_takeover  # takeovers are counted, automatic or by hand
-    runs = RunService(workflows, store, launcher)
+    runs = RunService(workflows, store, launcher, scopes)
     return Services(
         settings=settings,
         registry=registry,

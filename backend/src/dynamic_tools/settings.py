@@ -54,6 +54,14 @@ class Settings(BaseSettings):
         description="When set, every non-health endpoint needs 'Authorization: Bearer <token>'.",
     )
 
+    session_key: SecretStr | None = Field(
+        default=None,
+        description="Key sealing the outbound headers (X-Target-Headers) an MCP session's "
+        "runs keep in the database, so a run resumed after a restart still authenticates. "
+        "Default: a random key created in DATA_DIR/session.key. Replicas sharing a "
+        "PostgreSQL database must be given the same value.",
+    )
+
     # --- storage ---------------------------------------------------------------------------
     data_dir: Path = Field(default_factory=_default_data_dir)
     database_url: str | None = Field(
@@ -357,7 +365,11 @@ class Settings(BaseSettings):
 
     def secret_values(self) -> list[str]:
         """Secret values known from settings, for log and response redaction."""
-        values = [s.get_secret_value() for s in (self.openai_api_key, self.api_token) if s]
+        values = [
+            s.get_secret_value()
+            for s in (self.openai_api_key, self.api_token, self.session_key)
+            if s
+        ]
         return [v for v in values if len(v) >= 4]
 
 

@@ -40,6 +40,7 @@ from dynamic_tools.persistence.run_history import purge_runs
 from dynamic_tools.persistence.run_store import RunRecord, RunStore
 from dynamic_tools.tools.openapi.providers import ProviderContract, find_provider_contracts
 from dynamic_tools.tools.registry import ToolRegistry
+from dynamic_tools.tools.scope import ToolScope
 
 MAX_HISTORY_DAYS = 36_500  # a century: every run ever recorded
 
@@ -65,6 +66,8 @@ class Target:
     document: WorkflowDocument
     version: str
     saved: bool
+    #: a session's own tools, for a workflow of the document it brought
+    scope: ToolScope | None = None
 
 
 class WorkflowAuthoring:
@@ -231,7 +234,9 @@ class WorkflowAuthoring:
         if target.saved:
             return await self.runs.start(target.workflow_id, inputs)
         params = check_values(target.workflow.params, inputs)
-        prepared = PreparedRun.of_draft(target.document, target.workflow_id, params, target.version)
+        prepared = PreparedRun.of_draft(
+            target.document, target.workflow_id, params, target.version, target.scope
+        )
         return await self.runs.start_prepared(prepared)
 
     async def purge_history(

@@ -69,6 +69,7 @@ from dynamic_tools.errors import (
     NotFoundError,
     WorkflowInvalidError,
 )
+from dynamic_tools.tools.scope import ToolScope
 from dynamic_tools.violations import LoadProblem
 
 
@@ -79,6 +80,8 @@ class PreparedRun:
     plan: RunPlan
     params: dict[str, Any]
     version: str
+    #: what the run may call beyond the registry (a run of an MCP session's own workflow)
+    scope: ToolScope | None = None
 
     @property
     def workflow_id(self) -> str:
@@ -97,13 +100,18 @@ class PreparedRun:
 
     @classmethod
     def of_draft(
-        cls, document: WorkflowDocument, workflow_id: str, params: dict[str, Any], version: str
+        cls,
+        document: WorkflowDocument,
+        workflow_id: str,
+        params: dict[str, Any],
+        version: str,
+        scope: ToolScope | None = None,
     ) -> PreparedRun:
         """A run of a document outside the repository (a draft, a session's own).
 
-        ``params`` are already checked.
+        ``params`` are already checked; ``scope`` is the session's tools, when it has its own.
         """
-        return cls(compile_plan(document, workflow_id), params, version)
+        return cls(compile_plan(document, workflow_id), params, version, scope)
 
 
 class WorkflowRepository:

@@ -47,6 +47,7 @@ from dynamic_tools.execution.durable_steps import (
     ShutdownAwareEvents,
 )
 from dynamic_tools.execution.fan_out import ItemJournal
+from dynamic_tools.execution.run_context import current_run
 
 
 # --- what the workflows run with (set by DurableLauncher.launch) ------------------------------
@@ -145,6 +146,7 @@ async def run_workflow(
     """
     runtime = _current()
     run_id = str(DBOS.workflow_id)
+    current_run.set(run_id)  # this workflow's task only: the tool runner finds its scope
     with runtime.live.execution(run_id, run_id) as execution:
         interpreter = _interpreter(document, workflow_id, run_id, execution, runtime)
         try:
@@ -180,6 +182,7 @@ async def run_child_workflow(
     """
     runtime = _current()
     child = ChildSpec.from_dict({**spec, "seq_base": seq_base})
+    current_run.set(run_id)
     with runtime.live.execution(run_id, str(DBOS.workflow_id)) as execution:
         interpreter = _interpreter(document, child.workflow_id, run_id, execution, runtime)
         try:

@@ -8,6 +8,7 @@ except that durable runs survive a restart.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -20,6 +21,7 @@ from dynamic_tools.engine.ports import EventSink, ToolRunner
 from dynamic_tools.engine.state import RunOutcome
 from dynamic_tools.errors import ConflictError, NotFoundError
 from dynamic_tools.execution.reconcile import JournalEntry
+from dynamic_tools.execution.run_context import current_run
 
 
 def yield_step_name(node_id: str) -> str:
@@ -124,7 +126,9 @@ class LocalLauncher:
             plan, run_id=run_id, tools=self.tools, steps=steps, events=self.events
         )
         self._steps[run_id] = steps
-        task = asyncio.create_task(interpreter.run(params), name=f"run:{run_id}")
+        context = contextvars.copy_context()
+        context.run(current_run.set, run_id)
+        task = asyncio.create_task(interpreter.run(params), name=f"run:{run_id}", context=context)
         self._tasks[run_id] = task
         if self.on_finished is not None:
             callback = self.on_finished

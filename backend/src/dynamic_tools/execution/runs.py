@@ -13,8 +13,14 @@ from pydantic import BaseModel, ConfigDict, Field
 from dynamic_tools.definitions.repository import PreparedRun, WorkflowRepository
 from dynamic_tools.engine.models import ParamSpec
 from dynamic_tools.engine.params import check_values
-from dynamic_tools.errors import ConflictError, InvalidInputError, NotFoundError
+from dynamic_tools.errors import (
+    ConfigurationError,
+    ConflictError,
+    InvalidInputError,
+    NotFoundError,
+)
 from dynamic_tools.execution.launcher import ExecutorView, RunLauncher
+from dynamic_tools.persistence.run_scopes import RunScopeStore
 from dynamic_tools.persistence.run_store import RunRecord, RunStore
 
 RESUME_WAIT_S = 2.0  # a resume answers once the run took the answer (or after this long)
@@ -38,11 +44,16 @@ class RunService:
     """
 
     def __init__(
-        self, workflows: WorkflowRepository, store: RunStore, launcher: RunLauncher
+        self,
+        workflows: WorkflowRepository,
+        store: RunStore,
+        launcher: RunLauncher,
+        scopes: RunScopeStore | None = None,
     ) -> None:
         self.workflows = workflows
         self.store = store
         self.launcher = launcher
+        self.scopes = scopes
 
     async def start(self, workflow_id: str, params: dict[str, Any]) -> RunRecord:
         """Check params (422 per field) and the document, record the run, launch it."""
@@ -58,6 +69,10 @@ class RunService:
             node_ids=prepared.node_ids,
         )
         try:
+            if prepared.scope is not None:
+                if self.scopes is None:
+                    raise ConfigurationError("this server keeps no session scopes for runs")
+                await self.scopes.save(run.run_id, prepared.scope)
             await self.launcher.start(run_id=run.run_id, plan=prepared.plan, params=prepared.params)
         except BaseException:
             await self.store.finish(run.run_id, "failed", {"message": "the run could not start"})

@@ -19,7 +19,7 @@ the request, or an unexpected failure) — never another exception.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from pydantic import ValidationError
@@ -33,10 +33,17 @@ from dynamic_tools.errors import (
     TargetRefusedError,
     TransportError,
 )
+from dynamic_tools.execution.run_context import current_run
 from dynamic_tools.http.invoker import ToolInvoker
 from dynamic_tools.tools.credentials import looks_like_credential
 from dynamic_tools.tools.models import ToolConfig
 from dynamic_tools.tools.registry import ToolRegistry
+from dynamic_tools.tools.scope import ToolScope
+
+ScopeLookup = Callable[[str], Awaitable[ToolScope | None]]
+"""The tool scope of a run by its id (``RunScopeStore.get``)."""
+SessionQuery = Callable[[ToolScope, Mapping[str, Any], float | None], Awaitable[ToolResult]]
+"""``{prefix}_query`` of a session run: the question answered over the session's API."""
 
 BUILTINS = frozenset({"rest_call", "sql_query"})
 _REST_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
@@ -44,23 +51,42 @@ _SEGMENT = "path_segment_"
 
 
 class HttpToolRunner:
-    """Calls registry tools (and ``rest_call``) for workflow runs."""
+    """Calls registry tools (and ``rest_call``) for workflow runs, and a session run's own tools.
 
-    def __init__(self, registry: ToolRegistry, invoker: ToolInvoker) -> None:
+    A run started by an MCP session (``tools/scope.py``) also calls the session's operations
+    and its core tools: ``{prefix}_execute`` calls the operation it names, ``{prefix}_query``
+    asks ``query`` (the single-shot pipeline over the session's API). The session's headers go
+    with the calls of its API, never with another tool's.
+    """
+
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        invoker: ToolInvoker,
+        *,
+        scopes: ScopeLookup | None = None,
+        query: SessionQuery | None = None,
+    ) -> None:
         self.registry = registry
         self.invoker = invoker
+        self.scopes = scopes
+        self.query = query
 
     def knows(self, tool: str) -> bool:
-        """A registered tool or a built-in."""
+        """A registered tool or a built-in (a session's own tools are known to its runs)."""
         return tool in BUILTINS or tool in self.registry
 
     async def call(
         self, tool: str, args: Mapping[str, Any], *, idempotency_key: str, timeout_s: float | None
     ) -> ToolResult:
         """Validate, build, send; raise :class:`ToolCallFailed` when nothing was answered."""
+        scope = await self._scope()
+        if scope is not None and tool == scope.core_tools[0]:
+            if self.query is None:
+                raise ToolCallFailed(f"'{tool}' needs the LLM pipeline", kind="refused")
+            return await self.query(scope, args, timeout_s)
         try:
-            config = rest_call_tool(args) if tool == "rest_call" else self.registry.get(tool)
-            arguments = rest_call_arguments(args) if tool == "rest_call" else dict(args)
+            config, arguments, session_api = self._resolve(tool, args, scope)
         except ToolCallFailed:
             raise
         except NotFoundError:
@@ -71,12 +97,12 @@ class HttpToolRunner:
             raise ToolCallFailed(_rest_call_problem(exc), kind="refused") from None
         except Exception as exc:  # a bug or an unforeseen input: still a structured failure
             raise _unexpected(tool, exc) from None
+        headers = {"Idempotency-Key": idempotency_key}
+        if session_api and scope is not None:
+            headers = {**scope.headers, **headers}
         try:
             result = await self.invoker.invoke(
-                config,
-                arguments,
-                extra_headers={"Idempotency-Key": idempotency_key},
-                timeout_s=timeout_s,
+                config, arguments, extra_headers=headers, timeout_s=timeout_s
             )
         except TransportError as exc:
             raise ToolCallFailed(
@@ -89,6 +115,47 @@ class HttpToolRunner:
         except Exception as exc:
             raise _unexpected(tool, exc) from None
         return ToolResult(result.status_code, result.body, result.headers, result.execution_time_ms)
+
+    async def _scope(self) -> ToolScope | None:
+        run_id = current_run.get()
+        if run_id is None or self.scopes is None:
+            return None
+        try:
+            return await self.scopes(run_id)
+        except DynamicToolsError as exc:  # sealed under another key: no call without them
+            raise ToolCallFailed(exc.message, kind="refused") from None
+
+    def _resolve(
+        self, tool: str, args: Mapping[str, Any], scope: ToolScope | None
+    ) -> tuple[ToolConfig, dict[str, Any], bool]:
+        """The tool, its arguments, and whether it is an operation of the session's API."""
+        if tool == "rest_call":
+            return rest_call_tool(args), rest_call_arguments(args), False
+        if scope is None:
+            return self.registry.get(tool), dict(args), False
+        if tool == scope.core_tools[1]:
+            return self._operation(scope, args)
+        if tool in scope.tools:
+            return scope.tools[tool], dict(args), True
+        return self.registry.get(tool), dict(args), not scope.tools
+
+    def _operation(
+        self, scope: ToolScope, args: Mapping[str, Any]
+    ) -> tuple[ToolConfig, dict[str, Any], bool]:
+        """``{prefix}_execute``: the operation it names, with the arguments it gives."""
+        name = args.get("operation")
+        arguments = args.get("arguments") or {}
+        if not isinstance(arguments, dict):
+            raise ToolCallFailed(
+                f"{scope.core_tools[1]}: arguments must be an object", kind="refused"
+            )
+        api = scope.tools or {n: self.registry.get(n) for n in self.registry.names()}
+        if not isinstance(name, str) or name not in api:
+            raise ToolCallFailed(
+                f"{scope.core_tools[1]}: '{name}' is not an operation of this API",
+                kind="refused",
+            )
+        return api[name], dict(arguments), True
 
 
 def _unexpected(tool: str, exc: Exception) -> ToolCallFailed:

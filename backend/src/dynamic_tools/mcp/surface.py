@@ -55,6 +55,7 @@ from dynamic_tools.mcp.workflow_tools import (
 from dynamic_tools.tools.hints import describe_tool, hint_block, merge_hints, parse_tool_hints
 from dynamic_tools.tools.models import ToolConfig, ToolHints
 from dynamic_tools.tools.planning import summarize_workflow
+from dynamic_tools.tools.scope import ToolScope
 
 if TYPE_CHECKING:
     from dynamic_tools.bootstrap import Services
@@ -196,7 +197,9 @@ class McpSurface:
                     view.domains[summary.id] = summary.domain
         else:
             found = await self.sources.workflows(
-                config.workflow_url, "x-workflow-url", known_tools=services.registry.names()
+                config.workflow_url,
+                "x-workflow-url",
+                known_tools=_callable_tools(view, services.registry.names()),
             )
             view.document = found.document
             view.document_version = found.content_hash[:16]
@@ -297,6 +300,18 @@ RESUME_TOOL = types.Tool(
 )
 
 
+def _callable_tools(view: SessionView, registry: list[str]) -> set[str]:
+    """What a session's own workflows may call: the registry, its API and its core tools."""
+    return set(registry) | set(view.api_tools) | set(session_scope(view).core_tools)
+
+
+def session_scope(view: SessionView) -> ToolScope:
+    """The tools a run of the session's own workflow may call beyond the registry."""
+    config = view.config
+    own = view.api_tools if config.target_url is not None else {}
+    return ToolScope(prefix=view.prefix, tools=dict(own), headers=dict(config.target_headers))
+
+
 def _hint_other_tools(view: SessionView, overrides: dict[str, ToolHints]) -> None:
     """Header hints for tools that are not API operations (e.g. ``<prefix>_query``, seed 000).
 
@@ -362,7 +377,9 @@ def _document_handler(calls: WorkflowCalls, view: SessionView, workflow_id: str)
             params = check_values(workflow.params, call.arguments)
         except InvalidInputError as exc:
             return error_result(exc)
-        prepared = PreparedRun.of_draft(document, workflow_id, params, view.document_version or "")
+        prepared = PreparedRun.of_draft(
+            document, workflow_id, params, view.document_version or "", session_scope(view)
+        )
         return await calls.start_prepared(prepared, call.channel)
 
     return handle
@@ -379,7 +396,12 @@ def _run_starter(
         else:
             workflow = view.document.workflows[workflow_id]
             target = Target(
-                workflow_id, workflow, view.document, view.document_version or "", False
+                workflow_id,
+                workflow,
+                view.document,
+                view.document_version or "",
+                False,
+                session_scope(view),
             )
         run = await authoring.run(target, call.arguments)
         return run.run_id

@@ -39,6 +39,7 @@ from sqlalchemy import (
     PrimaryKeyConstraint,
     String,
     Table,
+    Text,
     UniqueConstraint,
     create_engine,
     event,
@@ -138,6 +139,21 @@ run_items = Table(
     Column("fan_out", String(1024), primary_key=True),
     Column("item", Integer, primary_key=True),
     Column("outcome", json_type(), nullable=False),
+)
+
+# What a run started by an MCP session may call beyond the registry (``run_scopes.py``): the
+# session's operations and core-tool prefix as JSON, its outbound headers sealed (Fernet).
+run_scopes = Table(
+    "run_scopes",
+    metadata,
+    Column(
+        "run_id",
+        String(64),
+        ForeignKey("runs.run_id", ondelete="CASCADE", name="fk_run_scopes_run_id"),
+        primary_key=True,
+    ),
+    Column("scope", json_type(), nullable=False),
+    Column("sealed_headers", Text(), nullable=True),
 )
 
 run_events = Table(
@@ -280,7 +296,7 @@ def write_transaction(engine: Engine) -> Iterator[Connection]:
             yield connection
 
 
-HEAD_REVISION = "0006"
+HEAD_REVISION = "0007"
 """The newest migration (``migrations/versions``); a test checks it is Alembic's head."""
 
 

@@ -1,0 +1,77 @@
+"""``{prefix}_query`` inside a run: the single-shot pipeline over the session's API.
+
+A workflow node ``call: travel_query`` with ``args: {question: "..."}`` asks the LLM to pick one
+operation of the session's API and its arguments; the request is built and sent as for
+``POST /workflow``, with the session's headers. The node's output is the API's response body
+(so ``$hotel_booking.id`` reads the answer); an API error answers with its status and body, as
+any call does (``on_error`` applies); a question the pipeline cannot turn into a valid call
+fails the node with the pipeline's reason.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import ValidationError
+
+from dynamic_tools.engine.ports import ToolCallFailed, ToolResult
+from dynamic_tools.selection.models import WorkflowRequest
+from dynamic_tools.selection.pipeline import SingleShotPipeline
+from dynamic_tools.tools.models import ToolConfig
+from dynamic_tools.tools.registry import ToolRegistry
+from dynamic_tools.tools.scope import ToolScope
+
+__all__ = ["PipelineQuery"]
+
+
+class _ScopeTools:
+    """The session's operations as the pipeline's tool source."""
+
+    def __init__(self, tools: dict[str, ToolConfig]) -> None:
+        self.tools = tools
+
+    def get_multiple(self, names: list[str]) -> tuple[list[ToolConfig], list[str]]:
+        unique = list(dict.fromkeys(names))
+        return [self.tools[n] for n in unique if n in self.tools], [
+            n for n in unique if n not in self.tools
+        ]
+
+
+class PipelineQuery:
+    """Answers a session run's ``{prefix}_query`` calls with the pipeline."""
+
+    def __init__(self, pipeline: SingleShotPipeline, registry: ToolRegistry) -> None:
+        self.pipeline = pipeline
+        self.registry = registry
+
+    async def __call__(
+        self, scope: ToolScope, args: Mapping[str, Any], timeout_s: float | None
+    ) -> ToolResult:
+        """Ask; the API's answer, or :class:`ToolCallFailed` naming the failing stage."""
+        tool = scope.core_tools[0]
+        names = list(scope.tools) or self.registry.names()
+        try:
+            request = WorkflowRequest(
+                user_instructions=str(args.get("question") or ""), tool_ids=names or ["(none)"]
+            )
+        except ValidationError as exc:
+            problem = exc.errors()[0]
+            raise ToolCallFailed(f"{tool}: question: {problem['msg']}", kind="refused") from None
+        source = _ScopeTools(scope.tools) if scope.tools else None
+        work = self.pipeline.run(request, source=source, extra_headers=scope.headers or None)
+        try:
+            response = await asyncio.wait_for(work, timeout_s)
+        except TimeoutError:
+            raise ToolCallFailed(f"{tool} timed out after {timeout_s} s", kind="timeout") from None
+        raw = response.raw_response or {}
+        if response.status == "error":
+            status = raw.get("status_code")
+            if response.error_stage == "api_execution" and isinstance(status, int):
+                return ToolResult(status, raw.get("body"), dict(raw.get("headers") or {}))
+            raise ToolCallFailed(
+                f"{tool} failed at {response.error_stage}: {response.error}",
+                kind="refused" if response.error_stage != "llm_selection" else "error",
+            )
+        return ToolResult(int(raw.get("status_code") or 200), raw.get("body"))

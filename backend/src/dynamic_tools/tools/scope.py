@@ -1,0 +1,66 @@
+"""What a run may call beyond the server registry: the tools of the MCP session that started it.
+
+A session that brings its own API (``X-Target-URL``) and its own workflows (``X-Workflow-URL``)
+runs those workflows against everything it can call: the registry, the operations of its API,
+and its core tools ``{prefix}_query`` / ``{prefix}_execute``. A :class:`ToolScope` is that set,
+frozen when the run starts and stored with it, so a run resumed by another process (after a
+restart, on another replica) calls exactly what it was validated against, with the session's
+outbound headers (``X-Target-Headers``, stored sealed, never shown).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from dynamic_tools.tools.models import ToolConfig
+
+__all__ = ["CORE_SUFFIXES", "ToolScope"]
+
+CORE_SUFFIXES = ("_query", "_execute")
+
+
+@dataclass(frozen=True)
+class ToolScope:
+    """The session's own tools, its core tools' prefix and its outbound headers.
+
+    ``tools`` are the operations of the session's API (empty when the session uses the
+    registry as its API: then ``{prefix}_query`` / ``{prefix}_execute`` work over the
+    registry). ``headers`` go with every call of those operations and of the core tools, never
+    with a registry tool (whose credentials are the server's).
+    """
+
+    prefix: str
+    tools: dict[str, ToolConfig] = field(default_factory=dict)
+    headers: dict[str, str] = field(default_factory=dict, repr=False)
+    #: X-Allow-Unsafe-Paths: glob patterns of paths or operation names LLM-driven calls may
+    #: use although they are not read-only
+    allow_unsafe: tuple[str, ...] = ()
+
+    @property
+    def core_tools(self) -> tuple[str, str]:
+        """``{prefix}_query`` and ``{prefix}_execute``."""
+        return (f"{self.prefix}_query", f"{self.prefix}_execute")
+
+    def names(self) -> set[str]:
+        """Every name this scope adds to the registry's."""
+        return set(self.tools) | set(self.core_tools)
+
+    def to_record(self) -> dict[str, Any]:
+        """JSON form without the headers (stored apart, sealed)."""
+        return {
+            "prefix": self.prefix,
+            "tools": {n: t.model_dump(mode="json", by_alias=True) for n, t in self.tools.items()},
+            "allow_unsafe": list(self.allow_unsafe),
+        }
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any], headers: dict[str, str]) -> ToolScope:
+        """Inverse of :meth:`to_record`."""
+        return cls(
+            prefix=str(record["prefix"]),
+            tools={str(n): ToolConfig.model_validate(t) for n, t in dict(record["tools"]).items()},
+            headers=headers,
+            allow_unsafe=tuple(str(p) for p in record.get("allow_unsafe") or ()),
+        )
