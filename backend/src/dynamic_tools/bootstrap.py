@@ -394,6 +394,7 @@ def build_services(
                 tracing=tracing,
             ),
             refetch_s=SESSION_REFETCH_S,
+            sender=sender,
             workers=document_workers,
         ),
         tool_runner=tools,

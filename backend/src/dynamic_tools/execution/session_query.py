@@ -17,10 +17,12 @@ from typing import Any
 from pydantic import ValidationError
 
 from dynamic_tools.engine.ports import ToolCallFailed, ToolResult
+from dynamic_tools.http.sender import graphql_error_text
 from dynamic_tools.selection.models import WorkflowRequest
 from dynamic_tools.selection.pipeline import SingleShotPipeline
 from dynamic_tools.tools.models import ToolConfig
 from dynamic_tools.tools.registry import ToolRegistry
+from dynamic_tools.tools.safety import llm_may_call
 from dynamic_tools.tools.scope import ToolScope
 
 __all__ = ["PipelineQuery"]
@@ -51,15 +53,27 @@ class PipelineQuery:
     ) -> ToolResult:
         """Ask; the API's answer, or :class:`ToolCallFailed` naming the failing stage."""
         tool = scope.core_tools[0]
-        names = list(scope.tools) or self.registry.names()
+        free = scope.tools.get(tool)  # a GraphQL API: the model writes one checked query
+        if free is not None:
+            tools = {free.name: free}
+        else:  # safe by default: the operations that change nothing, and those allowed
+            api = scope.operations or {n: self.registry.get(n) for n in self.registry.names()}
+            tools = {n: t for n, t in api.items() if llm_may_call(t, scope.allow_unsafe)}
+        names = list(tools)
+        if not names:
+            raise ToolCallFailed(
+                f"{tool}: no operation of this API may be chosen by the LLM (read-only by "
+                "default; X-Allow-Unsafe-Paths allows more)",
+                kind="refused",
+            )
         try:
             request = WorkflowRequest(
-                user_instructions=str(args.get("question") or ""), tool_ids=names or ["(none)"]
+                user_instructions=str(args.get("question") or ""), tool_ids=names
             )
         except ValidationError as exc:
             problem = exc.errors()[0]
             raise ToolCallFailed(f"{tool}: question: {problem['msg']}", kind="refused") from None
-        source = _ScopeTools(scope.tools) if scope.tools else None
+        source = _ScopeTools(tools)
         work = self.pipeline.run(request, source=source, extra_headers=scope.headers or None)
         try:
             response = await asyncio.wait_for(work, timeout_s)
@@ -73,5 +87,11 @@ class PipelineQuery:
             raise ToolCallFailed(
                 f"{tool} failed at {response.error_stage}: {response.error}",
                 kind="refused" if response.error_stage != "llm_selection" else "error",
+            )
+        if raw.get("graphql_errors"):
+            raise ToolCallFailed(
+                f"{tool}: the API answered GraphQL errors: "
+                + graphql_error_text(raw["graphql_errors"]),
+                kind="refused",
             )
         return ToolResult(int(raw.get("status_code") or 200), raw.get("body"))

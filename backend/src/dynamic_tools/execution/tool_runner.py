@@ -114,6 +114,8 @@ class HttpToolRunner:
             raise ToolCallFailed(exc.message, kind="error") from None
         except Exception as exc:
             raise _unexpected(tool, exc) from None
+        if result.graphql_errors:  # answered, but the operation failed: never retried
+            raise ToolCallFailed(f"{tool} answered {result.failure_message()}", kind="refused")
         return ToolResult(result.status_code, result.body, result.headers, result.execution_time_ms)
 
     async def _scope(self) -> ToolScope | None:
@@ -133,10 +135,10 @@ class HttpToolRunner:
             return rest_call_tool(args), rest_call_arguments(args), False
         if scope is None:
             return self.registry.get(tool), dict(args), False
+        if tool in scope.tools:  # an operation, or a GraphQL API's {prefix}_execute
+            return scope.tools[tool], dict(args), True
         if tool == scope.core_tools[1]:
             return self._operation(scope, args)
-        if tool in scope.tools:
-            return scope.tools[tool], dict(args), True
         return self.registry.get(tool), dict(args), not scope.tools
 
     def _operation(
@@ -149,7 +151,7 @@ class HttpToolRunner:
             raise ToolCallFailed(
                 f"{scope.core_tools[1]}: arguments must be an object", kind="refused"
             )
-        api = scope.tools or {n: self.registry.get(n) for n in self.registry.names()}
+        api = scope.operations or {n: self.registry.get(n) for n in self.registry.names()}
         if not isinstance(name, str) or name not in api:
             raise ToolCallFailed(
                 f"{scope.core_tools[1]}: '{name}' is not an operation of this API",

@@ -12,6 +12,7 @@ problem.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from dynamic_tools.errors import InvalidInputError
@@ -75,8 +76,16 @@ class ToolInvoker:
         extra_headers: dict[str, str] | None = None,
         timeout_s: float | None = None,
     ) -> HttpResult:
-        """Send through the guard (allow-list, no redirects, size and time limits)."""
-        return await self.sender.send(request, extra_headers=extra_headers, timeout_s=timeout_s)
+        """Send through the guard (allow-list, no redirects, size and time limits).
+
+        A GraphQL call's ``errors`` are read into ``graphql_errors`` (it failed).
+        """
+        result = await self.sender.send(request, extra_headers=extra_headers, timeout_s=timeout_s)
+        if request.graphql:
+            errors = graphql_errors(result.body)
+            if errors:
+                result = replace(result, graphql_errors=errors)
+        return result
 
     async def invoke(
         self,
@@ -89,4 +98,26 @@ class ToolInvoker:
         """Check, build and send one call; the API's answer, whatever its status."""
         self.check(tool, arguments)
         request = self.build(tool, arguments)
-        return await self.sender.send(request, extra_headers=extra_headers, timeout_s=timeout_s)
+        return await self.send(request, extra_headers=extra_headers, timeout_s=timeout_s)
+
+
+def graphql_errors(body: Any) -> list[dict[str, Any]]:
+    """The ``errors`` of a GraphQL answer as ``{message, path}`` (at most 20)."""
+    errors = body.get("errors") if isinstance(body, dict) else None
+    if not isinstance(errors, list):
+        return []
+    found = []
+    for error in errors[:20]:
+        if isinstance(error, dict):
+            path = error.get("path")
+            found.append(
+                {
+                    "message": str(error.get("message") or "error")[:500],
+                    "path": [p for p in path if isinstance(p, str | int)][:20]
+                    if isinstance(path, list)
+                    else [],
+                }
+            )
+        else:
+            found.append({"message": str(error)[:500], "path": []})
+    return found

@@ -22,6 +22,7 @@ from urllib.parse import quote, unquote, urlsplit
 
 from dynamic_tools.errors import ConfigurationError, InvalidInputError, TargetRefusedError
 from dynamic_tools.tools.credentials import environment_variable, secret_name
+from dynamic_tools.tools.graphql import check_operation, compiled_schema
 from dynamic_tools.tools.models import HEADER_NAME, HEADER_VALUE, ToolConfig
 
 MASK = "***"
@@ -43,6 +44,7 @@ class PreparedRequest:
     secret_query: frozenset[str] = frozenset()
     secret_headers: frozenset[str] = frozenset()
     secret_values: tuple[str, ...] = ()
+    graphql: bool = False  # a GraphQL call: its answer's ``errors`` make it fail
 
     def http_spec(self) -> dict[str, Any]:
         """The request as shown to users: secrets replaced by ``***``."""
@@ -122,6 +124,8 @@ def build_request(
             secret_values.append(header_value)
             secret_headers.add("authorization")
 
+    if tool.graphql is not None:
+        body, has_body = graphql_body(tool, arguments), True
     url = tool.api.base_url + path
     _check_inside(tool.api.base_url, url, tool.name)
     return PreparedRequest(
@@ -134,7 +138,40 @@ def build_request(
         secret_query=frozenset(secret_query),
         secret_headers=frozenset(secret_headers),
         secret_values=tuple(secret_values),
+        graphql=tool.graphql is not None,
     )
+
+
+def graphql_body(tool: ToolConfig, arguments: dict[str, Any]) -> dict[str, Any]:
+    """The body of a GraphQL call: ``{query, variables}``.
+
+    A fixed operation takes the arguments as its variables; a given query is parsed and
+    validated against the tool's schema first.
+
+    Raises:
+        InvalidInputError: the given query is not valid for the schema, or is a mutation the
+            tool does not allow (names the argument, with GraphQL's line and column).
+    """
+    spec = tool.graphql
+    assert spec is not None
+    if spec.document is not None:
+        variables = {k: v for k, v in arguments.items() if k in tool.parameters and v is not None}
+        return {"query": spec.document, "variables": variables}
+    assert spec.schema_sdl is not None
+    operation_name = arguments.get("operationName")
+    check_operation(
+        compiled_schema(spec.schema_sdl),
+        arguments.get("query"),
+        operation_name=operation_name if isinstance(operation_name, str) else None,
+        allow_mutations=spec.allow_mutations,
+    )
+    body: dict[str, Any] = {
+        "query": arguments["query"],
+        "variables": arguments.get("variables") or {},
+    }
+    if isinstance(operation_name, str):
+        body["operationName"] = operation_name
+    return body
 
 
 def _lookup(reference: str, secret: SecretLookup, *, in_header: bool) -> str:

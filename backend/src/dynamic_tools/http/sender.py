@@ -45,6 +45,20 @@ class HttpResult:
     execution_time_ms: float
     truncated: bool = False
     warnings: list[str] = field(default_factory=list)
+    #: a GraphQL answer's ``errors`` (``{message, path}`` each); a GraphQL call that answers
+    #: errors failed, whatever its HTTP status
+    graphql_errors: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def failed(self) -> bool:
+        """An HTTP error status, or GraphQL errors."""
+        return self.status_code >= 400 or bool(self.graphql_errors)
+
+    def failure_message(self) -> str:
+        """What went wrong, for an error message: GraphQL's messages with their paths."""
+        if not self.graphql_errors:
+            return f"HTTP {self.status_code}"
+        return "GraphQL errors: " + graphql_error_text(self.graphql_errors)
 
     def to_dict(self) -> dict[str, Any]:
         """The ``raw_response`` shape of seed 002 (plus headers)."""
@@ -56,7 +70,19 @@ class HttpResult:
         }
         if self.truncated:
             data["truncated"] = True
+        if self.graphql_errors:
+            data["graphql_errors"] = self.graphql_errors
         return data
+
+
+def graphql_error_text(errors: list[dict[str, Any]]) -> str:
+    """``Flight not found (at flight); …``: the first three messages with their paths."""
+    shown = []
+    for error in errors[:3]:
+        path = ".".join(str(p) for p in error.get("path") or [])
+        shown.append(f"{error['message']} (at {path})" if path else str(error["message"]))
+    more = len(errors) - len(shown)
+    return "; ".join(shown) + (f"; and {more} more" if more > 0 else "")
 
 
 class HttpSender:

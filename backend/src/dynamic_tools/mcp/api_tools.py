@@ -61,15 +61,33 @@ def api_tool(config: ToolConfig, *, description: str) -> types.Tool:
     )
 
 
-def query_tool(prefix: str, label: str, names: Sequence[str]) -> types.Tool:
-    """``{prefix}_query``: a question in natural language → the single-shot pipeline."""
+def query_tool(
+    prefix: str, label: str, names: Sequence[str], *, graphql: bool = False, read_only: bool = True
+) -> types.Tool:
+    """``{prefix}_query``: a question in natural language → the single-shot pipeline.
+
+    Safe by default: the model may choose only operations that change nothing (a REST GET, a
+    GraphQL query) unless the session's ``X-Allow-Unsafe-Paths`` allows more.
+    """
+    how = (
+        "the server's LLM writes ONE GraphQL query for this API's schema, which is parsed and "
+        "validated before it is sent"
+        if graphql
+        else f"the server's LLM picks ONE of this API's {len(names)} operations and its "
+        "arguments, the request is built and validated in code, sent"
+    )
+    safety = (
+        " Read-only: operations that change things are refused unless the session allows them "
+        "(X-Allow-Unsafe-Paths)."
+        if read_only
+        else ""
+    )
     return types.Tool(
         name=f"{prefix}_query",
         description=(
-            f"[{label}] Ask for something in natural language; the server's LLM picks ONE of "
-            f"this API's {len(names)} operations and its arguments, the request is built and "
-            "validated in code, sent, and the response returned (optionally formatted). Use it "
-            "for single-API questions when no w_* workflow or r_* recipe fits."
+            f"[{label}] Ask for something in natural language; {how}, and the response returned "
+            "(optionally formatted). Use it for single-API questions when no w_* workflow or "
+            f"r_* recipe fits.{safety}"
         ),
         input_schema={
             "type": "object",
@@ -85,7 +103,7 @@ def query_tool(prefix: str, label: str, names: Sequence[str]) -> types.Tool:
             "additionalProperties": False,
         },
         annotations=types.ToolAnnotations(
-            read_only_hint=False, destructive_hint=True, open_world_hint=True
+            read_only_hint=read_only, destructive_hint=not read_only, open_world_hint=True
         ),
     )
 
@@ -139,11 +157,14 @@ class ApiCaller:
         except DynamicToolsError as exc:
             return error_result(exc, command=config.name)
         body = result.body
-        if result.status_code >= 400:
+        if result.failed:
+            context: dict[str, Any] = {"tool": config.name, "status_code": result.status_code}
+            if result.graphql_errors:
+                context["errors"] = result.graphql_errors
             return error_result(
                 ApiErrorAnswer(
-                    f"{config.name} answered HTTP {result.status_code}",
-                    context={"tool": config.name, "status_code": result.status_code},
+                    f"{config.name} answered {result.failure_message()}",
+                    context=context,
                     retryable=result.status_code in RETRYABLE_STATUS,
                     suggestion=_suggestion_for(result.status_code),
                     command=config.name,

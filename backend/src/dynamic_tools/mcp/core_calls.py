@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from dynamic_tools.errors import InvalidInputError
+from dynamic_tools.http.sender import graphql_error_text
 from dynamic_tools.mcp.api_tools import ApiCaller
 from dynamic_tools.mcp.entries import Result, ToolCall
 from dynamic_tools.mcp.errors import StageFailed, error_result
@@ -37,10 +38,20 @@ async def run_query(
 ) -> Result:
     """Answer a natural-language question with one validated API call."""
     args = call.arguments
+    tool_ids = call.view.llm_tools()
+    if not tool_ids:
+        return error_result(
+            InvalidInputError(
+                "no operation of this API changes nothing, and only those may be chosen by the "
+                "LLM (read-only by default); allow others with X-Allow-Unsafe-Paths, or call "
+                "an operation directly",
+                violations=[{"path": "question", "rule": "read_only", "message": "no safe tool"}],
+            )
+        )
     try:
         request = WorkflowRequest(
             user_instructions=str(args.get("question", "")),
-            tool_ids=list(call.view.api_tools) or ["(none)"],
+            tool_ids=tool_ids,
             format_response=bool(args.get("format_response", False)),
         )
     except ValidationError as exc:
@@ -55,6 +66,12 @@ async def run_query(
         )
     response = await call_pipeline(pipeline, call, request)
     data = response.model_dump(mode="json", exclude_none=True)
+    graphql_errors = (response.raw_response or {}).get("graphql_errors")
+    if response.status != "error" and graphql_errors:
+        response.status, response.error_stage = "error", "api_execution"
+        response.error = f"{response.selected_tool} answered GraphQL errors: " + graphql_error_text(
+            graphql_errors
+        )
     if response.status == "error":
         stage = response.error_stage or "llm_selection"
         status = (response.raw_response or {}).get("status_code")

@@ -13,6 +13,7 @@ from dynamic_tools.engine.models import Workflow, WorkflowDocument
 from dynamic_tools.mcp.channel import CallChannel
 from dynamic_tools.mcp.session_config import SessionConfig
 from dynamic_tools.tools.models import ToolConfig, ToolHints
+from dynamic_tools.tools.safety import llm_may_call
 
 Result = types.CallToolResult | types.InputRequiredResult
 
@@ -56,14 +57,30 @@ class SessionView:
     guides: dict[str, Workflow] = field(default_factory=dict)  # X-Workflow-Resources only
     document: WorkflowDocument | None = None  # X-Workflow-URL's document, when given
     document_version: str | None = None
+    #: a GraphQL API's free query tools, by the core tool they serve (``{prefix}_query``,
+    #: ``{prefix}_execute``); empty for REST
+    core_tools: dict[str, ToolConfig] = field(default_factory=dict)
     entries: dict[str, ToolEntry] = field(default_factory=dict)
     tools: list[types.Tool] = field(default_factory=list)
 
     def get_multiple(self, names: list[str]) -> tuple[list[ToolConfig], list[str]]:
         """The session's API tools by name (the pipeline's tool source)."""
-        found = [self.api_tools[n] for n in dict.fromkeys(names) if n in self.api_tools]
-        missing = [n for n in dict.fromkeys(names) if n not in self.api_tools]
+        known = {**self.api_tools, **{t.name: t for t in self.core_tools.values()}}
+        found = [known[n] for n in dict.fromkeys(names) if n in known]
+        missing = [n for n in dict.fromkeys(names) if n not in known]
         return found, missing
+
+    def llm_tools(self) -> list[str]:
+        """What ``{prefix}_query`` lets the model choose from (safe by default).
+
+        A GraphQL API: its free query tool (each query is checked). A REST API: the operations
+        that change nothing, and those ``X-Allow-Unsafe-Paths`` allows.
+        """
+        free = self.core_tools.get(f"{self.prefix}_query")
+        if free is not None:
+            return [free.name]
+        allow = self.config.allow_unsafe
+        return [n for n, t in self.api_tools.items() if llm_may_call(t, allow)]
 
     def add(self, entry: ToolEntry) -> None:
         """Offer ``entry``; a later layer's entry of the same name replaces the earlier one.

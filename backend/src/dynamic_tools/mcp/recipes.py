@@ -34,6 +34,7 @@ from dynamic_tools.mcp.entries import Handler, Result, SessionView, ToolCall, To
 from dynamic_tools.persistence.recipe_store import Recipe, RecipeStore
 from dynamic_tools.selection.models import WorkflowResponse
 from dynamic_tools.tools.models import ToolConfig
+from dynamic_tools.tools.safety import llm_may_call
 
 MAX_NAME = 64
 
@@ -162,6 +163,8 @@ class RecipeLayer:
             if config is None or schema_hash(config) != recipe.schema_hash:
                 stale.append(recipe.recipe_id)
                 continue
+            if not llm_may_call(config, view.config.allow_unsafe):
+                continue  # learned where writes were allowed; this session keeps to reads
             view.add(
                 ToolEntry(recipe_tool(recipe, config), "recipe", self._handler(recipe, config))
             )

@@ -2,10 +2,15 @@
 
 A client configures what it sees with headers sent on every request::
 
-    X-Target-URL          an OpenAPI 2.0/3.x document (JSON or YAML) whose operations become
-                          this session's API tools (with X-API-Type: rest)
-    X-API-Type            rest (the only type served; graphql is refused with a clear error)
+    X-Target-URL          rest: an OpenAPI 2.0/3.x document (JSON or YAML) whose operations
+                          become this session's API tools; graphql: the GraphQL endpoint
+                          (schema by introspection, or from X-Schema-URL)
+    X-API-Type            rest (default) or graphql
+    X-Schema-URL          graphql: the schema as an SDL document, when introspection is off
     X-API-Name            the prefix of {prefix}_query / {prefix}_execute
+    X-Allow-Unsafe-Paths  glob patterns (JSON array or comma-separated) of paths, operation
+                          names or mutation fields that LLM-driven calls ({prefix}_query) may
+                          use although they change things; without it they are read-only
     X-Target-Headers      JSON object of headers added to outbound calls (auth); never echoed
     X-Tool-Hints          JSON object tool → {category, requires, outputs, next, hint}
     X-Workflow-URL        a workflow document whose workflows become this session's w_* tools
@@ -30,6 +35,8 @@ from dynamic_tools.tools.models import HEADER_VALUE
 HEADER_NAMES = (
     "x-target-url",
     "x-api-type",
+    "x-schema-url",
+    "x-allow-unsafe-paths",
     "x-api-name",
     "x-target-headers",
     "x-tool-hints",
@@ -47,6 +54,8 @@ class SessionConfig:
 
     target_url: str | None = None
     api_type: str = "rest"
+    schema_url: str | None = None
+    allow_unsafe: tuple[str, ...] = ()
     api_name: str | None = None
     target_headers: dict[str, str] = field(default_factory=dict, compare=False)
     tool_hints_raw: str | None = None
@@ -57,7 +66,9 @@ class SessionConfig:
     @property
     def brings_documents(self) -> bool:
         """Whether the session names documents by URL (fetched again after a while)."""
-        return any((self.target_url, self.workflow_url, self.workflow_resources_url))
+        return any(
+            (self.target_url, self.schema_url, self.workflow_url, self.workflow_resources_url)
+        )
 
     @property
     def uses_registry(self) -> bool:
@@ -86,10 +97,15 @@ def parse_session_headers(headers: Mapping[str, str] | None) -> SessionConfig:
         if len(value) > MAX_HEADER_CHARS:
             violations.append(_violation(name, f"longer than {MAX_HEADER_CHARS} characters"))
     api_type = present.get("x-api-type", "rest").lower()
-    if api_type != "rest":
+    if api_type not in ("rest", "graphql"):
         violations.append(
-            _violation("x-api-type", f"'{api_type}' is not supported; use 'rest' (OpenAPI)")
+            _violation("x-api-type", f"'{api_type}' is not supported; use 'rest' or 'graphql'")
         )
+    if api_type == "graphql" and "x-target-url" not in present:
+        violations.append(_violation("x-target-url", "graphql needs the endpoint's URL"))
+    if "x-schema-url" in present and api_type != "graphql":
+        violations.append(_violation("x-schema-url", "only a graphql API takes a schema URL"))
+    allow_unsafe = _parse_patterns(present.get("x-allow-unsafe-paths"), violations)
     api_name = present.get("x-api-name")
     if api_name is not None and not _PREFIX.match(api_name):
         violations.append(
@@ -99,7 +115,7 @@ def parse_session_headers(headers: Mapping[str, str] | None) -> SessionConfig:
             )
         )
     target_headers = _parse_target_headers(present.get("x-target-headers"), violations)
-    for name in ("x-target-url", "x-workflow-url", "x-workflow-resources"):
+    for name in ("x-target-url", "x-schema-url", "x-workflow-url", "x-workflow-resources"):
         url = present.get(name)
         if url is not None and not re.match(r"^(https?|file)://", url):
             violations.append(_violation(name, "must be an http(s):// or file:// URL"))
@@ -114,6 +130,8 @@ def parse_session_headers(headers: Mapping[str, str] | None) -> SessionConfig:
     return SessionConfig(
         target_url=present.get("x-target-url"),
         api_type=api_type,
+        schema_url=present.get("x-schema-url"),
+        allow_unsafe=allow_unsafe,
         api_name=api_name,
         target_headers=target_headers,
         tool_hints_raw=present.get("x-tool-hints"),
@@ -153,3 +171,27 @@ def _parse_target_headers(raw: str | None, violations: list[dict[str, Any]]) -> 
         else:
             headers[key] = value
     return headers
+
+
+def _parse_patterns(raw: str | None, violations: list[dict[str, Any]]) -> tuple[str, ...]:
+    """``X-Allow-Unsafe-Paths``: a JSON array of glob patterns, or patterns separated by commas."""
+    if raw is None:
+        return ()
+    if raw.startswith("["):
+        try:
+            data = json.loads(raw)
+        except (json.JSONDecodeError, RecursionError):
+            violations.append(_violation("x-allow-unsafe-paths", "not a valid JSON array"))
+            return ()
+        if not isinstance(data, list) or not all(isinstance(p, str) for p in data):
+            violations.append(_violation("x-allow-unsafe-paths", "must be an array of strings"))
+            return ()
+        patterns = [p.strip() for p in data]
+    else:
+        patterns = [p.strip() for p in raw.split(",")]
+    if not all(patterns) or len(patterns) > 100:
+        violations.append(
+            _violation("x-allow-unsafe-paths", "give 1 to 100 non-empty glob patterns")
+        )
+        return ()
+    return tuple(patterns)

@@ -24,10 +24,19 @@ from dynamic_tools.document_workers import DocumentWorkers
 from dynamic_tools.engine.loaders import load_document
 from dynamic_tools.engine.models import WorkflowDocument
 from dynamic_tools.engine.validator import validate_document
-from dynamic_tools.errors import InvalidInputError, WorkflowInvalidError
+from dynamic_tools.errors import DynamicToolsError, InvalidInputError, WorkflowInvalidError
 from dynamic_tools.http.document_fetch import DocumentFetcher
+from dynamic_tools.http.request_builder import PreparedRequest
+from dynamic_tools.http.sender import HttpSender
 from dynamic_tools.tools.catalogs import convert_fetched
 from dynamic_tools.tools.documents import FetchedDocument
+from dynamic_tools.tools.graphql import (
+    INTROSPECTION_QUERY,
+    root_field_tools,
+    schema_from_introspection,
+    schema_from_sdl,
+    schema_sdl,
+)
 from dynamic_tools.tools.models import AuthSpec, ToolConfig
 from dynamic_tools.tools.openapi import ConversionOptions
 
@@ -36,12 +45,13 @@ MAX_CACHED = 32
 
 @dataclass(frozen=True)
 class SessionApi:
-    """The API tools of one OpenAPI document."""
+    """The API tools of one OpenAPI document, or of one GraphQL schema (``schema_sdl``)."""
 
     title: str | None
     tools: dict[str, ToolConfig]
     content_hash: str
     warnings: int
+    schema_sdl: str | None = None
 
 
 @dataclass(frozen=True)
@@ -71,8 +81,10 @@ class SessionSources:
         *,
         refetch_s: float = 60.0,
         workers: DocumentWorkers | None = None,
+        sender: HttpSender | None = None,
     ) -> None:
         self.fetcher = fetcher
+        self.sender = sender
         self.refetch_s = refetch_s
         self.workers = workers or DocumentWorkers(workers=0)
         self._fetched: _Lru = _Lru()  # url → (time, FetchedDocument)
@@ -120,6 +132,70 @@ class SessionSources:
         api = SessionApi(result.title, tools, digest, len(result.warnings))
         return self._derived.remember(key, api)  # type: ignore[no-any-return]
 
+    async def graphql(
+        self, endpoint: str, headers: dict[str, str], schema_url: str | None
+    ) -> SessionApi:
+        """The tools of the GraphQL API at ``endpoint``.
+
+        Its schema is read from ``schema_url`` (SDL) or by introspection (sent with the
+        session's ``headers``), cached briefly.
+        """
+        if schema_url is not None:
+            fetched, _ = await self._fetch(schema_url, "x-schema-url")
+            source: Any = fetched.content.decode("utf-8", errors="replace")
+            field = "header:x-schema-url"
+        else:
+            source = await self._introspect(endpoint, headers)
+            field = "header:x-target-url"
+        digest = hashlib.sha256(repr(source).encode()).hexdigest()
+        key = f"gql:{digest}:{endpoint}"
+        if key in self._derived:
+            cached: SessionApi = self._derived[key]
+            return cached
+        try:
+            tools, sdl = await self.workers.run(graphql_tools, source, endpoint, field=field)
+        except InvalidInputError as exc:
+            exc.violations = [{**v, "path": field} for v in exc.violations]
+            raise
+        found = SessionApi(None, {t.name: t for t in tools}, digest, 0, sdl)
+        return self._derived.remember(key, found)  # type: ignore[no-any-return]
+
+    async def _introspect(self, endpoint: str, headers: dict[str, str]) -> Any:
+        key = f"introspection:{endpoint}:{hashlib.sha256(repr(sorted(headers.items())).encode())}"
+        cached = self._fetched.get(key)
+        if cached is not None and time.monotonic() - cached[0] < self.refetch_s:
+            return cached[1]
+        if self.sender is None:
+            raise InvalidInputError(
+                "this server cannot introspect GraphQL endpoints; give X-Schema-URL",
+                violations=[{"path": "header:x-target-url", "rule": "graphql", "message": ""}],
+            )
+        request = PreparedRequest(
+            tool="graphql_introspection",
+            method="POST",
+            url=endpoint,
+            body={"query": INTROSPECTION_QUERY},
+        )
+        try:
+            result = await self.sender.send(request, extra_headers=headers or None)
+        except DynamicToolsError as exc:
+            raise InvalidInputError(
+                f"the GraphQL endpoint at X-Target-URL could not be introspected: {exc.message}",
+                violations=[
+                    {"path": "header:x-target-url", "rule": "introspection", "message": exc.message}
+                ],
+            ) from None
+        if result.status_code >= 400:
+            message = f"the endpoint answered HTTP {result.status_code} to introspection"
+            raise InvalidInputError(
+                f"the GraphQL schema could not be read: {message}",
+                violations=[
+                    {"path": "header:x-target-url", "rule": "introspection", "message": message}
+                ],
+            )
+        self._fetched.remember(key, (time.monotonic(), result.body))
+        return result.body
+
     async def workflows(
         self, url: str, header: str, *, known_tools: Collection[str] | None
     ) -> SessionWorkflows:
@@ -149,6 +225,17 @@ class SessionSources:
             )
         found = SessionWorkflows(document, digest, valid)
         return self._derived.remember(key, found)  # type: ignore[no-any-return]
+
+
+def graphql_tools(source: Any, endpoint: str) -> tuple[list[ToolConfig], str]:
+    """The root-field tools and the SDL of a schema (a document worker's task).
+
+    ``source`` is SDL text or an introspection answer.
+    """
+    schema = (
+        schema_from_sdl(source) if isinstance(source, str) else schema_from_introspection(source)
+    )
+    return root_field_tools(schema, endpoint), schema_sdl(schema)
 
 
 def load_session_workflows(

@@ -20,6 +20,7 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 import mcp_types as types
 
@@ -52,6 +53,7 @@ from dynamic_tools.mcp.workflow_tools import (
     workflow_annotations,
     workflow_input_schema,
 )
+from dynamic_tools.tools.graphql import free_query_tool
 from dynamic_tools.tools.hints import describe_tool, hint_block, merge_hints, parse_tool_hints
 from dynamic_tools.tools.models import ToolConfig, ToolHints
 from dynamic_tools.tools.planning import summarize_workflow
@@ -161,9 +163,18 @@ class McpSurface:
         services = self.services
         settings = services.settings
         prefix = config.api_name or settings.mcp_api_name
+        core_tools: dict[str, ToolConfig] = {}
         if config.target_url is None:
             api_tools = {t.name: t for t in services.registry.all()}
             label = f"{prefix} API"
+        elif config.api_type == "graphql":
+            api = await self.sources.graphql(
+                config.target_url, config.target_headers, config.schema_url
+            )
+            api_tools = api.tools
+            label = f"{urlsplit(config.target_url).netloc} GraphQL API"
+            assert api.schema_sdl is not None
+            core_tools = graphql_core_tools(prefix, label, config, api.schema_sdl)
         else:
             api = await self.sources.api(config.target_url)
             api_tools = api.tools
@@ -177,6 +188,7 @@ class McpSurface:
             hints={n: merge_hints(t, overrides.get(n)) for n, t in api_tools.items()},
             workflows={},
             domains={},
+            core_tools=core_tools,
         )
         if settings.enable_workflows:
             await self._load_workflows(view)
@@ -227,14 +239,20 @@ class McpSurface:
                 )
             )
         names = list(view.api_tools)
-        if names:
-            view.add(ToolEntry(query_tool(view.prefix, view.label, names), "core", self._query))
-            view.add(ToolEntry(plan_tool(view.prefix, view.label), "planner", _plan_handler(view)))
-            view.add(
-                ToolEntry(
-                    execute_tool(view.prefix, view.label, names), "core", _execute_handler(caller)
-                )
+        if names or view.core_tools:
+            read_only = not view.config.allow_unsafe
+            query = query_tool(
+                view.prefix, view.label, names, graphql=bool(view.core_tools), read_only=read_only
             )
+            view.add(ToolEntry(query, "core", self._query))
+            view.add(ToolEntry(plan_tool(view.prefix, view.label), "planner", _plan_handler(view)))
+            free = view.core_tools.get(f"{view.prefix}_execute")
+            if free is None:
+                execute = execute_tool(view.prefix, view.label, names)
+                view.add(ToolEntry(execute, "core", _execute_handler(caller)))
+            else:
+                execute = api_tool(free, description=free.description)
+                view.add(ToolEntry(execute, "core", _api_handler(caller, free)))
 
     async def _query(self, call: ToolCall) -> Result:
         listener = self.recipes.learn if self.recipes is not None else None
@@ -309,7 +327,41 @@ def session_scope(view: SessionView) -> ToolScope:
     """The tools a run of the session's own workflow may call beyond the registry."""
     config = view.config
     own = view.api_tools if config.target_url is not None else {}
-    return ToolScope(prefix=view.prefix, tools=dict(own), headers=dict(config.target_headers))
+    return ToolScope(
+        prefix=view.prefix,
+        tools={**own, **view.core_tools},
+        headers=dict(config.target_headers),
+        allow_unsafe=config.allow_unsafe,
+    )
+
+
+def graphql_core_tools(
+    prefix: str, label: str, config: SessionConfig, sdl: str
+) -> dict[str, ToolConfig]:
+    """The free query tools of a GraphQL API, by the core tool they serve.
+
+    The model's (read-only unless the session allows mutations) and ``{prefix}_execute``'s (a
+    given query: every operation allowed).
+    """
+    assert config.target_url is not None
+    model = free_query_tool(
+        f"{prefix}_graphql",
+        config.target_url,
+        sdl,
+        description=f"[{label}] Run ONE GraphQL operation written for this schema:\n{sdl}",
+        allow_mutations=list(config.allow_unsafe),
+    )
+    given = free_query_tool(
+        f"{prefix}_execute",
+        config.target_url,
+        sdl,
+        description=f"[{label}] Execute a GraphQL operation directly: query (the operation's "
+        "text, validated against the API's schema before it is sent), variables, and "
+        "operationName when the document holds several. GraphQL errors are reported with "
+        "their paths.",
+        allow_mutations=["*"],
+    )
+    return {f"{prefix}_query": model, f"{prefix}_execute": given}
 
 
 def _hint_other_tools(view: SessionView, overrides: dict[str, ToolHints]) -> None:

@@ -9,7 +9,8 @@ Stages, each timed, each with its own ``error_stage`` (README, "How the pipeline
    with jsonschema and placed into a request built in code. An invalid answer is re-asked
    with the error fed back, at most ``llm_validation_retries`` times (tenacity).
 4. ``api_execution`` — the request is sent (SSRF guard, no redirects, timeouts). An HTTP
-   error status is still ``success``: the API answered.
+   error status is still ``success``: the API answered (GraphQL ``errors`` too: they are in
+   ``raw_response.graphql_errors`` and a warning).
 5. ``response_formatting`` — optional; a failure keeps ``success`` and adds a warning.
 
 With tracing on, a run is a ``pipeline`` span (``dt.outcome``, the chosen ``dt.tool``, token
@@ -221,6 +222,8 @@ class SingleShotPipeline:
             response.raw_response = result.to_dict()
             if result.truncated:
                 response.warnings.append("the API response was truncated at the size limit")
+            if result.graphql_errors:
+                response.warnings.append(f"the API answered {result.failure_message()}")
 
         if request.format_response:
             await self._format(request, selection.tool.name, response)

@@ -236,6 +236,27 @@ _METHOD_DEFAULTS: dict[str, tuple[bool, bool, bool]] = {
 }
 
 
+class GraphQLCall(_Strict):
+    """A GraphQL operation: ``POST {query, variables}`` to the tool's URL (``api``).
+
+    With ``document`` the operation is fixed (a root field of the schema) and the tool's
+    parameters are its variables. Without it the tool takes ``query`` (the operation's text)
+    and ``variables`` as arguments; ``schema_sdl`` is the schema the query is parsed and
+    validated against before anything is sent, and a mutation is refused unless each of its
+    root fields matches one of ``allow_mutations`` (glob patterns; ``*`` allows every one).
+    """
+
+    document: str | None = Field(default=None, min_length=1)
+    schema_sdl: str | None = Field(default=None, min_length=1)
+    allow_mutations: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> GraphQLCall:
+        if (self.document is None) == (self.schema_sdl is None):
+            raise ValueError("give either document (a fixed operation) or schema_sdl")
+        return self
+
+
 class ToolConfig(_Strict):
     """One registered tool: an HTTP operation with its parameters, auth and hints."""
 
@@ -248,6 +269,7 @@ class ToolConfig(_Strict):
     output_schema: dict[str, Any] | None = None
     hints: ToolHints = Field(default_factory=ToolHints)
     annotations: ToolAnnotations = Field(default_factory=ToolAnnotations)
+    graphql: GraphQLCall | None = None
 
     @field_validator("output_schema")
     @classmethod
@@ -279,6 +301,17 @@ class ToolConfig(_Strict):
             p.location == "body" for p in self.parameters.values()
         ):
             raise ValueError(f"{self.api.method} operations cannot have 'in: body' parameters")
+        if self.graphql is not None:
+            if self.api.method != "POST":
+                raise ValueError("a GraphQL operation is sent with POST")
+            if any(p.location != "body" for p in self.parameters.values()):
+                raise ValueError("the parameters of a GraphQL operation are 'in: body'")
+            if self.graphql.schema_sdl is not None and set(self.parameters) - {
+                "query",
+                "variables",
+                "operationName",
+            }:
+                raise ValueError("a free GraphQL query takes query, variables and operationName")
         return self
 
     # --- derived views ---------------------------------------------------------------------

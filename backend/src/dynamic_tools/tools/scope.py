@@ -27,7 +27,8 @@ class ToolScope:
 
     ``tools`` are the operations of the session's API (empty when the session uses the
     registry as its API: then ``{prefix}_query`` / ``{prefix}_execute`` work over the
-    registry). ``headers`` go with every call of those operations and of the core tools, never
+    registry); a GraphQL API's free query tools are stored there too, under the core tools'
+    names. ``headers`` go with every call of those operations and of the core tools, never
     with a registry tool (whose credentials are the server's).
     """
 
@@ -42,6 +43,11 @@ class ToolScope:
     def core_tools(self) -> tuple[str, str]:
         """``{prefix}_query`` and ``{prefix}_execute``."""
         return (f"{self.prefix}_query", f"{self.prefix}_execute")
+
+    @property
+    def operations(self) -> dict[str, ToolConfig]:
+        """The session's API operations (without the stored core tools of a GraphQL API)."""
+        return {n: t for n, t in self.tools.items() if n not in self.core_tools}
 
     def names(self) -> set[str]:
         """Every name this scope adds to the registry's."""

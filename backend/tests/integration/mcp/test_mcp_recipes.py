@@ -56,7 +56,8 @@ async def test_the_same_answer_is_one_recipe_and_writes_are_never_learned(
         tool_call("search_flights", {**SEARCH, "origin": "LIS"}),
         tool_call("create_booking", {"flight_id": "FL-AMSBCN-20261201-1", "passenger": "Ada"}),
     )
-    async with mcp_client(server) as client:
+    unsafe = {"X-Allow-Unsafe-Paths": "create_booking"}  # a write the model may choose here
+    async with mcp_client(server, headers=unsafe) as client:
         for question in (
             "2 seats from AMS to BCN on 2026-12-01",
             "2 seats from LIS to BCN on 2026-12-01",

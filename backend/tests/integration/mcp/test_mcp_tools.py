@@ -123,8 +123,9 @@ async def test_query_runs_the_single_shot_pipeline_with_the_fake_llm(
     assert data["selected_tool"] == "search_flights"
     assert data["arguments"] == {"origin": "AMS", "destination": "BCN", "date": "2026-12-01"}
     assert len(data["raw_response"]["body"]) == 3
-    sent = fake_llm.requests[0]
-    assert {f["function"]["name"] for f in sent["tools"]} >= {"search_flights", "create_booking"}
+    offered = {f["function"]["name"] for f in fake_llm.requests[0]["tools"]}
+    assert offered >= {"search_flights", "check_availability", "search_hotels"}
+    assert "create_booking" not in offered  # safe by default: only what changes nothing
 
 
 async def test_query_failure_names_the_stage(server: str, fake_llm: FakeLLM) -> None:

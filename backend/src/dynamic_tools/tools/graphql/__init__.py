@@ -1,0 +1,29 @@
+"""GraphQL APIs: schemas (introspection or SDL), operations checked before sending, tools."""
+
+from dynamic_tools.tools.graphql.fields import endpoint_parts, free_query_tool, root_field_tools
+from dynamic_tools.tools.graphql.operations import (
+    CheckedOperation,
+    check_operation,
+    unsafe_allowed,
+)
+from dynamic_tools.tools.graphql.schema import (
+    INTROSPECTION_QUERY,
+    compiled_schema,
+    schema_from_introspection,
+    schema_from_sdl,
+    schema_sdl,
+)
+
+__all__ = [
+    "INTROSPECTION_QUERY",
+    "CheckedOperation",
+    "check_operation",
+    "compiled_schema",
+    "endpoint_parts",
+    "free_query_tool",
+    "root_field_tools",
+    "schema_from_introspection",
+    "schema_from_sdl",
+    "schema_sdl",
+    "unsafe_allowed",
+]
