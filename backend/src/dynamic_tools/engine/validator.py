@@ -301,7 +301,7 @@ class _Checker:
             hint = (
                 " ($error is set only in a node named as an on_error.fallback)"
                 if name == FAILURE_NAME
-                else ""
+                else f"; a literal $ is written $$ (a GraphQL variable: $${name})"
             )
             self.add(
                 path,

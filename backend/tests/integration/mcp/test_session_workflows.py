@@ -108,3 +108,35 @@ async def test_a_session_workflow_calls_the_core_tools(
     prompt = json.dumps(fake_llm.requests)
     assert "Get status for flight FL-AMSBCN-20261201-1" in prompt
     assert TOKEN not in prompt  # the session's headers never reach the LLM
+
+
+async def test_query_in_a_workflow_is_read_only_unless_the_session_allows_writes(
+    gateway: str, team: TeamApi, fake_llm: FakeLLM
+) -> None:
+    team.documents["ask.yaml"] = """\
+domain: flights
+workflows:
+  ask:
+    params: {question: {type: str, required: true}}
+    graph:
+      answer: {call: flights_query, args: {question: $question}, output: answer}
+    outputs: {answer: $answer}
+"""
+    booking = tool_call("create_booking", {"flight_id": "FL-AMSBCN-20261201-1", "passenger": "Ada"})
+    fake_llm.script(booking, booking, booking)
+    async with mcp_client(gateway, headers=session(team, "ask.yaml")) as client:
+        refused = await client.call_tool("w_ask", {"question": "Book FL-AMSBCN-20261201-1 for Ada"})
+    offered = {f["function"]["name"] for f in fake_llm.requests[0]["tools"]}
+    assert "create_booking" not in offered and "search_flights" in offered
+    assert refused.is_error and "WORKFLOW_FAILED" in refused.content[0].text
+    assert "'create_booking' is not one of the available functions" in refused.content[0].text
+    assert calls_to(team, "/bookings") == []
+
+    fake_llm.reset()
+    fake_llm.script(booking)
+    allowed = {**session(team, "ask.yaml"), "X-Allow-Unsafe-Paths": "/bookings"}
+    async with mcp_client(gateway, headers=allowed) as client:
+        booked = await client.call_tool("w_ask", {"question": "Book FL-AMSBCN-20261201-1 for Ada"})
+    assert booked.structured_content["status"] == "succeeded", booked.structured_content
+    assert booked.structured_content["result"]["answer"]["id"].startswith("BK")
+    assert calls_to(team, "/bookings") == [TOKEN]
