@@ -96,7 +96,7 @@ def graphql_app(api: GraphQLApi) -> Starlette:
         return FLIGHTS
 
     @query.field("flight")
-    def flight(*_: Any, id: str) -> dict[str, Any]:  # noqa: A002 - the schema's name
+    def flight(*_: Any, id: str) -> dict[str, Any]:
         for found in FLIGHTS:
             if found["id"] == id:
                 return found
@@ -107,7 +107,7 @@ def graphql_app(api: GraphQLApi) -> Starlette:
         return {"number": number, "status": "ON_TIME"}
 
     @mutation.field("createBooking")
-    def create_booking(*_: Any, flightId: str, passenger: str) -> dict[str, Any]:  # noqa: N803
+    def create_booking(*_: Any, flightId: str, passenger: str) -> dict[str, Any]:
         booking = {"id": f"BK-{len(api.bookings) + 1}", "passenger": passenger}
         booking["flight"] = next(f for f in FLIGHTS if f["id"] == flightId)
         api.bookings.append(booking)

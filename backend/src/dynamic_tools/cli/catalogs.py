@@ -1,5 +1,7 @@
 """``dynamic-tools import-openapi SOURCE --catalog NAME``: import an OpenAPI catalog locally.
 
+``import-graphql SCHEMA --catalog NAME --endpoint URL`` imports a GraphQL schema the same way.
+
 Runs the catalog service on this machine's registry root (``REGISTRY_CONFIG_PATH``): the
 document is validated, then ``catalogs/<name>.yaml`` and its tool manifest are written. The
 operator may name any local file; URLs are fetched only from hosts the outbound guard allows.
@@ -17,6 +19,31 @@ from rich.console import Console
 
 console = Console()
 MAX_WARNINGS_SHOWN = 20
+
+
+def import_graphql_command(
+    source: Annotated[str, typer.Argument(help="Path or http(s) URL of the schema (SDL or JSON)")],
+    catalog: Annotated[str, typer.Option("--catalog", help="Catalog name")],
+    endpoint: Annotated[str, typer.Option(help="The GraphQL endpoint's URL")],
+    prefix: Annotated[str | None, typer.Option(help="Prefix for the tool names")] = None,
+    overwrite: Annotated[bool, typer.Option(help="Replace an existing catalog")] = False,
+    include: Annotated[
+        list[str] | None, typer.Option(help="Only this root field; repeatable")
+    ] = None,
+    enabled: Annotated[bool, typer.Option(help="Register the tools at once")] = True,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON")] = False,
+) -> None:
+    """Import a GraphQL schema as a tool catalog: each root field becomes a tool."""
+    import_openapi_command(
+        source,
+        catalog,
+        prefix=prefix,
+        overwrite=overwrite,
+        base_url=endpoint,
+        include=include,
+        enabled=enabled,
+        as_json=as_json,
+    )
 
 
 def import_openapi_command(

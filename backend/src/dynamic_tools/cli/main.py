@@ -10,7 +10,7 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
-from dynamic_tools.cli.catalogs import import_openapi_command
+from dynamic_tools.cli.catalogs import import_graphql_command, import_openapi_command
 from dynamic_tools.settings import Settings
 
 if TYPE_CHECKING:
@@ -27,6 +27,7 @@ runs_app = typer.Typer(
 app.add_typer(runs_app, name="runs")
 ServerOption = Annotated[str | None, typer.Option(help="Server URL (default: this config's)")]
 app.command("import-openapi")(import_openapi_command)
+app.command("import-graphql")(import_graphql_command)
 console = Console()
 
 

@@ -58,7 +58,15 @@ _TITLE_REF = {
     "description": "The catalog's title (or name), instead of 'catalog' / 'catalog_id'.",
 }
 _VENDOR = {"type": "string", "maxLength": 200, "description": "Who provides the API (stored)."}
-_COMMON = {"source": _SOURCE, "source_type": _SOURCE_TYPE, "base_url": {"type": "string"}}
+_COMMON = {
+    "source": _SOURCE,
+    "source_type": _SOURCE_TYPE,
+    "base_url": {
+        "type": "string",
+        "description": "The API's base URL instead of the document's servers; for a GraphQL "
+        "schema (which holds no address), the endpoint's URL (required).",
+    },
+}
 CATALOG_ID = Alias("catalog_id", "catalog")
 
 
@@ -153,7 +161,8 @@ def add_catalog_tools(view: SessionView, catalogs: CatalogService) -> None:
         (
             "catalog.validate_openapi",
             "safe",
-            "Check an OpenAPI 2.0/3.x document: kind, operation count, warnings, violations. "
+            "Check an OpenAPI 2.0/3.x document or a GraphQL schema (SDL or introspection JSON, "
+            "base_url = the endpoint): kind, operation count, warnings, violations. "
             "Writes nothing. Step 1 of: validate → preview → import.",
             object_schema(_COMMON, ["source"]),
             validate,
@@ -189,7 +198,8 @@ def add_catalog_tools(view: SessionView, catalogs: CatalogService) -> None:
         (
             "catalog.import_openapi",
             "standard",
-            "Import a validated OpenAPI document as a catalog: writes its config and generated "
+            "Import a validated OpenAPI document (or GraphQL schema: its root fields become "
+            "tools) as a catalog: writes its config and generated "
             "tools under the runtime directory, enabled by default; 'conflict' if the catalog "
             "exists unless overwrite=true. Give catalog (a name) or catalog_title. Show the "
             "user the warnings.",

@@ -55,6 +55,7 @@ from dynamic_tools.tools.catalog_views import (
     Toggled,
 )
 from dynamic_tools.tools.documents import DocumentSource, FetchedDocument, SourceType
+from dynamic_tools.tools.graphql.catalog import convert_graphql, looks_like_graphql
 from dynamic_tools.tools.openapi import (
     ConversionOptions,
     ConversionResult,
@@ -420,7 +421,12 @@ class _Analysis:
 
 
 def convert_fetched(fetched: FetchedDocument, options: ConversionOptions) -> ConversionResult:
-    """Parse and convert a fetched document (a document worker's task)."""
+    """Parse and convert a fetched document (a document worker's task).
+
+    A GraphQL schema (SDL or an introspection answer) becomes its root fields' tools.
+    """
+    if looks_like_graphql(fetched.content):
+        return convert_graphql(fetched.content, options)
     try:
         document = parse_document(fetched.content)
     except InvalidInputError as exc:

@@ -135,12 +135,16 @@ async def preview_import(body: PreviewBody, catalogs: CatalogsDep) -> ImportPrev
 @router.post(
     "",
     status_code=status.HTTP_201_CREATED,
-    summary="Import an OpenAPI document",
+    summary="Import an OpenAPI document or a GraphQL schema",
     responses=errors(BODY, 409),
     response_model=Imported,
 )
 async def import_openapi(body: ImportBody, catalogs: CatalogsDep) -> Imported:
-    """Write the catalog and its tools, then reload the registry; 409 if it exists."""
+    """Write the catalog and its tools, then reload the registry; 409 if it exists.
+
+    A GraphQL schema (SDL, or an introspection answer as JSON) becomes one tool per root field;
+    ``base_url`` is then the endpoint's URL (required: a schema holds no address).
+    """
     return await catalogs.import_openapi(
         body.source,
         body.name,

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-DocumentKind = Literal["openapi_2", "openapi_3", "unknown"]
+DocumentKind = Literal["openapi_2", "openapi_3", "graphql", "unknown"]
 HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 
 

@@ -1,0 +1,86 @@
+"""A GraphQL schema as a catalog: its root fields become registry tools.
+
+The catalog's source is the schema as SDL (``schema.graphql``) or an introspection answer
+(JSON); a schema holds no address, so ``base_url`` is the endpoint's URL
+(``https://api.example.com/graphql``) and is required. ``prefix`` and ``include`` (field
+names) apply as for OpenAPI. The tools carry no credentials: an endpoint needing them is
+reached with a tool edited to name a secret, or through a session's ``X-Target-Headers``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from dynamic_tools.errors import InvalidInputError
+from dynamic_tools.tools.graphql.fields import root_field_tools
+from dynamic_tools.tools.graphql.schema import schema_from_introspection, schema_from_sdl
+from dynamic_tools.tools.models import ToolConfig
+from dynamic_tools.tools.openapi.convert import ConversionOptions, ConversionResult, OperationInfo
+from dynamic_tools.tools.openapi.issues import Issue
+
+__all__ = ["convert_graphql", "looks_like_graphql"]
+
+_SDL_START = re.compile(
+    rb"^\s*(\"\"\"|#|schema\b|type\b|extend\b|interface\b|enum\b|input\b|"
+    rb"scalar\b|union\b|directive\b|\")"
+)
+
+
+def looks_like_graphql(content: bytes) -> bool:
+    """SDL text, or an introspection answer (``{"data": {"__schema": …}}`` or ``__schema``)."""
+    if _SDL_START.match(content[:2048]):
+        return True
+    head = content[:4096].lstrip()
+    return head.startswith(b"{") and b'"__schema"' in content[:65536]
+
+
+def convert_graphql(content: bytes, options: ConversionOptions) -> ConversionResult:
+    """The tools of a schema; violations when it does not parse or ``base_url`` is missing."""
+    text = content.decode("utf-8", errors="replace")
+    try:
+        if text.lstrip().startswith("{"):
+            answer = json.loads(text)
+            if isinstance(answer, dict) and "__schema" in answer:
+                answer = {"data": answer}
+            schema = schema_from_introspection(answer, field="source")
+        else:
+            schema = schema_from_sdl(text, field="source")
+    except (InvalidInputError, json.JSONDecodeError, RecursionError) as exc:
+        message = exc.message if isinstance(exc, InvalidInputError) else str(exc)[:300]
+        return ConversionResult(kind="graphql", violations=[Issue("#", "graphql", message)])
+    if not options.base_url:
+        return ConversionResult(
+            kind="graphql",
+            violations=[
+                Issue(
+                    "base_url",
+                    "required",
+                    "a GraphQL schema holds no address: give base_url, the endpoint's URL",
+                )
+            ],
+        )
+    tools = root_field_tools(schema, options.base_url)
+    fields = {t.name for t in tools}
+    violations = [
+        Issue("include", "unknown_operation", f"'{name}' is not a root field of the schema")
+        for name in options.include or ()
+        if name not in fields
+    ]
+    if options.include is not None:
+        tools = [t for t in tools if t.name in set(options.include)]
+    if options.prefix:
+        tools = [_prefixed(t, options.prefix) for t in tools]
+    return ConversionResult(
+        kind="graphql",
+        title=options.catalog,
+        base_url=options.base_url,
+        operation_count=len(fields),
+        tools=tools,
+        operations=[OperationInfo(t.name, "POST", t.api.path, None, f"#/{t.name}") for t in tools],
+        violations=violations,
+    )
+
+
+def _prefixed(tool: ToolConfig, prefix: str) -> ToolConfig:
+    return tool.model_copy(update={"name": f"{prefix}_{tool.name}"[:64]})
