@@ -138,8 +138,11 @@ export interface paths {
         get: operations["list_catalogs_catalogs_get"];
         put?: never;
         /**
-         * Import an OpenAPI document
+         * Import an OpenAPI document or a GraphQL schema
          * @description Write the catalog and its tools, then reload the registry; 409 if it exists.
+         *
+         *     A GraphQL schema (SDL, or an introspection answer as JSON) becomes one tool per root field;
+         *     ``base_url`` is then the endpoint's URL (required: a schema holds no address).
          */
         post: operations["import_openapi_catalogs_post"];
         delete?: never;
@@ -2488,6 +2491,29 @@ export interface components {
             source_type?: ("url" | "path") | null;
         };
         /**
+         * SqlApplied
+         * @description What the ``sql`` of a request did with the API's answer.
+         */
+        SqlApplied: {
+            /**
+             * Query
+             * @description The SQL that ran
+             */
+            query: string;
+            /**
+             * Rows
+             * @description What it returned
+             */
+            rows: {
+                [key: string]: unknown;
+            }[];
+            /**
+             * Table Rows
+             * @description Rows of the table 'result' it ran over
+             */
+            table_rows: number;
+        };
+        /**
          * StepOrder
          * @description The nodes in the order the interpreter takes them, with how each gets to run.
          */
@@ -2850,6 +2876,11 @@ export interface components {
              */
             response_format_instructions?: string | null;
             /**
+             * Sql
+             * @description SQL run over the API's answer once it arrives: one read-only SELECT/WITH over the table 'result' (the response's rows: the body when it is a list, else the first list inside it, e.g. a GraphQL field; one object is one row), to filter, rank or aggregate what the API cannot. The answer's 'sql' says what ran and its rows.
+             */
+            sql?: string | null;
+            /**
              * Tool Ids
              * @description List of tool identifiers to make available for selection
              */
@@ -2881,7 +2912,7 @@ export interface components {
              * Error Stage
              * @description Stage where error occurred (present on error)
              */
-            error_stage?: ("tool_retrieval" | "tool_context_generation" | "llm_selection" | "api_execution" | "response_formatting") | null;
+            error_stage?: ("tool_retrieval" | "tool_context_generation" | "llm_selection" | "api_execution" | "result_sql" | "response_formatting") | null;
             /**
              * Formatted Response
              * @description LLM-formatted response (present when format_response=true)
@@ -2906,6 +2937,8 @@ export interface components {
              * @description Name of the tool selected by LLM (present on success)
              */
             selected_tool?: string | null;
+            /** @description The SQL run over the answer, and its rows (when asked) */
+            sql?: components["schemas"]["SqlApplied"] | null;
             /**
              * Status
              * @description Overall workflow execution status
@@ -4828,6 +4861,14 @@ export interface operations {
                     };
                     /** Description */
                     description: string;
+                    graphql?: {
+                        /** Allow Mutations */
+                        allow_mutations?: string[];
+                        /** Document */
+                        document?: string | null;
+                        /** Schema Sdl */
+                        schema_sdl?: string | null;
+                    } | null;
                     /**
                      * ToolHints
                      * @description Ordering hints (seed 000): category, requires, outputs, next, free text.
@@ -5084,6 +5125,14 @@ export interface operations {
                     };
                     /** Description */
                     description: string;
+                    graphql?: {
+                        /** Allow Mutations */
+                        allow_mutations?: string[];
+                        /** Document */
+                        document?: string | null;
+                        /** Schema Sdl */
+                        schema_sdl?: string | null;
+                    } | null;
                     /**
                      * ToolHints
                      * @description Ordering hints (seed 000): category, requires, outputs, next, free text.

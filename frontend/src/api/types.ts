@@ -40,6 +40,7 @@ export type StageName =
   | 'tool_context_generation'
   | 'llm_selection'
   | 'api_execution'
+  | 'result_sql'
   | 'response_formatting'
 
 export interface PipelineRequest {

@@ -13,7 +13,7 @@ export interface Stage {
   backendStages: StageName[]
 }
 
-const ORDER: StageName[] = ['tool_retrieval', 'tool_context_generation', 'llm_selection', 'api_execution', 'response_formatting']
+const ORDER: StageName[] = ['tool_retrieval', 'tool_context_generation', 'llm_selection', 'api_execution', 'result_sql', 'response_formatting']
 
 function sum(r: PipelineResponse, names: StageName[]): number | null {
   const values = names.map((n) => r.timings_ms[n]).filter((v): v is number => typeof v === 'number')
@@ -49,14 +49,15 @@ export function buildStages(r: PipelineResponse, formatRequested: boolean): Stag
   }
 
   const code = r.raw_response?.status_code
+  const sqlError = errorIn(['result_sql'])
   const response: Stage = {
     key: 'response',
     title: 'Raw response',
-    status: r.raw_response ? (code && code >= 400 ? 'warning' : 'ok') : 'not reached',
+    status: sqlError ? 'error' : r.raw_response ? (code && code >= 400 ? 'warning' : 'ok') : 'not reached',
     timeMs: r.raw_response?.execution_time_ms ?? null,
-    error: null,
+    error: sqlError ? `result_sql: ${sqlError}` : null,
     note: code && code >= 400 ? `the API answered HTTP ${code} (reported, not a pipeline failure)` : null,
-    backendStages: [],
+    backendStages: ['result_sql'],
   }
 
   const formatWarnings = r.warnings.filter((w) => /format/i.test(w))

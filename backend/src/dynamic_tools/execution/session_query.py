@@ -3,9 +3,10 @@
 A workflow node ``call: travel_query`` with ``args: {question: "..."}`` asks the LLM to pick one
 operation of the session's API and its arguments; the request is built and sent as for
 ``POST /workflow``, with the session's headers. The node's output is the API's response body
-(so ``$hotel_booking.id`` reads the answer); an API error answers with its status and body, as
-any call does (``on_error`` applies); a question the pipeline cannot turn into a valid call
-fails the node with the pipeline's reason.
+(so ``$hotel_booking.id`` reads the answer), or, with ``sql``, the rows that SQL returned. An
+API error answers with its status and body, as any call does (``on_error`` applies); a question
+the pipeline cannot turn into a valid call fails the node with the pipeline's reason. Only
+operations that change nothing are offered unless the session allows more.
 """
 
 from __future__ import annotations
@@ -68,11 +69,15 @@ class PipelineQuery:
             )
         try:
             request = WorkflowRequest(
-                user_instructions=str(args.get("question") or ""), tool_ids=names
+                user_instructions=str(args.get("question") or ""),
+                tool_ids=names,
+                sql=args.get("sql"),
             )
         except ValidationError as exc:
             problem = exc.errors()[0]
-            raise ToolCallFailed(f"{tool}: question: {problem['msg']}", kind="refused") from None
+            where = ".".join(str(p) for p in problem["loc"]) or "question"
+            where = "question" if where == "user_instructions" else where
+            raise ToolCallFailed(f"{tool}: {where}: {problem['msg']}", kind="refused") from None
         source = _ScopeTools(tools)
         work = self.pipeline.run(request, source=source, extra_headers=scope.headers or None)
         try:
@@ -94,4 +99,5 @@ class PipelineQuery:
                 + graphql_error_text(raw["graphql_errors"]),
                 kind="refused",
             )
-        return ToolResult(int(raw.get("status_code") or 200), raw.get("body"))
+        body = raw.get("body") if response.sql is None else response.sql.rows
+        return ToolResult(int(raw.get("status_code") or 200), body)

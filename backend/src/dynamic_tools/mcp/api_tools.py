@@ -98,6 +98,13 @@ def query_tool(
                     "default": False,
                     "description": "Also return a short answer written from the response.",
                 },
+                "sql": {
+                    "type": "string",
+                    "minLength": 1,
+                    "description": "Optional: one read-only SELECT over the table 'result' "
+                    "(the response's rows) to filter, rank or aggregate what the API cannot; "
+                    "the answer's 'sql' gives its rows.",
+                },
             },
             "required": ["question"],
             "additionalProperties": False,

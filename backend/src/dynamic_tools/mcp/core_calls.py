@@ -53,13 +53,14 @@ async def run_query(
             user_instructions=str(args.get("question", "")),
             tool_ids=tool_ids,
             format_response=bool(args.get("format_response", False)),
+            sql=args.get("sql"),
         )
     except ValidationError as exc:
         return error_result(
             InvalidInputError(
                 "the question is invalid",
                 violations=[
-                    {"path": "question", "rule": e["type"], "message": e["msg"]}
+                    {"path": _argument(e["loc"]), "rule": e["type"], "message": e["msg"]}
                     for e in exc.errors()
                 ],
             )
@@ -89,10 +90,17 @@ async def run_query(
         return error_result(failed)
     if listener is not None:
         await listener(call, request.user_instructions, response)
-    text = response.formatted_response or json.dumps(
-        (response.raw_response or {}).get("body"), ensure_ascii=False, default=str
+    shown = (
+        response.sql.rows if response.sql is not None else (response.raw_response or {}).get("body")
     )
+    text = response.formatted_response or json.dumps(shown, ensure_ascii=False, default=str)
     return data_result(data, text)
+
+
+def _argument(loc: tuple[Any, ...]) -> str:
+    """The tool argument a request field comes from."""
+    field = str(loc[0]) if loc else "question"
+    return {"user_instructions": "question"}.get(field, field)
 
 
 async def call_pipeline(

@@ -15,6 +15,7 @@ ErrorStage = Literal[
     "tool_context_generation",
     "llm_selection",
     "api_execution",
+    "result_sql",
     "response_formatting",
 ]
 
@@ -56,6 +57,15 @@ class WorkflowRequest(BaseModel):
     response_format_instructions: str | None = Field(
         default=None, max_length=5_000, description="Custom instructions for response formatting"
     )
+    sql: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=20_000,
+        description="SQL run over the API's answer once it arrives: one read-only SELECT/WITH "
+        "over the table 'result' (the response's rows: the body when it is a list, else the "
+        "first list inside it, e.g. a GraphQL field; one object is one row), to filter, rank "
+        "or aggregate what the API cannot. The answer's 'sql' says what ran and its rows.",
+    )
 
     @field_validator("user_instructions")
     @classmethod
@@ -89,6 +99,14 @@ class TokenUsage(BaseModel):
         self.llm_calls += 1
 
 
+class SqlApplied(BaseModel):
+    """What the ``sql`` of a request did with the API's answer."""
+
+    query: str = Field(description="The SQL that ran")
+    table_rows: int = Field(description="Rows of the table 'result' it ran over")
+    rows: list[dict[str, Any]] = Field(description="What it returned")
+
+
 class WorkflowResponse(BaseModel):
     """Response model for workflow execution results."""
 
@@ -118,5 +136,8 @@ class WorkflowResponse(BaseModel):
     warnings: list[str] = Field(default_factory=list, description="Non-fatal problems")
     timings_ms: dict[str, float] = Field(
         default_factory=dict, description="Milliseconds per stage, and 'total'"
+    )
+    sql: SqlApplied | None = Field(
+        default=None, description="The SQL run over the answer, and its rows (when asked)"
     )
     usage: TokenUsage = Field(default_factory=TokenUsage, description="LLM token usage")

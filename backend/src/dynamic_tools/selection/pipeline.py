@@ -11,7 +11,10 @@ Stages, each timed, each with its own ``error_stage`` (README, "How the pipeline
 4. ``api_execution`` — the request is sent (SSRF guard, no redirects, timeouts). An HTTP
    error status is still ``success``: the API answered (GraphQL ``errors`` too: they are in
    ``raw_response.graphql_errors`` and a warning).
-5. ``response_formatting`` — optional; a failure keeps ``success`` and adds a warning.
+5. ``result_sql`` — only with ``sql``: the query runs over the answer's rows in the read-only
+   sandbox of the engine's ``sql_query`` (``result_sql.py``); ``sql`` in the answer says what
+   ran and what it returned. Formatting then reads those rows.
+6. ``response_formatting`` — optional; a failure keeps ``success`` and adds a warning.
 
 With tracing on, a run is a ``pipeline`` span (``dt.outcome``, the chosen ``dt.tool``, token
 usage) with a child span per stage (``dt.stage``, ``dt.outcome``; ``error.type`` is the
@@ -52,6 +55,7 @@ from dynamic_tools.selection.models import ErrorStage, WorkflowRequest, Workflow
 from dynamic_tools.selection.prepared import PreparedTool, PreparedTools
 from dynamic_tools.selection.prompts import format_messages, selection_messages
 from dynamic_tools.selection.ranker import ToolRanker
+from dynamic_tools.selection.result_sql import apply_sql
 from dynamic_tools.tools.context import CONTEXT_HEADER
 from dynamic_tools.tools.models import ToolConfig
 from dynamic_tools.tools.registry import ToolRegistry
@@ -225,6 +229,10 @@ class SingleShotPipeline:
             if result.graphql_errors:
                 response.warnings.append(f"the API answered {result.failure_message()}")
 
+        if request.sql is not None:
+            with self._stage("result_sql", response):
+                apply_sql(request.sql, response)
+
         if request.format_response:
             await self._format(request, selection.tool.name, response)
 
@@ -337,11 +345,14 @@ class SingleShotPipeline:
             if self.llm is None:
                 raise ConfigurationError(self.options.not_configured_message)
             assert response.raw_response is not None
+            shown = response.raw_response
+            if response.sql is not None:  # what the SQL made of the answer
+                shown = {**shown, "body": response.sql.rows}
             messages, truncated = format_messages(
                 request.user_instructions,
                 request.response_format_instructions,
                 tool,
-                response.raw_response,
+                shown,
                 max_chars=self.options.format_max_chars,
             )
             if truncated:

@@ -399,3 +399,38 @@ async def test_any_exception_while_sending_is_an_api_execution_error(
     assert data["error"].startswith("GET https://items.example/v1/items/42 ")
     assert type(error).__name__ in data["error"]
     assert ITEMS_SECRET not in json.dumps(data)
+
+
+ITEMS = {
+    "items": [{"id": "1", "name": "Lamp", "price": 30}, {"id": "2", "name": "Desk", "price": 90}]
+}
+
+
+async def test_sql_post_processes_the_answer_and_says_what_ran(
+    client: httpx.AsyncClient, fake_llm: FakeLLM, recorder: Recorder
+) -> None:
+    recorder.responder = lambda r: httpx.Response(200, json=ITEMS)
+    fake_llm.script(tool_call("get_item", {"item_id": "42"}), text("The desk."))
+    sql = "SELECT name FROM result WHERE price > 50 ORDER BY price DESC"
+    data = await run(client, sql=sql, format_response=True)
+    assert data["status"] == "success", data
+    assert data["sql"] == {"query": sql, "table_rows": 2, "rows": [{"name": "Desk"}]}
+    assert "result_sql" in data["timings_ms"]
+    format_prompt = json.dumps(fake_llm.requests[1])
+    assert "Desk" in format_prompt and "Lamp" not in format_prompt  # formatting reads the rows
+
+
+async def test_sql_that_writes_or_fails_is_the_result_sql_stage(
+    client: httpx.AsyncClient, fake_llm: FakeLLM, recorder: Recorder
+) -> None:
+    recorder.responder = lambda r: httpx.Response(200, json=ITEMS)
+    fake_llm.script(
+        tool_call("get_item", {"item_id": "42"}), tool_call("get_item", {"item_id": "7"})
+    )
+    writes = await run(client, sql="DELETE FROM result")
+    unknown = await run(client, sql="SELECT nope FROM result")
+    assert (writes["status"], writes["error_stage"]) == ("error", "result_sql")
+    assert "SELECT" in writes["error"]
+    assert (unknown["status"], unknown["error_stage"]) == ("error", "result_sql")
+    assert "nope" in unknown["error"]
+    assert writes["raw_response"]["body"] == ITEMS  # the answer is still shown

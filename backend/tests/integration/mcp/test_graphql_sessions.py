@@ -27,7 +27,9 @@ workflows:
     graph:
       lookup:
         call: flights_query
-        args: {question: "Get status for flight $flight_number"}
+        args:
+          question: "Get status for flight $flight_number"
+          sql: "SELECT number, status FROM result"
         output: status
       again:
         call: flightStatus
@@ -42,7 +44,7 @@ workflows:
           variables: {n: $flight_number}
         output: by_query
     outputs:
-      llm: $status.data.flightStatus.status
+      llm: $status.0.status
       field: $by_field.data.flightStatus.status
       query: $by_query.data.flightStatus.status
 """
@@ -188,3 +190,24 @@ async def test_graphql_headers_are_checked(start_server: Callable[..., str]) -> 
         with pytest.raises(Exception) as refused:
             await client.list_tools()
     assert "x-target-url" in str(getattr(refused.value, "data", refused.value)).lower()
+
+
+async def test_query_post_processes_rows_with_sql(
+    gateway: str, graph: GraphQLApi, fake_llm: FakeLLM
+) -> None:
+    listing = '{ flights(origin: "AMS", destination: "BCN", date: "2026-12-01") { airline price seatsAvailable } }'
+    fake_llm.script(tool_call("flights_graphql", {"query": listing}))
+    sql = "SELECT airline, price FROM result WHERE seatsAvailable > 0 ORDER BY price"
+    async with mcp_client(gateway, headers=session(graph)) as client:
+        result = await client.call_tool(
+            "flights_query", {"question": "Bookable flights AMS-BCN?", "sql": sql}
+        )
+        bad = await client.call_tool("flights_query", {"question": "x", "sql": ""})
+    assert not result.is_error, result.content
+    assert result.structured_content["sql"] == {
+        "query": sql,
+        "table_rows": 2,
+        "rows": [{"airline": "KLM", "price": 120.0}],
+    }
+    assert json.loads(result.content[0].text) == [{"airline": "KLM", "price": 120.0}]
+    assert bad.is_error and '"path": "sql"' in bad.content[0].text
