@@ -367,7 +367,7 @@ def build_services(
         memory_mb=settings.document_worker_memory_mb,
     )
     workflows = WorkflowRepository(
-        settings.workflows_dir, known_tools=registry.names, workers=document_workers
+        settings.workflows_dir, known_tools=registry.input_schemas, workers=document_workers
     )
     launcher = make_launcher(settings, tools=tools, store=store, events=events)
     launcher.on_takeover = _count_takeover  # takeovers are counted, automatic or by hand

@@ -136,14 +136,23 @@ def validate(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print violations as JSON")] = False,
 ) -> None:
-    """Validate workflow documents: every violation with its line; exit 1 on any error."""
+    """Validate workflow documents: every violation with its line; exit 1 on any error.
+
+    Calls are checked against the registry's tools (names and arguments), sub-workflows
+    against the given files and the registry's saved workflows: the server's verdict.
+    """
     import json
 
     from dynamic_tools.cli.validate import validate_files
 
     settings = load_settings()
     directory = tools_dir or settings.tools_dir
-    results = validate_files(files, tools_dir=directory, variables=settings.template_variables())
+    results = validate_files(
+        files,
+        tools_dir=directory,
+        variables=settings.template_variables(),
+        workflows_dir=settings.workflows_dir,
+    )
     if as_json:
         console.print_json(json.dumps({str(k): v for k, v in results.items()}))
     else:

@@ -1,25 +1,43 @@
-"""``dynamic-tools validate``: load and validate workflow files against the tool registry."""
+"""``dynamic-tools validate``: load and validate workflow files against the tool registry.
+
+The verdict is the server's: calls are checked against the registry's tools (names and
+arguments), sub-workflows against the files given and the registry's saved workflows.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
+from dynamic_tools.definitions.repository import WorkflowRepository
 from dynamic_tools.engine.loaders import LoadedDocument, load_document
+from dynamic_tools.engine.models import Workflow
 from dynamic_tools.engine.validator import validate_document
 from dynamic_tools.errors import WorkflowInvalidError
 from dynamic_tools.tools.registry import ToolRegistry
 
 
 def validate_files(
-    files: list[Path], *, tools_dir: Path, variables: dict[str, str]
+    files: list[Path],
+    *,
+    tools_dir: Path,
+    variables: dict[str, str],
+    workflows_dir: Path | None = None,
 ) -> dict[Path, list[dict[str, Any]]]:
-    """Violations per file. Sub-workflows may live in any of the files given."""
-    known_tools: set[str] | None = None
+    """Violations per file.
+
+    Sub-workflows may live in any of the files given, or be saved in ``workflows_dir``.
+    """
+    known_tools: dict[str, dict[str, Any]] | None = None
     if tools_dir.is_dir():
         registry = ToolRegistry(tools_dir, variables=variables)
         registry.reload()
-        known_tools = set(registry.names())
+        known_tools = registry.input_schemas()
+    saved: dict[str, Workflow] = {}
+    if workflows_dir is not None and workflows_dir.is_dir():
+        repository = WorkflowRepository(workflows_dir, known_tools=lambda: known_tools or ())
+        repository.reload()
+        saved = repository.definitions()  # the files given win over a saved version
     results: dict[Path, list[dict[str, Any]]] = {}
     loaded: dict[Path, LoadedDocument] = {}
     for path in files:
@@ -32,9 +50,11 @@ def validate_files(
             loaded[path] = load_document(text, name=path.name)
         except WorkflowInvalidError as exc:
             results[path] = exc.violations
-    workflow_ids = {wid for doc in loaded.values() for wid in doc.document.workflows}
+    workflows = {**saved}
+    for doc in loaded.values():
+        workflows.update(doc.document.workflows)
     for path, doc in loaded.items():
-        report = validate_document(doc, known_tools=known_tools, known_workflows=workflow_ids)
+        report = validate_document(doc, known_tools=known_tools, known_workflows=workflows)
         results[path] = [v.to_dict() for v in report.violations]
     return {path: results[path] for path in files if path in results}
 

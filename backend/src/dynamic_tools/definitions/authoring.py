@@ -101,8 +101,11 @@ class WorkflowAuthoring:
             document = load_document(prepared.content, fmt=prepared.format).document
             return Target(workflow_id, workflow, document, prepared.version, True)
         loaded = load_document(content, fmt=fmt)  # type: ignore[arg-type]
-        known = {w.id for w in self.workflows.list()} | set(loaded.document.workflows)
-        report = validate_document(loaded, known_tools=self.registry.names(), known_workflows=known)
+        report = validate_document(
+            loaded,
+            known_tools=self.registry.input_schemas(),
+            known_workflows=self.workflows.definitions(),
+        )
         if report.errors:
             raise WorkflowInvalidError(
                 f"the draft has {len(report.errors)} error(s)",

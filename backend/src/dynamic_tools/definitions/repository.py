@@ -23,7 +23,7 @@ import asyncio
 import builtins
 import re
 import threading
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -121,7 +121,7 @@ class WorkflowRepository:
         self,
         directory: Path,
         *,
-        known_tools: Callable[[], Collection[str]] = lambda: (),
+        known_tools: Callable[[], Collection[str] | Mapping[str, Any]] = lambda: (),
         workers: DocumentWorkers | None = None,
     ) -> None:
         self.directory = directory
@@ -130,7 +130,7 @@ class WorkflowRepository:
         self._files: dict[str, DocumentFile] = {}
         self._index: dict[str, DocumentFile] = {}
         self._problems: list[LoadProblem] = []
-        self._tools_seen: frozenset[str] | None = None
+        self._tools_seen: object = None
         self._lock = threading.RLock()
         self.generation = 0  # bumped on every load and revalidation (for cached views)
 
@@ -170,25 +170,50 @@ class WorkflowRepository:
         """Problems of the last load."""
         return builtins.list(self._problems)
 
-    def _tools(self) -> frozenset[str]:
-        return frozenset(self._known_tools()) | BUILTIN_TOOLS
+    def _tools(self) -> frozenset[str] | dict[str, Any]:
+        """What the validator knows of tools: names, or names → input schemas."""
+        known = self._known_tools()
+        if isinstance(known, Mapping):  # names → input schemas: call args are checked too
+            return {**dict.fromkeys(BUILTIN_TOOLS), **known}
+        return frozenset(known) | BUILTIN_TOOLS
+
+    def _tools_key(self) -> object:
+        """What tells a change of the registry.
+
+        The schema mapping's identity (the registry builds a new one when it changes), or the
+        set of names.
+        """
+        known = self._known_tools()
+        return id(known) if isinstance(known, Mapping) else frozenset(known)
+
+    def definitions(self) -> dict[str, Workflow]:
+        """Every saved workflow by id (sub-workflow arguments are checked against them)."""
+        with self._lock:
+            return self._workflow_defs()
+
+    def _workflow_defs(self) -> dict[str, Workflow]:
+        return {
+            workflow_id: doc.loaded.document.workflows[workflow_id]
+            for workflow_id, doc in self._index.items()
+            if doc.loaded is not None and workflow_id in doc.loaded.document.workflows
+        }
 
     def _validate_all(self) -> None:
         tools = self._tools()
         for doc in self._files.values():
             if doc.loaded is not None:
                 report = validate_document(
-                    doc.loaded, known_tools=tools, known_workflows=set(self._index)
+                    doc.loaded, known_tools=tools, known_workflows=self._workflow_defs()
                 )
                 doc.violations = [v.to_dict() for v in report.violations]
                 doc.report = report
-        self._tools_seen = tools
+        self._tools_seen = self._tools_key()
         self.generation += 1
 
     def _fresh(self) -> None:
         """Validate again when the registry's tool names changed since the last validation."""
         with self._lock:
-            if self._tools() != self._tools_seen:
+            if self._tools_key() != self._tools_seen:
                 self._validate_all()
 
     def _doc(self, workflow_id: str) -> DocumentFile:
@@ -252,7 +277,7 @@ class WorkflowRepository:
 
     def validate(self, content: str, fmt: DocumentFormat | None = None) -> Violations:
         """Every violation of ``content`` (none means it can be saved and run)."""
-        return check_workflow(content, fmt, self._tools(), frozenset(self._index))
+        return check_workflow(content, fmt, self._tools(), self._workflow_defs())
 
     async def check(self, content: str, fmt: DocumentFormat | None = None) -> Violations:
         """:meth:`validate` in a document worker (time and memory budget; see the module)."""
@@ -260,8 +285,8 @@ class WorkflowRepository:
             check_workflow,
             content,
             fmt,
-            frozenset(self._tools()),
-            frozenset(self._index),
+            self._tools(),
+            self._workflow_defs(),
             field="content",
         )
 
@@ -481,16 +506,15 @@ class WorkflowRepository:
 def check_workflow(
     content: str,
     fmt: DocumentFormat | None,
-    known_tools: frozenset[str],
-    known_workflows: frozenset[str],
+    known_tools: Collection[str] | Mapping[str, Any],
+    known_workflows: Mapping[str, Workflow],
 ) -> Violations:
     """Every violation of ``content`` (a document worker's task: plain data in and out)."""
     try:
         loaded = parse_document(content, fmt=fmt)
     except WorkflowInvalidError as exc:
         return exc.violations
-    known = set(known_workflows) | set(loaded.document.workflows)
-    report = validate_document(loaded, known_tools=known_tools, known_workflows=known)
+    report = validate_document(loaded, known_tools=known_tools, known_workflows=known_workflows)
     return [v.to_dict() for v in report.violations]
 
 

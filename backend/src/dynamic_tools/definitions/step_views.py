@@ -20,23 +20,9 @@ from __future__ import annotations
 from typing import Any
 
 from dynamic_tools.engine.graph import Path, WorkflowGraph
-from dynamic_tools.engine.models import ParamSpec, Workflow
+from dynamic_tools.engine.models import Workflow
 from dynamic_tools.engine.nodes import kind_of
-
-JSON_TYPES = {
-    "str": "string",
-    "string": "string",
-    "int": "integer",
-    "integer": "integer",
-    "float": "number",
-    "number": "number",
-    "bool": "boolean",
-    "boolean": "boolean",
-    "list": "array",
-    "array": "array",
-    "dict": "object",
-    "object": "object",
-}
+from dynamic_tools.engine.params import JSON_TYPES, param_schema
 
 
 def _activation(graph: WorkflowGraph, source: str, path: Path) -> dict[str, Any]:
@@ -115,20 +101,6 @@ def step_order(workflow: Workflow) -> list[dict[str, Any]]:
     return steps
 
 
-def param_schema(spec: ParamSpec) -> dict[str, Any]:
-    """The JSON Schema of one parameter."""
-    schema: dict[str, Any] = {}
-    if spec.type in JSON_TYPES:
-        schema["type"] = JSON_TYPES[spec.type]
-    for key in ("format", "description", "enum", "default"):
-        value = getattr(spec, key)
-        if value is not None:
-            schema[key] = value
-    if spec.example is not None:
-        schema["examples"] = [spec.example]
-    return schema
-
-
 def preview_inputs(workflow: Workflow) -> dict[str, Any]:
     """The parameters, their JSON Schema and an example params object.
 
@@ -140,7 +112,7 @@ def preview_inputs(workflow: Workflow) -> dict[str, Any]:
             "name": name,
             "type": spec.type,
             "json_type": JSON_TYPES.get(spec.type),
-            "required": spec.required and spec.default is None,
+            "required": spec.required,
             "default": spec.default,
             "example": spec.example,
             "description": spec.description,

@@ -2,11 +2,32 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
+
+from jsonschema import FormatChecker
+from jsonschema.exceptions import FormatError
 
 from dynamic_tools.engine.node_parts import ParamSpec
 from dynamic_tools.errors import InvalidInputError
+
+JSON_TYPES = {
+    "str": "string",
+    "string": "string",
+    "int": "integer",
+    "integer": "integer",
+    "float": "number",
+    "number": "number",
+    "bool": "boolean",
+    "boolean": "boolean",
+    "list": "array",
+    "array": "array",
+    "dict": "object",
+    "object": "object",
+}
+"""The JSON Schema type of each param type (``any`` has none)."""
 
 _CHECKS: dict[str, tuple[type | tuple[type, ...], str]] = {
     "str": (str, "a string"),
@@ -29,8 +50,9 @@ def check_values(
 ) -> dict[str, Any]:
     """Values with defaults applied; :class:`InvalidInputError` names every bad field.
 
-    Unknown names, missing required values, wrong types and values outside ``enum`` are each
-    one violation with ``path`` ``<what>.<name>``.
+    Unknown names, missing required values (a required param's default is only a suggestion),
+    wrong types, values outside ``enum`` and strings not of their ``format`` (``date`` is
+    YYYY-MM-DD) are each one violation with ``path`` ``<what>.<name>``.
     """
     violations: list[dict[str, Any]] = []
     result: dict[str, Any] = {}
@@ -47,7 +69,7 @@ def check_values(
             )
     for name, spec in specs.items():
         if name not in values or values[name] is None:
-            if spec.required and spec.default is None:
+            if spec.required:  # a default of a required param is only a suggestion
                 violations.append(
                     {
                         "path": f"{what}.{name}",
@@ -88,9 +110,54 @@ def _type_problem(spec: ParamSpec, value: Any) -> str | None:
             return f"expected {label}, got {type(value).__name__}"
     if spec.enum is not None and value not in spec.enum:
         return f"must be one of {spec.enum}"
+    if spec.format is not None and isinstance(value, str):
+        return format_problem(value, spec.format)
     return None
 
 
+_FORMATS = FormatChecker()
+
+
+@_FORMATS.checks("date-time", raises=ValueError)
+def _date_time(value: object) -> bool:
+    """RFC 3339: a date, ``T``, a time and an offset (or ``Z``)."""
+    if not isinstance(value, str):
+        return True
+    if "T" not in value.upper() or not re.search(r"(Z|[+-]\d{2}:\d{2})$", value, re.I):
+        return False
+    datetime.fromisoformat(value.upper().replace("Z", "+00:00"))
+    return True
+
+
+def format_problem(value: str, fmt: str) -> str | None:
+    """Why ``value`` is not a ``fmt`` string, or None.
+
+    Checked: date, date-time, time, email, uuid, ipv4, ipv6 …; a format nobody checks passes.
+    """
+    try:
+        _FORMATS.check(value, fmt)
+    except FormatError:
+        return f"'{value[:60]}' is not a valid {fmt}" + (" (YYYY-MM-DD)" if fmt == "date" else "")
+    return None
+
+
+def param_schema(spec: ParamSpec) -> dict[str, Any]:
+    """The JSON Schema of one parameter: type, format, description, enum, default, examples."""
+    schema: dict[str, Any] = {}
+    if spec.type in JSON_TYPES:
+        schema["type"] = JSON_TYPES[spec.type]
+    for key in ("format", "description", "enum", "default"):
+        value = getattr(spec, key)
+        if value is not None:
+            schema[key] = value
+    if spec.example is not None:
+        schema["examples"] = [spec.example]
+    return schema
+
+
 __all__ = [
+    "JSON_TYPES",
     "check_values",
+    "format_problem",
+    "param_schema",
 ]

@@ -29,19 +29,23 @@ Warnings:
 from __future__ import annotations
 
 import difflib
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from dynamic_tools.engine.argument_checks import ArgumentProblem, argument_problems
 from dynamic_tools.engine.errors import ExpressionError
 from dynamic_tools.engine.expressions import parse_expression, references
 from dynamic_tools.engine.graph import Path, WorkflowGraph
 from dynamic_tools.engine.loaders import LoadedDocument
 from dynamic_tools.engine.models import Workflow, WorkflowDocument
+from dynamic_tools.engine.node_parts import ParamSpec
 from dynamic_tools.engine.nodes import kind_of
 from dynamic_tools.engine.nodes.kind import ReferenceSource
+from dynamic_tools.engine.params import check_values, param_schema
 from dynamic_tools.engine.references import Reference, find_references
 from dynamic_tools.engine.state import FAILURE_NAME
+from dynamic_tools.errors import InvalidInputError
 from dynamic_tools.violations import Violation
 
 BUILTIN_TOOLS = frozenset({"rest_call", "sql_query"})
@@ -72,19 +76,22 @@ class ValidationReport:
 def validate_document(
     source: LoadedDocument | WorkflowDocument,
     *,
-    known_tools: Collection[str] | None = None,
-    known_workflows: Collection[str] = (),
+    known_tools: Collection[str] | Mapping[str, Mapping[str, Any] | None] | None = None,
+    known_workflows: Collection[str] | Mapping[str, Workflow] = (),
 ) -> ValidationReport:
     """Validate every workflow of a document.
 
     Args:
         source: a loaded document (violations then carry lines) or a bare model.
-        known_tools: names of callable tools; None skips the unknown-tool check.
-        known_workflows: workflow ids defined in other documents (callable as sub-workflows).
+        known_tools: names of callable tools; None skips the unknown-tool check. A mapping
+            gives each tool's input schema (or None), and call arguments are checked with it.
+        known_workflows: workflow ids defined in other documents (callable as sub-workflows);
+            a mapping gives the workflows, and sub-workflow arguments are checked against
+            their params (those of this document always are).
     """
     loaded = source if isinstance(source, LoadedDocument) else None
     document = source.document if isinstance(source, LoadedDocument) else source
-    checker = _Checker(document, loaded, known_tools, set(known_workflows))
+    checker = _Checker(document, loaded, known_tools, known_workflows)
     for workflow_id, workflow in document.workflows.items():
         checker.check_workflow(workflow_id, workflow)
     checker.check_workflow_cycles()
@@ -98,13 +105,20 @@ class _Checker:
         self,
         document: WorkflowDocument,
         loaded: LoadedDocument | None,
-        known_tools: Collection[str] | None,
-        known_workflows: set[str],
+        known_tools: Collection[str] | Mapping[str, Mapping[str, Any] | None] | None,
+        known_workflows: Collection[str] | Mapping[str, Workflow],
     ) -> None:
         self.document = document
         self.loaded = loaded
         self.tools = None if known_tools is None else set(known_tools) | BUILTIN_TOOLS
-        self.workflows = set(document.workflows) | known_workflows
+        self.schemas: Mapping[str, Mapping[str, Any] | None] = (
+            known_tools if isinstance(known_tools, Mapping) else {}
+        )
+        self.workflows = set(document.workflows) | set(known_workflows)
+        self.workflow_defs: dict[str, Workflow] = {
+            **(dict(known_workflows) if isinstance(known_workflows, Mapping) else {}),
+            **document.workflows,
+        }
         self.found: list[Violation] = []
         self.calls: dict[str, set[str]] = {}
 
@@ -139,6 +153,7 @@ class _Checker:
                 "dependencies and activations form a cycle: " + " → ".join(cycle),
             )
         self._check_names(base, workflow, graph)
+        self._check_params(base, workflow)
         for node_id, node in workflow.graph.items():
             self._check_node(base, workflow_id, workflow, graph, node_id, node)
         self._check_reachability(base, workflow, graph)
@@ -146,6 +161,32 @@ class _Checker:
             outputs = [ReferenceSource(workflow.outputs, (*base, "outputs"))]
             for ref, path, _ in _references_in(outputs):
                 self._check_reference(path, ref, workflow, graph, consumer=None, local=set())
+
+    def _check_params(self, base: tuple[str | int, ...], workflow: Workflow) -> None:
+        """A default must be a valid value; a required param's default is only a suggestion."""
+        for name, spec in workflow.params.items():
+            if spec.default is None:
+                continue
+            here = (*base, "params", name, "default")
+            try:
+                check_values({name: spec}, {name: spec.default})
+            except InvalidInputError as exc:
+                self.add(
+                    here,
+                    "default",
+                    f"the default of '{name}' is not valid: " + str(exc.violations[0]["message"]),
+                    actual=spec.default,
+                )
+                continue
+            if spec.required:
+                self.add(
+                    here,
+                    "required_default",
+                    f"'{name}' is required, so callers must give it; its default is only shown "
+                    "to them as a suggestion (drop required: true to use the default when the "
+                    "value is missing)",
+                    severity="warning",
+                )
 
     def _check_targets(
         self, base: tuple[str | int, ...], workflow: Workflow, graph: WorkflowGraph
@@ -219,7 +260,13 @@ class _Checker:
         for ref, path, local in _references_in(kind_of(node).reference_sources(node, checks.here)):
             self._check_reference(path, ref, workflow, graph, node_id, local)
 
-    def _check_tool(self, path: tuple[str | int, ...], name: str) -> None:
+    def _check_tool(
+        self,
+        path: tuple[str | int, ...],
+        name: str,
+        args: Mapping[str, Any] | None,
+        params: Mapping[str, ParamSpec],
+    ) -> None:
         if self.tools is not None and name not in self.tools:
             self.add(
                 path,
@@ -228,8 +275,33 @@ class _Checker:
                 expected=_close(name, self.tools),
                 actual=name,
             )
+            return
+        schema = self.schemas.get(name)
+        if schema is not None and args is not None:
+            self._report_arguments(path, argument_problems(name, schema, args, params))
 
-    def _check_sub_workflow(self, path: tuple[str | int, ...], workflow_id: str, name: str) -> None:
+    def _report_arguments(
+        self, path: tuple[str | int, ...], problems: list[ArgumentProblem]
+    ) -> None:
+        args_path = (*path[:-1], "args")
+        for problem in problems:
+            where = args_path if problem.argument is None else (*args_path, problem.argument)
+            self.add(
+                where,
+                problem.rule,
+                problem.message,
+                expected=problem.expected,
+                actual=problem.actual,
+            )
+
+    def _check_sub_workflow(
+        self,
+        path: tuple[str | int, ...],
+        workflow_id: str,
+        name: str,
+        args: Mapping[str, Any] | None,
+        params: Mapping[str, ParamSpec],
+    ) -> None:
         self.calls[workflow_id].add(name)
         if name not in self.workflows:
             self.add(
@@ -238,6 +310,18 @@ class _Checker:
                 f"sub-workflow '{name}' is not defined",
                 expected=_close(name, self.workflows),
                 actual=name,
+            )
+            return
+        called = self.workflow_defs.get(name)
+        if called is not None and args is not None:
+            schema = {
+                "type": "object",
+                "properties": {p: param_schema(spec) for p, spec in called.params.items()},
+                "required": [p for p, spec in called.params.items() if spec.required],
+                "additionalProperties": False,
+            }
+            self._report_arguments(
+                path, argument_problems(f"workflow {name}", schema, args, params)
             )
 
     def _check_expression(
@@ -435,11 +519,19 @@ class _NodeChecks:
     ) -> None:
         self.checker.add(path, rule, message, severity=severity, expected=expected, actual=actual)
 
-    def tool(self, path: Path, name: str) -> None:
-        self.checker._check_tool(path, name)
+    @property
+    def base_url(self) -> str | None:
+        return self.checker.document.base_url
 
-    def sub_workflow(self, path: Path, workflow_id: str) -> None:
-        self.checker._check_sub_workflow(path, self.workflow_id, workflow_id)
+    def tool(self, path: Path, name: str, args: Mapping[str, Any] | None = None) -> None:
+        self.checker._check_tool(path, name, args, self.workflow.params)
+
+    def sub_workflow(
+        self, path: Path, workflow_id: str, args: Mapping[str, Any] | None = None
+    ) -> None:
+        self.checker._check_sub_workflow(
+            path, self.workflow_id, workflow_id, args, self.workflow.params
+        )
 
     def expression(self, path: Path, text: str, *, local: Collection[str] = ()) -> None:
         self.checker._check_expression(

@@ -61,6 +61,29 @@ def api_tool(config: ToolConfig, *, description: str) -> types.Tool:
     )
 
 
+QUERY_INPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "question": {"type": "string", "minLength": 1, "description": "What you need."},
+        "format_response": {
+            "type": "boolean",
+            "default": False,
+            "description": "Also return a short answer written from the response.",
+        },
+        "sql": {
+            "type": "string",
+            "minLength": 1,
+            "description": "Optional: one read-only SELECT over the table 'result' "
+            "(the response's rows) to filter, rank or aggregate what the API cannot; "
+            "the answer's 'sql' gives its rows.",
+        },
+    },
+    "required": ["question"],
+    "additionalProperties": False,
+}
+"""The input of ``{prefix}_query`` (MCP, and a workflow's call of it)."""
+
+
 def query_tool(
     prefix: str, label: str, names: Sequence[str], *, graphql: bool = False, read_only: bool = True
 ) -> types.Tool:
@@ -89,26 +112,7 @@ def query_tool(
             "(optionally formatted). Use it for single-API questions when no w_* workflow or "
             f"r_* recipe fits.{safety}"
         ),
-        input_schema={
-            "type": "object",
-            "properties": {
-                "question": {"type": "string", "minLength": 1, "description": "What you need."},
-                "format_response": {
-                    "type": "boolean",
-                    "default": False,
-                    "description": "Also return a short answer written from the response.",
-                },
-                "sql": {
-                    "type": "string",
-                    "minLength": 1,
-                    "description": "Optional: one read-only SELECT over the table 'result' "
-                    "(the response's rows) to filter, rank or aggregate what the API cannot; "
-                    "the answer's 'sql' gives its rows.",
-                },
-            },
-            "required": ["question"],
-            "additionalProperties": False,
-        },
+        input_schema=QUERY_INPUT_SCHEMA,
         annotations=types.ToolAnnotations(
             read_only_hint=read_only, destructive_hint=not read_only, open_world_hint=True
         ),
@@ -126,19 +130,24 @@ def execute_tool(prefix: str, label: str, names: Sequence[str]) -> types.Tool:
             + ", ".join(names[:50])
             + (" …" if len(names) > 50 else "")
         ),
-        input_schema={
-            "type": "object",
-            "properties": {
-                "operation": {"type": "string", "enum": list(names)},
-                "arguments": {"type": "object", "default": {}},
-            },
-            "required": ["operation"],
-            "additionalProperties": False,
-        },
+        input_schema=execute_input_schema(names),
         annotations=types.ToolAnnotations(
             read_only_hint=False, destructive_hint=True, open_world_hint=True
         ),
     )
+
+
+def execute_input_schema(names: Sequence[str]) -> dict[str, Any]:
+    """The input of a REST API's ``{prefix}_execute``: an operation and its arguments."""
+    return {
+        "type": "object",
+        "properties": {
+            "operation": {"type": "string", "enum": list(names)},
+            "arguments": {"type": "object", "default": {}},
+        },
+        "required": ["operation"],
+        "additionalProperties": False,
+    }
 
 
 class ApiCaller:

@@ -14,9 +14,10 @@ conversion run in the document workers (time and memory budget, off the event lo
 from __future__ import annotations
 
 import hashlib
+import json
 import time
 from collections import OrderedDict
-from collections.abc import Collection
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -197,11 +198,17 @@ class SessionSources:
         return result.body
 
     async def workflows(
-        self, url: str, header: str, *, known_tools: Collection[str] | None
+        self, url: str, header: str, *, known_tools: Mapping[str, Any] | None
     ) -> SessionWorkflows:
-        """The workflows of the document at ``url``; every violation named when it is invalid."""
+        """The workflows of the document at ``url``; every violation named when it is invalid.
+
+        ``known_tools`` maps what the session may call to its input schema (None: no check).
+        """
         fetched, digest = await self._fetch(url, header)
-        key = f"wf:{digest}:{hash(frozenset(known_tools or ()))}:{known_tools is None}"
+        tools_hash = hashlib.sha256(
+            json.dumps(known_tools, sort_keys=True, default=str).encode()
+        ).hexdigest()
+        key = f"wf:{digest}:{tools_hash}"
         if key in self._derived:
             cached: SessionWorkflows = self._derived[key]
             return cached
@@ -209,7 +216,7 @@ class SessionSources:
             document, errors = await self.workers.run(
                 load_session_workflows,
                 fetched,
-                None if known_tools is None else frozenset(known_tools),
+                None if known_tools is None else dict(known_tools),
                 field=f"header:{header}",
             )
         except WorkflowInvalidError as exc:
@@ -239,7 +246,7 @@ def graphql_tools(source: Any, endpoint: str) -> tuple[list[ToolConfig], str]:
 
 
 def load_session_workflows(
-    fetched: FetchedDocument, known_tools: frozenset[str] | None
+    fetched: FetchedDocument, known_tools: dict[str, Any] | None
 ) -> tuple[WorkflowDocument, list[dict[str, Any]]]:
     """The document and its errors (a document worker's task)."""
     text = fetched.content.decode("utf-8", errors="replace")

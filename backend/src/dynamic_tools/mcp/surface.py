@@ -29,7 +29,14 @@ from dynamic_tools.definitions.repository import PreparedRun
 from dynamic_tools.engine.params import check_values
 from dynamic_tools.errors import InvalidInputError
 from dynamic_tools.markdown.service import MarkdownWorkflowService
-from dynamic_tools.mcp.api_tools import ApiCaller, api_tool, execute_tool, query_tool
+from dynamic_tools.mcp.api_tools import (
+    QUERY_INPUT_SCHEMA,
+    ApiCaller,
+    api_tool,
+    execute_input_schema,
+    execute_tool,
+    query_tool,
+)
 from dynamic_tools.mcp.authoring_resources import add_authoring_resources
 from dynamic_tools.mcp.authoring_tools import AuthoringTools, TaskLookup
 from dynamic_tools.mcp.catalog_tools import add_catalog_tools
@@ -211,7 +218,7 @@ class McpSurface:
             found = await self.sources.workflows(
                 config.workflow_url,
                 "x-workflow-url",
-                known_tools=_callable_tools(view, services.registry.names()),
+                known_tools=_callable_tools(view, services.registry.input_schemas()),
             )
             view.document = found.document
             view.document_version = found.content_hash[:16]
@@ -318,9 +325,21 @@ RESUME_TOOL = types.Tool(
 )
 
 
-def _callable_tools(view: SessionView, registry: list[str]) -> set[str]:
-    """What a session's own workflows may call: the registry, its API and its core tools."""
-    return set(registry) | set(view.api_tools) | set(session_scope(view).core_tools)
+def _callable_tools(
+    view: SessionView, registry: dict[str, dict[str, Any]]
+) -> dict[str, dict[str, Any]]:
+    """What a session's own workflows may call, with each tool's input schema.
+
+    The registry, the session's API and its core tools; call arguments are checked with them.
+    """
+    query, execute = session_scope(view).core_tools
+    free = view.core_tools.get(execute)
+    core = {
+        query: QUERY_INPUT_SCHEMA,
+        execute: free.input_schema() if free else execute_input_schema(list(view.api_tools)),
+    }
+    own = {name: tool.input_schema() for name, tool in view.api_tools.items()}
+    return {**registry, **own, **core}
 
 
 def session_scope(view: SessionView) -> ToolScope:

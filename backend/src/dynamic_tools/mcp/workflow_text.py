@@ -55,7 +55,7 @@ def param_lines(workflow: Workflow) -> list[str]:
     lines = []
     for name, spec in workflow.params.items():
         flags = [spec.type + (f":{spec.format}" if spec.format else "")]
-        flags.append("required" if spec.required and spec.default is None else "optional")
+        flags.append("required" if spec.required else "optional")
         text = f"{name} ({', '.join(flags)})"
         if spec.description:
             text += f" — {spec.description}"

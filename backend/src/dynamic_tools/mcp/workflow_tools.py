@@ -23,10 +23,11 @@ import anyio
 import mcp_types as types
 
 from dynamic_tools.definitions.repository import PreparedRun
-from dynamic_tools.definitions.step_views import param_schema, preview_inputs
+from dynamic_tools.definitions.step_views import preview_inputs
 from dynamic_tools.engine import events as ev
 from dynamic_tools.engine.models import ParamSpec, Workflow
 from dynamic_tools.engine.nodes import kind_of
+from dynamic_tools.engine.params import param_schema
 from dynamic_tools.errors import DynamicToolsError, InvalidInputError
 from dynamic_tools.execution.runs import RunService
 from dynamic_tools.logs import redactor
@@ -91,7 +92,7 @@ def elicitation_schema(expects: dict[str, Any]) -> dict[str, Any]:
         if full.get("format") in FORM_FORMATS:
             prop["format"] = full["format"]
         properties[name] = prop
-        if spec.required and spec.default is None:
+        if spec.required:
             required.append(name)
     schema: dict[str, Any] = {"type": "object", "properties": properties}
     if required:

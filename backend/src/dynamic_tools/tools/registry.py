@@ -51,6 +51,7 @@ class ToolRegistry:
         self._resolved: dict[str, ToolConfig] = {}
         self._problems: list[LoadProblem] = []
         self._lock = threading.RLock()
+        self._schemas: tuple[int, dict[str, dict[str, Any]]] | None = None
         self.generation = 0  # bumped by every reload, so derived views know when to rebuild
 
     # --- loading ---------------------------------------------------------------------------
@@ -99,6 +100,7 @@ class ToolRegistry:
             resolved[loaded.config.name] = loaded.config.with_variables(self.variables)
         with self._lock:
             self._tools, self._resolved, self._problems = tools, resolved, problems
+            self._schemas = None
             self.generation += 1
         return problems
 
@@ -115,6 +117,18 @@ class ToolRegistry:
     def all(self) -> list[ToolConfig]:
         """Every tool, resolved, sorted by name."""
         return [self._resolved[n] for n in self.names()]
+
+    def input_schemas(self) -> dict[str, dict[str, Any]]:
+        """Each tool's input schema by name (what workflow validation checks call args with).
+
+        The same object until the registry changes (built once per generation).
+        """
+        with self._lock:
+            cached = self._schemas
+            if cached is None or cached[0] != self.generation:
+                built = {name: config.input_schema() for name, config in self._resolved.items()}
+                cached = self._schemas = (self.generation, built)
+        return cached[1]
 
     def __contains__(self, name: object) -> bool:
         return name in self._resolved

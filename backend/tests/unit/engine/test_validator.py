@@ -1,4 +1,6 @@
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -11,23 +13,26 @@ SEEDS = FIXTURES / "workflows" / "seeds"
 
 
 @pytest.fixture(scope="module")
-def travel_tools() -> set[str]:
+def travel_tools() -> dict[str, dict[str, Any]]:
+    """The travel example's tools with their input schemas (call args are checked)."""
     registry = ToolRegistry(EXAMPLES / "tools", variables={"PUBLIC_BASE_URL": "http://x"})
     registry.reload()
-    return set(registry.names())
+    return registry.input_schemas()
 
 
-def report_for(path: Path, tools: set[str] | None):  # type: ignore[no-untyped-def]
+def report_for(path: Path, tools: Mapping[str, Any] | None):  # type: ignore[no-untyped-def]
     return validate_document(load_document(path.read_text(), name=path.name), known_tools=tools)
 
 
 @pytest.mark.parametrize("path", sorted((EXAMPLES / "workflows").iterdir()), ids=lambda p: p.name)
-def test_the_shipped_examples_validate_cleanly(path: Path, travel_tools: set[str]) -> None:
+def test_the_shipped_examples_validate_cleanly(
+    path: Path, travel_tools: dict[str, dict[str, Any]]
+) -> None:
     report = report_for(path, travel_tools)
     assert report.violations == []
 
 
-def test_every_rule_is_reported_with_path_and_line(travel_tools: set[str]) -> None:
+def test_every_rule_is_reported_with_path_and_line(travel_tools: dict[str, dict[str, Any]]) -> None:
     report = report_for(FIXTURES / "workflows" / "invalid" / "many_violations.yaml", travel_tools)
     found = {(v.rule, v.path, v.line) for v in report.violations}
     base = "workflows.broken.graph"
@@ -58,18 +63,27 @@ def test_every_rule_is_reported_with_path_and_line(travel_tools: set[str]) -> No
     assert "position 9" in expression.message
 
 
-def test_seed_examples_are_valid_or_reported_precisely(travel_tools: set[str]) -> None:
+def test_seed_examples_are_valid_or_reported_precisely(
+    travel_tools: dict[str, dict[str, Any]],
+) -> None:
     assert report_for(SEEDS / "seed000_book_flight.yaml", travel_tools).violations == []
     assert report_for(SEEDS / "seed000_book_flight.xml", travel_tools).violations == []
     full = report_for(SEEDS / "seed001_full.yaml", travel_tools)
-    assert {(v.rule, v.actual) for v in full.violations} == {
-        ("unknown_tool", "flights_query"),
-        ("unknown_workflow", "book_hotel"),
+    assert {(v.rule, v.path) for v in full.violations} == {
+        ("unknown_tool", "workflows.check_flight_status.graph.lookup.call"),
+        (
+            "unknown_workflow",
+            "workflows.book_trip.graph.flight_and_hotel.branches.book_hotel_branch.workflow",
+        ),
+        # book_with_approval books without a passenger: create_booking requires one
+        ("missing_argument", "workflows.book_with_approval.graph.book.args"),
+        ("required_default", "workflows.find_cheapest_across_dates.params.num_days.default"),
     }
     shop = report_for(SEEDS / "seed000_ecommerce.yaml", None)
     assert {(v.rule, v.severity) for v in shop.violations} == {
         ("unknown_table", "error"),
         ("maybe_skipped_reference", "warning"),
+        ("builtin_args", "error"),  # rest_call with no base URL anywhere: it could not run
     }
     trip = report_for(SEEDS / "seed000_book_trip.yaml", travel_tools)
     assert {v.rule for v in trip.violations} == {"unknown_workflow", "unknown_tool"}
@@ -77,18 +91,20 @@ def test_seed_examples_are_valid_or_reported_precisely(travel_tools: set[str]) -
 
 def test_without_known_tools_the_tool_check_is_skipped() -> None:
     report = report_for(SEEDS / "seed001_full.yaml", None)
-    assert [v.rule for v in report.violations] == ["unknown_workflow"]
+    assert [v.rule for v in report.violations] == ["unknown_workflow", "required_default"]
 
 
-def test_sub_workflows_from_other_documents_count_as_known(travel_tools: set[str]) -> None:
+def test_sub_workflows_from_other_documents_count_as_known(
+    travel_tools: dict[str, dict[str, Any]],
+) -> None:
     doc = load_document((SEEDS / "seed000_book_trip.yaml").read_text(), name="trip.yaml")
     report = validate_document(
-        doc, known_tools=travel_tools | {"hotels_query"}, known_workflows={"book_flight"}
+        doc, known_tools={**travel_tools, "hotels_query": None}, known_workflows={"book_flight"}
     )
     assert report.violations == []
 
 
-def test_error_is_known_only_in_a_fallback_target(travel_tools: set[str]) -> None:
+def test_error_is_known_only_in_a_fallback_target(travel_tools: dict[str, dict[str, Any]]) -> None:
     report = report_for(FIXTURES / "workflows" / "engine" / "error_reference.yaml", travel_tools)
     unknown = [v for v in report.violations if v.rule == "unknown_reference"]
     assert [v.path for v in unknown] == ["workflows.uses_error.graph.after.args.origin"]

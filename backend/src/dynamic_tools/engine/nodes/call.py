@@ -69,9 +69,10 @@ class CallKind(StepKind[CallNode]):
         return [node.compensate_with.call] if node.compensate_with else []
 
     def check_step(self, node: CallNode, checks: NodeChecks, here: Path) -> None:
-        checks.tool((*here, "call"), node.call)
+        checks.tool((*here, "call"), node.call, node.args)
         if node.compensate_with is not None:
-            checks.tool((*here, "compensate_with", "call"), node.compensate_with.call)
+            undo = node.compensate_with
+            checks.tool((*here, "compensate_with", "call"), undo.call, undo.args)
         if node.success:
             checks.expression((*here, "success"), node.success, local={"result"})
         if node.call == "rest_call":
@@ -80,6 +81,13 @@ class CallKind(StepKind[CallNode]):
                     checks.add(
                         (*here, "args"), "builtin_args", f"rest_call needs args.{key}", expected=key
                     )
+            if "base_url" not in node.args and checks.base_url is None:
+                checks.add(
+                    (*here, "args"),
+                    "builtin_args",
+                    "rest_call needs a base URL: give the document a base_url, or args.base_url",
+                    expected="base_url",
+                )
         elif node.call == "sql_query":
             _check_sql(node, checks, here)
 

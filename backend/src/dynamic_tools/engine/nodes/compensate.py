@@ -73,7 +73,7 @@ class CompensateKind(Kind[CompensateNode]):
 
     def check(self, node: CompensateNode, checks: NodeChecks) -> None:
         for index, step in enumerate(node.steps):
-            checks.tool((*checks.here, "steps", index, "call"), step.call)
+            checks.tool((*checks.here, "steps", index, "call"), step.call, step.args)
 
     def check_reach(self, node: CompensateNode, checks: NodeChecks) -> None:
         if not checks.graph.is_activated(checks.node_id):

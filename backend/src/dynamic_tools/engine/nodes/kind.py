@@ -171,12 +171,22 @@ class NodeChecks(Protocol):
         """Report a violation at ``path``."""
         ...
 
-    def tool(self, path: Path, name: str) -> None:
-        """Check that ``name`` is a callable tool."""
+    @property
+    def base_url(self) -> str | None:
+        """The document's base URL (what a ``rest_call`` without one is sent to)."""
         ...
 
-    def sub_workflow(self, path: Path, workflow_id: str) -> None:
-        """Check that ``workflow_id`` exists (and record the call for cycle detection)."""
+    def tool(self, path: Path, name: str, args: Mapping[str, Any] | None = None) -> None:
+        """Check that ``name`` is a callable tool (and ``args`` fit its input schema)."""
+        ...
+
+    def sub_workflow(
+        self, path: Path, workflow_id: str, args: Mapping[str, Any] | None = None
+    ) -> None:
+        """Check that ``workflow_id`` exists and ``args`` fit its params.
+
+        The call is recorded for cycle detection.
+        """
         ...
 
     def expression(self, path: Path, text: str, *, local: Collection[str] = ()) -> None:

@@ -51,7 +51,7 @@ class WorkflowKind(StepKind[WorkflowNode]):
         return [ReferenceSource(node.args, (*here, "args"))]
 
     def check_step(self, node: WorkflowNode, checks: NodeChecks, here: Path) -> None:
-        checks.sub_workflow((*here, "workflow"), node.workflow)
+        checks.sub_workflow((*here, "workflow"), node.workflow, node.args)
 
     async def run_step(
         self, node: WorkflowNode, full_id: str, prefix: str, scope: Scope, run: RunServices

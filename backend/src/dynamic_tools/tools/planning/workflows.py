@@ -26,21 +26,13 @@ from typing import Any
 
 from dynamic_tools.engine.models import Workflow
 from dynamic_tools.engine.nodes import kind_of, tools_called
+from dynamic_tools.engine.params import JSON_TYPES
 from dynamic_tools.tools.planning.text import Match, rank, tokens
 
 MARGIN = 1.5
 """How far the best competitor's score must lead the next one's to be suggested."""
 MIN_COVERAGE = 2 / 3
 """Share of the goal's known terms a workflow must contain to compete at all."""
-
-JSON_TYPES = {
-    "str": "string",
-    "int": "integer",
-    "float": "number",
-    "bool": "boolean",
-    "list": "array",
-    "dict": "object",
-}
 
 
 @dataclass(frozen=True)
