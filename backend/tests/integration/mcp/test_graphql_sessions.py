@@ -195,7 +195,10 @@ async def test_graphql_headers_are_checked(start_server: Callable[..., str]) -> 
 async def test_query_post_processes_rows_with_sql(
     gateway: str, graph: GraphQLApi, fake_llm: FakeLLM
 ) -> None:
-    listing = '{ flights(origin: "AMS", destination: "BCN", date: "2026-12-01") { airline price seatsAvailable } }'
+    listing = (
+        '{ flights(origin: "AMS", destination: "BCN", date: "2026-12-01") '
+        "{ airline price seatsAvailable } }"
+    )
     fake_llm.script(tool_call("flights_graphql", {"query": listing}))
     sql = "SELECT airline, price FROM result WHERE seatsAvailable > 0 ORDER BY price"
     async with mcp_client(gateway, headers=session(graph)) as client:

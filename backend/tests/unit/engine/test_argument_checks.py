@@ -46,7 +46,9 @@ workflows:
       count: {type: int, required: true}
       label: {type: str, required: true}
     graph:
-      noop: {call: search_hotels, args: {city: Paris, checkin: "2026-12-01", checkout: "2026-12-03"}}
+      noop:
+        call: search_hotels
+        args: {city: Paris, checkin: "2026-12-01", checkout: "2026-12-03"}
 """
 
 
