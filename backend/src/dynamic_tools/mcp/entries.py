@@ -60,8 +60,21 @@ class SessionView:
     #: a GraphQL API's free query tools, by the core tool they serve (``{prefix}_query``,
     #: ``{prefix}_execute``); empty for REST
     core_tools: dict[str, ToolConfig] = field(default_factory=dict)
+    #: what the session's documents could not serve: ``{header, url, workflow, violations}``
+    problems: list[dict[str, Any]] = field(default_factory=list)
+    #: natural-language guides (markdown) X-Workflow-Resources gave, by domain
+    guide_texts: dict[str, str] = field(default_factory=dict)
     entries: dict[str, ToolEntry] = field(default_factory=dict)
     tools: list[types.Tool] = field(default_factory=list)
+    #: names a tool also answers to, unlisted (the seeds' ``_plan`` for ``{prefix}_plan``)
+    aliases: dict[str, str] = field(default_factory=dict)
+
+    def entry(self, name: str) -> ToolEntry | None:
+        """The tool ``tools/call`` names: listed, or by one of its aliases."""
+        found = self.entries.get(name)
+        if found is None and name in self.aliases:
+            found = self.entries.get(self.aliases[name])
+        return found
 
     def get_multiple(self, names: list[str]) -> tuple[list[ToolConfig], list[str]]:
         """The session's API tools by name (the pipeline's tool source)."""

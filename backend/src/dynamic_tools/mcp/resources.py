@@ -1,7 +1,11 @@
 """Workflow resources (seed 000 strategy 2): a guide per domain and a JSON graph per workflow.
 
-- ``workflow://{domain}/overview`` — markdown: the domain's workflows, their steps, the rules;
-- ``workflow://{domain}/{workflow}`` — JSON: the structured graph of one workflow.
+- ``workflow://{domain}/overview`` — markdown: the team's guide (X-Workflow-Resources) when
+  given, then the domain's workflows, their steps, the rules;
+- ``workflow://{domain}/graph`` — JSON: the domain's dependency graph (nodes and edges);
+- ``workflow://{domain}/{workflow}`` — JSON: the structured graph of one workflow;
+- ``dynamic-tools://session/problems`` — JSON: what the session's documents could not serve
+  (listed only when there is something).
 
 Both are listed as resources and as resource templates. ``ENABLE_WORKFLOWS=false`` removes them.
 Further resources (the authoring ones of seed 003) register through :attr:`ResourceSet.extra`.
@@ -17,9 +21,10 @@ import mcp_types as types
 
 from dynamic_tools.errors import NotFoundError
 from dynamic_tools.mcp.entries import SessionView
-from dynamic_tools.mcp.workflow_text import overview, workflow_graph
+from dynamic_tools.mcp.workflow_text import dependency_graph, overview, workflow_graph
 
 SCHEME = "workflow://"
+PROBLEMS = "dynamic-tools://session/problems"
 Reader = Callable[[SessionView], Awaitable[tuple[str, str]]]  # → (mime type, text)
 
 
@@ -44,13 +49,32 @@ class ResourceSet:
     def listing(self, view: SessionView) -> list[types.Resource]:
         """Every resource of the session."""
         items = [e.resource for e in self.extra]
-        for domain in sorted(set(view.domains.values())):
+        if view.problems:
+            items.append(
+                types.Resource(
+                    uri=PROBLEMS,
+                    name="session document problems",
+                    description=f"{len(view.problems)} workflow(s) of this session's documents "
+                    "could not be served, each with its violations (JSON).",
+                    mime_type="application/json",
+                )
+            )
+        for domain in sorted(set(view.domains.values()) | set(view.guide_texts)):
             items.append(
                 types.Resource(
                     uri=f"{SCHEME}{domain}/overview",
                     name=f"{domain} overview",
                     description=f"How the {domain} workflows and tools fit together (markdown).",
                     mime_type="text/markdown",
+                )
+            )
+            items.append(
+                types.Resource(
+                    uri=f"{SCHEME}{domain}/graph",
+                    name=f"{domain} dependency graph",
+                    description=f"The {domain} workflows and the tools they call, as nodes and "
+                    "edges (JSON).",
+                    mime_type="application/json",
                 )
             )
         for workflow_id, workflow in {**view.guides, **view.workflows}.items():
@@ -94,15 +118,22 @@ class ResourceSet:
             found = await reader(view, uri)
             if found is not None:
                 return _contents(uri, *found)
+        if uri == PROBLEMS and view.problems:
+            return _contents(uri, "application/json", json.dumps(view.problems, indent=2))
         if uri.startswith(SCHEME):
             domain, _, name = uri[len(SCHEME) :].partition("/")
             every = {**view.guides, **view.workflows}
             in_domain = {w: wf for w, wf in every.items() if view.domains[w] == domain}
-            if in_domain and name == "overview":
-                tools = [t for t in view.api_tools.values()]
-                return _contents(
-                    uri, "text/markdown", overview(domain, in_domain, tools, view.hints)
+            guide = view.guide_texts.get(domain)
+            if (in_domain or guide) and name == "overview":
+                tools = list(view.api_tools.values())
+                text = overview(
+                    domain, in_domain, tools, view.hints, served=view.workflows, guide=guide
                 )
+                return _contents(uri, "text/markdown", text)
+            if (in_domain or guide) and name == "graph":
+                graph = dependency_graph(domain, in_domain, view.workflows, view.hints)
+                return _contents(uri, "application/json", json.dumps(graph, indent=2))
             if name in in_domain:
                 graph = workflow_graph(name, in_domain[name], domain=domain)
                 return _contents(uri, "application/json", json.dumps(graph, indent=2, default=str))

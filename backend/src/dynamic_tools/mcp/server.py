@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -35,7 +36,7 @@ from dynamic_tools.errors import DynamicToolsError, InvalidInputError
 from dynamic_tools.logs import bind_correlation_id
 from dynamic_tools.mcp.arguments import check_arguments
 from dynamic_tools.mcp.channel import channel_for
-from dynamic_tools.mcp.client_log import ClientLog
+from dynamic_tools.mcp.client_log import ClientLog, session_key
 from dynamic_tools.mcp.completion import complete
 from dynamic_tools.mcp.confirmation import confirmed, not_confirmed
 from dynamic_tools.mcp.entries import Result, SessionView, ToolCall, ToolEntry
@@ -62,6 +63,7 @@ from dynamic_tools.settings import Settings
 # Lists longer than this are paged: one 1,000-tool answer is ~1.5 MB, over the 1 MiB event
 # size the SDK client accepts by default. Shorter lists come whole (no cursor to follow).
 TOOLS_PAGE = 400
+MAX_REPORTED = 10_000  # (session, view) pairs told of their documents' problems
 
 INSTRUCTIONS = """\
 Dynamic Tools turns HTTP APIs into tools you can use safely. Choose in this order:
@@ -82,6 +84,7 @@ class McpEndpoint:
         self.surface = surface
         self.resources = resources or ResourceSet()
         self.client_log = ClientLog()
+        self._reported: OrderedDict[tuple[str | None, int], None] = OrderedDict()
         self.updates = ResourceUpdates(self.resources.read, self._view_of, self._generation)
         self.server: Server[Any] = _TaskAwareServer(
             "dynamic-tools",
@@ -147,6 +150,23 @@ class McpEndpoint:
         except DynamicToolsError as exc:
             raise invalid_params(exc) from None
 
+    async def _report_problems(self, ctx: Any, view: SessionView) -> None:
+        """Tell the session, once per view, which workflows of its documents were left out."""
+        key = (session_key(ctx), id(view))
+        if key in self._reported:
+            return
+        left_out = [f"{p['header']}: {p['workflow']}" for p in view.problems]
+        data = {
+            "event": "session_documents",
+            "message": f"{len(left_out)} workflow(s) of this session's documents are not "
+            "served; read dynamic-tools://session/problems for the violations",
+            "left_out": left_out,
+        }
+        if await self.client_log.send(ctx, "warning", data):  # sent: not again for this view
+            self._reported[key] = None
+            while len(self._reported) > MAX_REPORTED:
+                self._reported.popitem(last=False)
+
     def header_schema(self, name: str) -> dict[str, Any] | None:
         """The schema ``Mcp-Param-*`` headers of a 2026-07-28 ``tools/call`` are checked against.
 
@@ -167,6 +187,8 @@ class McpEndpoint:
         self, ctx: Any, params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         view = await self.view_for(ctx)
+        if view.problems:
+            await self._report_problems(ctx, view)
         cursor = params.cursor if params is not None else None
         if cursor is None and len(view.tools) <= TOOLS_PAGE:
             return types.ListToolsResult(tools=view.tools)
@@ -179,7 +201,7 @@ class McpEndpoint:
 
     async def _call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> Result:
         view = await self.view_for(ctx)
-        entry = view.entries.get(params.name)
+        entry = view.entry(params.name)
         if entry is None:
             raise unknown_tool(params.name)
         try:

@@ -18,11 +18,16 @@ import json
 import time
 from collections import OrderedDict
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from dynamic_tools.document_workers import DocumentWorkers
-from dynamic_tools.engine.loaders import load_document
+from dynamic_tools.engine.loaders import (
+    LoadedDocument,
+    detect_format,
+    load_document,
+    parse_raw,
+)
 from dynamic_tools.engine.models import WorkflowDocument
 from dynamic_tools.engine.validator import validate_document
 from dynamic_tools.errors import DynamicToolsError, InvalidInputError, WorkflowInvalidError
@@ -57,11 +62,18 @@ class SessionApi:
 
 @dataclass(frozen=True)
 class SessionWorkflows:
-    """The valid workflows of one workflow document."""
+    """What one header's document gave: its valid workflows, and every problem.
 
-    document: WorkflowDocument
+    ``problems`` holds one entry per workflow left out (``{workflow, violations}``): nothing is
+    dropped silently. ``guide`` is the text of a natural-language guide (markdown), which
+    ``X-Workflow-Resources`` may give instead of a workflow document.
+    """
+
+    document: WorkflowDocument | None
     content_hash: str
     valid: list[str]
+    problems: list[dict[str, Any]] = field(default_factory=list)
+    guide: str | None = None
 
 
 class _Lru(OrderedDict[str, Any]):
@@ -213,24 +225,17 @@ class SessionSources:
             cached: SessionWorkflows = self._derived[key]
             return cached
         try:
-            document, errors = await self.workers.run(
+            found: SessionWorkflows = await self.workers.run(
                 load_session_workflows,
                 fetched,
                 None if known_tools is None else dict(known_tools),
+                digest,
+                header == "x-workflow-resources",
                 field=f"header:{header}",
             )
         except WorkflowInvalidError as exc:
             exc.context = {**exc.context, "header": header, "source": fetched.source}
             raise
-        failing = {str(v["path"]).split(".")[1] for v in errors if str(v["path"]).count(".")}
-        valid = [w for w in document.workflows if w not in failing]
-        if not valid:
-            raise WorkflowInvalidError(
-                f"no workflow of the document at {header} validates",
-                violations=errors,
-                context={"header": header, "source": fetched.source},
-            )
-        found = SessionWorkflows(document, digest, valid)
         return self._derived.remember(key, found)  # type: ignore[no-any-return]
 
 
@@ -246,10 +251,67 @@ def graphql_tools(source: Any, endpoint: str) -> tuple[list[ToolConfig], str]:
 
 
 def load_session_workflows(
-    fetched: FetchedDocument, known_tools: dict[str, Any] | None
-) -> tuple[WorkflowDocument, list[dict[str, Any]]]:
-    """The document and its errors (a document worker's task)."""
+    fetched: FetchedDocument, known_tools: dict[str, Any] | None, digest: str, guide_ok: bool
+) -> SessionWorkflows:
+    """The document's valid workflows and a problem per one left out (a document worker's task).
+
+    A workflow that does not fit the format, or does not validate, is left out and reported;
+    the others are served. Text that is not a workflow document at all is a guide when
+    ``guide_ok`` (``X-Workflow-Resources``), else :class:`WorkflowInvalidError`.
+    """
     text = fetched.content.decode("utf-8", errors="replace")
-    loaded = load_document(text, name=fetched.location.rsplit("/", 1)[-1])
+    name = fetched.location.rsplit("/", 1)[-1]
+    if guide_ok and not looks_like_workflow_document(text, name):
+        return SessionWorkflows(None, digest, [], guide=text)
+    try:
+        loaded = load_document(text, name=name)
+        problems: dict[str, list[dict[str, Any]]] = {}
+    except WorkflowInvalidError as exc:
+        loaded, problems = _without_broken_workflows(text, name, exc)
     report = validate_document(loaded, known_tools=known_tools)
-    return loaded.document, [v.to_dict() for v in report.errors]
+    for violation in report.errors:
+        problems.setdefault(_workflow_of(violation.path), []).append(violation.to_dict())
+    valid = [w for w in loaded.document.workflows if w not in problems]
+    listed = [{"workflow": w, "violations": v} for w, v in problems.items()]
+    return SessionWorkflows(loaded.document if valid else None, digest, valid, listed)
+
+
+def looks_like_workflow_document(text: str, name: str) -> bool:
+    """XML, or YAML/JSON whose top level is a mapping with ``workflows`` (not prose)."""
+    fmt = detect_format(name, text)
+    if fmt == "xml":
+        return True
+    try:
+        raw, _ = parse_raw(text, fmt)
+    except WorkflowInvalidError:
+        return False
+    return isinstance(raw, dict) and "workflows" in raw
+
+
+def _workflow_of(path: str) -> str:
+    parts = path.split(".")
+    return parts[1] if len(parts) > 1 and parts[0] == "workflows" else "(document)"
+
+
+def _without_broken_workflows(
+    text: str, name: str, error: WorkflowInvalidError
+) -> tuple[LoadedDocument, dict[str, list[dict[str, Any]]]]:
+    """The document without the workflows the model refused; their violations by workflow.
+
+    Raises:
+        WorkflowInvalidError: the document itself is broken (not only some of its workflows),
+            or no workflow is left.
+    """
+    problems: dict[str, list[dict[str, Any]]] = {}
+    for violation in error.violations:
+        problems.setdefault(_workflow_of(str(violation.get("path", ""))), []).append(violation)
+    fmt = detect_format(name, text)
+    raw, lines = parse_raw(text, fmt)
+    workflows = raw.get("workflows") if isinstance(raw, dict) else None
+    if "(document)" in problems or not isinstance(workflows, dict):
+        raise error
+    kept = {w: v for w, v in workflows.items() if w not in problems}
+    if not kept:
+        raise error
+    document = WorkflowDocument.model_validate({**raw, "workflows": kept})
+    return LoadedDocument(document, fmt, raw, lines), problems

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import mcp_types as types
+from loguru import logger
 
 from dynamic_tools.definitions.authoring import Target, WorkflowAuthoring
 from dynamic_tools.definitions.repository import PreparedRun
@@ -70,6 +71,8 @@ if TYPE_CHECKING:
     from dynamic_tools.bootstrap import Services
 
 MAX_VIEWS = 64
+SEED_PLANNER = "_plan"
+"""The planner's name in the seeds: ``{prefix}_plan`` answers to it too (unlisted)."""
 REFETCH_S = 60.0
 
 
@@ -220,18 +223,51 @@ class McpSurface:
                 "x-workflow-url",
                 known_tools=_callable_tools(view, services.registry.input_schemas()),
             )
+            _note_problems(view, "X-Workflow-URL", config.workflow_url, found.problems)
             view.document = found.document
             view.document_version = found.content_hash[:16]
-            for workflow_id in found.valid:
-                view.workflows[workflow_id] = found.document.workflows[workflow_id]
-                view.domains[workflow_id] = found.document.domain
+            if found.document is not None:
+                for workflow_id in found.valid:
+                    view.workflows[workflow_id] = found.document.workflows[workflow_id]
+                    view.domains[workflow_id] = found.document.domain
         if config.workflow_resources_url is not None:
-            guides = await self.sources.workflows(
-                config.workflow_resources_url, "x-workflow-resources", known_tools=None
-            )
-            for workflow_id in guides.valid:
-                view.guides[workflow_id] = guides.document.workflows[workflow_id]
-                view.domains.setdefault(workflow_id, guides.document.domain)
+            await self._load_guides(view, config.workflow_resources_url)
+
+    async def _load_guides(self, view: SessionView, url: str) -> None:
+        """X-Workflow-Resources: a markdown guide, or workflows served as guides only."""
+        guides = await self.sources.workflows(url, "x-workflow-resources", known_tools=None)
+        _note_problems(view, "X-Workflow-Resources", url, guides.problems)
+        if guides.guide is not None:
+            domains = set(view.domains.values())
+            domain = domains.pop() if len(domains) == 1 else view.prefix
+            view.guide_texts[domain] = guides.guide
+            return
+        assert guides.document is not None or not guides.valid
+        for workflow_id in guides.valid:
+            if workflow_id in view.workflows:
+                _note_problems(
+                    view,
+                    "X-Workflow-Resources",
+                    url,
+                    [
+                        {
+                            "workflow": workflow_id,
+                            "violations": [
+                                {
+                                    "path": f"workflows.{workflow_id}",
+                                    "rule": "collision",
+                                    "message": f"'{workflow_id}' is also a served workflow "
+                                    f"(w_{workflow_id}); the served one is shown",
+                                    "severity": "warning",
+                                }
+                            ],
+                        }
+                    ],
+                )
+                continue
+            assert guides.document is not None
+            view.guides[workflow_id] = guides.document.workflows[workflow_id]
+            view.domains.setdefault(workflow_id, guides.document.domain)
 
     # --- the core layer: API tools, query, planner, execute ----------------------------------
     def _add_api_layer(self, view: SessionView) -> None:
@@ -253,6 +289,7 @@ class McpSurface:
             )
             view.add(ToolEntry(query, "core", self._query))
             view.add(ToolEntry(plan_tool(view.prefix, view.label), "planner", _plan_handler(view)))
+            view.aliases[SEED_PLANNER] = f"{view.prefix}_plan"
             free = view.core_tools.get(f"{view.prefix}_execute")
             if free is None:
                 execute = execute_tool(view.prefix, view.label, names)
@@ -323,6 +360,19 @@ RESUME_TOOL = types.Tool(
         read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=True
     ),
 )
+
+
+def _note_problems(
+    view: SessionView, header: str, url: str, problems: list[dict[str, Any]]
+) -> None:
+    """Keep what a session's document could not serve (a resource and a log message show it)."""
+    for problem in problems:
+        view.problems.append({"header": header, "url": url, **problem})
+        logger.bind(header=header, workflow=problem.get("workflow")).warning(
+            "session document problem: {} workflow '{}' left out",
+            header,
+            problem.get("workflow"),
+        )
 
 
 def _callable_tools(

@@ -210,7 +210,7 @@ class TaskRuntime:
         ttl = self._ttl(params.get("task"))
         owner = self.owner_of(ctx)
         view = await self.endpoint.view_for(ctx)
-        entry = view.entries.get(name)
+        entry = view.entry(name)
         if entry is None:
             raise unknown_tool(name)
         if entry.start_task is None and entry.start_job is None:

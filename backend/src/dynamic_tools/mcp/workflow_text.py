@@ -3,17 +3,18 @@
 - :func:`tool_description` — the ``w_<id>`` description block: the workflow's shape in text,
   where it pauses, its failure behaviour and its params;
 - :func:`workflow_graph` — the structured JSON graph served as ``workflow://{domain}/{id}``;
-- :func:`overview` — the natural-language guide served as ``workflow://{domain}/overview``.
+- :func:`overview` — the natural-language guide served as ``workflow://{domain}/overview``;
+- :func:`dependency_graph` — nodes and edges served as ``workflow://{domain}/graph``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from dynamic_tools.definitions.step_views import step_order
 from dynamic_tools.engine.models import Workflow
-from dynamic_tools.engine.nodes import kind_of, tools_called
+from dynamic_tools.engine.nodes import kind_of, sub_workflows, tools_called
 from dynamic_tools.tools.models import ToolConfig, ToolHints
 
 
@@ -111,12 +112,25 @@ def overview(
     workflows: Mapping[str, Workflow],
     tools: Sequence[ToolConfig],
     hints: Mapping[str, ToolHints],
+    *,
+    served: Collection[str] | None = None,
+    guide: str | None = None,
 ) -> str:
-    """The natural-language guide of a domain: its workflows, the steps and the rules."""
+    """The natural-language guide of a domain: its workflows, the steps and the rules.
+
+    Only tools that exist are named: a workflow in ``served`` is the tool ``w_<id>``, any
+    other (a guide of X-Workflow-Resources) is marked as a guide. ``guide`` (the team's own
+    markdown) comes first, the generated part after it.
+    """
     by_name = {t.name: t for t in tools}
-    lines = [f"# {domain} — Workflow Guide", "", "## Available Workflows", ""]
+    lines = [guide.rstrip(), "", "---", ""] if guide else []
+    if not workflows:
+        return "\n".join(lines).rstrip() + "\n"
+    lines += [f"# {domain} — Workflow Guide", "", "## Available Workflows", ""]
     for index, (workflow_id, workflow) in enumerate(workflows.items(), start=1):
-        lines.append(f"### {index}. {workflow.description or workflow_id} (`w_{workflow_id}`)")
+        is_tool = served is None or workflow_id in served
+        what = f"`w_{workflow_id}`" if is_tool else "a guide: no tool runs it"
+        lines.append(f"### {index}. {workflow.description or workflow_id} ({what})")
         lines.append("Steps: " + shape_lines(workflow)[0])
         for line in shape_lines(workflow)[1:]:
             lines.append(f"- {line.strip()}")
@@ -137,6 +151,51 @@ def overview(
     if rules:
         lines += ["## Rules", *rules]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def dependency_graph(
+    domain: str,
+    workflows: Mapping[str, Workflow],
+    served: Collection[str],
+    hints: Mapping[str, ToolHints],
+) -> dict[str, Any]:
+    """The domain's dependency graph (``workflow://{domain}/graph``) as nodes and edges.
+
+    Nodes: the workflows (``w_<id>`` when served, the bare id for a guide) and the tools they
+    call. Edges: ``calls`` (workflow → tool), ``runs`` (workflow → sub-workflow), and the
+    tools' hints ``next`` / ``requires`` (tool → tool) among those tools.
+    """
+
+    def workflow_node(workflow_id: str) -> str:
+        return f"w_{workflow_id}" if workflow_id in served else workflow_id
+
+    nodes: dict[str, dict[str, Any]] = {}
+    edges: list[dict[str, str]] = []
+    for workflow_id, workflow in workflows.items():
+        node = workflow_node(workflow_id)
+        nodes[node] = {
+            "id": node,
+            "kind": "workflow" if workflow_id in served else "guide",
+            "workflow": workflow_id,
+            "description": workflow.description,
+        }
+        for tool in tools_called(workflow.graph.values()):
+            nodes.setdefault(tool, {"id": tool, "kind": "tool"})
+            edges.append({"from": node, "to": tool, "kind": "calls"})
+        for sub in sorted(sub_workflows(workflow.graph.values())):
+            edges.append({"from": node, "to": workflow_node(sub), "kind": "runs"})
+    tools = [n for n, v in nodes.items() if v["kind"] == "tool"]
+    for tool in tools:
+        tool_hints = hints.get(tool)
+        if tool_hints is None:
+            continue
+        for target in tool_hints.next:
+            if target in nodes:
+                edges.append({"from": tool, "to": target, "kind": "next"})
+        for source in tool_hints.requires:
+            if source in nodes:
+                edges.append({"from": source, "to": tool, "kind": "requires"})
+    return {"domain": domain, "nodes": list(nodes.values()), "edges": edges}
 
 
 def _first_sentence(text: str) -> str:

@@ -21,18 +21,38 @@ from dynamic_tools.tools.openapi.issues import Issue
 
 __all__ = ["convert_graphql", "looks_like_graphql"]
 
-_SDL_START = re.compile(
-    rb"^\s*(\"\"\"|#|schema\b|type\b|extend\b|interface\b|enum\b|input\b|"
-    rb"scalar\b|union\b|directive\b|\")"
+_KEYWORDS = frozenset(
+    {"schema", "type", "extend", "interface", "enum", "input", "scalar", "union", "directive"}
 )
+_SCAN_LINES = 2_000
 
 
 def looks_like_graphql(content: bytes) -> bool:
-    """SDL text, or an introspection answer (``{"data": {"__schema": …}}`` or ``__schema``)."""
-    if _SDL_START.match(content[:2048]):
-        return True
-    head = content[:4096].lstrip()
-    return head.startswith(b"{") and b'"__schema"' in content[:65536]
+    """Whether ``content`` is a GraphQL schema.
+
+    SDL text (its first definition keyword, past comments and descriptions), or an
+    introspection answer (``{"data": {"__schema": …}}`` or ``{"__schema": …}``).
+    """
+    head = content[:65536]
+    if head.lstrip().startswith(b"{"):
+        return b'"__schema"' in head
+    text = head.decode("utf-8", errors="replace")
+    in_description = False
+    for line in text.splitlines()[:_SCAN_LINES]:
+        stripped = line.strip()
+        if in_description:
+            in_description = '"""' not in stripped
+            continue
+        if not stripped or stripped.startswith("#"):
+            continue
+        if stripped.startswith('"""'):
+            in_description = stripped.count('"""') == 1
+            continue
+        if stripped.startswith('"'):
+            continue  # a one-line description
+        word = re.match(r"[A-Za-z_]+", stripped)
+        return word is not None and word.group() in _KEYWORDS
+    return False
 
 
 def convert_graphql(content: bytes, options: ConversionOptions) -> ConversionResult:

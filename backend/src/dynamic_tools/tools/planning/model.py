@@ -103,15 +103,26 @@ class Undecided:
 
 @dataclass(frozen=True)
 class Candidate:
-    """A workflow that matched the goal, with its BM25 score."""
+    """A workflow that matched the goal.
+
+    ``score`` is its fit (what orders candidates: the pick has the highest), ``bm25`` its BM25
+    score (one part of the fit).
+    """
 
     workflow: WorkflowSummary
     score: float
+    bm25: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
-        """``{"id", "tool", "description", "score"}``."""
+        """``{"id", "tool", "description", "score", "bm25"}``."""
         w = self.workflow
-        return {"id": w.id, "tool": w.tool, "description": w.description, "score": self.score}
+        return {
+            "id": w.id,
+            "tool": w.tool,
+            "description": w.description,
+            "score": self.score,
+            "bm25": self.bm25,
+        }
 
 
 @dataclass(frozen=True)

@@ -51,7 +51,12 @@ from dynamic_tools.tools.planning.model import (
     render_summary,
 )
 from dynamic_tools.tools.planning.text import Match, rank, tokens
-from dynamic_tools.tools.planning.workflows import WorkflowSummary, clear_winner, rank_workflows
+from dynamic_tools.tools.planning.workflows import (
+    WorkflowSummary,
+    clear_winner,
+    fit,
+    rank_workflows,
+)
 
 MAX_ALTERNATIVES = 5
 MAX_GOAL_CHARS = 2_000
@@ -92,20 +97,20 @@ def plan_goal(
     vocabulary |= {w for wf in workflows for w in wf.document()}
     known = tuple(w for w in dict.fromkeys(tokens(goal)) if w in vocabulary)
     ranked = rank_workflows(known, workflows) if known else []
-    candidates = [Candidate(w, round(m.score, 4)) for w, m in ranked if m.score > 0]
-    winner = clear_winner(ranked, known)
-    if winner is not None:
-        workflow, match = winner
+    candidates = sorted(
+        (Candidate(w, fit(w, m, known), round(m.score, 4)) for w, m in ranked if m.score > 0),
+        key=lambda c: -c.score,
+    )
+    if clear_winner(ranked, known) is not None:  # the best fit is the pick: it leads clearly
+        pick = candidates[0]
         plan = Plan(
             goal=goal,
             kind="workflow",
             summary="",
             goal_terms=known,
-            workflow=workflow,
-            score=round(match.score, 4),
-            alternatives=tuple(c for c in candidates if c.workflow is not workflow)[
-                :MAX_ALTERNATIVES
-            ],
+            workflow=pick.workflow,
+            score=pick.score,
+            alternatives=tuple(candidates[1 : 1 + MAX_ALTERNATIVES]),
         )
         return _with_summary(plan)
     alternatives = tuple(candidates[:MAX_ALTERNATIVES])

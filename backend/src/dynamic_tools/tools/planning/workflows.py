@@ -160,6 +160,19 @@ def clear_winner(
     return None
 
 
+def fit(workflow: WorkflowSummary, match: Match, goal_terms: Sequence[str]) -> float:
+    """One number that orders workflows as the rule above does, so the pick scores best.
+
+    By the share of the goal's known terms the workflow contains, then the goal's verb in its
+    id, then how many words of its id the goal names, then BM25 (each step weighs more than
+    every later one together, for goals of up to 50 known terms).
+    """
+    acting = bool(goal_terms) and goal_terms[0] in tokens(workflow.id)
+    named = len(set(tokens(workflow.id))) if _named(workflow, goal_terms) else 0
+    bm25 = match.score / (1 + match.score) if match.score > 0 else 0.0
+    return round(match.coverage + 0.005 * acting + 0.0005 * min(named, 9) + 0.0004 * bm25, 6)
+
+
 def _named(workflow: WorkflowSummary, goal_terms: Sequence[str]) -> bool:
     id_terms = set(tokens(workflow.id))
     return bool(id_terms) and id_terms <= set(goal_terms)
