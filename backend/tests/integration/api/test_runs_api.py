@@ -271,3 +271,14 @@ async def test_events_stream_live_over_http(settings: Settings) -> None:
             ]
             bad = await http.get(f"/runs/{run_id}/events", headers={"Last-Event-ID": "x"})
             assert bad.status_code == 422
+
+
+async def test_unknown_body_fields_are_refused_by_name(client: httpx.AsyncClient) -> None:
+    started = await client.post(
+        "/workflows/book_flight/runs", json={"params": {"origin": "AMS"}, "bogus": 1}
+    )
+    resumed = await client.post("/runs/nope/resume", json={"values": {}, "extra": True})
+    listed = (await client.get("/runs")).json()["runs"]
+    assert started.status_code == 422 and "bogus" in started.text
+    assert resumed.status_code == 422 and "extra" in resumed.text
+    assert listed == []  # nothing started

@@ -28,7 +28,7 @@ MAX_POSITION = 2**53 - 1
 class ResumeBody(BaseModel):
     """The answer to the yield a run waits on."""
 
-    model_config = ConfigDict(strict=True)
+    model_config = ConfigDict(strict=True, extra="forbid")
 
     values: dict[str, Any] = Field(default_factory=dict)
     node_id: str | None = Field(

@@ -49,7 +49,7 @@ workflows:
 class DocumentBody(BaseModel):
     """A workflow document as text."""
 
-    model_config = ConfigDict(strict=True)  # JSON types as documented: no "1" for 1
+    model_config = ConfigDict(strict=True, extra="forbid")  # no "1" for 1, no unknown field
 
     content: str = Field(max_length=MAX_DOCUMENT_BYTES, examples=[_EXAMPLE])
     format: Literal["yaml", "json", "xml"] | None = Field(
@@ -74,7 +74,7 @@ class SaveBody(DocumentBody):
 class RenameBody(BaseModel):
     """The new id of a workflow."""
 
-    model_config = ConfigDict(strict=True)
+    model_config = ConfigDict(strict=True, extra="forbid")
 
     new_id: str = Field(pattern=IDENTIFIER)
     expected_version: str | None = None
@@ -83,7 +83,7 @@ class RenameBody(BaseModel):
 class RunBody(BaseModel):
     """Parameters of a new run."""
 
-    model_config = ConfigDict(strict=True)
+    model_config = ConfigDict(strict=True, extra="forbid")
 
     params: dict[str, Any] = Field(default_factory=dict)
 
@@ -91,7 +91,7 @@ class RunBody(BaseModel):
 class DryRunBody(BaseModel):
     """A dry run: params, a mock answer per tool, answers to yields."""
 
-    model_config = ConfigDict(strict=True)
+    model_config = ConfigDict(strict=True, extra="forbid")
 
     params: dict[str, Any] = Field(default_factory=dict)
     mocks: dict[str, Any] = Field(
