@@ -714,6 +714,9 @@ export interface paths {
         /**
          * Replace a tool
          * @description Validate and rewrite the tool in the file it came from.
+         *
+         *     What ``GET /tools/{name}`` answered is accepted as is: its derived fields (``endpoint``,
+         *     ``input_schema``, ``effective_annotations``) are dropped when they are what GET shows.
          */
         put: operations["update_tool_tools__name__put"];
         post?: never;

@@ -71,3 +71,32 @@ async def test_crud_on_a_seeded_registry_never_touches_the_examples(
     assert not (root / "tools" / "get_fare_rules.yaml").exists()
     assert "Edited in the runtime copy" in (root / "tools" / "search_flights.yaml").read_text()
     assert tree_digest(EXAMPLES) == before
+
+
+async def test_what_get_answers_put_accepts_as_is(
+    tmp_path: Path, make_settings: Callable[..., Settings]
+) -> None:
+    root = tmp_path / "registry"
+    settings = make_settings(registry_config_path=root / "config.yaml", seed_examples_from=EXAMPLES)
+    async with app_client(create_app(settings)) as client:
+        shown = (await client.get("/tools/search_flights")).json()
+        same = await client.put("/tools/search_flights", json=shown)
+        edited = {**shown, "description": "Search flights (edited from GET)"}
+        changed = await client.put("/tools/search_flights", json=edited)
+        forged = await client.put(
+            "/tools/search_flights", json={**shown, "input_schema": {"type": "object"}}
+        )
+        again = (await client.get("/tools/search_flights")).json()
+        copied = await client.post("/tools", json={**shown, "name": "search_flights_copy"})
+        missing = await client.put("/tools/nope", json=shown)
+    assert same.status_code == 200, same.text
+    assert same.json() == shown  # nothing changed
+    assert changed.status_code == 200 and again["description"] == "Search flights (edited from GET)"
+    assert forged.status_code == 422
+    assert forged.json()["violations"][0] == {
+        "path": "input_schema",
+        "rule": "read_only",
+        "message": "derived; cannot be set",
+    }
+    assert copied.status_code == 422 and "endpoint" in copied.text  # a new tool: no derived fields
+    assert missing.status_code == 404

@@ -10,6 +10,7 @@ from fastapi import APIRouter, Body, Path, Query, Response, status
 from dynamic_tools.api.deps import RegistryDep
 from dynamic_tools.api.responses import BODY, PARAMS, errors, inline_schema
 from dynamic_tools.api.tool_models import ToolList, ToolsReloaded, ToolView
+from dynamic_tools.errors import InvalidInputError
 from dynamic_tools.tools.models import TOOL_NAME_PATTERN, ToolConfig
 from dynamic_tools.tools.registry import ToolRegistry, dump_tool
 
@@ -40,6 +41,34 @@ def tool_view(registry: ToolRegistry, name: str) -> dict[str, Any]:
     view["input_schema"] = resolved.input_schema()
     view["effective_annotations"] = resolved.effective_annotations.model_dump()
     return view
+
+
+DERIVED = ("endpoint", "input_schema", "effective_annotations")
+"""Fields GET adds to a tool's file form: computed from it, so never written."""
+
+
+def without_derived(body: dict[str, Any], shown: dict[str, Any] | None) -> dict[str, Any]:
+    """``body`` without the derived fields GET showed, so what GET answers PUT accepts as is.
+
+    A derived field given with another value than GET shows is refused by name: it cannot be
+    set (change what it is derived from).
+
+    Raises:
+        InvalidInputError: a derived field differs from what it is.
+    """
+    changed = [
+        name for name in DERIVED if name in body and (shown is None or body[name] != shown[name])
+    ]
+    if changed:
+        raise InvalidInputError(
+            f"{', '.join(changed)} cannot be set: derived from the tool's api, parameters and "
+            "annotations (change those, or leave the derived fields out)",
+            violations=[
+                {"path": name, "rule": "read_only", "message": "derived; cannot be set"}
+                for name in changed
+            ],
+        )
+    return {k: v for k, v in body.items() if k not in DERIVED}
 
 
 def _summary(tool: ToolConfig) -> dict[str, Any]:
@@ -88,7 +117,8 @@ async def get_tool(name: ToolName, registry: RegistryDep) -> dict[str, Any]:
 )
 async def create_tool(registry: RegistryDep, body: ToolBody) -> dict[str, Any]:
     """Validate and write a new tool file ``<name>.yaml``; 409 if the name exists."""
-    tool = await asyncio.to_thread(registry.create, body)  # validates, writes, reloads
+    config = without_derived(body, None)
+    tool = await asyncio.to_thread(registry.create, config)  # validates, writes, reloads
     return tool_view(registry, tool.name)
 
 
@@ -96,8 +126,14 @@ async def create_tool(registry: RegistryDep, body: ToolBody) -> dict[str, Any]:
     "/{name}", summary="Replace a tool", responses=errors(BODY, 404), response_model=ToolView
 )
 async def update_tool(name: ToolName, registry: RegistryDep, body: ToolBody) -> dict[str, Any]:
-    """Validate and rewrite the tool in the file it came from."""
-    await asyncio.to_thread(registry.update, name, body)
+    """Validate and rewrite the tool in the file it came from.
+
+    What ``GET /tools/{name}`` answered is accepted as is: its derived fields (``endpoint``,
+    ``input_schema``, ``effective_annotations``) are dropped when they are what GET shows.
+    """
+    shown = tool_view(registry, name)  # 404 for an unknown tool
+    config = without_derived(body, shown)
+    await asyncio.to_thread(registry.update, name, config)
     return tool_view(registry, name)
 
 
