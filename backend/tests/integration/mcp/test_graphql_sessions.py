@@ -170,11 +170,27 @@ async def test_a_schema_file_replaces_introspection(gateway: str, graph: GraphQL
 async def test_a_workflow_calls_the_graphql_core_tools_and_fields(
     gateway: str, graph: GraphQLApi, travel_root: Path, fake_llm: FakeLLM
 ) -> None:
+    """The seeds' GraphQL setup: X-API-Type graphql, X-Workflow-URL, hints on the query tool."""
     (travel_root / "graph_flows.yaml").write_text(FLOWS)
     fake_llm.script(tool_call("flights_graphql", {"query": STATUS, "variables": {"n": "KL7"}}))
-    headers = session(graph, **{"X-Workflow-URL": f"file://{travel_root / 'graph_flows.yaml'}"})
+    hints = {
+        "flights_query": {
+            "category": "search",
+            "hint": "Use for any question about flights, their status or their seats.",
+            "examples": ["What is the status of KL7?"],
+        }
+    }
+    headers = session(
+        graph,
+        **{
+            "X-Workflow-URL": f"file://{travel_root / 'graph_flows.yaml'}",
+            "X-Tool-Hints": json.dumps(hints),
+        },
+    )
     async with mcp_client(gateway, headers=headers) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
         result = await client.call_tool("w_check_flight_status", {"flight_number": "KL7"})
+    assert "What is the status of KL7?" in str(tools["flights_query"].description)
     assert not result.is_error, result.content
     assert result.structured_content["status"] == "succeeded", result.structured_content
     assert result.structured_content["result"] == {

@@ -52,13 +52,34 @@ def team() -> Iterator[TeamApi]:
         yield api
 
 
+SEED_HINTS = {  # seed 000, strategy 1, as its configuration gives them
+    "search_flights": {
+        "category": "search",
+        "outputs": ["flight_id", "airline", "price", "departure", "arrival"],
+        "next": ["check_availability"],
+        "hint": "Always search before booking. Results contain flight_id needed by downstream "
+        "tools.",
+    },
+    "create_booking": {
+        "category": "booking",
+        "requires": ["check_availability"],
+        "outputs": ["booking_id", "status", "total_price"],
+        "next": ["process_payment"],
+        "hint": "Only call after check_availability confirms seats. Returns booking_id for "
+        "payment.",
+    },
+}
+
+
 def session(team: TeamApi, document: str) -> dict[str, str]:
+    """The seeds' REST setup: the team's API, its workflows, hints and credentials."""
     return {
         "X-Target-URL": team.openapi,
         "X-API-Type": "rest",
         "X-API-Name": "flights",
         "X-Target-Headers": json.dumps({"Authorization": TOKEN}),
         "X-Workflow-URL": team.document(document),
+        "X-Tool-Hints": json.dumps(SEED_HINTS),
     }
 
 
@@ -75,9 +96,12 @@ async def test_a_session_workflow_calls_the_session_api_with_its_headers(
     gateway: str, team: TeamApi
 ) -> None:
     async with mcp_client(gateway, headers=session(team, "travel.yaml")) as client:
-        names = {t.name for t in (await client.list_tools()).tools}
+        tools = {t.name: t for t in (await client.list_tools()).tools}
         result = await client.call_tool("w_book_flight", PARAMS)
-    assert {"w_book_flight", "w_book_trip", "search_flights", "flights_query"} <= names
+    assert {"w_book_flight", "w_book_trip", "search_flights", "flights_query"} <= set(tools)
+    assert "Only call after check_availability confirms seats" in str(
+        tools["create_booking"].description
+    )
     assert not result.is_error, result.content
     assert result.structured_content["status"] == "succeeded", result.structured_content
     assert calls_to(team, "/bookings") == [TOKEN]  # the team's API, with the session's token
