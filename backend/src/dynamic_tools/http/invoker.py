@@ -81,11 +81,7 @@ class ToolInvoker:
         A GraphQL call's ``errors`` are read into ``graphql_errors`` (it failed).
         """
         result = await self.sender.send(request, extra_headers=extra_headers, timeout_s=timeout_s)
-        if request.graphql:
-            errors = graphql_errors(result.body)
-            if errors:
-                result = replace(result, graphql_errors=errors)
-        return result
+        return _read_graphql_errors(request, result)
 
     async def invoke(
         self,
@@ -98,7 +94,16 @@ class ToolInvoker:
         """Check, build and send one call; the API's answer, whatever its status."""
         self.check(tool, arguments)
         request = self.build(tool, arguments)
-        return await self.send(request, extra_headers=extra_headers, timeout_s=timeout_s)
+        result = await self.sender.send(request, extra_headers=extra_headers, timeout_s=timeout_s)
+        return _read_graphql_errors(request, result)
+
+
+def _read_graphql_errors(request: PreparedRequest, result: HttpResult) -> HttpResult:
+    """A GraphQL call's answer with its ``errors`` read into ``graphql_errors``."""
+    if not request.graphql:
+        return result
+    errors = graphql_errors(result.body)
+    return replace(result, graphql_errors=errors) if errors else result
 
 
 def graphql_errors(body: Any) -> list[dict[str, Any]]:

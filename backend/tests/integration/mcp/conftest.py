@@ -13,6 +13,7 @@ from dynamic_tools.api.app import create_app
 from dynamic_tools.settings import Settings
 from tests.conftest import EXAMPLES, TEST_API_KEY
 from tests.support.fake_llm import FakeLLM
+from tests.support.graphql_api import GraphQLApi, running_graphql_api
 from tests.support.servers import serve
 
 
@@ -52,3 +53,16 @@ def start_server(
 def server(start_server: Callable[..., str]) -> str:
     """A server with the defaults: registry tools, travel workflows, hints on."""
     return start_server()
+
+
+@pytest.fixture
+def graph() -> Iterator[GraphQLApi]:
+    """A real GraphQL server on loopback (``tests/support/graphql_api.py``)."""
+    with running_graphql_api() as api:
+        yield api
+
+
+@pytest.fixture
+def graph_gateway(start_server: Callable[..., str], graph: GraphQLApi) -> str:
+    """Our server, allowed to reach the GraphQL server."""
+    return start_server(allowed_target_hosts=[graph.host])

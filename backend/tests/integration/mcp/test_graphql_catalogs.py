@@ -4,7 +4,6 @@ as a catalog; its root fields become registry tools that call the endpoint for r
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
@@ -12,32 +11,20 @@ import pytest
 from typer.testing import CliRunner
 
 from dynamic_tools.cli.main import app
-from tests.support.graphql_api import SDL, TOKEN, GraphQLApi, running_graphql_api
+from tests.support.graphql_api import SDL, TOKEN, GraphQLApi
 from tests.support.mcp_client import mcp_client
-
-
-@pytest.fixture
-def graph() -> Iterator[GraphQLApi]:
-    with running_graphql_api() as api:
-        yield api
-
-
-@pytest.fixture
-def gateway(start_server: Callable[..., str], graph: GraphQLApi) -> str:
-    return start_server(allowed_target_hosts=[graph.host])
-
 
 AUTH = {"X-Target-Headers": json.dumps({"Authorization": TOKEN})}
 
 
 async def test_a_schema_imported_over_rest_gives_callable_tools(
-    gateway: str, graph: GraphQLApi
+    graph_gateway: str, graph: GraphQLApi
 ) -> None:
     missing = httpx.post(
-        f"{gateway}/catalogs", json={"source": graph.schema_url, "name": "air"}, timeout=30
+        f"{graph_gateway}/catalogs", json={"source": graph.schema_url, "name": "air"}, timeout=30
     )
     created = httpx.post(
-        f"{gateway}/catalogs",
+        f"{graph_gateway}/catalogs",
         json={
             "source": graph.schema_url,
             "name": "air",
@@ -50,17 +37,17 @@ async def test_a_schema_imported_over_rest_gives_callable_tools(
     assert "base_url" in missing.text and "endpoint" in missing.text
     assert created.status_code == 201, created.text
     assert created.json()["command_count"] == 4
-    tool = httpx.get(f"{gateway}/tools/air_flight", timeout=10).json()
+    tool = httpx.get(f"{graph_gateway}/tools/air_flight", timeout=10).json()
     assert tool["graphql"]["document"].startswith("query Flight($id: ID!)")
-    async with mcp_client(gateway, headers=AUTH) as client:
+    async with mcp_client(graph_gateway, headers=AUTH) as client:
         result = await client.call_tool("air_flight", {"id": "FL-2"})
         error = await client.call_tool("air_flight", {"id": "FL-9"})
     assert result.structured_content["data"]["flight"]["airline"] == "Vueling"
     assert error.is_error and "Flight FL-9 not found (at flight)" in error.content[0].text
 
 
-async def test_a_schema_imported_over_mcp(gateway: str, graph: GraphQLApi) -> None:
-    async with mcp_client(gateway, headers=AUTH) as client:
+async def test_a_schema_imported_over_mcp(graph_gateway: str, graph: GraphQLApi) -> None:
+    async with mcp_client(graph_gateway, headers=AUTH) as client:
         checked = await client.call_tool(
             "catalog.validate_openapi", {"source": graph.schema_url, "base_url": graph.endpoint}
         )

@@ -6,14 +6,14 @@ refused to the model unless the session allows them, and workflows over it all."
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.support.fake_llm import FakeLLM, tool_call
-from tests.support.graphql_api import TOKEN, GraphQLApi, running_graphql_api
+from tests.support.graphql_api import TOKEN, GraphQLApi
 from tests.support.mcp_client import mcp_client
 
 STATUS = "query Status($n: String!) { flightStatus(number: $n) { number status } }"
@@ -50,17 +50,6 @@ workflows:
 """
 
 
-@pytest.fixture
-def graph() -> Iterator[GraphQLApi]:
-    with running_graphql_api() as api:
-        yield api
-
-
-@pytest.fixture
-def gateway(start_server: Callable[..., str], graph: GraphQLApi) -> str:
-    return start_server(allowed_target_hosts=[graph.host])
-
-
 def session(graph: GraphQLApi, **extra: str) -> dict[str, str]:
     return {
         "X-Target-URL": graph.endpoint,
@@ -77,9 +66,9 @@ def error_of(result: Any) -> dict[str, Any]:
 
 
 async def test_root_fields_become_tools_and_errors_keep_their_paths(
-    gateway: str, graph: GraphQLApi
+    graph_gateway: str, graph: GraphQLApi
 ) -> None:
-    async with mcp_client(gateway, headers=session(graph)) as client:
+    async with mcp_client(graph_gateway, headers=session(graph)) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
         found = await client.call_tool("flight", {"id": "FL-1"})
         missing = await client.call_tool("flight", {"id": "FL-404"})
@@ -96,9 +85,9 @@ async def test_root_fields_become_tools_and_errors_keep_their_paths(
 
 
 async def test_execute_validates_the_query_before_sending_it(
-    gateway: str, graph: GraphQLApi
+    graph_gateway: str, graph: GraphQLApi
 ) -> None:
-    async with mcp_client(gateway, headers=session(graph)) as client:
+    async with mcp_client(graph_gateway, headers=session(graph)) as client:
         good = await client.call_tool(
             "flights_execute", {"query": STATUS, "variables": {"n": "KL1234"}}
         )
@@ -114,13 +103,13 @@ async def test_execute_validates_the_query_before_sending_it(
 
 
 async def test_query_has_the_llm_write_a_checked_query(
-    gateway: str, graph: GraphQLApi, fake_llm: FakeLLM
+    graph_gateway: str, graph: GraphQLApi, fake_llm: FakeLLM
 ) -> None:
     fake_llm.script(
         tool_call("flights_graphql", {"query": "{ flightStatus { status } }"}),  # invalid
         tool_call("flights_graphql", {"query": STATUS, "variables": {"n": "KL1234"}}),
     )
-    async with mcp_client(gateway, headers=session(graph)) as client:
+    async with mcp_client(graph_gateway, headers=session(graph)) as client:
         result = await client.call_tool("flights_query", {"question": "Status of KL1234?"})
     assert not result.is_error, result.content
     assert result.structured_content["raw_response"]["body"]["data"]["flightStatus"] == {
@@ -137,11 +126,11 @@ async def test_query_has_the_llm_write_a_checked_query(
 
 
 async def test_the_model_cannot_mutate_unless_the_session_allows_it(
-    gateway: str, graph: GraphQLApi, fake_llm: FakeLLM
+    graph_gateway: str, graph: GraphQLApi, fake_llm: FakeLLM
 ) -> None:
     mutation = 'mutation { createBooking(flightId: "FL-1", passenger: "Ada") { id } }'
     fake_llm.script(*[tool_call("flights_graphql", {"query": mutation})] * 3)
-    async with mcp_client(gateway, headers=session(graph)) as client:
+    async with mcp_client(graph_gateway, headers=session(graph)) as client:
         refused = await client.call_tool("flights_query", {"question": "Book FL-1 for Ada"})
     assert refused.is_error and "mutations are refused" in refused.content[0].text
     assert graph.bookings == []
@@ -149,7 +138,7 @@ async def test_the_model_cannot_mutate_unless_the_session_allows_it(
     fake_llm.reset()
     fake_llm.script(tool_call("flights_graphql", {"query": mutation}))
     allowed = session(graph, **{"X-Allow-Unsafe-Paths": '["createBooking"]'})
-    async with mcp_client(gateway, headers=allowed) as client:
+    async with mcp_client(graph_gateway, headers=allowed) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
         booked = await client.call_tool("flights_query", {"question": "Book FL-1 for Ada"})
     assert not booked.is_error, booked.content
@@ -157,9 +146,9 @@ async def test_the_model_cannot_mutate_unless_the_session_allows_it(
     assert tools["flights_query"].annotations.read_only_hint is False  # type: ignore[union-attr]
 
 
-async def test_a_schema_file_replaces_introspection(gateway: str, graph: GraphQLApi) -> None:
+async def test_a_schema_file_replaces_introspection(graph_gateway: str, graph: GraphQLApi) -> None:
     headers = session(graph, **{"X-Schema-URL": graph.schema_url})
-    async with mcp_client(gateway, headers=headers) as client:
+    async with mcp_client(graph_gateway, headers=headers) as client:
         names = {t.name for t in (await client.list_tools()).tools}
         result = await client.call_tool("flightStatus", {"number": "KL1"})
     assert {"flights", "createBooking"} <= names
@@ -168,7 +157,7 @@ async def test_a_schema_file_replaces_introspection(gateway: str, graph: GraphQL
 
 
 async def test_a_workflow_calls_the_graphql_core_tools_and_fields(
-    gateway: str, graph: GraphQLApi, travel_root: Path, fake_llm: FakeLLM
+    graph_gateway: str, graph: GraphQLApi, travel_root: Path, fake_llm: FakeLLM
 ) -> None:
     """The seeds' GraphQL setup: X-API-Type graphql, X-Workflow-URL, hints on the query tool."""
     (travel_root / "graph_flows.yaml").write_text(FLOWS)
@@ -187,7 +176,7 @@ async def test_a_workflow_calls_the_graphql_core_tools_and_fields(
             "X-Tool-Hints": json.dumps(hints),
         },
     )
-    async with mcp_client(gateway, headers=headers) as client:
+    async with mcp_client(graph_gateway, headers=headers) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
         result = await client.call_tool("w_check_flight_status", {"flight_number": "KL7"})
     assert "What is the status of KL7?" in str(tools["flights_query"].description)
@@ -209,7 +198,7 @@ async def test_graphql_headers_are_checked(start_server: Callable[..., str]) -> 
 
 
 async def test_query_post_processes_rows_with_sql(
-    gateway: str, graph: GraphQLApi, fake_llm: FakeLLM
+    graph_gateway: str, graph: GraphQLApi, fake_llm: FakeLLM
 ) -> None:
     listing = (
         '{ flights(origin: "AMS", destination: "BCN", date: "2026-12-01") '
@@ -217,7 +206,7 @@ async def test_query_post_processes_rows_with_sql(
     )
     fake_llm.script(tool_call("flights_graphql", {"query": listing}))
     sql = "SELECT airline, price FROM result WHERE seatsAvailable > 0 ORDER BY price"
-    async with mcp_client(gateway, headers=session(graph)) as client:
+    async with mcp_client(graph_gateway, headers=session(graph)) as client:
         result = await client.call_tool(
             "flights_query", {"question": "Bookable flights AMS-BCN?", "sql": sql}
         )
