@@ -82,12 +82,12 @@ def check_values(
                 result[name] = spec.default
             continue
         value = values[name]
-        problem = _type_problem(spec, value)
+        rule, problem = _type_problem(spec, value)
         if problem:
             violations.append(
                 {
                     "path": f"{what}.{name}",
-                    "rule": "type",
+                    "rule": rule,
                     "message": problem,
                     "expected": spec.type,
                     "actual": value,
@@ -101,18 +101,19 @@ def check_values(
     return result
 
 
-def _type_problem(spec: ParamSpec, value: Any) -> str | None:
+def _type_problem(spec: ParamSpec, value: Any) -> tuple[str, str | None]:
+    """The rule ``value`` breaks (type, enum, format) and why; ``(…, None)`` when it fits."""
     check = _CHECKS.get(spec.type)
     if check is not None:
         kinds, label = check
         is_bool = isinstance(value, bool)
         if not isinstance(value, kinds) or (is_bool and spec.type not in ("bool", "boolean")):
-            return f"expected {label}, got {type(value).__name__}"
+            return "type", f"expected {label}, got {type(value).__name__}"
     if spec.enum is not None and value not in spec.enum:
-        return f"must be one of {spec.enum}"
+        return "enum", f"must be one of {spec.enum}"
     if spec.format is not None and isinstance(value, str):
-        return format_problem(value, spec.format)
-    return None
+        return "format", format_problem(value, spec.format)
+    return "type", None
 
 
 _FORMATS = FormatChecker()
