@@ -178,13 +178,19 @@ class WorkflowRepository:
         return frozenset(known) | BUILTIN_TOOLS
 
     def _tools_key(self) -> object:
-        """What tells a change of the registry.
+        """What tells a change of the registry: the schema mapping itself, or the names.
 
-        The schema mapping's identity (the registry builds a new one when it changes), or the
-        set of names.
+        The registry builds a new mapping when it changes; the one seen is held here, so it is
+        compared by identity.
         """
         known = self._known_tools()
-        return id(known) if isinstance(known, Mapping) else frozenset(known)
+        return known if isinstance(known, Mapping) else frozenset(known)
+
+    def _tools_changed(self) -> bool:
+        key = self._tools_key()
+        if isinstance(key, Mapping):
+            return key is not self._tools_seen
+        return key != self._tools_seen
 
     def definitions(self) -> dict[str, Workflow]:
         """Every saved workflow by id (sub-workflow arguments are checked against them)."""
@@ -213,7 +219,7 @@ class WorkflowRepository:
     def _fresh(self) -> None:
         """Validate again when the registry's tool names changed since the last validation."""
         with self._lock:
-            if self._tools_key() != self._tools_seen:
+            if self._tools_changed():
                 self._validate_all()
 
     def _doc(self, workflow_id: str) -> DocumentFile:

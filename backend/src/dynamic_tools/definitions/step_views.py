@@ -22,7 +22,7 @@ from typing import Any
 from dynamic_tools.engine.graph import Path, WorkflowGraph
 from dynamic_tools.engine.models import Workflow
 from dynamic_tools.engine.nodes import kind_of
-from dynamic_tools.engine.params import JSON_TYPES, param_schema
+from dynamic_tools.engine.params import JSON_TYPES, params_schema
 
 
 def _activation(graph: WorkflowGraph, source: str, path: Path) -> dict[str, Any]:
@@ -121,12 +121,7 @@ def preview_inputs(workflow: Workflow) -> dict[str, Any]:
         }
         for name, spec in workflow.params.items()
     ]
-    schema = {
-        "type": "object",
-        "properties": {name: param_schema(spec) for name, spec in workflow.params.items()},
-        "required": [p["name"] for p in params if p["required"]],
-        "additionalProperties": False,
-    }
+    schema = params_schema(workflow.params)
     example = {
         p["name"]: p["example"] if p["example"] is not None else p["default"]
         for p in params

@@ -14,16 +14,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from jsonschema import Draft202012Validator, FormatChecker
+from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
 from dynamic_tools.engine.node_parts import ParamSpec
-from dynamic_tools.engine.params import JSON_TYPES
+from dynamic_tools.engine.params import FORMATS, JSON_TYPES
 from dynamic_tools.engine.references import REFERENCE_PATTERN, find_references, render
 
 __all__ = ["ArgumentProblem", "argument_problems"]
-
-_FORMATS = FormatChecker()
 
 
 @dataclass(frozen=True)
@@ -99,7 +97,7 @@ def _value_problem(
         return None
     literal = render(value, _no_lookup, node_id=None)  # $$ → $
     try:
-        validator = Draft202012Validator(dict(prop), format_checker=_FORMATS)
+        validator = Draft202012Validator(dict(prop), format_checker=FORMATS)
         error = next(iter(validator.iter_errors(literal)), None)
     except SchemaError:
         return None  # the tool's own schema is broken: the registry reports it

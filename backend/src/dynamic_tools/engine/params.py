@@ -116,10 +116,11 @@ def _type_problem(spec: ParamSpec, value: Any) -> tuple[str, str | None]:
     return "type", None
 
 
-_FORMATS = FormatChecker()
+FORMATS = FormatChecker()
+"""The formats params and literal call arguments are checked with (date-time added)."""
 
 
-@_FORMATS.checks("date-time", raises=ValueError)
+@FORMATS.checks("date-time", raises=ValueError)
 def _date_time(value: object) -> bool:
     """RFC 3339: a date, ``T``, a time and an offset (or ``Z``)."""
     if not isinstance(value, str):
@@ -136,7 +137,7 @@ def format_problem(value: str, fmt: str) -> str | None:
     Checked: date, date-time, time, email, uuid, ipv4, ipv6 …; a format nobody checks passes.
     """
     try:
-        _FORMATS.check(value, fmt)
+        FORMATS.check(value, fmt)
     except FormatError:
         return f"'{value[:60]}' is not a valid {fmt}" + (" (YYYY-MM-DD)" if fmt == "date" else "")
     return None
@@ -156,9 +157,21 @@ def param_schema(spec: ParamSpec) -> dict[str, Any]:
     return schema
 
 
+def params_schema(params: Mapping[str, ParamSpec]) -> dict[str, Any]:
+    """The JSON Schema of a workflow's params: an object, the required ones listed, no others."""
+    return {
+        "type": "object",
+        "properties": {name: param_schema(spec) for name, spec in params.items()},
+        "required": [name for name, spec in params.items() if spec.required],
+        "additionalProperties": False,
+    }
+
+
 __all__ = [
+    "FORMATS",
     "JSON_TYPES",
     "check_values",
     "format_problem",
     "param_schema",
+    "params_schema",
 ]

@@ -42,7 +42,7 @@ from dynamic_tools.engine.models import Workflow, WorkflowDocument
 from dynamic_tools.engine.node_parts import ParamSpec
 from dynamic_tools.engine.nodes import kind_of
 from dynamic_tools.engine.nodes.kind import ReferenceSource
-from dynamic_tools.engine.params import check_values, param_schema
+from dynamic_tools.engine.params import check_values, params_schema
 from dynamic_tools.engine.references import Reference, find_references
 from dynamic_tools.engine.state import FAILURE_NAME
 from dynamic_tools.errors import InvalidInputError
@@ -314,12 +314,7 @@ class _Checker:
             return
         called = self.workflow_defs.get(name)
         if called is not None and args is not None:
-            schema = {
-                "type": "object",
-                "properties": {p: param_schema(spec) for p, spec in called.params.items()},
-                "required": [p for p, spec in called.params.items() if spec.required],
-                "additionalProperties": False,
-            }
+            schema = params_schema(called.params)
             self._report_arguments(
                 path, argument_problems(f"workflow {name}", schema, args, params)
             )

@@ -22,24 +22,21 @@ from dynamic_tools.http.sender import graphql_error_text
 from dynamic_tools.selection.models import WorkflowRequest
 from dynamic_tools.selection.pipeline import SingleShotPipeline
 from dynamic_tools.tools.models import ToolConfig
-from dynamic_tools.tools.registry import ToolRegistry
-from dynamic_tools.tools.safety import llm_may_call
+from dynamic_tools.tools.registry import ToolRegistry, pick_tools
+from dynamic_tools.tools.safety import query_choices
 from dynamic_tools.tools.scope import ToolScope
 
 __all__ = ["PipelineQuery"]
 
 
 class _ScopeTools:
-    """The session's operations as the pipeline's tool source."""
+    """The tools offered to the model, as the pipeline's tool source."""
 
     def __init__(self, tools: dict[str, ToolConfig]) -> None:
         self.tools = tools
 
     def get_multiple(self, names: list[str]) -> tuple[list[ToolConfig], list[str]]:
-        unique = list(dict.fromkeys(names))
-        return [self.tools[n] for n in unique if n in self.tools], [
-            n for n in unique if n not in self.tools
-        ]
+        return pick_tools(self.tools, names)
 
 
 class PipelineQuery:
@@ -54,12 +51,8 @@ class PipelineQuery:
     ) -> ToolResult:
         """Ask; the API's answer, or :class:`ToolCallFailed` naming the failing stage."""
         tool = scope.core_tools[0]
-        free = scope.tools.get(tool)  # a GraphQL API: the model writes one checked query
-        if free is not None:
-            tools = {free.name: free}
-        else:  # safe by default: the operations that change nothing, and those allowed
-            api = scope.operations or {n: self.registry.get(n) for n in self.registry.names()}
-            tools = {n: t for n, t in api.items() if llm_may_call(t, scope.allow_unsafe)}
+        operations = scope.operations or self.registry.by_name()
+        tools = query_choices(scope.tools.get(tool), operations, scope.allow_unsafe)
         names = list(tools)
         if not names:
             raise ToolCallFailed(

@@ -151,7 +151,7 @@ class HttpToolRunner:
             raise ToolCallFailed(
                 f"{scope.core_tools[1]}: arguments must be an object", kind="refused"
             )
-        api = scope.operations or {n: self.registry.get(n) for n in self.registry.names()}
+        api = scope.operations or self.registry.by_name()
         if not isinstance(name, str) or name not in api:
             raise ToolCallFailed(
                 f"{scope.core_tools[1]}: '{name}' is not an operation of this API",

@@ -38,7 +38,7 @@ async def run_query(
 ) -> Result:
     """Answer a natural-language question with one validated API call."""
     args = call.arguments
-    tool_ids = call.view.llm_tools()
+    tool_ids = list(call.view.choices())
     if not tool_ids:
         return error_result(
             InvalidInputError(

@@ -13,7 +13,8 @@ from dynamic_tools.engine.models import Workflow, WorkflowDocument
 from dynamic_tools.mcp.channel import CallChannel
 from dynamic_tools.mcp.session_config import SessionConfig
 from dynamic_tools.tools.models import ToolConfig, ToolHints
-from dynamic_tools.tools.safety import llm_may_call
+from dynamic_tools.tools.registry import pick_tools
+from dynamic_tools.tools.safety import query_choices
 
 Result = types.CallToolResult | types.InputRequiredResult
 
@@ -78,22 +79,12 @@ class SessionView:
 
     def get_multiple(self, names: list[str]) -> tuple[list[ToolConfig], list[str]]:
         """The session's API tools by name (the pipeline's tool source)."""
-        known = {**self.api_tools, **{t.name: t for t in self.core_tools.values()}}
-        found = [known[n] for n in dict.fromkeys(names) if n in known]
-        missing = [n for n in dict.fromkeys(names) if n not in known]
-        return found, missing
+        return pick_tools({**self.api_tools, **self.choices()}, names)
 
-    def llm_tools(self) -> list[str]:
-        """What ``{prefix}_query`` lets the model choose from (safe by default).
-
-        A GraphQL API: its free query tool (each query is checked). A REST API: the operations
-        that change nothing, and those ``X-Allow-Unsafe-Paths`` allows.
-        """
+    def choices(self) -> dict[str, ToolConfig]:
+        """What ``{prefix}_query`` lets the model choose from (safe by default)."""
         free = self.core_tools.get(f"{self.prefix}_query")
-        if free is not None:
-            return [free.name]
-        allow = self.config.allow_unsafe
-        return [n for n, t in self.api_tools.items() if llm_may_call(t, allow)]
+        return query_choices(free, self.api_tools, self.config.allow_unsafe)
 
     def add(self, entry: ToolEntry) -> None:
         """Offer ``entry``; a later layer's entry of the same name replaces the earlier one.

@@ -154,13 +154,12 @@ class SessionSources:
         session's ``headers``), cached briefly.
         """
         if schema_url is not None:
-            fetched, _ = await self._fetch(schema_url, "x-schema-url")
+            fetched, digest = await self._fetch(schema_url, "x-schema-url")
             source: Any = fetched.content.decode("utf-8", errors="replace")
             field = "header:x-schema-url"
         else:
-            source = await self._introspect(endpoint, headers)
+            source, digest = await self._introspect(endpoint, headers)
             field = "header:x-target-url"
-        digest = hashlib.sha256(repr(source).encode()).hexdigest()
         key = f"gql:{digest}:{endpoint}"
         if key in self._derived:
             cached: SessionApi = self._derived[key]
@@ -173,11 +172,13 @@ class SessionSources:
         found = SessionApi(None, {t.name: t for t in tools}, digest, 0, sdl)
         return self._derived.remember(key, found)  # type: ignore[no-any-return]
 
-    async def _introspect(self, endpoint: str, headers: dict[str, str]) -> Any:
-        key = f"introspection:{endpoint}:{hashlib.sha256(repr(sorted(headers.items())).encode())}"
+    async def _introspect(self, endpoint: str, headers: dict[str, str]) -> tuple[Any, str]:
+        """The endpoint's introspection answer and its hash, asked again after ``refetch_s``."""
+        who = hashlib.sha256(json.dumps(headers, sort_keys=True).encode()).hexdigest()
+        key = f"introspection:{endpoint}:{who}"
         cached = self._fetched.get(key)
         if cached is not None and time.monotonic() - cached[0] < self.refetch_s:
-            return cached[1]
+            return cached[1], cached[2]
         if self.sender is None:
             raise InvalidInputError(
                 "this server cannot introspect GraphQL endpoints; give X-Schema-URL",
@@ -206,8 +207,9 @@ class SessionSources:
                     {"path": "header:x-target-url", "rule": "introspection", "message": message}
                 ],
             )
-        self._fetched.remember(key, (time.monotonic(), result.body))
-        return result.body
+        digest = hashlib.sha256(json.dumps(result.body, sort_keys=True).encode()).hexdigest()
+        self._fetched.remember(key, (time.monotonic(), result.body, digest))
+        return result.body, digest
 
     async def workflows(
         self, url: str, header: str, *, known_tools: Mapping[str, Any] | None

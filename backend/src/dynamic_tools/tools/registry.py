@@ -12,6 +12,7 @@ Rules:
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -154,15 +155,11 @@ class ToolRegistry:
 
     def get_multiple(self, names: list[str]) -> tuple[list[ToolConfig], list[str]]:
         """``(found, missing)``: found tools in the order asked, and the unknown names."""
-        found: list[ToolConfig] = []
-        missing: list[str] = []
-        for name in dict.fromkeys(names):
-            tool = self._resolved.get(name)
-            if tool is None:
-                missing.append(name)
-            else:
-                found.append(tool)
-        return found, missing
+        return pick_tools(self._resolved, names)
+
+    def by_name(self) -> dict[str, ToolConfig]:
+        """Every tool, resolved, by name."""
+        return dict(self._resolved)
 
     # --- writes ----------------------------------------------------------------------------
     def create(self, data: dict[str, Any]) -> ToolConfig:
@@ -256,3 +253,14 @@ def _serialise(data: Any, suffix: str) -> str:
 
         return json.dumps(data, indent=2) + "\n"
     return yaml.safe_dump(data, sort_keys=False)
+
+
+def pick_tools(
+    tools: Mapping[str, ToolConfig], names: list[str]
+) -> tuple[list[ToolConfig], list[str]]:
+    """``(found, missing)`` of ``names`` in ``tools`` (the pipeline's ``get_multiple``).
+
+    Found ones in the order asked, each once, and the unknown names.
+    """
+    unique = list(dict.fromkeys(names))
+    return [tools[n] for n in unique if n in tools], [n for n in unique if n not in tools]

@@ -11,12 +11,12 @@ per query instead (``tools/graphql/operations.py``). Calls a person or a workflo
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from dynamic_tools.tools.graphql import unsafe_allowed
 from dynamic_tools.tools.models import ToolConfig
 
-__all__ = ["changes_nothing", "llm_may_call"]
+__all__ = ["changes_nothing", "llm_may_call", "query_choices"]
 
 
 def changes_nothing(tool: ToolConfig) -> bool:
@@ -31,3 +31,16 @@ def llm_may_call(tool: ToolConfig, allow: Sequence[str]) -> bool:
     if changes_nothing(tool):
         return True
     return unsafe_allowed(tool.api.path, allow) or unsafe_allowed(tool.name, allow)
+
+
+def query_choices(
+    free_query: ToolConfig | None, operations: Mapping[str, ToolConfig], allow: Sequence[str]
+) -> dict[str, ToolConfig]:
+    """What ``{prefix}_query`` offers the model, in MCP and in runs alike.
+
+    A GraphQL API: its free query tool (each query is checked). A REST API: the operations that
+    change nothing, and those ``allow`` (``X-Allow-Unsafe-Paths``) matches.
+    """
+    if free_query is not None:
+        return {free_query.name: free_query}
+    return {name: tool for name, tool in operations.items() if llm_may_call(tool, allow)}
