@@ -77,6 +77,15 @@ export interface ParamSpec {
   description?: string
   format?: string
   enum?: unknown[]
+  /** A paused yield's offered choices (from `choices` in the workflow). */
+  options?: ChoiceOption[]
+}
+
+/** One option a yield offers: the answer, what people read, and the element it came from. */
+export interface ChoiceOption {
+  value: string | number | boolean | null
+  label: string
+  item?: Record<string, unknown>
 }
 
 export interface WorkflowSummary {

@@ -1,8 +1,11 @@
 // A form generated from fields (a workflow's params or a yield's expects). Client-side type
-// errors and the backend's 422 violations (`<prefix>.<name>`) are shown under their field.
+// errors and the backend's 422 violations (`<prefix>.<name>`) are shown under their field
+// until that field is changed (a fixed field shows no stale error). Offered choices are
+// picked from a table.
 import { useState } from 'react'
 import type { Violation } from '../api/client'
 import { collectValues, initialText, type Field } from '../lib/fields'
+import { OptionPicker } from './OptionPicker'
 
 interface Props {
   fields: Field[]
@@ -25,9 +28,16 @@ function placeholder(f: Field): string {
 export function ParamsForm({ fields, submitLabel, busy, violations = [], violationPrefix, onSubmit, extra, testId }: Props) {
   const [texts, setTexts] = useState<Record<string, string>>(() => Object.fromEntries(fields.map((f) => [f.name, initialText(f)])))
   const [errors, setErrors] = useState<Record<string, string>>({})
-  const set = (name: string, value: string) => setTexts((t) => ({ ...t, [name]: value }))
+  const [edited, setEdited] = useState<ReadonlySet<string>>(new Set())
+  const set = (name: string, value: string) => {
+    setTexts((t) => ({ ...t, [name]: value }))
+    setErrors((e) => (name in e ? Object.fromEntries(Object.entries(e).filter(([k]) => k !== name)) : e))
+    setEdited((s) => (s.has(name) ? s : new Set([...s, name])))
+  }
   const serverError = (name: string) =>
-    violations.filter((v) => v.path === `${violationPrefix}.${name}` || v.path?.startsWith(`${violationPrefix}.${name}.`)).map((v) => v.message)
+    edited.has(name)
+      ? []
+      : violations.filter((v) => v.path === `${violationPrefix}.${name}` || v.path?.startsWith(`${violationPrefix}.${name}.`)).map((v) => v.message)
   const other = violations.filter((v) => !fields.some((f) => v.path === `${violationPrefix}.${f.name}` || v.path?.startsWith(`${violationPrefix}.${f.name}.`)))
 
   return (
@@ -38,6 +48,7 @@ export function ParamsForm({ fields, submitLabel, busy, violations = [], violati
         e.preventDefault()
         const { values, errors } = collectValues(fields, texts)
         setErrors(errors)
+        setEdited(new Set())
         if (Object.keys(errors).length === 0) onSubmit(values)
       }}
     >
@@ -47,11 +58,13 @@ export function ParamsForm({ fields, submitLabel, busy, violations = [], violati
         const messages = [...(errors[f.name] ? [errors[f.name]] : []), ...serverError(f.name)]
         return (
           <div className="field" key={f.name}>
-            <label htmlFor={id}>
+            <label htmlFor={f.options ? undefined : id}>
               {f.name}
               {f.required && <span className="required">*</span>} <span className="muted">{f.jsonType}{f.format ? ` (${f.format})` : ''}</span>
             </label>
-            {f.enum ? (
+            {f.options ? (
+              <OptionPicker id={id} name={f.name} options={f.options} value={texts[f.name]} onChange={(v) => set(f.name, v)} />
+            ) : f.enum ? (
               <select id={id} name={f.name} value={texts[f.name]} onChange={(e) => set(f.name, e.target.value)}>
                 <option value="">—</option>
                 {f.enum.map((v) => (

@@ -19,6 +19,8 @@ export function YieldForm({ runId, waiting, context, onAnswered }: Props) {
   const [busy, setBusy] = useState(false)
   const [error, setError] = useState<ApiError | null>(null)
   const where = `/runs/${encodeURIComponent(runId)}/resume`
+  const fields = fieldsFromExpects(waiting.expects)
+  const picked = fields.some((f) => f.options) // the options already show what is offered
   const answer = async (values: Record<string, unknown>) => {
     setBusy(true)
     setError(null)
@@ -38,7 +40,7 @@ export function YieldForm({ runId, waiting, context, onAnswered }: Props) {
       </h3>
       <p className="yield-message">{waiting.message}</p>
       {context.map((c) => (
-        <details key={c.nodeId} className="yield-context" open={context.length === 1}>
+        <details key={c.nodeId} className="yield-context" open={context.length === 1 && !picked}>
           <summary>
             output of <code>{c.nodeId}</code>
           </summary>
@@ -48,7 +50,7 @@ export function YieldForm({ runId, waiting, context, onAnswered }: Props) {
       <ParamsForm
         key={waiting.node_id}
         testId="yield-values"
-        fields={fieldsFromExpects(waiting.expects)}
+        fields={fields}
         submitLabel="Send answer"
         busy={busy}
         violations={error?.violations}

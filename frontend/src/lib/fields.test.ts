@@ -28,4 +28,14 @@ describe('fields', () => {
       ['seats', 'integer', false],
     ])
   })
+
+  it('takes an offered option with its own type', () => {
+    const offered = fieldsFromExpects({
+      seat: { type: 'any', required: true, options: [{ value: 12, label: 'row 12' }, { value: 'aisle', label: 'aisle' }] },
+    })
+    expect(offered[0].options).toHaveLength(2)
+    expect(collectValues(offered, { seat: '12' }).values).toEqual({ seat: 12 })
+    expect(collectValues(offered, { seat: 'aisle' }).values).toEqual({ seat: 'aisle' })
+    expect(collectValues(offered, { seat: '' }).errors).toEqual({ seat: 'required' })
+  })
 })

@@ -1,6 +1,6 @@
 // Form fields from a workflow's params or a yield's `expects`, and typed values from the text
 // the user typed. Errors name the field.
-import type { InputParam, ParamSpec } from '../api/types'
+import type { ChoiceOption, InputParam, ParamSpec } from '../api/types'
 
 export type JsonType = 'string' | 'integer' | 'number' | 'boolean' | 'array' | 'object' | 'any'
 
@@ -13,6 +13,8 @@ export interface Field {
   description: string | null
   format: string | null
   enum: unknown[] | null
+  /** Offered choices (a yield's): picked from a table instead of typed. */
+  options?: ChoiceOption[] | null
 }
 
 const TYPE_MAP: Record<string, JsonType> = {
@@ -50,6 +52,7 @@ export function fieldsFromExpects(expects: Record<string, ParamSpec | string>): 
       description: s.description ?? null,
       format: s.format ?? null,
       enum: s.enum ?? null,
+      options: s.options ?? null,
     }
   })
 }
@@ -67,6 +70,11 @@ export function collectValues(fields: Field[], texts: Record<string, string>): {
   const errors: Record<string, string> = {}
   for (const f of fields) {
     const text = (texts[f.name] ?? '').trim()
+    const option = f.options?.find((o) => String(o.value) === text)
+    if (option) {
+      values[f.name] = option.value // the offered value, with its own type
+      continue
+    }
     if (text === '' && f.jsonType !== 'boolean') {
       if (f.required && (f.defaultValue === null || f.defaultValue === undefined)) errors[f.name] = 'required'
       continue

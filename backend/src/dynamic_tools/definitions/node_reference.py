@@ -21,6 +21,7 @@ from pydantic_core import PydanticUndefined
 from dynamic_tools.engine.models import BranchCase, OnError, ParamSpec, ToolStep
 from dynamic_tools.engine.nodes import KINDS as NODE_KINDS
 from dynamic_tools.engine.nodes.kind import Kind
+from dynamic_tools.engine.nodes.pause import AnswerSpec, Choices
 
 __all__ = ["KINDS", "node_kind_reference"]
 
@@ -31,7 +32,9 @@ PARTS: list[tuple[str, type[BaseModel]]] = [
     ("on_error (calls and sub-workflows)", OnError),
     ("a case of a branch's `on`", BranchCase),
     ("a step of a compensate node, or `compensate_with`", ToolStep),
-    ("a field of a yield's `expects` (and a workflow param)", ParamSpec),
+    ("a workflow param", ParamSpec),
+    ("a field of a yield's `expects` (a param, with optional `choices`)", AnswerSpec),
+    ("the `choices` of a yield's field", Choices),
 ]
 
 

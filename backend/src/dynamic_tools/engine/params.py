@@ -110,10 +110,17 @@ def _type_problem(spec: ParamSpec, value: Any) -> tuple[str, str | None]:
         if not isinstance(value, kinds) or (is_bool and spec.type not in ("bool", "boolean")):
             return "type", f"expected {label}, got {type(value).__name__}"
     if spec.enum is not None and value not in spec.enum:
-        return "enum", f"must be one of {spec.enum}"
+        return "enum", f"must be one of {_listing(spec.enum)}"
     if spec.format is not None and isinstance(value, str):
         return "format", format_problem(value, spec.format)
     return "type", None
+
+
+def _listing(values: list[Any], shown: int = 10) -> str:
+    """``[a, b, c]``, or the first ``shown`` and how many more."""
+    if len(values) <= shown:
+        return str(values)
+    return f"{values[:shown]} (and {len(values) - shown} more)"
 
 
 FORMATS = FormatChecker()
@@ -143,6 +150,18 @@ def format_problem(value: str, fmt: str) -> str | None:
     return None
 
 
+SHOWN_ONLY = frozenset({"options"})
+"""Keys a paused yield's ``expects`` shows that are not part of a spec."""
+
+
+def answer_specs(expects: Mapping[str, Any]) -> dict[str, ParamSpec]:
+    """The specs of the fields a paused yield shows (its ``options`` are in its ``enum``)."""
+    return {
+        name: ParamSpec.model_validate({k: v for k, v in shown.items() if k not in SHOWN_ONLY})
+        for name, shown in expects.items()
+    }
+
+
 def param_schema(spec: ParamSpec) -> dict[str, Any]:
     """The JSON Schema of one parameter: type, format, description, enum, default, examples."""
     schema: dict[str, Any] = {}
@@ -170,6 +189,8 @@ def params_schema(params: Mapping[str, ParamSpec]) -> dict[str, Any]:
 __all__ = [
     "FORMATS",
     "JSON_TYPES",
+    "SHOWN_ONLY",
+    "answer_specs",
     "check_values",
     "format_problem",
     "param_schema",

@@ -20,7 +20,7 @@ def document_schema() -> dict[str, Any]:
     # Seeds write `expects: {field: str}`: a type name is short for {type: ..., required: true}.
     type_names = list(get_args(ParamType))
     schema["$defs"]["YieldNode"]["properties"]["expects"]["additionalProperties"] = {
-        "anyOf": [{"$ref": "#/$defs/ParamSpec"}, {"enum": type_names}]
+        "anyOf": [{"$ref": "#/$defs/AnswerSpec"}, {"enum": type_names}]
     }
     return schema
 

@@ -17,7 +17,8 @@ Parsed with defusedxml: DTDs, entities and external references are refused. Elem
       <parallel id="" on_partial_failure="" concurrency=""> step | subworkflow ... </parallel>
       <foreach id="" items="" as="" max_iterations="" concurrency=""> step | subworkflow
                <output name=""/></foreach>
-      <yield id="" message=""><expects><field name="" type="" required=""/></expects></yield>
+      <yield id="" message=""><expects><field name="" type="" required="">
+               <choices from="" value="" label=""/></field></expects></yield>
       <compensate id="" ignore_error=""><step ignore_error=""><call tool=""/><args/></step>
       </compensate>
       <error id="" message=""/>

@@ -11,8 +11,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from dynamic_tools.definitions.repository import PreparedRun, WorkflowRepository
-from dynamic_tools.engine.models import ParamSpec
-from dynamic_tools.engine.params import check_values
+from dynamic_tools.engine.params import answer_specs, check_values
 from dynamic_tools.errors import (
     ConfigurationError,
     ConflictError,
@@ -93,8 +92,7 @@ class RunService:
                 context={"run_id": run_id, "status": run.status},
             )
         node_id = node_id or str(prompt["node_id"])
-        specs = {k: ParamSpec.model_validate(v) for k, v in (prompt.get("expects") or {}).items()}
-        checked = check_values(specs, values, what="values")
+        checked = check_values(answer_specs(prompt.get("expects") or {}), values, what="values")
         await self.launcher.resume(run_id, node_id, checked)
         answered = str(node_id)
         return await self.store.wait_until(

@@ -25,9 +25,9 @@ import mcp_types as types
 from dynamic_tools.definitions.repository import PreparedRun
 from dynamic_tools.definitions.step_views import preview_inputs
 from dynamic_tools.engine import events as ev
-from dynamic_tools.engine.models import ParamSpec, Workflow
+from dynamic_tools.engine.models import Workflow
 from dynamic_tools.engine.nodes import kind_of
-from dynamic_tools.engine.params import param_schema
+from dynamic_tools.engine.params import answer_specs, param_schema
 from dynamic_tools.errors import DynamicToolsError, InvalidInputError
 from dynamic_tools.execution.runs import RunService
 from dynamic_tools.logs import redactor
@@ -43,6 +43,7 @@ MAX_ELICIT_ROUNDS = 3
 FORM_TYPES = frozenset({"string", "integer", "number", "boolean"})
 FORM_FORMATS = frozenset({"date", "date-time", "email", "uri"})
 YIELD_KEY = "workflow_yield"
+MAX_HINTED_OPTIONS = 20  # options a "waiting for input" text lists (all are in its data)
 MAX_RESPONSE_PAYLOAD = 8000  # characters of JSON an error shows of an API response body
 
 RUN_RESULT_SCHEMA: dict[str, Any] = {
@@ -80,17 +81,25 @@ def workflow_annotations(workflow: Workflow, read_only_tools: set[str]) -> types
 
 
 def elicitation_schema(expects: dict[str, Any]) -> dict[str, Any]:
-    """A flat form schema (primitives only) from a yield's ``expects``."""
+    """A flat form schema (primitives only) from a yield's ``expects``.
+
+    A field with offered ``options`` of strings is a titled single select (``oneOf`` of
+    ``const`` and ``title``); other options are an ``enum`` of their values.
+    """
     properties: dict[str, Any] = {}
     required = []
-    for name, raw in expects.items():
-        spec = ParamSpec.model_validate(raw)
+    for name, spec in answer_specs(expects).items():
         full = param_schema(spec)  # the JSON Schema of the param; forms take primitives only
         kind = full.get("type")
         prop: dict[str, Any] = {"type": kind if kind in FORM_TYPES else "string", "title": name}
         prop.update({k: full[k] for k in ("description", "enum", "default") if k in full})
         if full.get("format") in FORM_FORMATS:
             prop["format"] = full["format"]
+        options = expects[name].get("options") if isinstance(expects[name], dict) else None
+        if options and all(isinstance(o.get("value"), str) for o in options):
+            prop.pop("enum", None)
+            prop["type"] = "string"
+            prop["oneOf"] = [{"const": o["value"], "title": o["label"]} for o in options]
         properties[name] = prop
         if spec.required:
             required.append(name)
@@ -253,7 +262,8 @@ class WorkflowCalls:
                 await self.runs.resume(run.run_id, dict(answer.content or {}), node_id)
                 return None
             except InvalidInputError as exc:
-                note = f"\n(Your last answer was not accepted: {exc.message})"
+                why = "; ".join(f"{v['path']}: {v['message']}" for v in exc.violations)
+                note = f"\n(Your last answer was not accepted: {why or exc.message})"
             except DynamicToolsError:
                 return None  # answered elsewhere or no longer waiting: keep following
         return waiting_result(run)
@@ -297,12 +307,22 @@ def waiting_result(run: RunRecord) -> types.CallToolResult:
         f"Run {run.run_id} is waiting for input at '{prompt.get('node_id')}': "
         f"{prompt.get('message')}\nAsk the user, then call workflow.resume with "
         f'{{"run_id": "{run.run_id}", "values": {{...}}}} giving: '
-        + ", ".join(
-            f"{k} ({v.get('type', 'any') if isinstance(v, dict) else v})"
-            for k, v in (prompt.get("expects") or {}).items()
-        )
+        + ", ".join(_field_hint(k, v) for k, v in (prompt.get("expects") or {}).items())
     )
     return data_result(data, text)
+
+
+def _field_hint(name: str, shown: Any) -> str:
+    """``selected_flight_id (str, one of: FL-1 = FL-1 at 120 EUR, …)`` for the result text."""
+    if not isinstance(shown, dict):
+        return f"{name} ({shown})"
+    hint = str(shown.get("type", "any"))
+    options = shown.get("options") or []
+    if options:
+        listed = "; ".join(f"{o['value']} = {o['label']}" for o in options[:MAX_HINTED_OPTIONS])
+        more = len(options) - MAX_HINTED_OPTIONS
+        hint += f", one of: {listed}" + (f"; and {more} more" if more > 0 else "")
+    return f"{name} ({hint})"
 
 
 def run_result(run: RunRecord, *, declined: str | None = None) -> types.CallToolResult:

@@ -10,7 +10,10 @@ from dynamic_tools.settings import Settings
 from tests.conftest import EXAMPLES
 from tests.support.app_client import app_client
 
-FLIGHTS = [{"id": "FL-1", "price": 99.0}, {"id": "FL-2", "price": 120.0}]
+FLIGHTS = [
+    {"id": "FL-1", "airline": "KLM", "departure_time": "07:10", "price": 99.0},
+    {"id": "FL-2", "airline": "KLM", "departure_time": "12:40", "price": 120.0},
+]
 PARAMS = {"origin": "AMS", "destination": "BCN", "date": "2026-12-01", "passenger": "Ada"}
 
 

@@ -27,7 +27,10 @@ TERMINAL = {"succeeded", "failed", "cancelled"}
 
 def travel_tools(**overrides: Any) -> MockTools:
     answers: dict[str, Any] = {
-        "search_flights": [{"id": "FL1", "price": 120.0}, {"id": "FL2", "price": 99.0}],
+        "search_flights": [
+            {"id": "FL1", "airline": "KLM", "departure_time": "07:10", "price": 120.0},
+            {"id": "FL2", "airline": "KLM", "departure_time": "12:40", "price": 99.0},
+        ],
         "check_availability": {"flight_id": "FL1", "seats_available": 4},
         "create_booking": {"id": "BK1", "status": "reserved"},
         "add_to_waitlist": {"id": "WL1"},
@@ -138,18 +141,33 @@ async def test_a_document_with_errors_does_not_run(
 async def test_a_yield_waits_and_resumes(client: httpx.AsyncClient, tools: MockTools) -> None:
     run_id = await start(client, "book_with_approval", FLIGHT)
     run = await wait_for(client, run_id, lambda r: r["status"] == "waiting_input")
-    assert run["waiting"] == {
-        "node_id": "present_options",
-        "message": "Found 2 flights (FL1 at 120.0 EUR first). Which one would you like to book?",
-        "expects": {"selected_flight_id": {"type": "str", "required": True}},
+    waiting = run["waiting"]
+    assert waiting["node_id"] == "present_options"
+    assert waiting["message"] == (
+        "Found 2 flights (FL1 at 120.0 EUR first). Which one would you like to book?"
+    )
+    offered = waiting["expects"]["selected_flight_id"]
+    assert offered["type"] == "str" and offered["required"] is True
+    assert offered["enum"] == ["FL1", "FL2"]
+    assert offered["options"][0] == {
+        "value": "FL1",
+        "label": "KLM at 07:10, 120.0 EUR",
+        "item": {"id": "FL1", "airline": "KLM", "departure_time": "07:10", "price": 120.0},
     }
     assert run["nodes"]["present_options"]["status"] == "waiting_input"
-    for values, rule in (({}, "required"), ({"selected_flight_id": 5}, "type")):
+    cases = (
+        ({}, "required"),
+        ({"selected_flight_id": 5}, "type"),
+        ({"selected_flight_id": "FL-TYPO"}, "enum"),  # not one of the offered flights
+    )
+    for values, rule in cases:
         bad = await client.post(f"/runs/{run_id}/resume", json={"values": values})
         assert bad.status_code == 422
         assert [(v["path"], v["rule"]) for v in bad.json()["violations"]] == [
             ("values.selected_flight_id", rule)
         ]
+        if rule == "enum":
+            assert "must be one of ['FL1', 'FL2']" in bad.json()["violations"][0]["message"]
     assert (await client.get(f"/runs/{run_id}")).json()["status"] == "waiting_input"
     good = await client.post(
         f"/runs/{run_id}/resume", json={"values": {"selected_flight_id": "FL2"}}

@@ -190,18 +190,21 @@ async def test_a_yield_is_answered_by_elicitation(server: str) -> None:
 
     async def answer(context: Any, params: Any) -> types.ElicitResult:
         asked.append(params)
-        return types.ElicitResult(
-            action="accept", content={"selected_flight_id": "FL-AMSBCN-20261201-2"}
-        )
+        flight = "FL-TYPO" if len(asked) == 1 else "FL-AMSBCN-20261201-2"  # a typo, then right
+        return types.ElicitResult(action="accept", content={"selected_flight_id": flight})
 
     async with mcp_client(server, elicitation_callback=answer) as client:
         result = await client.call_tool("w_book_with_approval", BOOK_PARAMS)
     assert not result.is_error, result.content
     assert result.structured_content["status"] == "succeeded"
     assert result.structured_content["result"]["status"] == "captured"  # the payment
-    assert len(asked) == 1
+    assert len(asked) == 2
     assert asked[0].message.startswith("Found 3 flights (FL-AMSBCN-20261201-1 at")
-    assert asked[0].requested_schema["properties"]["selected_flight_id"]["type"] == "string"
+    field = asked[0].requested_schema["properties"]["selected_flight_id"]
+    assert field["type"] == "string" and "enum" not in field
+    assert [o["const"] for o in field["oneOf"]] == [f"FL-AMSBCN-20261201-{i}" for i in (1, 2, 3)]
+    assert all(o["title"].endswith(" EUR") for o in field["oneOf"])  # the example's label
+    assert "values.selected_flight_id: must be one of" in asked[1].message
     assert stats(server, "create_booking")["calls"] == 1
 
 
@@ -226,6 +229,8 @@ async def test_a_yield_without_elicitation_waits_and_resumes(server: str) -> Non
         assert waiting["waiting"]["node_id"] == "present_options"
         assert "selected_flight_id" in waiting["waiting"]["expects"]
         assert waiting["resume_with"] == "workflow.resume"
+        text = first.content[0].text  # what the LLM reads: the offered flights, by id and label
+        assert "selected_flight_id (str, one of: FL-AMSBCN-20261201-1 = " in text
         wrong = await client.call_tool(
             "workflow.resume", {"run_id": waiting["run_id"], "values": {"selected_flight": 1}}
         )

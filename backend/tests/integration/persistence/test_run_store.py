@@ -46,7 +46,10 @@ def travel() -> WorkflowDocument:
 
 def mocks(**overrides: Any) -> MockTools:
     answers: dict[str, Any] = {
-        "search_flights": [{"id": "FL1", "price": 120.0}, {"id": "FL2", "price": 99.0}],
+        "search_flights": [
+            {"id": "FL1", "airline": "KLM", "departure_time": "07:10", "price": 120.0},
+            {"id": "FL2", "airline": "KLM", "departure_time": "12:40", "price": 99.0},
+        ],
         "check_availability": {"seats_available": 4},
         "create_booking": {"id": "BK1", "status": "reserved"},
         "search_hotels": [{"id": "H1"}],
@@ -135,7 +138,12 @@ async def test_a_yield_waits_then_resumes(store: RunStore, travel: WorkflowDocum
     prompt = waiting.to_dict()["waiting"]
     assert prompt["node_id"] == "present_options"
     assert prompt["message"].startswith("Found 2 flights (FL1 at 120.0 EUR first)")
-    assert prompt["expects"] == {"selected_flight_id": {"type": "str", "required": True}}
+    offered = prompt["expects"]["selected_flight_id"]
+    assert offered["enum"] == ["FL1", "FL2"]
+    assert [o["label"] for o in offered["options"]] == [
+        "KLM at 07:10, 120.0 EUR",
+        "KLM at 12:40, 99.0 EUR",
+    ]
     assert waiting.nodes["present_options"]["status"] == "waiting_input"
     steps.answer("yield:present_options", {"selected_flight_id": "FL2"})
     await task

@@ -54,7 +54,17 @@ def test_book_with_approval_live_yield_and_completion(
     expect(yield_form).to_contain_text("Found 3 flights (FL-AMSBCN-20261201-1 at")
     screenshot(page, artifacts / "run-waiting-for-yield.png")
 
-    yield_form.get_by_label("selected_flight_id").fill("FL-AMSBCN-20261201-2")
+    # The flights found are offered as a table to pick from (the workflow's `choices`).
+    picker = yield_form.get_by_test_id("options-selected_flight_id")
+    expect(picker.locator("tbody tr")).to_have_count(3)
+    for column in ("option", "id", "airline", "departure_time", "price"):
+        expect(picker.locator("thead")).to_contain_text(column)
+    yield_form.get_by_role("button", name="Send answer").click()  # nothing picked yet
+    expect(yield_form.locator(".field-error")).to_have_text("required")
+    picker.locator("tbody tr").nth(1).click()
+    expect(yield_form.locator(".field-error")).to_have_count(0)  # fixed: the error is gone
+    expect(picker.get_by_role("radio").nth(1)).to_be_checked()
+    expect(picker).to_contain_text("chosen: ")
     yield_form.get_by_role("button", name="Send answer").click()
     expect(page.get_by_test_id("run-status")).to_contain_text("succeeded")
     for node_id in ("search", "present_options", "book", "pay"):

@@ -20,7 +20,8 @@ from tests.support.plans import DocumentRunner
 TRAVEL = EXAMPLES / "workflows" / "travel.yaml"
 EDGES = FIXTURES / "workflows" / "engine" / "saga_and_edges.yaml"
 FLIGHTS = [
-    {"id": f"FL-AMSBCN-20261201-{i}", "price": p} for i, p in ((1, 180.0), (2, 95.5), (3, 120.0))
+    {"id": f"FL-AMSBCN-20261201-{i}", "airline": "KLM", "departure_time": t, "price": p}
+    for i, t, p in ((1, "07:10", 180.0), (2, "12:40", 95.5), (3, "18:05", 120.0))
 ]
 BOOK = {"origin": "AMS", "destination": "BCN", "date": "2026-12-01", "passenger": "Ada"}
 
@@ -261,7 +262,13 @@ async def test_yield_pauses_until_answered_then_books_and_pays() -> None:
         "Found 3 flights (FL-AMSBCN-20261201-1 at 180.0 EUR first). "
         "Which one would you like to book?"
     )
-    assert waiting["expects"] == {"selected_flight_id": {"type": "str", "required": True}}
+    offered = waiting["expects"]["selected_flight_id"]
+    assert offered["enum"] == [f["id"] for f in FLIGHTS]
+    assert offered["options"][1] == {
+        "value": "FL-AMSBCN-20261201-2",
+        "label": "KLM at 12:40, 95.5 EUR",
+        "item": FLIGHTS[1],
+    }
     assert interp.nodes["present_options"].status == "waiting_input"
     steps.answer("yield:present_options", {"selected_flight_id": "FL-AMSBCN-20261201-2"})
     outcome = await task
