@@ -1296,6 +1296,83 @@ export interface components {
             type: "node_failed";
         };
         /**
+         * EventNodeInput
+         * @description A running node's input, as soon as it is known (a call's arguments, before its first
+         *     attempt; a sub-workflow's args; a foreach's items).
+         */
+        EventNodeInput: {
+            /**
+             * At
+             * @default null
+             */
+            at: string | null;
+            /**
+             * Input
+             * @default null
+             */
+            input: unknown;
+            /**
+             * Node Id
+             * @default null
+             */
+            node_id: string;
+            /**
+             * Position
+             * @description The event's id in the stream (SSE id)
+             */
+            position: number;
+            /** Run Id */
+            run_id: string;
+            /**
+             * Seq
+             * @default null
+             */
+            seq: number | null;
+            /**
+             * Type
+             * @constant
+             */
+            type: "node_input";
+        };
+        /**
+         * EventNodeNotRun
+         * @description A node was never reached: the run ended (failed, cancelled, timed out) before it.
+         */
+        EventNodeNotRun: {
+            /**
+             * At
+             * @default null
+             */
+            at: string | null;
+            /**
+             * Node Id
+             * @default null
+             */
+            node_id: string;
+            /**
+             * Position
+             * @description The event's id in the stream (SSE id)
+             */
+            position: number;
+            /**
+             * Reason
+             * @default null
+             */
+            reason: string | null;
+            /** Run Id */
+            run_id: string;
+            /**
+             * Seq
+             * @default null
+             */
+            seq: number | null;
+            /**
+             * Type
+             * @constant
+             */
+            type: "node_not_run";
+        };
+        /**
          * EventNodeSkipped
          * @description A node did not run; ``reason`` says why.
          */
@@ -2051,7 +2128,7 @@ export interface components {
              * Status
              * @enum {string}
              */
-            status: "pending" | "running" | "waiting_input" | "succeeded" | "failed" | "skipped" | "cancelled";
+            status: "pending" | "running" | "waiting_input" | "succeeded" | "failed" | "skipped" | "cancelled" | "not_run";
         } & {
             [key: string]: unknown;
         };
@@ -2298,8 +2375,25 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        /**
+         * RunErrorSummary
+         * @description Why a run failed, in short: the message, the node, and the failed call's status code and
+         *     what the API said (``api_message``, from its response body, else the status text).
+         */
+        RunErrorSummary: {
+            /** Api Message */
+            api_message?: string | null;
+            /** Message */
+            message?: string | null;
+            /** Node Id */
+            node_id?: string | null;
+            /** Status Code */
+            status_code?: number | null;
+        } & {
+            [key: string]: unknown;
+        };
         /** @description One run event as streamed (each SSE data line), one of the engine's event classes, told apart by type. */
-        RunEvent: components["schemas"]["EventRunCreated"] | components["schemas"]["EventRunStarted"] | components["schemas"]["EventRunSucceeded"] | components["schemas"]["EventRunFailed"] | components["schemas"]["EventRunCancelled"] | components["schemas"]["EventNodeStarted"] | components["schemas"]["EventNodeSkipped"] | components["schemas"]["EventNodeSucceeded"] | components["schemas"]["EventNodeFailed"] | components["schemas"]["EventAttemptFailed"] | components["schemas"]["EventRetryScheduled"] | components["schemas"]["EventWaitingInput"] | components["schemas"]["EventResumed"] | components["schemas"]["EventCompensated"];
+        RunEvent: components["schemas"]["EventRunCreated"] | components["schemas"]["EventRunStarted"] | components["schemas"]["EventRunSucceeded"] | components["schemas"]["EventRunFailed"] | components["schemas"]["EventRunCancelled"] | components["schemas"]["EventNodeStarted"] | components["schemas"]["EventNodeSkipped"] | components["schemas"]["EventNodeNotRun"] | components["schemas"]["EventNodeInput"] | components["schemas"]["EventNodeSucceeded"] | components["schemas"]["EventNodeFailed"] | components["schemas"]["EventAttemptFailed"] | components["schemas"]["EventRetryScheduled"] | components["schemas"]["EventWaitingInput"] | components["schemas"]["EventResumed"] | components["schemas"]["EventCompensated"];
         /**
          * RunList
          * @description A page of runs, newest first.
@@ -2398,6 +2492,7 @@ export interface components {
              * @description From start (or creation) to the end
              */
             duration_ms: number | null;
+            error?: components["schemas"]["RunErrorSummary"] | null;
             /** Finished At */
             finished_at: string | null;
             /** Run Id */

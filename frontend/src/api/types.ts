@@ -156,7 +156,11 @@ export interface RunSummary {
   started_at: string | null
   finished_at: string | null
   duration_ms: number | null
+  /** Why it failed, in short (the failed call's status and the API's own words). */
+  error?: RunErrorSummary | null
 }
+
+export type RunErrorSummary = Schemas['RunErrorSummary']
 
 export interface RunList {
   runs: RunSummary[]
@@ -171,7 +175,7 @@ export interface Waiting {
   expects: Record<string, ParamSpec | string>
 }
 
-export interface RunDetail extends RunSummary {
+export interface RunDetail extends Omit<RunSummary, 'error'> {
   document_version: string | null
   params: Record<string, unknown>
   nodes: Record<string, RunNode>

@@ -20,6 +20,11 @@ export function ErrorSummary({ run, onSelect }: { run: RunDetail; onSelect: (id:
         )}
         : {summary.message}
       </div>
+      {summary.apiSaid && (
+        <div className="api-said" data-testid="error-api-said">
+          {summary.apiCall ? <>{summary.apiCall}: </> : null}the API said <strong>{summary.apiSaid}</strong>
+        </div>
+      )}
       {summary.rootCause && (
         <div>
           First failure: <button type="button" className="link" onClick={() => onSelect(summary.rootCause!.nodeId)}>{summary.rootCause.nodeId}</button> — {summary.rootCause.error}

@@ -1,7 +1,7 @@
 // One node of a run: status, kind, attempts (n of max, last error, next retry), timings,
 // input, output, error, detail, and its children (branches, items, sub-workflow steps).
 import type { RunNode } from '../api/types'
-import { formatClock, formatDuration } from '../lib/format'
+import { apiSaid, elapsedMs, formatClock, formatDuration } from '../lib/format'
 import { retryInfo } from '../lib/runInfo'
 import { JsonBlock } from './JsonBlock'
 import { StatusBadge } from './StatusBadge'
@@ -13,11 +13,14 @@ interface Props {
   nodes: Record<string, RunNode>
   onSelect: (id: string) => void
   onClose: () => void
+  now?: number
 }
 
-export function NodePanel({ nodeId, node, childIds, nodes, onSelect, onClose }: Props) {
-  const retry = node ? retryInfo(node) : null
-  const { last_error: _l, next_attempt: _n, next_attempt_at: _a, max_attempts: _m, delay_s: _d, ...detail } = node?.detail ?? {}
+export function NodePanel({ nodeId, node, childIds, nodes, onSelect, onClose, now }: Props) {
+  const retry = node ? retryInfo(node, now) : null
+  const { last_error: _l, next_attempt: _n, next_attempt_at: _a, max_attempts: _m, delay_s: _d, api_message: _s, ...detail } = node?.detail ?? {}
+  const said = node ? apiSaid(node.detail?.status_code, node.detail?.api_message) : null
+  const active = node?.status === 'running' || node?.status === 'waiting_input'
   return (
     <aside className="node-panel" data-testid="node-panel" data-node={nodeId}>
       <div className="row spread">
@@ -46,8 +49,16 @@ export function NodePanel({ nodeId, node, childIds, nodes, onSelect, onClose }: 
             )}
             <dt>started</dt><dd>{formatClock(node.started_at)}</dd>
             <dt>ended</dt><dd>{formatClock(node.ended_at)}</dd>
-            <dt>duration</dt><dd>{formatDuration(node.duration_ms)}</dd>
+            <dt>duration</dt>
+            <dd data-testid="node-duration">
+              {node.duration_ms !== null ? formatDuration(node.duration_ms) : active && node.started_at ? `${formatDuration(elapsedMs(node.started_at, null, now))} so far` : '—'}
+            </dd>
           </dl>
+          {said && (
+            <div className="api-said" data-testid="node-api-said">
+              the API said <strong>{said}</strong>
+            </div>
+          )}
           {node.error && <div className="stage-error" data-testid="node-error">{node.error}</div>}
           <JsonBlock label="input" value={node.input} testId="node-input" />
           <JsonBlock label="output" value={node.output} testId="node-output" />

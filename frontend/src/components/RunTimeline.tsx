@@ -4,9 +4,9 @@ import type { RunDetail } from '../api/types'
 import { formatDuration } from '../lib/format'
 import { statusColor } from './StatusBadge'
 
-export function RunTimeline({ run, onSelect }: { run: RunDetail; onSelect: (id: string) => void }) {
+export function RunTimeline({ run, onSelect, now = Date.now() }: { run: RunDetail; onSelect: (id: string) => void; now?: number }) {
   const origin = new Date(run.started_at ?? run.created_at).getTime()
-  const end = run.finished_at ? new Date(run.finished_at).getTime() : Date.now()
+  const end = run.finished_at ? new Date(run.finished_at).getTime() : now
   const rows = Object.entries(run.nodes)
     .filter(([, n]) => n.started_at)
     .map(([id, n]) => {
@@ -15,7 +15,7 @@ export function RunTimeline({ run, onSelect }: { run: RunDetail; onSelect: (id: 
       return { id, node: n, s, e }
     })
     .sort((a, b) => a.s - b.s || a.id.localeCompare(b.id))
-  const untimed = Object.entries(run.nodes).filter(([, n]) => !n.started_at && n.status !== 'skipped' && n.status !== 'pending')
+  const untimed = Object.entries(run.nodes).filter(([, n]) => !n.started_at && !['skipped', 'pending', 'not_run'].includes(n.status))
   const span = Math.max(end, ...rows.map((r) => r.e)) - origin || 1
   if (rows.length === 0) return <div className="muted">nothing has started yet</div>
   return (

@@ -8,11 +8,16 @@ export const STATUS_COLORS: Record<string, string> = {
   failed: '#eb5757',
   skipped: '#c9ced6',
   cancelled: '#6c757d',
-  'not run': '#e4e7eb',
+  not_run: '#e4e7eb',
 }
 
 export function statusColor(status: string | null | undefined): string {
-  return STATUS_COLORS[status ?? 'not run'] ?? '#9aa5b1'
+  return STATUS_COLORS[status ?? 'not_run'] ?? '#9aa5b1'
+}
+
+/** A readable text colour for a status (the lightest swatches are not legible as text). */
+export function statusTextColor(status: string | null | undefined): string {
+  return status === 'skipped' || status === 'not_run' ? '#6b7280' : statusColor(status)
 }
 
 export function StatusBadge({ status }: { status: string }) {
@@ -24,7 +29,7 @@ export function StatusBadge({ status }: { status: string }) {
 }
 
 export function StatusLegend({ statuses }: { statuses?: string[] }) {
-  const shown = statuses ?? ['pending', 'running', 'waiting_input', 'succeeded', 'failed', 'skipped', 'cancelled']
+  const shown = statuses ?? ['pending', 'running', 'waiting_input', 'succeeded', 'failed', 'skipped', 'not_run', 'cancelled']
   return (
     <div className="legend" data-testid="legend">
       {shown.map((s) => (

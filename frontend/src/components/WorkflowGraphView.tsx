@@ -4,7 +4,7 @@ import { Background, Controls, Handle, MarkerType, Position, ReactFlow, type Edg
 import '@xyflow/react/dist/style.css'
 import { useMemo } from 'react'
 import { layoutGraph, NODE_HEIGHT, NODE_WIDTH, type WorkflowGraph } from '../lib/graph'
-import { statusColor } from './StatusBadge'
+import { statusColor, statusTextColor } from './StatusBadge'
 
 interface StepData extends Record<string, unknown> {
   id: string
@@ -32,7 +32,7 @@ function StepNode({ data }: NodeProps<Node<StepData>>) {
       </div>
       <div className="graph-node-detail">{data.detail}</div>
       {(data.status || data.note) && (
-        <div className="graph-node-status" style={{ color }}>
+        <div className="graph-node-status" style={{ color: data.status ? statusTextColor(data.status) : color }}>
           {data.status?.replace('_', ' ')}
           {data.note ? ` · ${data.note}` : ''}
         </div>
@@ -65,7 +65,7 @@ export function WorkflowGraphView({ graph, statuses, notes, selected, onSelect, 
         id: n.id,
         kind: n.kind,
         detail: n.detail,
-        status: statuses ? (statuses[n.id] ?? 'not run') : null,
+        status: statuses ? (statuses[n.id] ?? 'not_run') : null,
         note: notes?.[n.id] ?? null,
         selected: selected === n.id,
       },

@@ -39,9 +39,15 @@ export function toJson(value: unknown): string {
   return JSON.stringify(value, null, 2)
 }
 
-export function elapsedMs(from: string | null | undefined, to?: string | null): number | null {
+export function elapsedMs(from: string | null | undefined, to?: string | null, now: number = Date.now()): number | null {
   if (!from) return null
   const start = new Date(from).getTime()
-  const end = to ? new Date(to).getTime() : Date.now()
+  const end = to ? new Date(to).getTime() : now
   return Number.isNaN(start) || Number.isNaN(end) ? null : end - start
+}
+
+/** What the API said about a failed call: ``HTTP 404 · no flight 'FL-9' (field flight_id)``. */
+export function apiSaid(statusCode: unknown, apiMessage: unknown): string | null {
+  if (typeof apiMessage !== 'string' || !apiMessage) return null
+  return typeof statusCode === 'number' ? `HTTP ${statusCode} · ${apiMessage}` : apiMessage
 }

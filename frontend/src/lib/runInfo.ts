@@ -1,5 +1,6 @@
 // Pure readings of a run: retries of a node, the failure to point at, event classes.
 import type { RunDetail, RunEvent, RunEventType, RunNode } from '../api/types'
+import { apiSaid } from './format'
 
 export interface RetryInfo {
   attempt: number
@@ -28,6 +29,9 @@ export function retryInfo(node: RunNode, now: number = Date.now()): RetryInfo | 
 
 export interface FailureSummary {
   message: string
+  /** What the API said about the failed call (status and its own words), when a call failed. */
+  apiSaid: string | null
+  apiCall: string | null
   nodeId: string | null
   rootCause: { nodeId: string; error: string } | null
   failedNodes: { nodeId: string; error: string }[]
@@ -42,8 +46,18 @@ export function failureSummary(run: RunDetail): FailureSummary | null {
   if (run.status !== 'failed' && !run.error) return null
   const nodeId = typeof run.error?.node_id === 'string' ? run.error.node_id : (failedNodes[0]?.nodeId ?? null)
   const first = failedNodes[0]
+  const error = (run.error ?? {}) as Record<string, unknown>
+  const cause = (error.cause && typeof error.cause === 'object' ? error.cause : {}) as Record<string, unknown>
+  const failedCall = Object.values(run.nodes).find((n) => n.status === 'failed' && typeof n.detail?.api_message === 'string')
+  const said =
+    apiSaid(error.status_code, error.api_message) ??
+    apiSaid(cause.status_code, cause.api_message) ??
+    (failedCall ? apiSaid(failedCall.detail.status_code, failedCall.detail.api_message) : null)
+  const call = error.tool ?? cause.call ?? failedCall?.detail.tool
   return {
     message: String(run.error?.message ?? 'the run failed'),
+    apiSaid: said,
+    apiCall: said && typeof call === 'string' ? call : null,
     nodeId,
     rootCause: first && first.nodeId !== nodeId ? first : null,
     failedNodes,

@@ -17,6 +17,7 @@ import { buildGraph, type WorkflowGraph } from '../lib/graph'
 import { href } from '../lib/router'
 import { childrenOf, retryInfo } from '../lib/runInfo'
 import { useApi } from '../lib/useApi'
+import { useNow } from '../lib/useNow'
 import { useRunView } from '../lib/useRunView'
 import { JsonBlock } from '../components/JsonBlock'
 
@@ -24,6 +25,7 @@ export function RunPage({ runId }: { runId: string }) {
   const view = useRunView(runId)
   const run = view.run
   const [selected, setSelected] = useState<string | null>(null)
+  const now = useNow(Boolean(run && !['succeeded', 'failed', 'cancelled'].includes(run.status)))
   const workflowId = run?.workflow_id ?? null
   const workflow = useApi(
     () => (workflowId ? api<WorkflowDetail>('GET', `/workflows/${encodeURIComponent(workflowId)}`) : Promise.resolve(null)),
@@ -80,7 +82,7 @@ export function RunPage({ runId }: { runId: string }) {
       </div>
       <div className="muted small run-meta">
         created {formatTime(run.created_at)} · started {formatTime(run.started_at)} · finished {formatTime(run.finished_at)} · duration{' '}
-        {formatDuration(run.duration_ms ?? elapsedMs(run.started_at))} · {run.event_count} events
+        <span data-testid="run-duration">{run.duration_ms !== null ? formatDuration(run.duration_ms) : `${formatDuration(elapsedMs(run.started_at ?? run.created_at, null, now))} so far`}</span> · {run.event_count} events
         {original && (
           <> · re-run of <a href={href('runs', original)} data-testid="rerun-of">{original.slice(0, 8)}</a></>
         )}
@@ -120,12 +122,13 @@ export function RunPage({ runId }: { runId: string }) {
             childIds={childrenOf(run.nodes, selected)}
             onSelect={setSelected}
             onClose={() => setSelected(null)}
+            now={now}
           />
         )}
       </div>
       <div className="card">
         <h3>Timeline</h3>
-        <RunTimeline run={run} onSelect={setSelected} />
+        <RunTimeline run={run} onSelect={setSelected} now={now} />
       </div>
       <div className="two-col">
         <JsonBlock label="params" value={run.params} />

@@ -5,7 +5,8 @@ import { api, query } from '../api/client'
 import type { RunList, WorkflowList } from '../api/types'
 import { ErrorBox } from '../components/ErrorBox'
 import { StatusBadge } from '../components/StatusBadge'
-import { elapsedMs, formatDuration, formatTime } from '../lib/format'
+import { apiSaid, elapsedMs, formatDuration, formatTime } from '../lib/format'
+import { useNow } from '../lib/useNow'
 import { href } from '../lib/router'
 import { useApi } from '../lib/useApi'
 
@@ -27,6 +28,7 @@ export function RunsPage({ initialWorkflow }: { initialWorkflow: string }) {
   useEffect(() => setWorkflowId(initialWorkflow), [initialWorkflow])
   const path = `/runs${query({ status, workflow_id: workflowId, since: toIso(since), until: toIso(until), limit: PAGE, offset })}`
   const runs = useApi(() => api<RunList>('GET', path), [path], `GET ${path}`)
+  const now = useNow(Boolean(runs.data?.runs.some((r) => r.duration_ms === null)))
   const workflows = useApi(() => api<WorkflowList>('GET', '/workflows'), [], 'GET /workflows')
   const active = (runs.data?.runs ?? []).some((r) => ['pending', 'running', 'waiting_input'].includes(r.status))
   useEffect(() => {
@@ -84,6 +86,7 @@ export function RunsPage({ initialWorkflow }: { initialWorkflow: string }) {
                 <th>status</th>
                 <th>created</th>
                 <th>duration</th>
+                <th>error</th>
               </tr>
             </thead>
             <tbody>
@@ -93,7 +96,14 @@ export function RunsPage({ initialWorkflow }: { initialWorkflow: string }) {
                   <td><a href={href('workflows', r.workflow_id)}>{r.workflow_id}</a></td>
                   <td><StatusBadge status={r.status} /></td>
                   <td className="muted">{formatTime(r.created_at)}</td>
-                  <td>{r.duration_ms !== null ? formatDuration(r.duration_ms) : <span className="muted">{formatDuration(elapsedMs(r.started_at ?? r.created_at))} so far</span>}</td>
+                  <td>{r.duration_ms !== null ? formatDuration(r.duration_ms) : <span className="muted">{formatDuration(elapsedMs(r.started_at ?? r.created_at, null, now))} so far</span>}</td>
+                  <td className="run-list-error" data-testid="run-error" title={r.error?.message ?? undefined}>
+                    {r.error && (
+                      <>
+                        {r.error.node_id && <code>{r.error.node_id}</code>} {apiSaid(r.error.status_code, r.error.api_message) ?? r.error.message}
+                      </>
+                    )}
+                  </td>
                 </tr>
               ))}
             </tbody>

@@ -20,8 +20,23 @@ from dynamic_tools.execution.launcher import ExecutorView
 
 RunStatus = Literal["pending", "running", "waiting_input", "succeeded", "failed", "cancelled"]
 NodeStatus = Literal[
-    "pending", "running", "waiting_input", "succeeded", "failed", "skipped", "cancelled"
+    "pending", "running", "waiting_input", "succeeded", "failed", "skipped", "cancelled", "not_run"
 ]
+
+
+class RunErrorSummary(BaseModel):
+    """Why a run failed, in short.
+
+    The message, the node, and the failed call's status code and what the API said
+    (``api_message``, from its response body, else the status text).
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    message: str | None = None
+    node_id: str | None = None
+    status_code: int | None = None
+    api_message: str | None = None
 
 
 class RunSummary(BaseModel):
@@ -36,6 +51,7 @@ class RunSummary(BaseModel):
     started_at: str | None
     finished_at: str | None
     duration_ms: float | None = Field(description="From start (or creation) to the end")
+    error: RunErrorSummary | None = None
 
 
 class RunList(BaseModel):
@@ -81,7 +97,7 @@ class RunState(RunSummary):
     params: dict[str, Any]
     nodes: dict[str, NodeView]
     result: Any = None
-    error: dict[str, Any] | None = None
+    error: dict[str, Any] | None = None  # type: ignore[assignment]  # the full error here
     waiting: WaitingPrompt | None = None
     updated_at: str | None = None
     event_count: int

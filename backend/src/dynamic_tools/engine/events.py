@@ -25,6 +25,8 @@ __all__ = [
     "Event",
     "NodeEvent",
     "NodeFailed",
+    "NodeInput",
+    "NodeNotRun",
     "NodeSkipped",
     "NodeStarted",
     "NodeSucceeded",
@@ -179,6 +181,26 @@ class NodeSkipped(NodeEvent):
 
 
 @dataclass(frozen=True, kw_only=True)
+class NodeNotRun(NodeEvent):
+    """A node was never reached: the run ended (failed, cancelled, timed out) before it."""
+
+    TYPE: ClassVar[str] = "node_not_run"
+    ENDS_NODE: ClassVar[str | None] = "not_run"
+    reason: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class NodeInput(NodeEvent):
+    """A running node's input, as soon as it is known.
+
+    A call's arguments (before its first attempt), a sub-workflow's args, a foreach's items.
+    """
+
+    TYPE: ClassVar[str] = "node_input"
+    input: Any = None
+
+
+@dataclass(frozen=True, kw_only=True)
 class NodeSucceeded(NodeEvent):
     """A node ended with ``output``."""
 
@@ -282,6 +304,8 @@ EVENT_TYPES: dict[str, type[Event]] = {
         RunCancelled,
         NodeStarted,
         NodeSkipped,
+        NodeNotRun,
+        NodeInput,
         NodeSucceeded,
         NodeFailed,
         AttemptFailed,

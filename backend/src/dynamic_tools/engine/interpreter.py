@@ -130,9 +130,11 @@ class Interpreter:
         except TimeoutError:
             failure = RunFailed(f"the workflow timed out after {workflow.timeout} s", node_id=None)
             self._mark_interrupted()
+            await self._mark_not_run("the workflow timed out before it")
             await self._compensate(failure)
             return await self._finish("failed", error=failure.to_dict())
         except RunFailed as failure:
+            await self._mark_not_run("the run failed before it")
             await self._compensate(failure)
             return await self._finish("failed", error=failure.to_dict())
         except Exception as exc:  # a bug, or the step runner failing: the run still ends
@@ -140,11 +142,12 @@ class Interpreter:
                 f"the run stopped on an unexpected error ({_describe(exc)})", node_id=None
             )
             self._mark_interrupted()
+            await self._mark_not_run("the run failed before it")
             await self._compensate(crashed)
             return await self._finish("failed", error=crashed.to_dict())
         except asyncio.CancelledError:
             self._mark_interrupted()
-            await asyncio.shield(self._compensate(None))
+            await asyncio.shield(self._wind_down("the run was cancelled before it"))
             await self._finish("cancelled", error={"message": "the run was cancelled"})
             raise
         return await self._finish("succeeded", result=result)
@@ -193,6 +196,18 @@ class Interpreter:
             if state.status in ("running", "waiting_input"):
                 state.status, state.ended_at = "cancelled", self.clock()
 
+    async def _wind_down(self, reason: str) -> None:
+        """A cancelled run: what it never reached is not_run, then its compensations run."""
+        await self._mark_not_run(reason)
+        await self._compensate(None)
+
+    async def _mark_not_run(self, reason: str) -> None:
+        """Nodes the run never reached before it ended: ``not_run`` (not "pending" forever)."""
+        for full_id, state in self.nodes.items():
+            if state.status == "pending":
+                state.status, state.error = "not_run", reason
+                await self.emit(ev.NodeNotRun(node_id=full_id, reason=reason))
+
     def _registered(self, value: Any) -> ChildResult:
         """A child's value, plus what the parent must keep: compensations and node states."""
         return ChildResult(
@@ -226,10 +241,11 @@ class Interpreter:
                 status[node_id] = state.status = "skipped"
                 state.error = skip_reason
                 await self.emit(ev.NodeSkipped(node_id=prefix + node_id, reason=skip_reason))
-                continue
-            outcome, targets = await self._run_node(plan, node_id, scope, prefix, last_output)
-            status[node_id] = outcome
-            activated.update(targets)
+            else:
+                outcome, targets = await self._run_node(plan, node_id, scope, prefix, last_output)
+                status[node_id] = outcome
+                activated.update(targets)
+            await self._skip_unactivated(plan, node_id, status, activated, prefix)
         for node_id in order:
             if status[node_id] == "pending":
                 state = self.nodes[prefix + node_id]
@@ -239,6 +255,32 @@ class Interpreter:
         if workflow.outputs is not None:
             return self.render(workflow.outputs, scope, None)
         return last_output[0]
+
+    async def _skip_unactivated(
+        self,
+        plan: WorkflowPlan,
+        settled: str,
+        status: dict[str, str],
+        activated: set[str],
+        prefix: str,
+    ) -> None:
+        """Skip the activated-only nodes ``settled`` could activate and nobody did.
+
+        A branch's other targets, a fallback that was not needed: skipped as soon as their
+        last activator settles, so what waits for them (a join) goes on.
+        """
+        work = [settled]
+        while work:
+            for target in plan.activation_targets_of(work.pop()):
+                if status.get(target) != "pending" or target in activated:
+                    continue
+                if any(status.get(a) not in SETTLED for a in plan.activators[target]):
+                    continue
+                state = self.nodes[prefix + target]
+                status[target] = state.status = "skipped"
+                state.error = "not activated"
+                await self.emit(ev.NodeSkipped(node_id=prefix + target, reason=state.error))
+                work.append(target)
 
     @staticmethod
     def _next_ready(
@@ -316,6 +358,11 @@ class Interpreter:
     def now(self) -> str:
         """The run's clock."""
         return self.clock()
+
+    async def set_input(self, full_id: str, value: Any) -> None:
+        """Record a running node's input and emit it (the run view shows it while it runs)."""
+        self.node_state(full_id).input = value
+        await self.emit(ev.NodeInput(node_id=full_id, input=value))
 
     def node_state(self, full_id: str) -> NodeState:
         """The state of a node, made when missing (a branch step, an item)."""

@@ -58,6 +58,19 @@ class WorkflowPlan:
         return self.graph.activated
 
     @cached_property
+    def activators(self) -> Mapping[str, frozenset[str]]:
+        """For each node that runs only when activated, the nodes that can activate it."""
+        found: dict[str, set[str]] = {target: set() for target in self.activated}
+        for node_id in self.workflow.graph:
+            for target in self.activation_targets_of(node_id):
+                found.setdefault(target, set()).add(node_id)
+        return {target: frozenset(names) for target, names in found.items()}
+
+    def activation_targets_of(self, node_id: str) -> list[str]:
+        """The nodes ``node_id`` can activate (known nodes only)."""
+        return [t for _, t in self.graph.activation_targets(node_id) if t in self.workflow.graph]
+
+    @cached_property
     def sub_workflows(self) -> frozenset[str]:
         """Workflow ids called by this workflow's nodes (parallel branches and foreach too)."""
         return sub_workflows(self.workflow.graph.values())

@@ -15,6 +15,7 @@ NodeStatus = Literal[
     "skipped",
     "waiting_input",
     "cancelled",
+    "not_run",
 ]
 RunStatus = Literal["pending", "running", "waiting_input", "succeeded", "failed", "cancelled"]
 SETTLED: frozenset[str] = frozenset({"succeeded", "failed", "skipped", "cancelled"})

@@ -110,9 +110,11 @@ async def call_with_retries(
             await ctx.steps.sleep(f"sleep:{full_id}:{attempt}", delay)
             continue
         message = final_message(node.call, failure, attempt)
+        said = api_message(failure.status_code, record.get("body"))
         state.detail = {
             "tool": node.call,
             "status_code": failure.status_code,
+            "api_message": said,
             "body": record.get("body"),
         }
         if node.on_error and node.on_error.fallback:
@@ -125,6 +127,7 @@ async def call_with_retries(
                     "message": message,
                     "kind": failure.kind,
                     "status_code": failure.status_code,
+                    "api_message": said,
                     "attempts": attempt,
                     "body": record.get("body"),
                 },
@@ -132,7 +135,12 @@ async def call_with_retries(
         raise RunFailed(
             message,
             node_id=full_id,
-            context={"tool": node.call, "status_code": failure.status_code, "attempts": attempt},
+            context={
+                "tool": node.call,
+                "status_code": failure.status_code,
+                "api_message": said,
+                "attempts": attempt,
+            },
             attempt=attempt,
         )
 
@@ -179,32 +187,57 @@ async def _call_tool(
 def status_message(status: int, body: Any) -> str:
     """``HTTP 409 Conflict: flight … is sold out``: status, phrase and the API's own message.
 
-    The message is taken from the body when it has one (``error.message``, ``message``,
-    ``detail``, ``title``...).
+    The message is taken from the body when it has one (see :func:`body_message`).
     """
-    try:
-        phrase = HTTPStatus(status).phrase
-    except ValueError:
-        phrase = ""
-    text = f"HTTP {status} {phrase}".rstrip()
-    detail = _body_message(body)
+    text = f"HTTP {status} {_phrase(status)}".rstrip()
+    detail = body_message(body)
     return f"{text}: {detail}" if detail else text
 
 
-def _body_message(body: Any) -> str | None:
+def api_message(status: int | None, body: Any) -> str | None:
+    """What the API said about a failed call, in its own words, short.
+
+    The body's message (:func:`body_message`), else the status text (``Not Found``).
+    """
+    if status is None:
+        return body_message(body)
+    return body_message(body) or _phrase(status) or f"HTTP {status}"
+
+
+def body_message(body: Any) -> str | None:
+    """The message of an error body, on one line, at most 200 characters.
+
+    From problem+json ``detail`` / ``title``, ``error.message``, ``message``, ``errors[0]``
+    (GraphQL), or a text body, with the ``field`` it names; None when it says nothing readable.
+    """
     candidates: list[Any] = []
+    field: Any = None
     if isinstance(body, dict):
         error = body.get("error")
         if isinstance(error, dict):
             candidates += [error.get("message"), error.get("detail")]
-        candidates += [error, body.get("message"), body.get("detail"), body.get("title")]
-    elif isinstance(body, str):
+            field = error.get("field")
+        candidates += [error, body.get("detail"), body.get("message"), body.get("title")]
+        errors = body.get("errors")
+        if isinstance(errors, list) and errors and isinstance(errors[0], dict):
+            candidates.append(errors[0].get("message"))
+        field = field or body.get("field")
+    elif isinstance(body, str) and not body.lstrip().startswith("<"):  # not an HTML page
         candidates.append(body)
     for value in candidates:
         if isinstance(value, str) and value.strip():
             line = " ".join(value.split())
+            if isinstance(field, str) and field and field not in line:
+                line += f" (field {field})"
             return line if len(line) <= _DETAIL_CHARS else line[: _DETAIL_CHARS - 3] + "..."
     return None
+
+
+def _phrase(status: int) -> str:
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return ""
 
 
 def _sql(args: Any, scope: Scope) -> dict[str, Any]:
@@ -241,6 +274,8 @@ def _failed(
 
 
 __all__ = [
+    "api_message",
+    "body_message",
     "call_with_retries",
     "final_message",
     "status_message",

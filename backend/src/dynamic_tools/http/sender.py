@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 import httpx
 from opentelemetry.trace import Span, SpanKind
 
+from dynamic_tools.engine.tool_calls import api_message, status_message
 from dynamic_tools.errors import TargetRefusedError
 from dynamic_tools.http.failures import outbound_failure
 from dynamic_tools.http.request_builder import PreparedRequest
@@ -55,10 +56,22 @@ class HttpResult:
         return self.status_code >= 400 or bool(self.graphql_errors)
 
     def failure_message(self) -> str:
-        """What went wrong, for an error message: GraphQL's messages with their paths."""
+        """What went wrong, for an error message.
+
+        The status with the API's own words (``HTTP 404 Not Found: no flight 'FL-9' (field
+        flight_id)``), or GraphQL's messages with their paths.
+        """
         if not self.graphql_errors:
-            return f"HTTP {self.status_code}"
+            return status_message(self.status_code, self.body)
         return "GraphQL errors: " + graphql_error_text(self.graphql_errors)
+
+    def api_message(self) -> str | None:
+        """The API's own short message about a failed answer (None when it succeeded)."""
+        if not self.failed:
+            return None
+        if self.graphql_errors:
+            return graphql_error_text(self.graphql_errors)
+        return api_message(self.status_code, self.body)
 
     def to_dict(self) -> dict[str, Any]:
         """The ``raw_response`` shape of seed 002 (plus headers)."""

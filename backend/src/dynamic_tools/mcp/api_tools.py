@@ -174,7 +174,11 @@ class ApiCaller:
             return error_result(exc, command=config.name)
         body = result.body
         if result.failed:
-            context: dict[str, Any] = {"tool": config.name, "status_code": result.status_code}
+            context: dict[str, Any] = {
+                "tool": config.name,
+                "status_code": result.status_code,
+                "api_message": result.api_message(),
+            }
             if result.graphql_errors:
                 context["errors"] = result.graphql_errors
             return error_result(

@@ -38,7 +38,7 @@ from dynamic_tools.persistence.run_store import RunStore
 from dynamic_tools.persistence.run_view import RunRecord
 
 #: a node's statuses once it ended
-NODE_ENDS = frozenset({"succeeded", "failed", "skipped"})
+NODE_ENDS = frozenset({"succeeded", "failed", "skipped", "not_run"})
 MAX_ELICIT_ROUNDS = 3
 FORM_TYPES = frozenset({"string", "integer", "number", "boolean"})
 FORM_FORMATS = frozenset({"date", "date-time", "email", "uri"})
@@ -359,6 +359,7 @@ def run_result(run: RunRecord, *, declined: str | None = None) -> types.CallTool
                 "step_id": step_id,
                 "node_id": call_id or step_id,
                 "status_code": detail.get("status_code") or error.get("status_code"),
+                "api_message": detail.get("api_message") or error.get("api_message"),
             },
             suggestion="Read the failing step's error and response_payload; fix the inputs and "
             "call the workflow again."

@@ -3,9 +3,10 @@
 Events (the classes of ``engine/events.py``, by their ``type``) and what they change:
 
 - ``run_created`` (the store) → ``pending``; ``run_started`` → ``running``;
-- ``node_started`` / ``node_succeeded`` / ``node_failed`` / ``node_skipped`` → the node's
-  status, kind, tool (of a call), times, output, error (``fallback`` goes to the node's
-  detail);
+- ``node_started`` / ``node_succeeded`` / ``node_failed`` / ``node_skipped`` /
+  ``node_not_run`` → the node's status, kind, tool (of a call), times, output, error
+  (``fallback`` goes to the node's detail);
+- ``node_input`` → the running node's input (an item's state starts with it);
 - ``attempt_failed`` / ``retry_scheduled`` → the node's attempts and retry detail;
 - ``waiting_input`` → the node and the run wait; the yield's message and expects are kept;
 - ``resumed`` → the node runs again with the answer; the run is ``running`` once no yield waits;
@@ -141,6 +142,12 @@ def _apply_node_event(node: dict[str, Any], event: ev.NodeEvent, at: datetime) -
                 node.setdefault("detail", {})["fallback"] = event.fallback
         case ev.NodeSkipped():
             node.update(status="skipped", error=event.reason)
+        case ev.NodeNotRun():
+            node.update(status="not_run", error=event.reason)
+        case ev.NodeInput():
+            node["input"] = event.input
+            if node.get("status") == "pending":  # an item or a branch step: it has started
+                node.update(status="running", started_at=node.get("started_at") or iso(at))
         case ev.AttemptFailed() | ev.RetryScheduled():
             node["attempts"] = max(int(node.get("attempts") or 0), event.attempt)
             detail = node.setdefault("detail", {})
@@ -173,6 +180,29 @@ def merge_outcome(nodes: dict[str, Any], outcome: RunOutcome) -> dict[str, Any]:
         current.update({k: v for k, v in final.items() if v is not None or k not in current})
         merged[node_id] = {**current, "detail": detail}
     return merged
+
+
+def _shown_status(status: str, run_ended: bool) -> str:
+    """A node still pending in a run that has ended was never reached: ``not_run``."""
+    return "not_run" if run_ended and status == "pending" else status
+
+
+def error_summary(error: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """A run's error in short: ``message``, ``node_id``, ``status_code``, ``api_message``.
+
+    The status code and the API's own words are the failed call's, when a call caused the
+    failure (directly, or through the fallback that raised the error).
+    """
+    if not error:
+        return None
+    found = error.get("cause")
+    cause: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
+    return {
+        "message": error.get("message"),
+        "node_id": error.get("node_id"),
+        "status_code": error.get("status_code") or cause.get("status_code"),
+        "api_message": error.get("api_message") or cause.get("api_message"),
+    }
 
 
 @dataclass(frozen=True)
@@ -280,7 +310,7 @@ class RunRecord:
         return {"node_id": node_id, **prompt}
 
     def summary(self) -> dict[str, Any]:
-        """The list form: ids, status, times, duration."""
+        """The list form: ids, status, times, duration, and why it failed (in words)."""
         return {
             "run_id": self.run_id,
             "workflow_id": self.workflow_id,
@@ -289,13 +319,15 @@ class RunRecord:
             "started_at": iso(self.started_at),
             "finished_at": iso(self.finished_at),
             "duration_ms": self.duration_ms,
+            "error": error_summary(self.error),
         }
 
     def to_dict(self) -> dict[str, Any]:
         """The full view: params, per-node state with timings, result, error, waiting."""
+        ended = self.terminal
         nodes = {
             node_id: {
-                "status": node.get("status", "pending"),
+                "status": _shown_status(node.get("status", "pending"), ended),
                 "kind": node.get("kind"),
                 "input": node.get("input"),
                 "output": node.get("output"),

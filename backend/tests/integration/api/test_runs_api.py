@@ -300,3 +300,48 @@ async def test_unknown_body_fields_are_refused_by_name(client: httpx.AsyncClient
     assert started.status_code == 422 and "bogus" in started.text
     assert resumed.status_code == 422 and "extra" in resumed.text
     assert listed == []  # nothing started
+
+
+async def test_a_failed_call_is_told_in_the_apis_words_and_unreached_nodes_are_not_run(
+    client: httpx.AsyncClient, tools: MockTools
+) -> None:
+    said = {"error": {"code": "not_found", "message": "no flight 'FL1'", "field": "flight_id"}}
+    tools.mocks["create_booking"] = ToolResult(404, said)
+    started = await client.post("/workflows/book_flight/runs", json={"params": FLIGHT})
+    run_id = started.json()["run_id"]
+    run = await wait_for(client, run_id, finished)
+    assert run["status"] == "failed"
+    reserve = run["nodes"]["reserve"]
+    assert reserve["status"] == "failed"
+    assert reserve["error"] == (
+        "create_booking answered HTTP 404 Not Found: no flight 'FL1' (field flight_id)"
+    )
+    assert reserve["detail"]["status_code"] == 404
+    assert reserve["detail"]["api_message"] == "no flight 'FL1' (field flight_id)"
+    assert run["nodes"]["waitlist"]["status"] == "skipped"  # the branch chose reserve
+    assert run["nodes"]["waitlist"]["error"] == "not activated"
+    # the error node activated by the fallback carries the call that caused it
+    assert run["error"]["node_id"] == "fail_booking"
+    assert run["error"]["cause"]["api_message"] == "no flight 'FL1' (field flight_id)"
+
+    listed = (await client.get("/runs", params={"status": "failed"})).json()["runs"]
+    assert listed[0]["run_id"] == run_id
+    assert listed[0]["error"] == {
+        "message": run["error"]["message"],
+        "node_id": "fail_booking",
+        "status_code": 404,
+        "api_message": "no flight 'FL1' (field flight_id)",
+    }
+
+    tools.mocks["search_flights"] = ToolResult(503, {"detail": "search is down"})
+    started = await client.post("/workflows/book_flight/runs", json={"params": FLIGHT})
+    run_id = started.json()["run_id"]
+    run = await wait_for(client, run_id, lambda r: r["status"] in TERMINAL)
+    states = {node_id: node["status"] for node_id, node in run["nodes"].items()}
+    assert states["search"] == "failed"
+    unreached = ("check", "decide", "reserve", "waitlist", "fail_booking")
+    assert {states[n] for n in unreached} == {"not_run"}
+    assert run["nodes"]["check"]["error"] == "the run failed before it"
+    assert run["error"]["api_message"] == "search is down"
+    stream = (await client.get(f"/runs/{run_id}/events")).text  # ends at the terminal event
+    assert stream.count("event: node_not_run") == len(unreached)

@@ -53,7 +53,10 @@ TRIP = {
     "checkout": "2026-12-03",
     "passenger": "Ada",
 }
-FLIGHTS = [{"id": "FL-1", "price": 180.0}, {"id": "FL-2", "price": 95.5}]
+FLIGHTS = [
+    {"id": "FL-1", "airline": "KLM", "departure_time": "07:10", "price": 180.0},
+    {"id": "FL-2", "airline": "KLM", "departure_time": "12:40", "price": 95.5},
+]
 
 
 def doc(path: Path) -> WorkflowDocument:

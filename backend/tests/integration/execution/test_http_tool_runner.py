@@ -161,7 +161,7 @@ async def test_a_flight_sold_between_check_and_booking_is_sold_out_not_retried(
     assert outcome.nodes["reserve"].attempts == 1  # a 409 is not retried
     assert outcome.error["message"] == (
         f"Booking flight {flight} failed: create_booking answered HTTP 409 Conflict: "
-        f"flight {flight} is sold out"
+        f"flight {flight} is sold out (field flight_id)"
     )
     assert "after" not in outcome.error["message"]
 

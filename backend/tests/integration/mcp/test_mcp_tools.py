@@ -100,6 +100,12 @@ async def test_an_api_error_names_the_status_and_keeps_the_payload(server: str) 
     error = result.structured_content
     assert error["error_code"] == "API_ERROR" and error["command"] == "check_availability"
     assert error["context"]["status_code"] == 404 and error["response_payload"]
+    said = error["response_payload"]["error"]["message"]  # the demo API's own words
+    assert error["context"]["api_message"] == f"{said} (field flight_id)"
+    assert (
+        error["message"]
+        == f"check_availability answered HTTP 404 Not Found: {said} (field flight_id)"
+    )
 
 
 async def test_execute_refuses_an_unknown_operation_with_the_choices(server: str) -> None:
@@ -183,6 +189,7 @@ async def test_a_failing_workflow_returns_the_step_and_payload(server: str) -> N
     body = error["response_payload"]  # the API's answer, as the run store has it
     assert isinstance(body, dict) and body != error["message"], error
     assert error["context"]["status_code"] == 503
+    assert error["context"]["api_message"] == body["error"]["message"]  # "injected failure …"
 
 
 async def test_a_yield_is_answered_by_elicitation(server: str) -> None:

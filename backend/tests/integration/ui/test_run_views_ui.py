@@ -24,6 +24,10 @@ workflows:
         call: create_booking
         args: { flight_id: FL-AMSBCN-20261201-1, passenger: $passenger }
         on_error: { retry: 1, delay: 2500 }
+      recheck:
+        depends_on: [reserve]
+        call: check_availability
+        args: { flight_id: FL-AMSBCN-20261201-1 }
 """
 
 
@@ -115,12 +119,23 @@ def test_failing_run_shows_retries_and_its_error_summary(
     expect(panel.get_by_test_id("next-retry")).to_contain_text("attempt 2 at")
     expect(panel.get_by_test_id("node-attempts")).to_have_text("attempt 1 of 2")
     expect(node(page, "reserve")).to_contain_text("retry 2/2 at")
+    # While it waits for its retry, the node shows its input, and the durations keep moving.
+    expect(panel.get_by_test_id("node-input")).to_contain_text('"passenger": "Ada"')
+    expect(panel.get_by_test_id("node-duration")).to_contain_text("so far")
+    before = page.get_by_test_id("run-duration").inner_text()
+    expect(page.get_by_test_id("run-duration")).not_to_have_text(before, timeout=3000)
     screenshot(page, artifacts / "run-retry-scheduled.png")
 
     expect(page.get_by_test_id("run-status")).to_contain_text("failed")
     summary = page.get_by_test_id("error-summary")
     expect(summary).to_contain_text("Run failed at node reserve")
     expect(summary).to_contain_text("HTTP 503")
+    # The API's own words, next to its status code, in the summary and the node panel.
+    said = "HTTP 503 · injected failure of create_booking"
+    expect(summary.get_by_test_id("error-api-said")).to_contain_text(said)
+    expect(panel.get_by_test_id("node-api-said")).to_contain_text(said)
+    expect(node(page, "recheck")).to_have_attribute("data-status", "not_run")  # never reached
+    expect(page.get_by_test_id("legend")).to_contain_text("not run")
     expect(panel.get_by_test_id("node-attempts")).to_have_text("attempt 2 of 2")
     expect(panel.get_by_test_id("next-retry")).to_have_count(0)
     expect(node(page, "reserve")).to_have_attribute("data-status", "failed")
@@ -149,7 +164,9 @@ def test_failing_run_shows_retries_and_its_error_summary(
     expect(runs.locator("tbody tr")).to_have_count(2)
     page.get_by_label("Status filter").select_option("failed")
     expect(runs.locator("tbody tr")).to_have_count(1)
-    expect(runs.locator(f"tr[data-run='{run['run_id']}']")).to_contain_text(" s")
+    failed_row = runs.locator(f"tr[data-run='{run['run_id']}']")
+    expect(failed_row).to_contain_text(" s")
+    expect(failed_row.get_by_test_id("run-error")).to_contain_text("reserve HTTP 503 · injected")
     page.get_by_label("Workflow filter").select_option("book_flight")
     expect(page.get_by_text("No runs match")).to_be_visible()
     screenshot(page, artifacts / "runs-list.png")

@@ -20,6 +20,8 @@ SAMPLES: list[ev.Event] = [
     ev.NodeStarted(node_id="n", kind="call", tool="search"),
     ev.NodeStarted(node_id="b", kind="branch"),
     ev.NodeSkipped(node_id="n", reason="not reached"),
+    ev.NodeNotRun(node_id="n", reason="the run failed before it"),
+    ev.NodeInput(node_id="n", input={"flight_id": "FL-1"}),
     ev.NodeSucceeded(node_id="n", output=[1], input={"a": 1}),
     ev.NodeFailed(node_id="n", error="HTTP 404", input=None, detail={"tool": "t"}),
     ev.NodeFailed(node_id="n", error="boom", fallback="recover"),
@@ -76,6 +78,7 @@ def test_sources_and_node_ends() -> None:
     }
     assert {k: v for k, v in ends.items() if v} == {
         "node_skipped": "skipped",
+        "node_not_run": "not_run",
         "node_succeeded": "succeeded",
         "node_failed": "failed",
     }

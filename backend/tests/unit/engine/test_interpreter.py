@@ -108,7 +108,17 @@ async def test_retries_back_off_then_the_fallback_fails_the_run() -> None:
         "message": "Booking flight FL-AMSBCN-20261201-1 failed: create_booking failed after "
         "3 attempts: HTTP 503 Service Unavailable: busy",
         "node_id": "fail_booking",
+        "cause": {  # the call whose failure activated the error node, in the API's words
+            "node_id": "reserve",
+            "call": "create_booking",
+            "message": "create_booking failed after 3 attempts: HTTP 503 Service Unavailable: busy",
+            "kind": "status",
+            "status_code": 503,
+            "api_message": "busy",
+            "attempts": 3,
+        },
     }
+    assert outcome.nodes["waitlist"].status == "skipped"  # the branch chose reserve
     assert [c[0] for c in tools.calls].count("create_booking") == 3
     assert {c[2] for c in tools.calls if c[0] == "create_booking"} == {"run-1:reserve"}
     assert steps.sleeps == [("sleep:reserve:1", 0.2), ("sleep:reserve:2", 0.4)]

@@ -98,7 +98,7 @@ class CallKind(StepKind[CallNode]):
         self, node: CallNode, full_id: str, prefix: str, scope: Scope, run: RunServices
     ) -> Any:
         args = run.render(node.args, scope, full_id)
-        run.node_state(full_id).input = args
+        await run.set_input(full_id, args)
         outcome = await call_with_retries(
             run.call_context(full_id),
             node,

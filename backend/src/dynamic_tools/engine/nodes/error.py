@@ -55,7 +55,13 @@ class ErrorKind(Kind[ErrorNode]):
 
     async def execute(self, node: ErrorNode, at: NodeAt, run: RunServices) -> NodeOutcome:
         message = run.render(node.message, at.scope, at.full_id)
-        raise RunFailed(str(message), node_id=at.full_id)
+        cause = at.scope.failure  # the failure that activated this node through a fallback
+        context = (
+            {"cause": {k: v for k, v in cause.items() if k != "body"}}
+            if isinstance(cause, dict)
+            else None
+        )
+        raise RunFailed(str(message), node_id=at.full_id, context=context)
 
     def label(self, node_id: str, node: ErrorNode) -> str:
         return f"fail ({node_id})"

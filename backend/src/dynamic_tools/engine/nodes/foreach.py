@@ -129,7 +129,7 @@ class ForeachKind(Kind[ForeachNode]):
                 f"foreach '{full_id}' has {len(items)} items, more than max_iterations {bound}",
                 node_id=full_id,
             )
-        run.node_state(full_id).input = {"items": items}
+        await run.set_input(full_id, {"items": items})
         children = [
             ChildSpec(
                 id=f"{run.run_id}/{full_id}/{i}",

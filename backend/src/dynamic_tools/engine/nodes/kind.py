@@ -94,6 +94,10 @@ class RunServices(Protocol):
         """The state of a node (made when missing, e.g. for a branch step or an item)."""
         ...
 
+    async def set_input(self, full_id: str, value: Any) -> None:
+        """Record a running node's input and tell the run's watchers (a ``node_input``)."""
+        ...
+
     def render(self, value: Any, scope: Scope, node_id: str | None) -> Any:
         """``value`` with its ``$references`` and ``${...}`` resolved."""
         ...

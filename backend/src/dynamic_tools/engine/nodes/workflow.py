@@ -57,7 +57,7 @@ class WorkflowKind(StepKind[WorkflowNode]):
         self, node: WorkflowNode, full_id: str, prefix: str, scope: Scope, run: RunServices
     ) -> Any:
         args = run.render(node.args, scope, full_id)
-        run.node_state(full_id).input = args
+        await run.set_input(full_id, args)
         child = run.plan.workflows.get(node.workflow)
         if child is None:
             raise RunFailed(f"sub-workflow '{node.workflow}' is not defined", node_id=full_id)
