@@ -8,8 +8,14 @@ import { ToolPicker } from '../components/ToolPicker'
 import { loadHistory, remember, type PastInput } from '../lib/history'
 import { useApi } from '../lib/useApi'
 
+interface Readiness {
+  checks: { llm?: { configured: boolean; needs?: string } }
+}
+
 export function SingleShotPage() {
   const tools = useApi(() => api<ToolList>('GET', '/tools'), [], 'GET /tools')
+  const ready = useApi(() => api<Readiness>('GET', '/readyz'), [], 'GET /readyz')
+  const llm = ready.data?.checks.llm
   const [instructions, setInstructions] = useState('')
   const [selected, setSelected] = useState<string[]>([])
   const [formatResponse, setFormatResponse] = useState(false)
@@ -18,6 +24,12 @@ export function SingleShotPage() {
   const [busy, setBusy] = useState(false)
   const [error, setError] = useState<ApiError | null>(null)
   const [result, setResult] = useState<{ response: PipelineResponse; formatRequested: boolean } | null>(null)
+
+  // A refused request's errors are about the form: gone once the form changes.
+  const edited = <T,>(set: (value: T) => void) => (value: T) => {
+    set(value)
+    setError((e) => (e && e.status === 422 ? null : e))
+  }
 
   const recall = (index: number) => {
     const past = history[index]
@@ -56,6 +68,12 @@ export function SingleShotPage() {
         Describe what you want; the LLM picks one of the chosen tools and its arguments, the request is built and sent in code,
         and every stage is reported.
       </p>
+      {llm && !llm.configured && (
+        <div className="notice" role="status" data-testid="llm-missing">
+          <strong>No LLM is configured on this server</strong>, so a request stops at the tool-selection stage. Set{' '}
+          {llm.needs ?? 'OPENAI_API_KEY'} and restart the server. Workflows, tools and MCP work without one.
+        </div>
+      )}
       <form
         className="card"
         onSubmit={(e) => {
@@ -76,10 +94,10 @@ export function SingleShotPage() {
             </select>
           )}
         </div>
-        <textarea id="instructions" rows={3} value={instructions} onChange={(e) => setInstructions(e.target.value)} placeholder="e.g. Find flights from AMS to BCN on 2026-12-01" />
+        <textarea id="instructions" rows={3} value={instructions} onChange={(e) => edited(setInstructions)(e.target.value)} placeholder="e.g. Find flights from AMS to BCN on 2026-12-01" />
         <label>Tools the LLM may choose from</label>
         <ErrorBox error={tools.error} title="Could not load the tools" />
-        {tools.data && <ToolPicker tools={tools.data.tools} selected={selected} onChange={setSelected} />}
+        {tools.data && <ToolPicker tools={tools.data.tools} selected={selected} onChange={edited(setSelected)} />}
         <label className="inline">
           <input type="checkbox" checked={formatResponse} onChange={(e) => setFormatResponse(e.target.checked)} /> Format the response
           with the LLM

@@ -161,6 +161,9 @@ async def test_no_llm_configured_names_the_settings(
     )
     async with app_client(create_app(settings, http_transport=httpx.MockTransport(recorder))) as c:
         data = await run(c)
+        ready = (await c.get("/readyz")).json()  # told up front too: what to set, no value
+    assert ready["checks"]["llm"]["configured"] is False
+    assert "OPENAI_API_KEY" in ready["checks"]["llm"]["needs"]
     assert data["error_stage"] == "llm_selection"
     assert "OPENAI_API_KEY" in data["error"] and "OPENAI_BASE_URL" in data["error"]
     assert recorder.requests == []

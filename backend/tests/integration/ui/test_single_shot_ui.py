@@ -3,12 +3,16 @@ scripted fake LLM and the demo API (secrets masked), errors at their stage, past
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from playwright.sync_api import Page, expect
 
+from dynamic_tools.api.app import create_app
+from dynamic_tools.settings import Settings
 from tests.integration.ui.conftest import SECRET_VALUE, navigation_ms, record_timing, screenshot
 from tests.support.fake_llm import FakeLLM, refusal, text, tool_call
+from tests.support.servers import serve
 
 INSTRUCTIONS = "Find flights from AMS to BCN on 2026-12-01 through the partner gateway"
 
@@ -106,3 +110,21 @@ def test_a_failing_stage_shows_its_error(
     error = page.get_by_test_id("error-box")
     expect(error).to_contain_text("POST /workflow → 422")
     expect(error).to_contain_text("tool_ids")
+
+
+def test_no_llm_is_told_up_front_and_refused_input_clears_when_fixed(
+    page: Page, make_settings: Callable[..., Settings], artifacts: Path
+) -> None:
+    settings = make_settings()  # no OPENAI_API_KEY, no OPENAI_BASE_URL
+    with serve(create_app(settings), port=settings.port) as url:
+        page.goto(f"{url}/ui/")
+        notice = page.get_by_test_id("llm-missing")
+        expect(notice).to_contain_text("No LLM is configured")
+        expect(notice).to_contain_text("OPENAI_API_KEY")
+        screenshot(page, artifacts / "single-shot-no-llm.png")
+
+        page.get_by_role("button", name="Run").click()  # nothing written, no tool chosen
+        refused = page.locator(".error-box")
+        expect(refused).to_contain_text("user_instructions")
+        page.get_by_label("Instructions", exact=True).fill("Find flights from AMS to BCN")
+        expect(refused).to_have_count(0)  # the field was fixed: its error is gone

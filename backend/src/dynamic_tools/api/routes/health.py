@@ -24,6 +24,12 @@ async def healthz() -> dict[str, str]:
     return {"status": "ok", "version": __version__}
 
 
+LLM_SETTINGS = (
+    "OPENAI_API_KEY (and OPENAI_BASE_URL for an OpenAI-compatible server); LLM_MODEL picks "
+    "the model (default gpt-4o-mini)"
+)
+
+
 @router.get(
     "/readyz",
     summary="Readiness",
@@ -48,6 +54,8 @@ async def readyz(services: ServicesDep) -> JSONResponse:
         logger.warning("readiness: the database does not answer ({})", type(exc).__name__)
         checks["database"] = {"ok": False, "error": type(exc).__name__}
     checks["llm"] = {"configured": services.llm is not None}
+    if services.llm is None:  # what to set (names only, never values)
+        checks["llm"]["needs"] = LLM_SETTINGS
     ready = all(c.get("ok", True) for c in checks.values())
     return JSONResponse(
         {"status": "ready" if ready else "not_ready", "checks": checks},
