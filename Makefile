@@ -18,7 +18,7 @@ export HOST PORT
 NPM ?= npm
 FRONTEND_DEPS := frontend/node_modules/.installed
 FRONTEND_SRC := $(shell find frontend/src -type f 2>/dev/null) frontend/index.html \
-	frontend/package.json frontend/vite.config.ts frontend/tsconfig.json
+	frontend/package.json frontend/vite.config.ts frontend/tsconfig.json frontend/scripts/compress.mjs
 
 # Python dependencies come from backend/uv.lock, exactly (uv itself is bootstrapped with pip and
 # then kept by the lock). After editing backend/pyproject.toml: `make lock`. Bytecode is compiled

@@ -4,7 +4,8 @@ the OpenAPI import of GitHub's description against FastMCP's ``from_openapi``, a
 with one and two replicas on PostgreSQL, and the run store's cost per event by run size with
 a run's cost per node against LangGraph, and a durable step against bare DBOS steps, and a
 durable foreach of 1,000 items against the ideal time and LangGraph with its SQLite saver, and
-the start-up time and idle memory of the server ``make run`` starts."""
+the start-up time and idle memory of the server ``make run`` starts, and the web UI's cold
+loads in Chromium per route (bytes and timings against the uncompressed peer)."""
 
 from __future__ import annotations
 
@@ -37,6 +38,7 @@ def main() -> int:
     from bench.replicas import main as replicas_main
     from bench.run_store import main as run_store_main
     from bench.startup import main as startup_main
+    from bench.ui_load import main as ui_load_main
 
     problems = bfcl_failures(bfcl_main(full=True))
     figures: dict[str, Any] = {"overhead": overhead_main()}
@@ -45,6 +47,7 @@ def main() -> int:
     replicas_main()
     figures["run_store"] = run_store_main()
     figures["startup"] = startup_main()
+    figures["ui_load"] = ui_load_main()
     # DBOS launches once per process: a process each, handing its figures back in a file.
     runs = {
         "durable_sqlite": ["bench.durable_floor"],

@@ -1,18 +1,20 @@
-// Edit a workflow document: highlighted text, live validation with errors on their lines, a
-// graph preview before saving, save with the expected version (409 → reload offered), and a
-// run form. `_new` creates a new document.
+// A workflow document: its source, graph and run form; "Edit" opens the editor (highlighted
+// text, live validation with errors on their lines, a graph preview before saving, save with
+// the expected version, 409 -> reload offered). `_new` creates a new document. The editor's
+// code (CodeMirror) is fetched only when the editor opens.
 import type { EditorView } from '@codemirror/view'
-import { useEffect, useRef, useState } from 'react'
+import { lazy, Suspense, useEffect, useRef, useState } from 'react'
 import { api, type ApiError, toApiError } from '../api/client'
 import type { WorkflowDetail } from '../api/types'
 import { DocumentPreview } from '../components/DocumentPreview'
 import { ErrorBox } from '../components/ErrorBox'
 import { RunStartPanel } from '../components/RunStartPanel'
 import { ViolationList } from '../components/ViolationList'
-import { jumpToLine, YamlEditor } from '../components/YamlEditor'
 import type { DocFormat } from '../lib/documents'
 import { href, navigate } from '../lib/router'
 import { useValidation } from '../lib/useValidation'
+
+const YamlEditor = lazy(() => import('../components/YamlEditor').then((m) => ({ default: m.YamlEditor })))
 
 const TEMPLATE = `domain: my_domain
 version: "1.0"
@@ -47,6 +49,7 @@ export function WorkflowEditorPage({ workflowId, showRun }: { workflowId: string
   const [message, setMessage] = useState<string | null>(null)
   const [busy, setBusy] = useState(false)
   const [runOpen, setRunOpen] = useState(showRun)
+  const [editing, setEditing] = useState(isNew)
   const view = useRef<EditorView | null>(null)
   const format: DocFormat = saved?.format ?? 'yaml'
   const validation = useValidation(content, format)
@@ -142,9 +145,24 @@ export function WorkflowEditorPage({ workflowId, showRun }: { workflowId: string
               </span>
               <span>{dirty ? 'unsaved changes' : 'saved'}</span>
             </div>
-            <YamlEditor value={content} onChange={setContent} violations={validation.checkedContent === content ? validation.violations : []} highlight={format !== 'xml'} onView={(v) => (view.current = v)} />
+            {editing ? (
+              <Suspense fallback={<textarea className="editor-loading" aria-label="Document (the editor is loading)" value={content} onChange={(e) => setContent(e.target.value)} rows={20} />}>
+                <YamlEditor value={content} onChange={setContent} violations={validation.checkedContent === content ? validation.violations : []} highlight={format !== 'xml'} onView={(v) => (view.current = v)} />
+              </Suspense>
+            ) : (
+              <div className="source-view">
+                <pre data-testid="source-view">{content}</pre>
+                <button type="button" className="primary" onClick={() => setEditing(true)}>Edit</button>
+              </div>
+            )}
             <ErrorBox error={validation.error} title="Validation is unavailable" />
-            <ViolationList violations={validation.violations} onJump={(line) => jumpToLine(view.current, line)} />
+            <ViolationList
+              violations={validation.violations}
+              onJump={(line) => {
+                setEditing(true)
+                void import('../components/YamlEditor').then((m) => m.jumpToLine(view.current, line))
+              }}
+            />
             <div className="row save-row">
               {isNew && <input aria-label="File name" value={fileName} onChange={(e) => setFileName(e.target.value)} />}
               <button type="button" className="primary" disabled={busy || (!dirty && !isNew)} onClick={() => void save()}>

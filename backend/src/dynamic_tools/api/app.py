@@ -8,6 +8,7 @@ from contextlib import asynccontextmanager
 
 import httpx
 from fastapi import FastAPI
+from starlette.middleware.gzip import GZipMiddleware
 
 from dynamic_tools import __version__
 from dynamic_tools.api.edge import EdgeMiddleware
@@ -88,6 +89,9 @@ def create_app(
         max_body_bytes=settings.max_request_bytes,
         max_tool_body_bytes=settings.max_tool_request_bytes,
     )
+    # JSON answers compressed for clients that accept it (server-sent events never are; the
+    # UI bundle is sent precompressed by its own route).
+    app.add_middleware(GZipMiddleware, minimum_size=1024, compresslevel=6)
     complete_document(app, token=bool(token))
     app.include_router(health.router)
     app.include_router(workflow.router)

@@ -3,6 +3,7 @@ clear 503 page, never a 500, when the bundle has not been built."""
 
 from __future__ import annotations
 
+import gzip
 from collections.abc import Callable
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from fastapi import FastAPI
 from dynamic_tools.api.app import create_app
 from dynamic_tools.api.routes.ui import install_ui
 from dynamic_tools.settings import Settings
+from tests.conftest import EXAMPLES
 from tests.support.app_client import app_client
 
 
@@ -68,3 +70,59 @@ async def test_ui_is_open_while_the_api_needs_the_token(
         assert root.status_code in (302, 307) and root.headers["location"].startswith("/ui")
         bearer = {"Authorization": "Bearer ui-test-token-123456"}
         assert (await client.get("/tools", headers=bearer)).status_code == 200
+
+
+async def test_assets_are_sent_precompressed_and_cached_as_immutable(tmp_path: Path) -> None:
+    dist = bundle(tmp_path)
+    script = "console.log('" + "ui " * 400 + "')"
+    (dist / "assets" / "app.js").write_text(script)
+    (dist / "assets" / "app.js.br").write_bytes(b"brotli bytes")  # as the build writes them
+    (dist / "assets" / "app.js.gz").write_bytes(gzip.compress(script.encode()))
+    (tmp_path / "secret.txt.gz").write_bytes(b"outside the bundle")
+    app = FastAPI()
+    install_ui(app, dist)
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+        brotli = await client.get("/ui/assets/app.js", headers={"Accept-Encoding": "gzip, br"})
+        assert brotli.headers["content-encoding"] == "br"
+        assert brotli.headers["vary"] == "Accept-Encoding"
+        assert brotli.headers["content-type"].startswith("text/javascript")
+        assert brotli.headers["cache-control"] == "public, max-age=31536000, immutable"
+        zipped = await client.get("/ui/assets/app.js", headers={"Accept-Encoding": "gzip"})
+        assert zipped.headers["content-encoding"] == "gzip" and zipped.text == script
+        plain = await client.get("/ui/assets/app.js", headers={"Accept-Encoding": "identity"})
+        assert "content-encoding" not in plain.headers and plain.text == script
+        assert plain.headers["cache-control"] == "public, max-age=31536000, immutable"
+        page = await client.get("/ui/", headers={"Accept-Encoding": "gzip, br"})
+        assert page.headers["cache-control"] == "no-cache"  # a new build is seen at once
+        outside = await client.get(
+            "/ui/assets/../../secret.txt", headers={"Accept-Encoding": "gzip"}
+        )
+        assert outside.status_code == 404 and b"outside" not in outside.content
+
+
+async def test_json_is_compressed_and_event_streams_are_not(
+    make_settings: Callable[..., Settings], tmp_path: Path
+) -> None:
+    settings = make_settings(
+        registry_config_path=tmp_path / "fresh" / "config.yaml", seed_examples_from=EXAMPLES
+    )
+    async with app_client(create_app(settings)) as client:
+        tools = await client.get("/tools", headers={"Accept-Encoding": "gzip"})
+        assert tools.status_code == 200 and tools.headers["content-encoding"] == "gzip"
+        assert tools.json()["tools"]  # decoded by the client as a browser does
+        started = await client.post(
+            "/workflows/book_hotel/runs",
+            json={
+                "params": {
+                    "city": "LIS",
+                    "checkin": "2026-12-01",
+                    "checkout": "2026-12-03",
+                    "guest": "Ada",
+                }
+            },
+        )
+        run_id = started.json()["run_id"]
+        events = await client.get(f"/runs/{run_id}/events", headers={"Accept-Encoding": "gzip"})
+        assert events.headers["content-type"].startswith("text/event-stream")
+        assert "content-encoding" not in events.headers  # streamed as it happens

@@ -14,6 +14,14 @@ from tests.integration.ui.conftest import screenshot
 TOOL_LINE = "call: check_availability"
 
 
+def editor_code_loaded(page: Page) -> bool:
+    """Whether the page has fetched the editor's chunk (CodeMirror)."""
+    names: list[str] = page.evaluate(
+        "() => performance.getEntriesByType('resource').map((r) => r.name)"
+    )
+    return any("/assets/YamlEditor-" in name for name in names)
+
+
 def replace_text(page: Page, old: str, new: str) -> None:
     """Edit like a person: find ``old`` with the editor's search (Ctrl+F), type ``new`` over it."""
     search = page.locator(".cm-search input[name=search]")
@@ -43,7 +51,12 @@ def test_break_a_workflow_and_see_the_error_on_its_line(
     expect(status).to_have_attribute("data-valid", "true")
     preview = page.get_by_test_id("graph-preview")
     expect(preview.get_by_test_id("graph-node-check")).to_contain_text("check_availability")
+    # The document is shown as text; the editor's code is fetched only when it opens.
+    expect(page.get_by_test_id("source-view")).to_contain_text("call: check_availability")
+    assert not editor_code_loaded(page)
+    page.get_by_role("button", name="Edit", exact=True).click()
     expect(page.locator(".cm-editor .tok-keyword, .cm-editor [class*='ͼ']").first).to_be_visible()
+    assert editor_code_loaded(page)
 
     replace_text(page, "check_availability", "no_such_tool")
     expect(status).to_have_attribute("data-valid", "false")
@@ -79,6 +92,7 @@ def test_save_and_a_conflicting_save_offers_reload(
     page.goto(f"{ui_server}/ui/#/workflows/book_hotel")
     status = page.get_by_test_id("validation-status")
     expect(status).to_have_attribute("data-valid", "true")
+    page.get_by_role("button", name="Edit", exact=True).click()
     replace_text(page, "first one", "first hotel")
     expect(status).to_contain_text("unsaved changes")
     page.get_by_role("button", name="Save").click()
