@@ -80,16 +80,31 @@ describe('EventLog', () => {
   it('filters failed events and holds new ones while paused', () => {
     const events = [ev(1, 'run_started'), ev(2, 'node_started', 'a'), ev(3, 'node_failed', 'a')]
     const { rerender } = render(<EventLog events={events} nodes={nodes} live onSelectNode={() => {}} />)
-    const table = () => screen.getByTestId('event-log').querySelector('tbody') as HTMLElement
-    expect(within(table()).getAllByRole('row')).toHaveLength(3)
+    const list = () => screen.getByTestId('event-log').querySelector('ol') as HTMLElement
+    expect(within(list()).getAllByRole('listitem')).toHaveLength(3)
     fireEvent.click(screen.getByRole('button', { name: 'failed' }))
-    expect(within(table()).getAllByRole('row').map((r) => r.dataset.type)).toEqual(['node_failed'])
+    expect(within(list()).getAllByRole('listitem').map((r) => r.dataset.type)).toEqual(['node_failed'])
     fireEvent.click(screen.getByRole('button', { name: 'all' }))
     fireEvent.click(screen.getByTestId('pause-events'))
     rerender(<EventLog events={[...events, ev(4, 'run_failed')]} nodes={nodes} live onSelectNode={() => {}} />)
-    expect(within(table()).getAllByRole('row')).toHaveLength(3)
+    expect(within(list()).getAllByRole('listitem')).toHaveLength(3)
     expect(screen.getByTestId('pause-events').textContent).toBe('Resume (1 new)')
     fireEvent.click(screen.getByTestId('pause-events'))
-    expect(within(table()).getAllByRole('row')).toHaveLength(4)
+    expect(within(list()).getAllByRole('listitem')).toHaveLength(4)
+  })
+
+  it('filters by node and kind and opens an event to its payload', () => {
+    const failed = { ...ev(3, 'node_failed', 'a'), error: 'HTTP 404', input: [{ id: 1 }, { id: 2 }] }
+    const events = [ev(1, 'run_started'), ev(2, 'node_started', 'a'), failed]
+    render(<EventLog events={events} nodes={nodes} live onSelectNode={() => {}} />)
+    const items = () => within(screen.getByTestId('event-log').querySelector('ol') as HTMLElement).getAllByRole('listitem')
+    fireEvent.change(screen.getByLabelText('Node filter'), { target: { value: 'a' } })
+    expect(items().map((r) => r.dataset.type)).toEqual(['node_started', 'node_failed'])
+    fireEvent.change(screen.getByLabelText('Kind filter'), { target: { value: 'node_failed' } })
+    expect(items()).toHaveLength(1)
+    fireEvent.click(within(items()[0]).getByTitle('show the payload'))
+    const payload = screen.getByTestId('event-payload')
+    expect(payload.textContent).toContain('HTTP 404')
+    expect(payload.querySelectorAll('table tbody tr')).toHaveLength(2) // a list of objects: a table
   })
 })

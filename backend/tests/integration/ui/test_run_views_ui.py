@@ -81,10 +81,38 @@ def test_book_with_approval_live_yield_and_completion(
     panel = page.get_by_test_id("node-panel")
     expect(panel.get_by_test_id("node-input")).to_contain_text("FL-AMSBCN-20261201-2")
     expect(panel.get_by_test_id("node-output")).to_contain_text('"status": "reserved"')
+    # A list of objects (the flights found) is a table, with a JSON toggle.
+    node(page, "search").click()
+    output = panel.get_by_test_id("node-output")
+    expect(output.locator("table.data-table tbody tr")).to_have_count(3)
+    expect(output.locator("thead")).to_contain_text("departure_time")
+    output.get_by_role("button", name="JSON").click()
+    expect(output.locator("pre")).to_contain_text('"airline":')
+    expect(output.locator("table")).to_have_count(0)
+    output.get_by_role("button", name="table").click()
+    expect(output.locator("table.data-table")).to_be_visible()
+
+    # The event history: filter by node and kind; each event opens to its payload.
     log = page.get_by_test_id("event-log")
     expect(log).to_contain_text("waiting_input")
     expect(log).to_contain_text("run_succeeded")
     expect(log).to_contain_text("(ended)")
+    log.get_by_label("Node filter").select_option("book")
+    expect(log.locator("li.event")).to_have_count(3)  # started, its input, succeeded
+    assert set(log.locator("li.event").evaluate_all("(l) => l.map((e) => e.dataset.type)")) <= {
+        "node_started",
+        "node_input",
+        "node_succeeded",
+    }
+    log.get_by_label("Node filter").select_option("")
+    log.get_by_label("Kind filter").select_option("waiting_input")
+    waiting = log.locator("li.event")
+    expect(waiting).to_have_count(1)
+    waiting.get_by_role("button", name=re.compile("show the payload|▸")).click()
+    payload = waiting.get_by_test_id("event-payload")
+    expect(payload).to_contain_text("message")
+    expect(payload).to_contain_text("Which one would you like to book?")
+    log.get_by_label("Kind filter").select_option("")
     expect(page.get_by_test_id("timeline")).to_contain_text("present_options")
     screenshot(page, artifacts / "run-succeeded.png")
 
@@ -141,8 +169,8 @@ def test_failing_run_shows_retries_and_its_error_summary(
     expect(node(page, "reserve")).to_have_attribute("data-status", "failed")
     log = page.get_by_test_id("event-log")
     log.get_by_role("button", name="failed", exact=True).click()
-    expect(log.locator("tbody tr")).to_have_count(4)  # 2 attempt_failed, node_failed, run_failed
-    expect(log.locator("tbody tr[data-type=node_succeeded]")).to_have_count(0)
+    expect(log.locator("li.event")).to_have_count(4)  # 2 attempt_failed, node_failed, run_failed
+    expect(log.locator("li.event[data-type=node_succeeded]")).to_have_count(0)
     screenshot(page, artifacts / "run-failed-error-summary.png")
 
     with page.expect_download() as download:
