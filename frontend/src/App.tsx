@@ -1,5 +1,5 @@
 // The shell: navigation, the API token, and the page for the current hash route.
-import { lazy, Suspense } from 'react'
+import { lazy, Suspense, useEffect, useState } from 'react'
 import { TokenField } from './components/TokenField'
 import { useRoute } from './lib/router'
 import { RunsPage } from './pages/RunsPage'
@@ -49,20 +49,28 @@ function Page() {
 export function App() {
   const { path } = useRoute()
   const current = path[0] ?? 'single'
+  const [menuOpen, setMenuOpen] = useState(false)
+  const where = path.join('/')
+  useEffect(() => setMenuOpen(false), [where]) // a page was chosen: the menu closes
   return (
     <div className="app">
-      <header className="topbar">
+      <header className={`topbar${menuOpen ? ' menu-open' : ''}`}>
         <a className="brand" href="#/single">Dynamic Tools</a>
-        <nav>
-          {NAV.map((n) => (
-            <a key={n.key} href={`#/${n.key}`} className={current === n.key ? 'active' : ''}>
-              {n.label}
-            </a>
-          ))}
-        </nav>
-        <div className="topbar-right">
-          <a href="/docs" target="_blank" rel="noreferrer">API docs</a>
-          <TokenField />
+        <button type="button" className="menu-button" aria-expanded={menuOpen} aria-controls="main-menu" onClick={() => setMenuOpen(!menuOpen)}>
+          <span aria-hidden="true">☰</span> Menu
+        </button>
+        <div className="menu" id="main-menu">
+          <nav>
+            {NAV.map((n) => (
+              <a key={n.key} href={`#/${n.key}`} className={current === n.key ? 'active' : ''}>
+                {n.label}
+              </a>
+            ))}
+          </nav>
+          <div className="topbar-right">
+            <a href="/docs" target="_blank" rel="noreferrer">API docs</a>
+            <TokenField />
+          </div>
         </div>
       </header>
       <main>

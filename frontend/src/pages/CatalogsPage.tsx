@@ -49,17 +49,17 @@ export function CatalogsPage() {
           <tbody>
             {list.data.catalogs.map((c) => (
               <tr key={c.name} data-catalog={c.name}>
-                <td><strong>{c.name}</strong> <span className="muted">{c.title ?? ''}</span></td>
-                <td className="muted small">{c.source}</td>
-                <td>{c.registered_tools} registered of {c.tool_count}{c.prefix ? ` (prefix ${c.prefix})` : ''}</td>
-                <td className="muted">{formatTime(c.updated_at)}</td>
-                <td>
+                <td data-label="catalog"><strong>{c.name}</strong> <span className="muted">{c.title ?? ''}</span></td>
+                <td data-label="source" className="muted small">{c.source}</td>
+                <td data-label="tools">{c.registered_tools} registered of {c.tool_count}{c.prefix ? ` (prefix ${c.prefix})` : ''}</td>
+                <td data-label="updated" className="muted">{formatTime(c.updated_at)}</td>
+                <td data-label="enabled">
                   <label className="inline">
                     <input type="checkbox" aria-label={`enable ${c.name}`} checked={c.enabled} onChange={(e) => void act('PATCH', `/catalogs/${encodeURIComponent(c.name)}/enabled`, { enabled: e.target.checked })} />
                     {c.enabled ? 'on' : 'off'}
                   </label>
                 </td>
-                <td>
+                <td data-label="actions">
                   <button type="button" className="danger" onClick={() => window.confirm(`Remove catalog ${c.name} and its tools?`) && void act('DELETE', `/catalogs/${encodeURIComponent(c.name)}`)}>
                     Remove
                   </button>

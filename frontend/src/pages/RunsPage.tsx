@@ -92,12 +92,12 @@ export function RunsPage({ initialWorkflow }: { initialWorkflow: string }) {
             <tbody>
               {runs.data.runs.map((r) => (
                 <tr key={r.run_id} data-run={r.run_id}>
-                  <td><a href={href('runs', r.run_id)}><code>{r.run_id.slice(0, 8)}</code></a></td>
-                  <td><a href={href('workflows', r.workflow_id)}>{r.workflow_id}</a></td>
-                  <td><StatusBadge status={r.status} /></td>
-                  <td className="muted">{formatTime(r.created_at)}</td>
-                  <td>{r.duration_ms !== null ? formatDuration(r.duration_ms) : <span className="muted">{formatDuration(elapsedMs(r.started_at ?? r.created_at, null, now))} so far</span>}</td>
-                  <td className="run-list-error" data-testid="run-error" title={r.error?.message ?? undefined}>
+                  <td data-label="run"><a href={href('runs', r.run_id)}><code>{r.run_id.slice(0, 8)}</code></a></td>
+                  <td data-label="workflow"><a href={href('workflows', r.workflow_id)}>{r.workflow_id}</a></td>
+                  <td data-label="status"><StatusBadge status={r.status} /></td>
+                  <td data-label="created" className="muted">{formatTime(r.created_at)}</td>
+                  <td data-label="duration">{r.duration_ms !== null ? formatDuration(r.duration_ms) : <span className="muted">{formatDuration(elapsedMs(r.started_at ?? r.created_at, null, now))} so far</span>}</td>
+                  <td data-label="error" className="run-list-error" data-testid="run-error" title={r.error?.message ?? undefined}>
                     {r.error && (
                       <>
                         {r.error.node_id && <code>{r.error.node_id}</code>} {apiSaid(r.error.status_code, r.error.api_message) ?? r.error.message}

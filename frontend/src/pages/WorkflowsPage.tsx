@@ -49,12 +49,12 @@ export function WorkflowsPage() {
           <tbody>
             {list.data.workflows.map((w) => (
               <tr key={w.id}>
-                <td><a href={href('workflows', w.id)}><code>{w.id}</code></a></td>
-                <td>{w.description ?? w.title ?? ''}</td>
-                <td className="muted">{w.file}</td>
-                <td className="muted">{Object.keys(w.params).join(', ')}</td>
-                <td>{w.valid ? '✓' : <span className="field-error">{w.errors} error(s)</span>}</td>
-                <td className="actions">
+                <td data-label="workflow"><a href={href('workflows', w.id)}><code>{w.id}</code></a></td>
+                <td data-label="description">{w.description ?? w.title ?? ''}</td>
+                <td data-label="file" className="muted">{w.file}</td>
+                <td data-label="params" className="muted">{Object.keys(w.params).join(', ')}</td>
+                <td data-label="valid">{w.valid ? '✓' : <span className="field-error">{w.errors} error(s)</span>}</td>
+                <td data-label="actions" className="actions">
                   <a href={href('workflows', w.id)}>edit</a> · <a href={`${href('workflows', w.id)}?run=1`}>run</a> ·{' '}
                   <a href={`${href('runs')}?workflow_id=${encodeURIComponent(w.id)}`}>runs</a>
                 </td>
