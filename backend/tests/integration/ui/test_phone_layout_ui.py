@@ -34,7 +34,8 @@ OVERFLOW = """() => {
       return true;
     })
     .slice(0, 5)
-    .map((e) => `${e.tagName.toLowerCase()}.${[...e.classList].join('.')} right=${Math.round(e.getBoundingClientRect().right)}`);
+    .map((e) => `${e.tagName.toLowerCase()}.${[...e.classList].join('.')} `
+                + `right=${Math.round(e.getBoundingClientRect().right)}`);
   return {scroll: document.documentElement.scrollWidth, width, wide};
 }"""
 
