@@ -635,6 +635,34 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/runs/{run_id}/redrive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Re-run a failed run from the failed node
+         * @description Re-run a failed (or cancelled) run from the failed node: a new run, linked to it.
+         *
+         *     The new run reuses the outputs of the nodes that succeeded and executes from the failed
+         *     node on.
+         *
+         *     ``reused`` lists the nodes taken from the earlier run. 409 ``not_redrivable`` for a run
+         *     that did not fail, ``document_changed`` when the workflow changed since (unless
+         *     ``allow_changed_document``), ``redrive_refused`` when a node that succeeded cannot be
+         *     reused (its steps registered compensations).
+         */
+        post: operations["redrive_run_runs__run_id__redrive_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/runs/{run_id}/resume": {
         parameters: {
             query?: never;
@@ -1297,8 +1325,9 @@ export interface components {
         };
         /**
          * EventNodeInput
-         * @description A running node's input, as soon as it is known (a call's arguments, before its first
-         *     attempt; a sub-workflow's args; a foreach's items).
+         * @description A running node's input, as soon as it is known.
+         *
+         *     A call's arguments (before its first attempt), a sub-workflow's args, a foreach's items.
          */
         EventNodeInput: {
             /**
@@ -1455,7 +1484,7 @@ export interface components {
         };
         /**
          * EventNodeSucceeded
-         * @description A node ended with ``output``.
+         * @description A node ended with ``output`` (``reused_from``: taken from that earlier run, a redrive).
          */
         EventNodeSucceeded: {
             /**
@@ -1483,6 +1512,11 @@ export interface components {
              * @description The event's id in the stream (SSE id)
              */
             position: number;
+            /**
+             * Reused From
+             * @default null
+             */
+            reused_from: string | null;
             /** Run Id */
             run_id: string;
             /**
@@ -2280,6 +2314,45 @@ export interface components {
             [key: string]: unknown;
         };
         /**
+         * RedriveBody
+         * @description How to re-run a failed run from where it stopped.
+         */
+        RedriveBody: {
+            /**
+             * Allow Changed Document
+             * @description Reuse the recorded outputs even though the workflow's document changed since the run (409 document_changed otherwise).
+             * @default false
+             */
+            allow_changed_document: boolean;
+        };
+        /**
+         * Redriven
+         * @description A redrive that started: the new run, the run it re-runs and the nodes it reused.
+         */
+        Redriven: {
+            /** Redrive Of */
+            redrive_of: string;
+            /**
+             * Reused
+             * @description Nodes whose recorded outputs the new run reuses
+             */
+            reused: string[];
+            /** Run Id */
+            run_id: string;
+            /**
+             * Runs Again
+             * @description The other nodes, each with why it runs again (or is not reused)
+             */
+            runs_again: {
+                [key: string]: string;
+            };
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "pending" | "running" | "waiting_input" | "succeeded" | "failed" | "cancelled";
+        };
+        /**
          * Removed
          * @description A catalog removed.
          */
@@ -2377,8 +2450,10 @@ export interface components {
         };
         /**
          * RunErrorSummary
-         * @description Why a run failed, in short: the message, the node, and the failed call's status code and
-         *     what the API said (``api_message``, from its response body, else the status text).
+         * @description Why a run failed, in short.
+         *
+         *     The message, the node, and the failed call's status code and what the API said
+         *     (``api_message``, from its response body, else the status text).
          */
         RunErrorSummary: {
             /** Api Message */
@@ -2458,6 +2533,11 @@ export interface components {
             params: {
                 [key: string]: unknown;
             };
+            /**
+             * Redrive Of
+             * @description The failed run whose succeeded outputs this run reuses
+             */
+            redrive_of?: string | null;
             /** Result */
             result?: unknown;
             /** Run Id */
@@ -2495,6 +2575,11 @@ export interface components {
             error?: components["schemas"]["RunErrorSummary"] | null;
             /** Finished At */
             finished_at: string | null;
+            /**
+             * Redrive Of
+             * @description The failed run whose succeeded outputs this run reuses
+             */
+            redrive_of?: string | null;
             /** Run Id */
             run_id: string;
             /** Started At */
@@ -4761,6 +4846,77 @@ export interface operations {
             };
             /** @description Not found: the id names nothing */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Invalid input: 'violations' names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    redrive_run_runs__run_id__redrive_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RedriveBody"] | null;
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Redriven"];
+                };
+            };
+            /** @description The body could not be read (not UTF-8 JSON text) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found: the id names nothing */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict: a stale version, an existing name, or a state that forbids this */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The body is over the size limit */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };

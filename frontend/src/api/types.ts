@@ -158,6 +158,8 @@ export interface RunSummary {
   duration_ms: number | null
   /** Why it failed, in short (the failed call's status and the API's own words). */
   error?: RunErrorSummary | null
+  /** The failed run whose succeeded outputs this run reuses (a redrive). */
+  redrive_of?: string | null
 }
 
 export type RunErrorSummary = Schemas['RunErrorSummary']

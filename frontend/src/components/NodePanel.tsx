@@ -54,6 +54,11 @@ export function NodePanel({ nodeId, node, childIds, nodes, onSelect, onClose, no
               {node.duration_ms !== null ? formatDuration(node.duration_ms) : active && node.started_at ? `${formatDuration(elapsedMs(node.started_at, null, now))} so far` : '—'}
             </dd>
           </dl>
+          {typeof node.detail?.reused_from === 'string' && (
+            <div className="notice small" data-testid="node-reused">
+              reused from run <a href={`#/runs/${node.detail.reused_from}`}>{node.detail.reused_from.slice(0, 8)}</a>: not run again
+            </div>
+          )}
           {said && (
             <div className="api-said" data-testid="node-api-said">
               the API said <strong>{said}</strong>

@@ -1,5 +1,6 @@
 // Run actions: cancel (while active), re-run with the same params (linked to the original),
-// export the run and its events as JSON.
+// re-run a failed run from the failed node (a redrive: what succeeded is reused), export the
+// run and its events as JSON.
 import { useState } from 'react'
 import { api, type ApiError, toApiError } from '../api/client'
 import type { RunDetail, RunEvent } from '../api/types'
@@ -55,6 +56,9 @@ export function RunActions({ run, events, onChanged }: { run: RunDetail; events:
     }
   }
   const cancel = () => act('POST', `/runs/${encodeURIComponent(run.run_id)}/cancel`, {}, onChanged)
+  const redrive = (allowChanged: boolean) =>
+    act('POST', `/runs/${encodeURIComponent(run.run_id)}/redrive`, { allow_changed_document: allowChanged }, (r) => navigate(href('runs', r.run_id)))
+  const changed = error?.status === 409 && (error.body as { context?: { reason?: string } } | null)?.context?.reason === 'document_changed'
   const rerun = () =>
     act('POST', `/workflows/${encodeURIComponent(run.workflow_id)}/runs`, { params: run.params }, (r) => {
       rememberRerun(r.run_id, run.run_id)
@@ -66,10 +70,20 @@ export function RunActions({ run, events, onChanged }: { run: RunDetail; events:
         {!TERMINAL_RUN.has(run.status) && (
           <button type="button" className="danger" disabled={busy} onClick={() => void cancel()}>Cancel run</button>
         )}
+        {(run.status === 'failed' || run.status === 'cancelled') && (
+          <button type="button" className="primary" disabled={busy} onClick={() => void redrive(false)} title="A new run that reuses what succeeded and runs from the failed node on">
+            Re-run from the failed node
+          </button>
+        )}
         <button type="button" disabled={busy} onClick={() => void rerun()} title="Start a new run with the same params">Re-run</button>
         <button type="button" onClick={() => exportRun(run, events)}>Export JSON</button>
       </div>
       <ErrorBox error={error} />
+      {changed && (
+        <button type="button" disabled={busy} onClick={() => void redrive(true)} data-testid="redrive-anyway">
+          Reuse the recorded outputs anyway
+        </button>
+      )}
     </div>
   )
 }

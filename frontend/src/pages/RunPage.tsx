@@ -86,6 +86,12 @@ export function RunPage({ runId }: { runId: string }) {
         {original && (
           <> · re-run of <a href={href('runs', original)} data-testid="rerun-of">{original.slice(0, 8)}</a></>
         )}
+        {run.redrive_of && (
+          <>
+            {' '}· re-run from the failed node of{' '}
+            <a href={href('runs', run.redrive_of)} data-testid="redrive-of">{run.redrive_of.slice(0, 8)}</a>
+          </>
+        )}
       </div>
       <ErrorBox error={view.error} title="Could not refresh the run" />
       <ErrorBox error={view.streamError} title="Live events" />

@@ -52,6 +52,9 @@ class RunSummary(BaseModel):
     finished_at: str | None
     duration_ms: float | None = Field(description="From start (or creation) to the end")
     error: RunErrorSummary | None = None
+    redrive_of: str | None = Field(
+        default=None, description="The failed run whose succeeded outputs this run reuses"
+    )
 
 
 class RunList(BaseModel):
@@ -109,6 +112,16 @@ class RunStarted(BaseModel):
 
     run_id: str
     status: RunStatus
+
+
+class Redriven(RunStarted):
+    """A redrive that started: the new run, the run it re-runs and the nodes it reused."""
+
+    redrive_of: str
+    reused: list[str] = Field(description="Nodes whose recorded outputs the new run reuses")
+    runs_again: dict[str, str] = Field(
+        description="The other nodes, each with why it runs again (or is not reused)"
+    )
 
 
 def _event_model(cls: type[ev.Event]) -> type[BaseModel]:

@@ -202,12 +202,14 @@ class NodeInput(NodeEvent):
 
 @dataclass(frozen=True, kw_only=True)
 class NodeSucceeded(NodeEvent):
-    """A node ended with ``output``."""
+    """A node ended with ``output`` (``reused_from``: taken from that earlier run, a redrive)."""
 
     TYPE: ClassVar[str] = "node_succeeded"
     ENDS_NODE: ClassVar[str | None] = "succeeded"
+    OPTIONAL: ClassVar[frozenset[str]] = frozenset({"reused_from"})
     output: Any = None
     input: Any = None
+    reused_from: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -41,6 +41,7 @@ from dynamic_tools.engine.ports import (
     StepRunner,
     ToolRunner,
 )
+from dynamic_tools.engine.redrive import Redrive
 from dynamic_tools.engine.references import render, resolve_reference
 from dynamic_tools.engine.saga import Compensation, Saga
 from dynamic_tools.engine.scope import Scope
@@ -94,8 +95,10 @@ class Interpreter:
         steps: StepRunner,
         events: EventSink,
         clock: Clock = utc_now,
+        redrive: Redrive | None = None,
     ) -> None:
         self.plan = plan
+        self.redrive = redrive
         self.run_id = run_id
         self.tools = tools
         self.steps = steps
@@ -242,7 +245,12 @@ class Interpreter:
                 state.error = skip_reason
                 await self.emit(ev.NodeSkipped(node_id=prefix + node_id, reason=skip_reason))
             else:
-                outcome, targets = await self._run_node(plan, node_id, scope, prefix, last_output)
+                if not prefix and self.redrive and node_id in self.redrive.outputs:
+                    outcome, targets = await self._reuse_node(plan, node_id, scope, last_output)
+                else:
+                    outcome, targets = await self._run_node(
+                        plan, node_id, scope, prefix, last_output
+                    )
                 status[node_id] = outcome
                 activated.update(targets)
             await self._skip_unactivated(plan, node_id, status, activated, prefix)
@@ -302,6 +310,33 @@ class Interpreter:
             return node_id, None
         return None
 
+    async def _reuse_node(
+        self, plan: WorkflowPlan, node_id: str, scope: Scope, last_output: list[Any]
+    ) -> tuple[str, set[str]]:
+        """A redrive: take the node's output from the earlier run instead of running it."""
+        assert self.redrive is not None
+        node = plan.workflow.graph[node_id]
+        kind = kind_of(node)
+        state = self.nodes[node_id]
+        state.started_at = state.ended_at = self.clock()
+        await self.emit(ev.NodeStarted(node_id=node_id, kind=kind.name, tool=kind.tool(node)))
+        at = NodeAt(workflow=plan, node_id=node_id, full_id=node_id, prefix="", scope=scope)
+        outcome = kind.reuse(node, at, self.redrive.outputs[node_id], self)
+        state.status, state.output = "succeeded", outcome.output
+        state.input = self.redrive.inputs.get(node_id)
+        state.detail = {"reused_from": self.redrive.from_run}
+        if outcome.is_result:
+            last_output[0] = outcome.output
+        await self.emit(
+            ev.NodeSucceeded(
+                node_id=node_id,
+                output=outcome.output,
+                input=state.input,
+                reused_from=self.redrive.from_run,
+            )
+        )
+        return "succeeded", set(outcome.activates)
+
     async def _run_node(
         self, plan: WorkflowPlan, node_id: str, scope: Scope, prefix: str, last_output: list[Any]
     ) -> tuple[str, set[str]]:
@@ -329,6 +364,7 @@ class Interpreter:
                     error=fallback.message,
                     fallback=fallback.target,
                     input=state.input,
+                    detail=state.detail if state.detail.get("tool") else None,
                 )
             )
             return "failed", {fallback.target}

@@ -60,6 +60,7 @@ from sqlalchemy import make_url
 
 from dynamic_tools.engine.plan import RunPlan
 from dynamic_tools.engine.ports import EventSink, ToolRunner
+from dynamic_tools.engine.redrive import Redrive
 from dynamic_tools.engine.state import RunOutcome
 from dynamic_tools.errors import ConfigurationError, ConflictError, NotFoundError
 from dynamic_tools.execution import durable_workflows
@@ -242,18 +243,31 @@ class DurableLauncher:
             raise ConfigurationError("the durable launcher is not launched")
 
     # --- RunLauncher --------------------------------------------------------------------------
-    async def start(self, *, run_id: str, plan: RunPlan, params: dict[str, Any]) -> None:
+    async def start(
+        self,
+        *,
+        run_id: str,
+        plan: RunPlan,
+        params: dict[str, Any],
+        redrive: Redrive | None = None,
+    ) -> None:
         """Start the run (returns once it is recorded and started)."""
         self._require_launched()
         if await DBOS.get_workflow_status_async(run_id) is not None:
             raise ConflictError(f"run '{run_id}' already exists", context={"run_id": run_id})
         body = plan.document.model_dump(mode="json", by_alias=True)
         workflow_id = plan.workflow_id
+        # A redrive's reused outputs travel as the workflow's argument (journaled with it).
+        reuse = redrive.to_dict() if redrive else None
         with SetWorkflowID(run_id):
             if self._queue is None:  # SQLite: this process is the only executor
-                handle = await DBOS.start_workflow_async(run_workflow, body, workflow_id, params)
+                handle = await DBOS.start_workflow_async(
+                    run_workflow, body, workflow_id, params, reuse
+                )
             else:  # PostgreSQL: the first replica with room takes it
-                handle = await self._queue.enqueue_async(run_workflow, body, workflow_id, params)
+                handle = await self._queue.enqueue_async(
+                    run_workflow, body, workflow_id, params, reuse
+                )
         self._handles[run_id] = handle
         task = getattr(handle, "task", None)
         if isinstance(task, asyncio.Future):  # forget it once done; wait() then asks the database

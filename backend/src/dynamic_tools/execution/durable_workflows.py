@@ -37,6 +37,7 @@ from dynamic_tools.engine.local import RUN_CANCELLED
 from dynamic_tools.engine.models import WorkflowDocument
 from dynamic_tools.engine.plan import RunPlan, compile_plan
 from dynamic_tools.engine.ports import ChildCancelled, ChildFailed, EventSink, ToolRunner
+from dynamic_tools.engine.redrive import Redrive
 from dynamic_tools.engine.state import RunOutcome
 from dynamic_tools.errors import ConfigurationError, ConflictError, NotFoundError
 from dynamic_tools.execution.durable_config import CHILD_WORKFLOW, RUN_WORKFLOW
@@ -106,6 +107,7 @@ def _interpreter(
     run_id: str,
     execution: LiveExecution,
     runtime: WorkflowRuntime,
+    redrive: dict[str, Any] | None = None,
 ) -> Interpreter:
     steps = DurableSteps(
         execution,
@@ -119,6 +121,7 @@ def _interpreter(
         tools=runtime.tools,
         steps=steps,
         events=ShutdownAwareEvents(runtime.events, runtime.live),
+        redrive=Redrive.from_dict(redrive),
     )
 
 
@@ -137,9 +140,14 @@ async def _start_child(
     serialization_type=WorkflowSerializationFormat.PORTABLE,
 )
 async def run_workflow(
-    document: dict[str, Any], workflow_id: str, params: dict[str, Any]
+    document: dict[str, Any],
+    workflow_id: str,
+    params: dict[str, Any],
+    redrive: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Run ``workflow_id`` of ``document``; the DBOS workflow id is the run id.
+
+    ``redrive`` (:meth:`Redrive.to_dict`): the outputs this run reuses from an earlier one.
 
     Returns the run's outcome (:meth:`RunOutcome.to_dict`): a failed or cancelled run is a
     successful DBOS workflow.
@@ -148,7 +156,7 @@ async def run_workflow(
     run_id = str(DBOS.workflow_id)
     current_run.set(run_id)  # this workflow's task only: the tool runner finds its scope
     with runtime.live.execution(run_id, run_id) as execution:
-        interpreter = _interpreter(document, workflow_id, run_id, execution, runtime)
+        interpreter = _interpreter(document, workflow_id, run_id, execution, runtime, redrive)
         try:
             outcome = await interpreter.run(params)
         except asyncio.CancelledError:

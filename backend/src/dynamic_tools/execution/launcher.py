@@ -18,6 +18,7 @@ from dynamic_tools.engine.interpreter import Interpreter
 from dynamic_tools.engine.local import LocalSteps
 from dynamic_tools.engine.plan import RunPlan
 from dynamic_tools.engine.ports import EventSink, ToolRunner
+from dynamic_tools.engine.redrive import Redrive
 from dynamic_tools.engine.state import RunOutcome
 from dynamic_tools.errors import ConflictError, NotFoundError
 from dynamic_tools.execution.reconcile import JournalEntry
@@ -65,8 +66,18 @@ class RunLauncher(Protocol):
         """Stop: local runs are cancelled, durable runs are left to the next process."""
         ...
 
-    async def start(self, *, run_id: str, plan: RunPlan, params: dict[str, Any]) -> None:
-        """Start a run of ``plan`` with checked ``params`` (returns once it is started)."""
+    async def start(
+        self,
+        *,
+        run_id: str,
+        plan: RunPlan,
+        params: dict[str, Any],
+        redrive: Redrive | None = None,
+    ) -> None:
+        """Start a run of ``plan`` with checked ``params`` (returns once it is started).
+
+        ``redrive`` gives the outputs it reuses from an earlier run.
+        """
         ...
 
     async def resume(self, run_id: str, node_id: str, values: dict[str, Any]) -> None:
@@ -115,7 +126,14 @@ class LocalLauncher:
         self._tasks: dict[str, asyncio.Task[RunOutcome]] = {}
         self._steps: dict[str, LocalSteps] = {}
 
-    async def start(self, *, run_id: str, plan: RunPlan, params: dict[str, Any]) -> None:
+    async def start(
+        self,
+        *,
+        run_id: str,
+        plan: RunPlan,
+        params: dict[str, Any],
+        redrive: Redrive | None = None,
+    ) -> None:
         """Start the run as a task."""
         if run_id in self._tasks:
             raise ConflictError(
@@ -123,7 +141,7 @@ class LocalLauncher:
             )
         steps = LocalSteps(real_sleep=True)
         interpreter = Interpreter(
-            plan, run_id=run_id, tools=self.tools, steps=steps, events=self.events
+            plan, run_id=run_id, tools=self.tools, steps=steps, events=self.events, redrive=redrive
         )
         self._steps[run_id] = steps
         context = contextvars.copy_context()

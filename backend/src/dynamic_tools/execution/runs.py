@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from dynamic_tools.definitions.repository import PreparedRun, WorkflowRepository
 from dynamic_tools.engine.params import answer_specs, check_values
+from dynamic_tools.engine.redrive import Redrive, plan_redrive
 from dynamic_tools.errors import (
     ConfigurationError,
     ConflictError,
@@ -22,6 +23,7 @@ from dynamic_tools.execution.launcher import ExecutorView, RunLauncher
 from dynamic_tools.persistence.run_scopes import RunScopeStore
 from dynamic_tools.persistence.run_store import RunRecord, RunStore
 
+REDRIVABLE = frozenset({"failed", "cancelled"})
 RESUME_WAIT_S = 2.0  # a resume answers once the run took the answer (or after this long)
 
 
@@ -77,6 +79,63 @@ class RunService:
             await self.store.finish(run.run_id, "failed", {"message": "the run could not start"})
             raise
         return await self.store.get_run(run.run_id)
+
+    async def redrive(
+        self, run_id: str, *, allow_changed_document: bool = False
+    ) -> tuple[RunRecord, Redrive]:
+        """Run a failed or cancelled run again from where it stopped.
+
+        A new run, linked to it (``redrive_of``), reuses the outputs of the nodes that
+        succeeded and executes the rest (``engine/redrive.py`` says which); 409 when that is
+        not possible.
+        """
+        old = await self.store.get_run(run_id)
+        if old.status not in REDRIVABLE:
+            raise ConflictError(
+                f"run '{run_id}' is {old.status}: only a failed or cancelled run can be "
+                "re-run from where it stopped",
+                kind="not_redrivable",
+                context={"run_id": run_id, "status": old.status, "reason": "not_redrivable"},
+            )
+        if self.scopes is not None and await self.scopes.get(run_id) is not None:
+            raise ConflictError(
+                f"run '{run_id}' ran an MCP session's own workflow, which this server does not "
+                "keep: run it again from that session",
+                kind="not_redrivable",
+                context={"run_id": run_id, "reason": "not_redrivable"},
+            )
+        prepared = self.workflows.prepare_run(old.workflow_id, old.params)
+        changed = old.document_version is not None and prepared.version != old.document_version
+        if changed and not allow_changed_document:
+            raise ConflictError(
+                f"the document of '{old.workflow_id}' changed since run '{run_id}' (version "
+                f"{old.document_version} → {prepared.version}): its recorded outputs may not fit "
+                "it. Start a new run, or redrive with allow_changed_document to reuse the "
+                "outputs of the nodes that still succeed the same way",
+                kind="document_changed",
+                context={
+                    "reason": "document_changed",
+                    "run_id": run_id,
+                    "recorded_version": old.document_version,
+                    "current_version": prepared.version,
+                },
+            )
+        redrive = plan_redrive(prepared.plan, run_id, old.nodes)
+        run = await self.store.create_run(
+            workflow_id=prepared.workflow_id,
+            params=prepared.params,
+            document_version=prepared.version,
+            node_ids=prepared.node_ids,
+            redrive_of=run_id,
+        )
+        try:
+            await self.launcher.start(
+                run_id=run.run_id, plan=prepared.plan, params=prepared.params, redrive=redrive
+            )
+        except BaseException:
+            await self.store.finish(run.run_id, "failed", {"message": "the run could not start"})
+            raise
+        return await self.store.get_run(run.run_id), redrive
 
     async def resume(
         self, run_id: str, values: dict[str, Any], node_id: str | None = None

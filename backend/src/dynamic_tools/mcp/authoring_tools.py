@@ -3,7 +3,8 @@
 - safe (read-only): ``workflow.list``, ``workflow.get``, ``workflow.validate``,
   ``workflow.preview_inputs``, ``workflow.preview_rendered``, ``workflow.step_plan``,
   ``workflow.resolve_inputs``;
-- standard (mutating, reversible): ``workflow.save``, ``workflow.rename``, ``workflow.run``;
+- standard (mutating, reversible): ``workflow.save``, ``workflow.rename``, ``workflow.run``,
+  ``workflow.redrive``;
 - destructive: ``workflow.delete``, ``workflow.cancel``, ``workflow.purge_history``.
 
 The level is in the annotations (``readOnlyHint`` / ``destructiveHint``) and in ``_meta``
@@ -213,6 +214,32 @@ class AuthoringTools:
                 False,
             ),
             (
+                "workflow.redrive",
+                "standard",
+                "Re-run a failed (or cancelled) run from the node that failed: a new run, linked "
+                "to it, that reuses the recorded outputs of the nodes that succeeded (their calls "
+                "are not made again, a yield's answer is kept) and runs the rest. Returns the new "
+                "run_id, the nodes reused and why each other node runs again.",
+                object_schema(
+                    {
+                        "run_id": {
+                            "type": "string",
+                            "minLength": 1,
+                            "description": "The failed or cancelled run.",
+                        },
+                        "allow_changed_document": {
+                            "type": "boolean",
+                            "default": False,
+                            "description": "Reuse the recorded outputs even though the "
+                            "workflow's document changed since the run.",
+                        },
+                    },
+                    ["run_id"],
+                ),
+                self._redrive,
+                False,
+            ),
+            (
                 "workflow.delete",
                 "destructive",
                 "Delete a saved workflow (its file when it held only this workflow). Only when "
@@ -387,6 +414,19 @@ class AuthoringTools:
         )
         run = await self.authoring.run(target, dict(args.get("inputs") or {}))
         return {"run_id": run.run_id, "workflow_id": run.workflow_id, "status": run.status}
+
+    async def _redrive(self, args: dict[str, Any]) -> dict[str, Any]:
+        old = str(args["run_id"])
+        allow = bool(args.get("allow_changed_document", False))
+        run, plan = await self.runs.redrive(old, allow_changed_document=allow)
+        return {
+            "run_id": run.run_id,
+            "workflow_id": run.workflow_id,
+            "status": run.status,
+            "redrive_of": old,
+            "reused": list(plan.outputs),
+            "runs_again": plan.runs_again,
+        }
 
     async def _start_run(self, call: ToolCall) -> str:
         """``workflow.run`` as a task: the task is the run."""

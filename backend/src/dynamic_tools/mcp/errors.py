@@ -81,6 +81,12 @@ CONFLICT_SUGGESTIONS = {
     "executor_alive": "Nothing to take over: that executor is alive and runs its runs. Stop it "
     "for good first, or wait until it is gone.",
     "not_durable": "Nothing to recover: runs on this server are not durable.",
+    "not_redrivable": "Only a failed or cancelled run can be re-run from where it stopped: "
+    "start a new run with workflow.run instead.",
+    "document_changed": "The workflow changed since that run: start a new run, or redrive "
+    "with allow_changed_document=true if the user accepts reusing the recorded outputs.",
+    "redrive_refused": "Start a new run with workflow.run: the node named in context cannot "
+    "give its recorded output to a redrive.",
     "unsafe_edit": "Edit the file itself: read it with workflow.get, change it, and save it with "
     "expected_version.",
     "conflict": _SUGGESTIONS["conflict"],

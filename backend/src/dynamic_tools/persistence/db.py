@@ -102,6 +102,7 @@ runs = Table(
     Column("updated_at", UtcDateTime(), nullable=False),
     Column("started_at", UtcDateTime(), nullable=True),
     Column("finished_at", UtcDateTime(), nullable=True),
+    Column("redrive_of", String(64), nullable=True),
     Index("ix_runs_workflow_id", "workflow_id"),
     Index("ix_runs_status", "status"),
     Index("ix_runs_created_at", "created_at"),
@@ -296,7 +297,7 @@ def write_transaction(engine: Engine) -> Iterator[Connection]:
             yield connection
 
 
-HEAD_REVISION = "0007"
+HEAD_REVISION = "0008"
 """The newest migration (``migrations/versions``); a test checks it is Alembic's head."""
 
 

@@ -118,11 +118,21 @@ class RunStore:
         document_version: str | None = None,
         node_ids: list[str] | None = None,
         run_id: str | None = None,
+        redrive_of: str | None = None,
     ) -> RunRecord:
-        """Record a new ``pending`` run (nodes listed as pending) and its ``run_created`` event."""
+        """Record a new ``pending`` run (nodes listed as pending) and its ``run_created`` event.
+
+        ``redrive_of`` links a redrive to the run whose outputs it reuses.
+        """
         run_id = run_id or uuid.uuid4().hex
         return await asyncio.to_thread(
-            self._create_sync, run_id, workflow_id, params, document_version, node_ids or []
+            self._create_sync,
+            run_id,
+            workflow_id,
+            params,
+            document_version,
+            node_ids or [],
+            redrive_of,
         )
 
     def _create_sync(
@@ -132,6 +142,7 @@ class RunStore:
         params: dict[str, Any],
         version: str | None,
         node_ids: list[str],
+        redrive_of: str | None = None,
     ) -> RunRecord:
         now = utc_now()
         try:
@@ -146,6 +157,7 @@ class RunStore:
                         event_count=0,
                         created_at=now,
                         updated_at=now,
+                        redrive_of=redrive_of,
                     )
                 )
                 if node_ids:

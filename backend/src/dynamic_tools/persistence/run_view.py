@@ -134,6 +134,8 @@ def _apply_node_event(node: dict[str, Any], event: ev.NodeEvent, at: datetime) -
             node.update(
                 status="succeeded", input=event.input, output=event.output, ended_at=iso(at)
             )
+            if event.reused_from:  # a redrive took it from the earlier run
+                node.setdefault("detail", {})["reused_from"] = event.reused_from
         case ev.NodeFailed():
             node.update(status="failed", input=event.input, error=event.error, ended_at=iso(at))
             if event.detail is not None:  # a call's tool, status and body
@@ -269,6 +271,7 @@ class RunRecord:
     updated_at: datetime
     started_at: datetime | None
     finished_at: datetime | None
+    redrive_of: str | None = None
 
     @classmethod
     def from_row(
@@ -290,6 +293,7 @@ class RunRecord:
             updated_at=row["updated_at"],
             started_at=row["started_at"],
             finished_at=row["finished_at"],
+            redrive_of=row.get("redrive_of"),
         )
 
     @property
@@ -320,6 +324,7 @@ class RunRecord:
             "finished_at": iso(self.finished_at),
             "duration_ms": self.duration_ms,
             "error": error_summary(self.error),
+            "redrive_of": self.redrive_of,
         }
 
     def to_dict(self) -> dict[str, Any]:

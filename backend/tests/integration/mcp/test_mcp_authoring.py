@@ -203,3 +203,36 @@ async def test_previews_inputs_and_history(server: str) -> None:
     async with httpx.AsyncClient() as http:
         gone = await http.get(f"{server}/runs/{draft_run['run_id']}")
     assert gone.status_code == 404
+
+
+async def test_a_failed_run_is_redriven_from_the_failed_node(server: str) -> None:
+    params = {"origin": "AMS", "destination": "BCN", "date": "2026-12-01", "passenger": "Ada"}
+    sold_out = {"operation": "create_booking", "fail_next": 1, "status": 409}
+    httpx.post(f"{server}/demo/travel/_faults", json=sold_out)
+    async with mcp_client(server) as client:
+        run = await call(client, "workflow.run", workflow_id="book_flight", inputs=params)
+        failed = await _finished(server, run["run_id"])
+        assert failed["status"] == "failed"
+        searches = httpx.get(f"{server}/demo/travel/_stats").json()["operations"]
+        redriven = await call(client, "workflow.redrive", run_id=run["run_id"])
+        assert not redriven["is_error"], redriven
+        assert redriven["redrive_of"] == run["run_id"]
+        assert redriven["reused"] == ["search", "check", "decide"]
+        assert "reserve" in redriven["runs_again"]
+        done = await _finished(server, redriven["run_id"])
+        assert done["status"] == "succeeded" and done["redrive_of"] == run["run_id"]
+        after = httpx.get(f"{server}/demo/travel/_stats").json()["operations"]
+        assert after["search_flights"]["calls"] == searches["search_flights"]["calls"]
+
+        again = await call(client, "workflow.redrive", run_id=redriven["run_id"])  # succeeded
+        assert again["is_error"] and again["error_code"] == "CONFLICT"
+        assert "only a failed or cancelled run" in again["message"]
+        assert "workflow.run" in again["suggested_action"]
+        for wrong, named in (
+            ({}, "run_id"),
+            ({"run_id": ""}, "run_id"),
+            ({"run_id": run["run_id"], "force": True}, "force"),
+        ):
+            refused = await call(client, "workflow.redrive", **wrong)
+            assert refused["is_error"] and refused["error_code"] == "INVALID_INPUT", wrong
+            assert [v["path"] for v in refused["violations"]] == [named], refused

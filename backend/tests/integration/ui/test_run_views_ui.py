@@ -232,3 +232,40 @@ def test_cancel_a_waiting_run_and_the_parallel_timeline(
     node(page, "flight_and_hotel").click()
     expect(page.get_by_test_id("node-panel")).to_contain_text("flight/search")
     screenshot(page, artifacts / "run-parallel-timeline.png")
+
+
+@pytest.mark.timeout(120)
+def test_redrive_a_failed_run_from_the_failed_node(
+    page: Page, ui_server: str, artifacts: Path
+) -> None:
+    params = {"origin": "AMS", "destination": "BCN", "date": "2026-12-01", "passenger": "Ada"}
+    sold_out = {"operation": "create_booking", "fail_next": 1, "status": 409}
+    assert httpx.post(f"{ui_server}/demo/travel/_faults", json=sold_out).status_code == 200
+    old = httpx.post(f"{ui_server}/workflows/book_flight/runs", json={"params": params}).json()
+    page.goto(f"{ui_server}/ui/#/runs/{old['run_id']}")
+    expect(page.get_by_test_id("run-status")).to_contain_text("failed")
+    searched = httpx.get(f"{ui_server}/demo/travel/_stats").json()["operations"]
+
+    # The document changes meanwhile: the redrive says so and offers to go on anyway.
+    current = httpx.get(f"{ui_server}/workflows/book_flight").json()
+    edited = current["content"].replace("and book a flight", "and book one flight")
+    saved = httpx.put(
+        f"{ui_server}/workflows/book_flight",
+        json={"content": edited, "expected_version": current["version"]},
+    )
+    assert saved.status_code == 200, saved.text
+    page.get_by_role("button", name="Re-run from the failed node").click()
+    expect(page.get_by_test_id("error-box")).to_contain_text("changed since run")
+    page.get_by_test_id("redrive-anyway").click()
+
+    expect(page).not_to_have_url(re.compile(old["run_id"]))
+    expect(page.get_by_test_id("run-status")).to_contain_text("succeeded")
+    expect(page.get_by_test_id("redrive-of")).to_have_text(old["run_id"][:8])
+    node(page, "search").click()
+    expect(page.get_by_test_id("node-reused")).to_contain_text(old["run_id"][:8])
+    node(page, "reserve").click()
+    expect(page.get_by_test_id("node-reused")).to_have_count(0)  # the failed node ran again
+    screenshot(page, artifacts / "run-redriven.png")
+    after = httpx.get(f"{ui_server}/demo/travel/_stats").json()["operations"]
+    assert after["search_flights"]["calls"] == searched["search_flights"]["calls"]
+    assert after["create_booking"]["executed"] == searched["create_booking"]["executed"] + 1

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from dynamic_tools.api.deps import RunsDep, RunStoreDep
 from dynamic_tools.api.params import DateTime
 from dynamic_tools.api.responses import BODY, PARAMS, errors
-from dynamic_tools.api.run_models import RunList, RunStarted, RunState
+from dynamic_tools.api.run_models import Redriven, RunList, RunStarted, RunState
 from dynamic_tools.engine.state import RunStatus
 from dynamic_tools.errors import InvalidInputError
 from dynamic_tools.execution.runs import Recovered
@@ -33,6 +33,18 @@ class ResumeBody(BaseModel):
     values: dict[str, Any] = Field(default_factory=dict)
     node_id: str | None = Field(
         default=None, description="The yield to answer when several wait; default: the first."
+    )
+
+
+class RedriveBody(BaseModel):
+    """How to re-run a failed run from where it stopped."""
+
+    model_config = ConfigDict(strict=True, extra="forbid")
+
+    allow_changed_document: bool = Field(
+        default=False,
+        description="Reuse the recorded outputs even though the workflow's document changed "
+        "since the run (409 document_changed otherwise).",
     )
 
 
@@ -114,6 +126,37 @@ async def resume_run(run_id: str, body: ResumeBody, runs: RunsDep) -> dict[str, 
     """Validate ``values`` against the yield's ``expects`` (422) and resume (409 if not waiting)."""
     run = await runs.resume(run_id, body.values, body.node_id)
     return {"run_id": run.run_id, "status": run.status}
+
+
+@router.post(
+    "/{run_id}/redrive",
+    summary="Re-run a failed run from the failed node",
+    status_code=202,
+    responses=errors(BODY, 404, 409),
+    response_model=Redriven,
+)
+async def redrive_run(
+    run_id: str, runs: RunsDep, body: RedriveBody | None = None
+) -> dict[str, Any]:
+    """Re-run a failed (or cancelled) run from the failed node: a new run, linked to it.
+
+    The new run reuses the outputs of the nodes that succeeded and executes from the failed
+    node on.
+
+    ``reused`` lists the nodes taken from the earlier run. 409 ``not_redrivable`` for a run
+    that did not fail, ``document_changed`` when the workflow changed since (unless
+    ``allow_changed_document``), ``redrive_refused`` when a node that succeeded cannot be
+    reused (its steps registered compensations).
+    """
+    options = body or RedriveBody()
+    run, plan = await runs.redrive(run_id, allow_changed_document=options.allow_changed_document)
+    return {
+        "run_id": run.run_id,
+        "status": run.status,
+        "redrive_of": run_id,
+        "reused": list(plan.outputs),
+        "runs_again": plan.runs_again,
+    }
 
 
 @router.post(

@@ -7,7 +7,7 @@ runs only when activated. The seeds' form ``- default:`` followed by ``goto:`` i
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from xml.etree.ElementTree import Element
 
 from pydantic import Field, model_validator
@@ -22,6 +22,9 @@ from dynamic_tools.engine.nodes.kind import (
     RunServices,
 )
 from dynamic_tools.engine.xml_reading import ReadNode, error
+
+if TYPE_CHECKING:
+    from dynamic_tools.engine.plan import RunPlan
 
 
 class BranchCase(FrozenModel):
@@ -108,6 +111,13 @@ class BranchKind(Kind[BranchNode]):
         return NodeOutcome(
             output={"goto": target}, activates=frozenset({target}) if target else frozenset()
         )
+
+    def reuse_refusal(self, node: BranchNode, plan: RunPlan) -> str | None:
+        return None
+
+    def reuse(self, node: BranchNode, at: NodeAt, output: Any, run: RunServices) -> NodeOutcome:
+        target = output.get("goto") if isinstance(output, dict) else None
+        return NodeOutcome(output=output, activates=frozenset({target}) if target else frozenset())
 
     def label(self, node_id: str, node: BranchNode) -> str:
         return f"branch {node_id}"

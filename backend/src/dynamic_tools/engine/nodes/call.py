@@ -14,7 +14,14 @@ from xml.etree.ElementTree import Element
 from pydantic import Field
 
 from dynamic_tools.engine.node_parts import IDENTIFIER, NodeBase, OnError, ToolStep
-from dynamic_tools.engine.nodes.kind import NodeChecks, Path, ReferenceSource, RunServices
+from dynamic_tools.engine.nodes.kind import (
+    NodeAt,
+    NodeChecks,
+    NodeOutcome,
+    Path,
+    ReferenceSource,
+    RunServices,
+)
 from dynamic_tools.engine.nodes.step_kind import StepKind
 from dynamic_tools.engine.saga import Compensation
 from dynamic_tools.engine.scope import Scope
@@ -114,6 +121,19 @@ class CallKind(StepKind[CallNode]):
                     node_id=full_id,
                     call=node.compensate_with.call,
                     args=run.render(node.compensate_with.args, scope, full_id),
+                    ignore_error=node.compensate_with.ignore_error,
+                )
+            )
+        return outcome
+
+    def reuse(self, node: CallNode, at: NodeAt, output: Any, run: RunServices) -> NodeOutcome:
+        outcome = super().reuse(node, at, output, run)
+        if node.compensate_with is not None:  # what it did still stands: undo it if this fails
+            run.register(
+                Compensation(
+                    node_id=at.full_id,
+                    call=node.compensate_with.call,
+                    args=run.render(node.compensate_with.args, at.scope, at.full_id),
                     ignore_error=node.compensate_with.ignore_error,
                 )
             )

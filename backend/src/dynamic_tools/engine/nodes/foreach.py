@@ -8,7 +8,7 @@ many items run at once. The first failed item fails the node (or hands over to t
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from xml.etree.ElementTree import Element
 
 from pydantic import Field, field_validator
@@ -28,6 +28,9 @@ from dynamic_tools.engine.nodes.steps import STEP_TAGS, StepNode, step_kind, ste
 from dynamic_tools.engine.scope import Scope
 from dynamic_tools.engine.state import FallbackTriggered, RunFailed
 from dynamic_tools.engine.xml_reading import ReadNode, error, required
+
+if TYPE_CHECKING:
+    from dynamic_tools.engine.plan import RunPlan
 
 
 class ForeachNode(NodeBase):
@@ -87,6 +90,15 @@ class ForeachKind(Kind[ForeachNode]):
 
     def undo_tools(self, node: ForeachNode) -> list[str]:
         return step_kind(node.step).undo_tools(node.step)
+
+    def reuse_refusal(self, node: ForeachNode, plan: RunPlan) -> str | None:
+        if self.undo_tools(node):
+            return "its items registered compensations, which a redrive cannot register again"
+        return None
+
+    def reuse(self, node: ForeachNode, at: NodeAt, output: Any, run: RunServices) -> NodeOutcome:
+        at.scope.set_output(node.output, output)
+        return NodeOutcome(output=output)
 
     def check(self, node: ForeachNode, checks: NodeChecks) -> None:
         here = checks.here

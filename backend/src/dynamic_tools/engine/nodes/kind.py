@@ -304,6 +304,19 @@ class Kind(ABC, Generic[N]):
         """Fan-out kinds: the step a child (a branch or an item) runs."""
         raise RunFailed(f"a {self.name} node has no children", node_id=spec.child_id)
 
+    # --- redrive ----------------------------------------------------------------------------
+    def reuse_refusal(self, node: N, plan: RunPlan) -> str | None:
+        """Why a succeeded node cannot give its recorded output to a redrive (None: it can)."""
+        return f"a {self.name} node cannot be reused"
+
+    def reuse(self, node: N, at: NodeAt, output: Any, run: RunServices) -> NodeOutcome:
+        """Take ``output``, recorded by an earlier run, as this node's outcome.
+
+        Writes what executing it would have written into the scope, activates what it
+        activated.
+        """
+        raise RunFailed(self.reuse_refusal(node, run.plan) or "not reusable", node_id=at.full_id)
+
     # --- views ------------------------------------------------------------------------------
     def label(self, node_id: str, node: N) -> str:
         """A few words for the node in a workflow's one-line shape."""

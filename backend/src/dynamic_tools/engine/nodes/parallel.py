@@ -8,7 +8,7 @@ the saga undoes what succeeded), or the id of a compensate node, run at once bef
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from xml.etree.ElementTree import Element
 
 from pydantic import Field, field_validator
@@ -29,6 +29,9 @@ from dynamic_tools.engine.nodes.steps import StepNode, step_kind, step_with_kind
 from dynamic_tools.engine.scope import Scope
 from dynamic_tools.engine.state import RunFailed
 from dynamic_tools.engine.xml_reading import ReadNode, required
+
+if TYPE_CHECKING:
+    from dynamic_tools.engine.plan import RunPlan
 
 PARTIAL_FAILURE_KEYWORDS = frozenset({"abort", "continue", "rollback_all"})
 
@@ -99,6 +102,18 @@ class ParallelKind(Kind[ParallelNode]):
         return [
             t for branch in node.branches.values() for t in step_kind(branch).undo_tools(branch)
         ]
+
+    def reuse_refusal(self, node: ParallelNode, plan: RunPlan) -> str | None:
+        if self.undo_tools(node):
+            return "its branches registered compensations, which a redrive cannot register again"
+        return None
+
+    def reuse(self, node: ParallelNode, at: NodeAt, output: Any, run: RunServices) -> NodeOutcome:
+        if isinstance(output, dict):
+            for name, value in output.items():
+                if name in node.branches:
+                    at.scope.set_output(node.branches[name].output, value)
+        return NodeOutcome(output=output)
 
     def check(self, node: ParallelNode, checks: NodeChecks) -> None:
         for name, branch in node.branches.items():

@@ -18,7 +18,7 @@ them is refused (REST 422, MCP elicitation as a titled select, the UI as a picke
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from xml.etree.ElementTree import Element
 
 from pydantic import Field, field_validator
@@ -39,6 +39,9 @@ from dynamic_tools.engine.references import parse_reference
 from dynamic_tools.engine.scope import Scope
 from dynamic_tools.engine.state import RunFailed
 from dynamic_tools.engine.xml_reading import ReadNode, error, expect, required, typed
+
+if TYPE_CHECKING:
+    from dynamic_tools.engine.plan import RunPlan
 
 MAX_CHOICES = 500
 """The most options one field may offer (more fails the node: nobody picks among thousands)."""
@@ -154,6 +157,13 @@ class YieldKind(Kind[YieldNode]):
         await run.emit(ev.Resumed(node_id=full_id, values=checked))
         at.scope.yields[at.node_id] = checked
         return NodeOutcome(output=checked)
+
+    def reuse_refusal(self, node: YieldNode, plan: RunPlan) -> str | None:
+        return None
+
+    def reuse(self, node: YieldNode, at: NodeAt, output: Any, run: RunServices) -> NodeOutcome:
+        at.scope.yields[at.node_id] = output  # the answer given in the earlier run
+        return NodeOutcome(output=output)
 
     def label(self, node_id: str, node: YieldNode) -> str:
         return f"ask the user ({node_id})"

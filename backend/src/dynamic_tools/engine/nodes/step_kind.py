@@ -8,11 +8,14 @@ has no ``outputs``, the last step that ran gives the workflow's result.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from dynamic_tools.engine.node_parts import NodeBase, OnError
 from dynamic_tools.engine.nodes.error import ErrorNode
 from dynamic_tools.engine.nodes.kind import Kind, NodeAt, NodeChecks, NodeOutcome, Path, RunServices
+
+if TYPE_CHECKING:
+    from dynamic_tools.engine.plan import RunPlan
 
 S = TypeVar("S", bound=NodeBase)
 
@@ -30,6 +33,13 @@ class StepKind(Kind[S]):
 
     async def execute(self, node: S, at: NodeAt, run: RunServices) -> NodeOutcome:
         output = await self.run_step(node, at.full_id, at.prefix, at.scope, run)
+        at.scope.set_output(getattr(node, "output", None), output)
+        return NodeOutcome(output=output, is_result=True)
+
+    def reuse_refusal(self, node: S, plan: RunPlan) -> str | None:
+        return None
+
+    def reuse(self, node: S, at: NodeAt, output: Any, run: RunServices) -> NodeOutcome:
         at.scope.set_output(getattr(node, "output", None), output)
         return NodeOutcome(output=output, is_result=True)
 

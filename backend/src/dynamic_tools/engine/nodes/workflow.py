@@ -7,7 +7,7 @@ an ``on_error.fallback`` hands over to another node.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from xml.etree.ElementTree import Element
 
 from pydantic import Field
@@ -20,6 +20,9 @@ from dynamic_tools.engine.scope import Scope
 from dynamic_tools.engine.state import FallbackTriggered, RunFailed
 from dynamic_tools.engine.xml_reading import ReadNode, step_io
 from dynamic_tools.errors import InvalidInputError
+
+if TYPE_CHECKING:
+    from dynamic_tools.engine.plan import RunPlan
 
 
 class WorkflowNode(NodeBase):
@@ -74,6 +77,15 @@ class WorkflowKind(StepKind[WorkflowNode]):
             if fallback:
                 raise FallbackTriggered(failure.message, fallback) from None
             raise
+
+    def reuse_refusal(self, node: WorkflowNode, plan: RunPlan) -> str | None:
+        from dynamic_tools.engine.nodes import kind_of  # the registry imports this module
+
+        child = plan.workflows.get(node.workflow)
+        steps = child.workflow.graph.values() if child else ()
+        if any(kind_of(step).undo_tools(step) for step in steps):
+            return "its steps registered compensations, which a redrive cannot register again"
+        return None
 
     def label(self, node_id: str, node: WorkflowNode) -> str:
         return f"w_{node.workflow}"
