@@ -205,7 +205,11 @@ def make_catalogs(
         tracing=tracing,
     )
     return CatalogService(
-        catalogs_dir=settings.catalogs_dir, registry=registry, fetcher=fetcher, workers=workers
+        catalogs_dir=settings.catalogs_dir,
+        registry=registry,
+        fetcher=fetcher,
+        workers=workers,
+        secret=settings.secret,
     )
 
 

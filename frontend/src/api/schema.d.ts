@@ -693,6 +693,8 @@ export interface paths {
         /**
          * List tools
          * @description Every tool, and the problems of tool files that did not load.
+         *
+         *     Each tool says how it authenticates and whether its secret is set (never the value).
          */
         get: operations["list_tools_tools_get"];
         put?: never;
@@ -727,6 +729,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/tools/_schema": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The JSON Schema of a tool config
+         * @description What ``POST /tools`` and ``PUT /tools/{name}`` accept: the forms of the UI are made from it.
+         */
+        get: operations["tool_schema_tools__schema_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/tools/{name}": {
         parameters: {
             query?: never;
@@ -744,7 +766,8 @@ export interface paths {
          * @description Validate and rewrite the tool in the file it came from.
          *
          *     What ``GET /tools/{name}`` answered is accepted as is: its derived fields (``endpoint``,
-         *     ``input_schema``, ``effective_annotations``) are dropped when they are what GET shows.
+         *     ``input_schema``, ``effective_annotations``, ``auth_status``) are dropped when they are
+         *     what GET shows.
          */
         put: operations["update_tool_tools__name__put"];
         post?: never;
@@ -1016,6 +1039,13 @@ export interface components {
              * @description Tools it registers now
              */
             registered_tools?: number | null;
+            /**
+             * Secrets
+             * @description The secrets its tools need: each reference, whether it is set now (never its value) and where to set it
+             */
+            secrets?: {
+                [key: string]: unknown;
+            }[];
             /** Title */
             title?: string | null;
             /**
@@ -2055,6 +2085,13 @@ export interface components {
             enabled: boolean;
             /** Provider Contract Count */
             provider_contract_count: number;
+            /**
+             * Secrets
+             * @description The secrets the imported tools need, set or not (set them before calling)
+             */
+            secrets?: {
+                [key: string]: unknown;
+            }[];
             /** Warnings */
             warnings: components["schemas"]["Problem"][];
         } & {
@@ -2811,6 +2848,13 @@ export interface components {
             annotations: {
                 [key: string]: unknown;
             };
+            /**
+             * Auth
+             * @description How it authenticates: type (none, api_key, bearer, basic), in, name, the secret reference, whether it is set now (never its value) and where to set it
+             */
+            auth: {
+                [key: string]: unknown;
+            };
             /** Description */
             description: string;
             /**
@@ -2841,6 +2885,13 @@ export interface components {
          * @description A tool in its file form, plus the resolved endpoint and schemas.
          */
         ToolView: {
+            /**
+             * Auth Status
+             * @description How it authenticates and whether its secret is set now (never the value)
+             */
+            auth_status: {
+                [key: string]: unknown;
+            };
             /** Description */
             description: string;
             /** Effective Annotations */
@@ -5254,6 +5305,28 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ToolsReloaded"];
+                };
+            };
+        };
+    };
+    tool_schema_tools__schema_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
                 };
             };
         };

@@ -20,6 +20,18 @@ export interface ToolSummary {
   parameters: Record<string, ToolParameter>
   hints: { category?: string; requires?: string[]; outputs?: string[]; next?: string[]; hint?: string }
   annotations: { read_only?: boolean; destructive?: boolean; idempotent?: boolean; open_world?: boolean }
+  /** How it authenticates; for a secret, whether it is set now (never the value). */
+  auth: ToolAuth
+}
+
+export interface ToolAuth {
+  type: 'none' | 'api_key' | 'bearer' | 'basic'
+  in?: 'header' | 'query'
+  name?: string
+  username?: string
+  secret?: string
+  set?: boolean
+  set_with?: string
 }
 
 export interface FileProblem {

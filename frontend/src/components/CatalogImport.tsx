@@ -59,8 +59,10 @@ export function CatalogImport({ onImported }: { onImported: () => void }) {
     setBusy(true)
     setError(null)
     try {
-      const r = await api<{ catalog_id: string; command_count: number; warnings: Violation[] }>('POST', '/catalogs', { ...base(), include, overwrite })
-      setMessage(`Imported catalog ${r.catalog_id}: ${r.command_count} tool(s) registered.`)
+      const r = await api<{ catalog_id: string; command_count: number; warnings: Violation[]; secrets?: { secret: string; set: boolean; set_with: string }[] }>('POST', '/catalogs', { ...base(), include, overwrite })
+      const unset = (r.secrets ?? []).filter((s) => !s.set)
+      const needs = unset.length ? ` Its tools need ${unset.map((s) => `${s.secret} (set ${s.set_with})`).join('; ')}: calls fail until it is set.` : ''
+      setMessage(`Imported catalog ${r.catalog_id}: ${r.command_count} tool(s) registered.${needs}`)
       setPreview(null)
       onImported()
     } catch (exc) {

@@ -3,6 +3,7 @@ import { useState } from 'react'
 import { api, type ApiError, toApiError } from '../api/client'
 import { CatalogImport } from '../components/CatalogImport'
 import { ErrorBox } from '../components/ErrorBox'
+import { type SecretState, SecretStatus } from '../components/SecretStatus'
 import { formatTime } from '../lib/format'
 import { useApi } from '../lib/useApi'
 
@@ -17,6 +18,7 @@ interface Catalog {
   tool_count: number
   registered_tools: number
   updated_at?: string
+  secrets?: SecretState[]
 }
 
 export function CatalogsPage() {
@@ -44,7 +46,7 @@ export function CatalogsPage() {
       {list.data && (
         <table className="list-table" data-testid="catalog-list">
           <thead>
-            <tr><th>catalog</th><th>source</th><th>tools</th><th>updated</th><th>enabled</th><th /></tr>
+            <tr><th>catalog</th><th>source</th><th>tools</th><th>secrets</th><th>updated</th><th>enabled</th><th /></tr>
           </thead>
           <tbody>
             {list.data.catalogs.map((c) => (
@@ -52,6 +54,9 @@ export function CatalogsPage() {
                 <td data-label="catalog"><strong>{c.name}</strong> <span className="muted">{c.title ?? ''}</span></td>
                 <td data-label="source" className="muted small">{c.source}</td>
                 <td data-label="tools">{c.registered_tools} registered of {c.tool_count}{c.prefix ? ` (prefix ${c.prefix})` : ''}</td>
+                <td data-label="secrets" data-testid="catalog-secrets">
+                  {(c.secrets ?? []).length === 0 ? <span className="muted">none</span> : (c.secrets ?? []).map((st) => <div key={st.secret}><SecretStatus state={st} /></div>)}
+                </td>
                 <td data-label="updated" className="muted">{formatTime(c.updated_at)}</td>
                 <td data-label="enabled">
                   <label className="inline">

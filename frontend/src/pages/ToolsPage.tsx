@@ -1,13 +1,33 @@
-// Browse and search the registered tools: endpoint, description, parameters, hints,
-// annotations; and the tool files that did not load.
+// The registered tools: search; each card with its endpoint, auth (and a warning when its
+// secret is not set), parameters, hints and annotations; create, edit and delete tools with a
+// form made from the tool config's schema (the server validates); reload hand-edited files.
 import { useState } from 'react'
-import { api } from '../api/client'
-import type { ToolList, ToolSummary } from '../api/types'
+import { api, type ApiError, toApiError } from '../api/client'
+import type { ToolAuth, ToolList, ToolSummary } from '../api/types'
 import { ErrorBox } from '../components/ErrorBox'
+import { SchemaForm } from '../components/SchemaForm'
+import { SecretStatus } from '../components/SecretStatus'
 import { ToolParameters } from '../components/ToolParameters'
+import type { Schema } from '../lib/schemaForm'
 import { useApi } from '../lib/useApi'
 
-function ToolCard({ tool }: { tool: ToolSummary }) {
+const DERIVED = ['endpoint', 'input_schema', 'effective_annotations', 'auth_status']
+const NEW_TOOL = { api: { method: 'GET', path: '/' } }
+
+function AuthLine({ auth }: { auth: ToolAuth }) {
+  if (auth.type === 'none') return <div className="auth-line muted" data-testid="tool-auth">auth: none</div>
+  const where = auth.type === 'api_key' ? ` in ${auth.in} ${auth.name}` : auth.type === 'basic' ? ` as ${auth.username}` : ''
+  return (
+    <div className="auth-line" data-testid="tool-auth">
+      auth: {auth.type}
+      {where} ·{' '}
+      {auth.secret && <SecretStatus state={{ secret: auth.secret, set: Boolean(auth.set), set_with: auth.set_with ?? '' }} />}
+    </div>
+  )
+}
+
+function ToolCard({ tool, onEdit, onDelete }: { tool: ToolSummary; onEdit: () => void; onDelete: () => Promise<void> }) {
+  const [confirming, setConfirming] = useState(false)
   const hints = tool.hints
   const flags = Object.entries(tool.annotations)
     .filter(([, v]) => v)
@@ -21,6 +41,7 @@ function ToolCard({ tool }: { tool: ToolSummary }) {
       <div className="http-line">
         <span className="method">{tool.method}</span> <code>{tool.endpoint}</code>
       </div>
+      <AuthLine auth={tool.auth} />
       <p>{tool.description}</p>
       <ToolParameters tool={tool} />
       {(hints.hint || hints.category || hints.requires?.length || hints.next?.length || hints.outputs?.length) && (
@@ -32,13 +53,31 @@ function ToolCard({ tool }: { tool: ToolSummary }) {
           {hints.hint && (<><dt>hint</dt><dd>{hints.hint}</dd></>)}
         </dl>
       )}
+      <div className="row">
+        <button type="button" onClick={onEdit}>Edit</button>
+        {confirming ? (
+          <>
+            <button type="button" className="danger" onClick={() => void onDelete()}>Delete {tool.name} for good</button>
+            <button type="button" onClick={() => setConfirming(false)}>Keep it</button>
+          </>
+        ) : (
+          <button type="button" className="danger" onClick={() => setConfirming(true)}>Delete</button>
+        )}
+      </div>
     </article>
   )
 }
 
+type Editing = { mode: 'new' } | { mode: 'edit'; name: string; initial: Record<string, unknown> }
+
 export function ToolsPage() {
   const [q, setQ] = useState('')
   const list = useApi(() => api<ToolList>('GET', '/tools'), [], 'GET /tools')
+  const schema = useApi(() => api<Schema>('GET', '/tools/_schema'), [], 'GET /tools/_schema')
+  const [editing, setEditing] = useState<Editing | null>(null)
+  const [error, setError] = useState<ApiError | null>(null)
+  const [busy, setBusy] = useState(false)
+  const [message, setMessage] = useState<string | null>(null)
   const needle = q.trim().toLowerCase()
   const tools = (list.data?.tools ?? []).filter(
     (t) =>
@@ -48,12 +87,75 @@ export function ToolsPage() {
       Object.keys(t.parameters).some((p) => p.toLowerCase().includes(needle)) ||
       (t.hints.category ?? '').toLowerCase().includes(needle),
   )
+  const missing = (list.data?.tools ?? []).filter((t) => t.auth.secret && !t.auth.set)
+
+  const call = async <T,>(method: string, path: string, body: unknown, done: (r: T) => void) => {
+    setBusy(true)
+    setError(null)
+    setMessage(null)
+    try {
+      done(await api<T>(method, path, body))
+      list.reload()
+    } catch (exc) {
+      setError(toApiError(exc, `${method} ${path}`))
+    } finally {
+      setBusy(false)
+    }
+  }
+  const edit = async (name: string) => {
+    setError(null)
+    try {
+      const view = await api<Record<string, unknown>>('GET', `/tools/${encodeURIComponent(name)}`)
+      setEditing({ mode: 'edit', name, initial: Object.fromEntries(Object.entries(view).filter(([k]) => !DERIVED.includes(k))) })
+    } catch (exc) {
+      setError(toApiError(exc, `GET /tools/${name}`))
+    }
+  }
+  const save = (value: Record<string, unknown>) => {
+    if (!editing) return
+    if (editing.mode === 'new') void call('POST', '/tools', value, () => { setEditing(null); setMessage(`Created ${String(value.name)}.`) })
+    else void call('PUT', `/tools/${encodeURIComponent(editing.name)}`, value, () => { setEditing(null); setMessage(`Saved ${editing.name}.`) })
+  }
+  const reload = () =>
+    void call<{ tools: string[]; problems: unknown[] }>('POST', '/tools/_reload', {}, (r) =>
+      setMessage(`Reloaded the tool files: ${r.tools.length} tools, ${r.problems.length} problem(s).`),
+    )
+
   return (
     <div className="page">
       <div className="row spread">
         <h1>Tools</h1>
-        <button type="button" onClick={list.reload}>Refresh</button>
+        <div className="row">
+          <button type="button" className="primary" onClick={() => setEditing({ mode: 'new' })} disabled={!schema.data}>New tool</button>
+          <button type="button" onClick={reload} disabled={busy} title="Read the tool files again after editing them by hand">Reload files</button>
+          <button type="button" onClick={list.reload}>Refresh</button>
+        </div>
       </div>
+      {message && <div className="ok-text" data-testid="tools-message">{message}</div>}
+      <ErrorBox error={schema.error} title="Could not load the tool schema" />
+      {missing.length > 0 && (
+        <div className="notice" data-testid="secrets-missing">
+          {missing.length} tool(s) need a secret that is not set: {missing.map((t) => t.name).join(', ')}.
+        </div>
+      )}
+      {editing && schema.data && (
+        <div className="card tool-editor" data-testid="tool-editor">
+          <h3>{editing.mode === 'new' ? 'New tool' : `Edit ${editing.name}`}</h3>
+          <SchemaForm
+            key={editing.mode === 'new' ? '_new' : editing.name}
+            schema={schema.data}
+            initial={editing.mode === 'new' ? NEW_TOOL : editing.initial}
+            submitLabel={editing.mode === 'new' ? 'Create tool' : 'Save tool'}
+            busy={busy}
+            violations={error?.violations}
+            onSubmit={save}
+            onCancel={() => { setEditing(null); setError(null) }}
+            testId="tool-form"
+            open={['api', 'auth']}
+          />
+        </div>
+      )}
+      <ErrorBox error={error} title={editing ? 'Not saved' : undefined} />
       <input type="search" className="wide" placeholder="Search by name, description, parameter or category" aria-label="Search tools" value={q} onChange={(e) => setQ(e.target.value)} />
       <ErrorBox error={list.error} title="Could not load the tools" />
       {list.data && list.data.problems.length > 0 && (
@@ -73,7 +175,12 @@ export function ToolsPage() {
       {list.data && <div className="muted">{tools.length} of {list.data.tools.length} tools</div>}
       <div className="tool-grid">
         {tools.map((t) => (
-          <ToolCard key={t.name} tool={t} />
+          <ToolCard
+            key={t.name}
+            tool={t}
+            onEdit={() => void edit(t.name)}
+            onDelete={() => call('DELETE', `/tools/${encodeURIComponent(t.name)}`, undefined, () => setMessage(`Deleted ${t.name}.`))}
+          />
         ))}
       </div>
     </div>

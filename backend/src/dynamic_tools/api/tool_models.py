@@ -28,6 +28,10 @@ class ToolSummary(BaseModel):
     )
     hints: dict[str, Any]
     annotations: dict[str, Any] = Field(description="read_only, destructive, idempotent...")
+    auth: dict[str, Any] = Field(
+        description="How it authenticates: type (none, api_key, bearer, basic), in, name, the "
+        "secret reference, whether it is set now (never its value) and where to set it"
+    )
 
 
 class ToolList(BaseModel):
@@ -47,6 +51,9 @@ class ToolView(BaseModel):
     endpoint: str = Field(description="Method, base URL and path, variables resolved")
     input_schema: dict[str, Any] = Field(description="The JSON Schema its arguments must match")
     effective_annotations: dict[str, Any]
+    auth_status: dict[str, Any] = Field(
+        description="How it authenticates and whether its secret is set now (never the value)"
+    )
 
 
 class ToolsReloaded(BaseModel):

@@ -22,6 +22,11 @@ class Catalog(BaseModel):
     enabled: bool = True
     tool_count: int | None = Field(default=None, description="Tools its manifest holds")
     registered_tools: int | None = Field(default=None, description="Tools it registers now")
+    secrets: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="The secrets its tools need: each reference, whether it is set now (never "
+        "its value) and where to set it",
+    )
 
 
 class OpenApiCheck(BaseModel):
@@ -63,6 +68,10 @@ class Imported(BaseModel):
     command_count: int
     provider_contract_count: int
     warnings: list[Problem]
+    secrets: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="The secrets the imported tools need, set or not (set them before calling)",
+    )
 
 
 class Toggled(BaseModel):

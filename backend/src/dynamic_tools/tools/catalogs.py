@@ -46,6 +46,7 @@ from dynamic_tools.errors import (
     NotFoundError,
     OpenAPIInvalidError,
 )
+from dynamic_tools.tools.auth_status import SecretLookup, secret_status, secrets_needed
 from dynamic_tools.tools.catalog_views import (
     Catalog,
     Imported,
@@ -92,11 +93,13 @@ class CatalogService:
         registry: ToolRegistry,
         fetcher: DocumentSource,
         workers: DocumentWorkers | None = None,
+        secret: SecretLookup | None = None,
     ) -> None:
         self.catalogs_dir = catalogs_dir
         self.registry = registry
         self.fetcher = fetcher
         self.workers = workers or DocumentWorkers(workers=0)
+        self.secret: SecretLookup = secret or (lambda _name: None)
         self._lock = threading.Lock()
 
     # --- read-only -------------------------------------------------------------------------
@@ -262,6 +265,7 @@ class CatalogService:
                 violations=[v.to_dict() for v in violations],
                 context={"catalog": name},
             )
+        secrets = secrets_needed(result.tools)
         config = {
             "name": name,
             "source": fetched.source if fetched.source_type == "url" else fetched.location,
@@ -277,6 +281,7 @@ class CatalogService:
             "document_hash": "sha256:" + hashlib.sha256(fetched.content).hexdigest(),
             "manifest": f"{name}{MANIFEST_SUFFIX}",
             "tool_count": len(result.tools),
+            "secrets": secrets,
         }
         from dynamic_tools.tools.registry import dump_tool
 
@@ -294,6 +299,7 @@ class CatalogService:
                 "command_count": len(result.tools),
                 "provider_contract_count": len(find_provider_contracts(result.tools)),
                 "warnings": [w.to_dict() for w in result.warnings],
+                "secrets": self._secret_statuses(secrets),
             }
         )
 
@@ -401,11 +407,25 @@ class CatalogService:
 
     def _with_counts(self, config: dict[str, Any]) -> Catalog:
         own = self._manifest_path(str(config.get("name"))).resolve()
-        registered = 0
+        registered = []
         for tool in self.registry.names():
             origin = self.registry.origin(tool)
-            registered += origin is not None and origin.resolve() == own
-        return Catalog.model_validate({**config, "registered_tools": registered})
+            if origin is not None and origin.resolve() == own:
+                registered.append(self.registry.get(tool))
+        needed = config.get("secrets")  # recorded at import; else what its tools use now
+        if not isinstance(needed, builtins.list):
+            needed = secrets_needed(registered)
+        return Catalog.model_validate(
+            {
+                **config,
+                "registered_tools": len(registered),
+                "secrets": self._secret_statuses(needed),
+            }
+        )
+
+    def _secret_statuses(self, references: Sequence[str]) -> builtins.list[dict[str, Any]]:
+        """Whether each secret a catalog's tools need is set (never the value)."""
+        return [secret_status(reference, self.secret) for reference in references]
 
     def _config_path(self, name: str) -> Path:
         return self.catalogs_dir / f"{name}.yaml"

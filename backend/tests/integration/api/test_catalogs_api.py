@@ -68,6 +68,15 @@ async def test_the_catalog_lifecycle_over_rest(settings: Settings, registry_root
         imported = await client.post("/catalogs", json={"source": "petstore.json", "name": "pets"})
         assert imported.status_code == 201, imported.text
         assert imported.json()["command_count"] == 18
+        # What its tools need, said at once: not set yet, and where to set it.
+        assert imported.json()["secrets"] == [
+            {
+                "secret": "secret:PETS_TOKEN",
+                "set": False,
+                "set_with": "the environment variable DT_SECRET_PETS_TOKEN or the file "
+                "PETS_TOKEN in SECRETS_DIR",
+            }
+        ]
         tools = (await client.get("/tools")).json()
         assert len(tools["tools"]) == travel + 18 and tools["problems"] == []
         pet = (await client.get("/tools/getPetById")).json()
@@ -82,6 +91,7 @@ async def test_the_catalog_lifecycle_over_rest(settings: Settings, registry_root
 
         listed = (await client.get("/catalogs")).json()["catalogs"]
         assert [(c["name"], c["registered_tools"]) for c in listed] == [("pets", 18)]
+        assert [s["secret"] for s in listed[0]["secrets"]] == ["secret:PETS_TOKEN"]
 
         off = await client.patch("/catalogs/pets/enabled", json={"enabled": False})
         assert off.status_code == 200 and off.json()["command_count_after_toggle"] == travel

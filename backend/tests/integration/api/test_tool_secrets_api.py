@@ -8,6 +8,7 @@ naming rule, and literal credentials in static params or the base URL were store
 from __future__ import annotations
 
 import asyncio
+import json
 import shutil
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -224,3 +225,40 @@ async def test_a_catalog_named_api_maps_into_the_tool_namespace(
     assert sent["status"] == "succeeded", sent["error"]
     assert listener.seen[0] == f"Bearer {TOOL_TOKEN}"
     assert SERVER_TOKEN not in str(listener.seen)
+
+
+async def test_every_tool_says_whether_its_secret_is_set_never_its_value(
+    make_settings: Callable[..., Settings],
+    registry_root: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    (registry_root / "tools").mkdir(parents=True, exist_ok=True)
+    for name, ref in (("with_env", "secret:ENV_ONE"), ("with_file", "secret:FILE_ONE")):
+        (registry_root / "tools" / f"{name}.yaml").write_text(
+            f"name: {name}\ndescription: d\napi: {{method: GET, base_url: 'http://x.test'}}\n"
+            f"auth: {{type: bearer, secret: '{ref}'}}\n"
+        )
+    (registry_root / "tools" / "open.yaml").write_text(
+        "name: open\ndescription: d\napi: {method: GET, base_url: 'http://x.test'}\n"
+    )
+    secrets_dir = tmp_path / "secrets"
+    secrets_dir.mkdir()
+    monkeypatch.setenv("DT_SECRET_ENV_ONE", "value-in-env-91c2")
+    async with app_client(create_app(make_settings(secrets_dir=secrets_dir))) as client:
+        listed = {t["name"]: t["auth"] for t in (await client.get("/tools")).json()["tools"]}
+        assert listed["open"] == {"type": "none"}
+        assert listed["with_env"]["set"] is True and listed["with_env"]["type"] == "bearer"
+        assert listed["with_file"]["set"] is False
+        assert "DT_SECRET_FILE_ONE" in listed["with_file"]["set_with"]
+        (secrets_dir / "FILE_ONE").write_text("value-in-file-3b7a\n")
+        one = (await client.get("/tools/with_file")).json()
+        assert one["auth_status"]["set"] is True  # read now, not at start-up
+        everything = (await client.get("/tools")).text + json.dumps(one)
+        assert "value-in-env-91c2" not in everything and "value-in-file-3b7a" not in everything
+        # What GET answers PUT accepts as is (auth_status is derived, not written).
+        again = await client.put("/tools/with_file", json=one)
+        assert again.status_code == 200, again.text
+        forged = await client.put("/tools/with_file", json={**one, "auth_status": {"set": True}})
+        assert forged.status_code == 422
+        assert forged.json()["violations"][0]["path"] == "auth_status"

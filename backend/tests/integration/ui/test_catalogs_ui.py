@@ -37,10 +37,17 @@ def test_preview_choose_and_import(
     preview.get_by_role("button", name="Import 2 operation(s)").click()
 
     expect(page.get_by_test_id("import-message")).to_contain_text("2 tool(s) registered")
+    # The secret its tools need is said at once, with where to set it.
+    expect(page.get_by_test_id("import-message")).to_contain_text(
+        "need secret:PETS_TOKEN (set the environment variable DT_SECRET_PETS_TOKEN"
+    )
     row = page.get_by_test_id("catalog-list").locator("tr[data-catalog=pets]")
     expect(row).to_contain_text("2 registered of 2")
+    expect(row.get_by_test_id("catalog-secrets")).to_contain_text("secret:PETS_TOKEN is not set")
     page.goto(f"{ui_server}/ui/#/tools")
     expect(page.get_by_test_id("tool-getPetById")).to_contain_text("/pet/{petId}")
+    auth = page.get_by_test_id("tool-getPetById").get_by_test_id("tool-auth")
+    expect(auth).to_contain_text("secret:PETS_TOKEN is not set")
     expect(page.get_by_test_id("tool-addPet")).to_have_count(0)
 
     page.goto(f"{ui_server}/ui/#/catalogs")

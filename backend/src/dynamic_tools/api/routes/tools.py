@@ -7,10 +7,11 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Path, Query, Response, status
 
-from dynamic_tools.api.deps import RegistryDep
+from dynamic_tools.api.deps import RegistryDep, ServicesDep
 from dynamic_tools.api.responses import BODY, PARAMS, errors, inline_schema
 from dynamic_tools.api.tool_models import ToolList, ToolsReloaded, ToolView
 from dynamic_tools.errors import InvalidInputError
+from dynamic_tools.tools.auth_status import SecretLookup, auth_view
 from dynamic_tools.tools.models import TOOL_NAME_PATTERN, ToolConfig
 from dynamic_tools.tools.registry import ToolRegistry, dump_tool
 
@@ -32,18 +33,23 @@ ToolBody = Annotated[
 ToolName = Annotated[str, Path(pattern=TOOL_NAME_PATTERN, description="The tool's name.")]
 
 
-def tool_view(registry: ToolRegistry, name: str) -> dict[str, Any]:
-    """A tool as shown by the API: its file form plus the resolved endpoint and schemas."""
+def tool_view(registry: ToolRegistry, name: str, secret: SecretLookup) -> dict[str, Any]:
+    """A tool as shown by the API: its file form plus what is derived from it.
+
+    The resolved endpoint and schemas, and whether its secret is set (``auth_status``, never
+    the value).
+    """
     source = registry.get_source(name)
     resolved = registry.get(name)
     view = dump_tool(source)
     view["endpoint"] = f"{resolved.api.method} {resolved.api.base_url}{resolved.api.path}"
     view["input_schema"] = resolved.input_schema()
     view["effective_annotations"] = resolved.effective_annotations.model_dump()
+    view["auth_status"] = auth_view(resolved.auth, secret)
     return view
 
 
-DERIVED = ("endpoint", "input_schema", "effective_annotations")
+DERIVED = ("endpoint", "input_schema", "effective_annotations", "auth_status")
 """Fields GET adds to a tool's file form: computed from it, so never written."""
 
 
@@ -71,7 +77,7 @@ def without_derived(body: dict[str, Any], shown: dict[str, Any] | None) -> dict[
     return {k: v for k, v in body.items() if k not in DERIVED}
 
 
-def _summary(tool: ToolConfig) -> dict[str, Any]:
+def _summary(tool: ToolConfig, secret: SecretLookup) -> dict[str, Any]:
     return {
         "name": tool.name,
         "description": tool.description,
@@ -83,29 +89,43 @@ def _summary(tool: ToolConfig) -> dict[str, Any]:
         },
         "hints": tool.hints.model_dump(exclude_defaults=True),
         "annotations": tool.effective_annotations.model_dump(),
+        "auth": auth_view(tool.auth, secret),
     }
 
 
 @router.get("", summary="List tools", responses=errors(PARAMS), response_model=ToolList)
 async def list_tools(
     registry: RegistryDep,
+    services: ServicesDep,
     q: str | None = Query(default=None, description="Filter by text in name or description"),
 ) -> dict[str, Any]:
-    """Every tool, and the problems of tool files that did not load."""
+    """Every tool, and the problems of tool files that did not load.
+
+    Each tool says how it authenticates and whether its secret is set (never the value).
+    """
     tools = registry.all()
     if q:
         needle = q.lower()
         tools = [t for t in tools if needle in t.name.lower() or needle in t.description.lower()]
     return {
-        "tools": [_summary(t) for t in tools],
+        "tools": [_summary(t, services.settings.secret) for t in tools],
         "problems": [p.to_dict() for p in registry.problems],
     }
 
 
+@router.get("/_schema", summary="The JSON Schema of a tool config")
+async def tool_schema() -> dict[str, Any]:
+    """What ``POST /tools`` and ``PUT /tools/{name}`` accept: the forms of the UI are made from it."""
+    return TOOL_SCHEMA
+
+
+TOOL_SCHEMA: dict[str, Any] = ToolConfig.model_json_schema(by_alias=True, mode="validation")
+
+
 @router.get("/{name}", summary="Get a tool", responses=errors(PARAMS, 404), response_model=ToolView)
-async def get_tool(name: ToolName, registry: RegistryDep) -> dict[str, Any]:
+async def get_tool(name: ToolName, registry: RegistryDep, services: ServicesDep) -> dict[str, Any]:
     """One tool in full."""
-    return tool_view(registry, name)
+    return tool_view(registry, name, services.settings.secret)
 
 
 @router.post(
@@ -115,26 +135,31 @@ async def get_tool(name: ToolName, registry: RegistryDep) -> dict[str, Any]:
     responses=errors(BODY, 409),
     response_model=ToolView,
 )
-async def create_tool(registry: RegistryDep, body: ToolBody) -> dict[str, Any]:
+async def create_tool(
+    registry: RegistryDep, services: ServicesDep, body: ToolBody
+) -> dict[str, Any]:
     """Validate and write a new tool file ``<name>.yaml``; 409 if the name exists."""
     config = without_derived(body, None)
     tool = await asyncio.to_thread(registry.create, config)  # validates, writes, reloads
-    return tool_view(registry, tool.name)
+    return tool_view(registry, tool.name, services.settings.secret)
 
 
 @router.put(
     "/{name}", summary="Replace a tool", responses=errors(BODY, 404), response_model=ToolView
 )
-async def update_tool(name: ToolName, registry: RegistryDep, body: ToolBody) -> dict[str, Any]:
+async def update_tool(
+    name: ToolName, registry: RegistryDep, services: ServicesDep, body: ToolBody
+) -> dict[str, Any]:
     """Validate and rewrite the tool in the file it came from.
 
     What ``GET /tools/{name}`` answered is accepted as is: its derived fields (``endpoint``,
-    ``input_schema``, ``effective_annotations``) are dropped when they are what GET shows.
+    ``input_schema``, ``effective_annotations``, ``auth_status``) are dropped when they are
+    what GET shows.
     """
-    shown = tool_view(registry, name)  # 404 for an unknown tool
+    shown = tool_view(registry, name, services.settings.secret)  # 404 for an unknown tool
     config = without_derived(body, shown)
     await asyncio.to_thread(registry.update, name, config)
-    return tool_view(registry, name)
+    return tool_view(registry, name, services.settings.secret)
 
 
 @router.delete(

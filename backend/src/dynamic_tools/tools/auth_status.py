@@ -1,0 +1,55 @@
+"""Whether a tool's secret is set, said without the secret.
+
+What the tools page and the catalog views show, so a missing ``DT_SECRET_…`` is seen before
+a call fails.
+
+A view names the reference (``secret:PETSTORE_TOKEN``), says whether it resolves now
+(``set``) and where to put it (``set_with``); the value is never read into the view beyond
+that yes or no.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from dynamic_tools.tools.credentials import environment_variable, secret_name
+from dynamic_tools.tools.models import AuthSpec, ToolConfig
+
+SecretLookup = Callable[[str], "str | None"]
+"""The tool secret of a name, or None (``Settings.secret``)."""
+
+
+def secret_status(reference: str, secret: SecretLookup) -> dict[str, Any]:
+    """``{secret, set, set_with}`` of one reference; an unreadable secret file is not set."""
+    name = secret_name(reference)
+    try:
+        present = bool(secret(name))
+    except OSError:
+        present = False
+    return {
+        "secret": reference,
+        "set": present,
+        "set_with": f"the environment variable {environment_variable(name)} or the file "
+        f"{name} in SECRETS_DIR",
+    }
+
+
+def auth_view(auth: AuthSpec, secret: SecretLookup) -> dict[str, Any]:
+    """How a tool authenticates, with its secret's status (``{"type": "none"}`` for none)."""
+    if auth.type == "none" or not auth.secret:
+        return {"type": "none"}
+    view: dict[str, Any] = {"type": auth.type, "in": auth.location}
+    if auth.name:
+        view["name"] = auth.name
+    if auth.username:
+        view["username"] = auth.username
+    return {**view, **secret_status(auth.secret, secret)}
+
+
+def secrets_needed(tools: Iterable[ToolConfig]) -> list[str]:
+    """The secret references a set of tools uses, each once, sorted."""
+    return sorted({t.auth.secret for t in tools if t.auth.type != "none" and t.auth.secret})
+
+
+__all__ = ["SecretLookup", "auth_view", "secret_status", "secrets_needed"]
