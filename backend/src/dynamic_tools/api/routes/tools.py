@@ -115,7 +115,7 @@ async def list_tools(
 
 @router.get("/_schema", summary="The JSON Schema of a tool config")
 async def tool_schema() -> dict[str, Any]:
-    """What ``POST /tools`` and ``PUT /tools/{name}`` accept: the forms of the UI are made from it."""
+    """What ``POST /tools`` and ``PUT /tools/{name}`` accept (the UI makes its forms from it)."""
     return TOOL_SCHEMA
 
 
