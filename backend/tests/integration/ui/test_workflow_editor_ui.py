@@ -44,8 +44,19 @@ def replace_text(page: Page, old: str, new: str) -> None:
 def test_break_a_workflow_and_see_the_error_on_its_line(
     page: Page, ui_server: str, registry_root: Path, artifacts: Path
 ) -> None:
+    assets: dict[str, dict[str, str]] = {}
+    page.on(
+        "response",
+        lambda r: assets.__setitem__(r.url, r.headers) if "/ui/assets/" in r.url else None,
+    )
     page.goto(f"{ui_server}/ui/#/workflows")
     expect(page.get_by_test_id("workflow-list")).to_contain_text("book_with_approval")
+    # Chromium got the bundle compressed (brotli) and cacheable for good.
+    scripts = {u: h for u, h in assets.items() if u.endswith(".js")}
+    assert scripts, assets
+    for url, headers in scripts.items():
+        assert headers.get("content-encoding") == "br", (url, headers)
+        assert headers.get("cache-control") == "public, max-age=31536000, immutable", url
     page.get_by_role("link", name="book_flight", exact=True).click()
     status = page.get_by_test_id("validation-status")
     expect(status).to_have_attribute("data-valid", "true")
