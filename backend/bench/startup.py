@@ -54,25 +54,31 @@ async def _list_tools(base_url: str) -> int:
         return len(await list_all(client))
 
 
+def spawn(tmp: str) -> tuple[subprocess.Popen[bytes], int]:
+    """``dynamic-tools serve`` as ``make run`` starts it, in ``tmp``, on a free loopback port."""
+    port = _free_port()
+    env = {
+        **os.environ,
+        "DATA_DIR": str(Path(tmp) / "data"),
+        "REGISTRY_CONFIG_PATH": str(Path(tmp) / "registry" / "c.yaml"),
+        "SEED_EXAMPLES_FROM": str(EXAMPLE),
+        "OPENAI_API_KEY": "",
+        "LOG_LEVEL": "WARNING",
+    }
+    process = subprocess.Popen(
+        [CLI, "serve", "--host", "127.0.0.1", "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    return process, port
+
+
 def once() -> tuple[float, float, float]:
     """Seconds to ready, idle MiB, and idle MiB after an MCP listing, of one start."""
     with tempfile.TemporaryDirectory() as tmp:
-        port = _free_port()
-        env = {
-            **os.environ,
-            "DATA_DIR": str(Path(tmp) / "data"),
-            "REGISTRY_CONFIG_PATH": str(Path(tmp) / "registry" / "c.yaml"),
-            "SEED_EXAMPLES_FROM": str(EXAMPLE),
-            "OPENAI_API_KEY": "",
-            "LOG_LEVEL": "WARNING",
-        }
         started = time.perf_counter()
-        process = subprocess.Popen(
-            [CLI, "serve", "--host", "127.0.0.1", "--port", str(port)],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
+        process, port = spawn(tmp)
         try:
             deadline = started + 60
             while True:

@@ -14,7 +14,6 @@ first contentful paint and "ready" (the route shows what it is for).
 
 from __future__ import annotations
 
-import os
 import statistics
 import subprocess
 import sys
@@ -27,20 +26,10 @@ import httpx
 from rich.console import Console
 from rich.table import Table
 
-from bench.startup import CLI, EXAMPLE, _free_port
+from bench.startup import spawn
+from tests.support.browser import CHROMIUM, CHROMIUM_FLAGS
 
 REPEATS = 3
-CHROMIUM = Path("/usr/bin/chromium")
-FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 BUNDLE = Path(__file__).resolve().parents[2] / "frontend" / "dist" / "index.html"
 console = Console(width=160)
 
@@ -66,21 +55,7 @@ MEASURE = """() => {
 
 
 def _serve(tmp: str) -> tuple[subprocess.Popen[bytes], str]:
-    port = _free_port()
-    env = {
-        **os.environ,
-        "DATA_DIR": str(Path(tmp) / "data"),
-        "REGISTRY_CONFIG_PATH": str(Path(tmp) / "registry" / "c.yaml"),
-        "SEED_EXAMPLES_FROM": str(EXAMPLE),
-        "OPENAI_API_KEY": "",
-        "LOG_LEVEL": "WARNING",
-    }
-    process = subprocess.Popen(
-        [CLI, "serve", "--host", "127.0.0.1", "--port", str(port)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    process, port = spawn(tmp)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -143,7 +118,9 @@ def main() -> dict[str, Any]:
         try:
             run_id = _finished_run(url)
             with sync_playwright() as playwright:
-                browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS)
+                browser = playwright.chromium.launch(
+                    executable_path=str(CHROMIUM), args=CHROMIUM_FLAGS
+                )
                 try:
                     for name, (path, ready, click) in ROUTES.items():
                         route = (path.replace("{run}", run_id), ready, click)

@@ -12,6 +12,7 @@ import httpx
 from dynamic_tools.engine.local import MockTools
 
 FLIGHT = {"origin": "AMS", "destination": "BCN", "date": "2026-12-01", "passenger": "Ada"}
+HOTEL = {"city": "LIS", "checkin": "2026-12-01", "checkout": "2026-12-03", "guest": "Ada"}
 TERMINAL = {"succeeded", "failed", "cancelled"}
 
 
@@ -39,9 +40,14 @@ async def start(client: httpx.AsyncClient, workflow_id: str, params: dict[str, A
 
 
 async def wait_for(
-    client: httpx.AsyncClient, run_id: str, ready: Callable[[dict[str, Any]], bool]
+    client: httpx.AsyncClient,
+    run_id: str,
+    ready: Callable[[dict[str, Any]], bool] | None = None,
+    timeout_s: float = 10,
 ) -> dict[str, Any]:
-    deadline = time.monotonic() + 10
+    """The run once ``ready`` says so (by default: once it has ended); fails after ``timeout_s``."""
+    ready = ready or (lambda run: run["status"] in TERMINAL)
+    deadline = time.monotonic() + timeout_s
     while True:
         run: dict[str, Any] = (await client.get(f"/runs/{run_id}")).json()
         if ready(run):

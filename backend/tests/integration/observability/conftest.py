@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
 import threading
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,12 +15,12 @@ from fastapi.responses import JSONResponse
 
 from dynamic_tools.settings import Settings
 from tests.conftest import FIXTURES
+from tests.support.mocked_runs import wait_for
 from tests.support.servers import serve
 from tests.support.spans import SpanRecorder
 
 CHARGE_TOKEN = "shop-charge-TOKEN-9d41c7e2b8"
 CONFIRM_KEY = "shop-confirm-KEY-51aa0c3f6e"
-TERMINAL = {"succeeded", "failed", "cancelled"}
 
 
 @dataclass
@@ -145,11 +143,4 @@ async def start_run(client: httpx.AsyncClient, workflow_id: str, **params: Any) 
 async def wait_for_run(
     client: httpx.AsyncClient, run_id: str, ready: Callable[[dict[str, Any]], bool] | None = None
 ) -> dict[str, Any]:
-    ready = ready or (lambda run: run["status"] in TERMINAL)
-    deadline = time.monotonic() + 15
-    while True:
-        run: dict[str, Any] = (await client.get(f"/runs/{run_id}")).json()
-        if ready(run):
-            return run
-        assert time.monotonic() < deadline, run
-        await asyncio.sleep(0.02)
+    return await wait_for(client, run_id, ready, timeout_s=15)

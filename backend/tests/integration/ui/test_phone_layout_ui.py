@@ -14,6 +14,7 @@ import pytest
 from playwright.sync_api import Browser, expect
 
 from tests.integration.ui.conftest import screenshot
+from tests.support.mocked_runs import HOTEL
 
 PHONE = {"width": 390, "height": 844}
 DESKTOP = {"width": 1400, "height": 900}
@@ -51,17 +52,9 @@ def _wait_run(url: str, run_id: str, status: str) -> None:
 @pytest.fixture
 def runs(ui_server: str) -> Iterator[dict[str, str]]:
     """A finished run, a run waiting for approval, and a failed run."""
-    done = httpx.post(
-        f"{ui_server}/workflows/book_hotel/runs",
-        json={
-            "params": {
-                "city": "LIS",
-                "checkin": "2026-12-01",
-                "checkout": "2026-12-03",
-                "guest": "Ada",
-            }
-        },
-    ).json()["run_id"]
+    done = httpx.post(f"{ui_server}/workflows/book_hotel/runs", json={"params": HOTEL}).json()[
+        "run_id"
+    ]
     waiting = httpx.post(
         f"{ui_server}/workflows/book_with_approval/runs", json={"params": BOOK}
     ).json()["run_id"]

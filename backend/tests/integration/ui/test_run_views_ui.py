@@ -13,6 +13,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.integration.ui.conftest import navigation_ms, record_timing, screenshot
+from tests.support.documents import rewrite_saved_workflow
 
 FLAKY = """domain: ui_tests
 workflows:
@@ -181,7 +182,7 @@ def test_failing_run_shows_retries_and_its_error_summary(
 
     # Re-run: a new run with the same params, linked to the original.
     httpx.delete(f"{ui_server}/demo/travel/_faults")
-    page.get_by_role("button", name="Re-run").click()
+    page.get_by_role("button", name="Re-run", exact=True).click()
     expect(page.get_by_test_id("rerun-of")).to_have_text(run["run_id"][:8])
     expect(page.get_by_test_id("run-status")).to_contain_text("succeeded")
     assert run["run_id"] not in page.url
@@ -247,13 +248,7 @@ def test_redrive_a_failed_run_from_the_failed_node(
     searched = httpx.get(f"{ui_server}/demo/travel/_stats").json()["operations"]
 
     # The document changes meanwhile: the redrive says so and offers to go on anyway.
-    current = httpx.get(f"{ui_server}/workflows/book_flight").json()
-    edited = current["content"].replace("and book a flight", "and book one flight")
-    saved = httpx.put(
-        f"{ui_server}/workflows/book_flight",
-        json={"content": edited, "expected_version": current["version"]},
-    )
-    assert saved.status_code == 200, saved.text
+    rewrite_saved_workflow(ui_server, "book_flight", "and book a flight", "and book one flight")
     page.get_by_role("button", name="Re-run from the failed node").click()
     expect(page.get_by_test_id("error-box")).to_contain_text("changed since run")
     page.get_by_test_id("redrive-anyway").click()

@@ -15,6 +15,7 @@ from dynamic_tools.api.routes.ui import install_ui
 from dynamic_tools.settings import Settings
 from tests.conftest import EXAMPLES
 from tests.support.app_client import app_client
+from tests.support.mocked_runs import HOTEL
 
 
 def bundle(tmp_path: Path) -> Path:
@@ -111,17 +112,7 @@ async def test_json_is_compressed_and_event_streams_are_not(
         tools = await client.get("/tools", headers={"Accept-Encoding": "gzip"})
         assert tools.status_code == 200 and tools.headers["content-encoding"] == "gzip"
         assert tools.json()["tools"]  # decoded by the client as a browser does
-        started = await client.post(
-            "/workflows/book_hotel/runs",
-            json={
-                "params": {
-                    "city": "LIS",
-                    "checkin": "2026-12-01",
-                    "checkout": "2026-12-03",
-                    "guest": "Ada",
-                }
-            },
-        )
+        started = await client.post("/workflows/book_hotel/runs", json={"params": HOTEL})
         run_id = started.json()["run_id"]
         events = await client.get(f"/runs/{run_id}/events", headers={"Accept-Encoding": "gzip"})
         assert events.headers["content-type"].startswith("text/event-stream")

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import httpx
 from playwright.sync_api import Page, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from tests.integration.ui.conftest import screenshot
+from tests.support.documents import rewrite_saved_workflow
 
 TOOL_LINE = "call: check_availability"
 
@@ -112,13 +112,9 @@ def test_save_and_a_conflicting_save_offers_reload(
     assert "book the first hotel" in on_disk
 
     # Someone else saves the document meanwhile.
-    current = httpx.get(f"{ui_server}/workflows/book_hotel").json()
-    theirs = current["content"].replace("book the first hotel", "book the cheapest hotel")
-    saved = httpx.put(
-        f"{ui_server}/workflows/book_hotel",
-        json={"content": theirs, "expected_version": current["version"]},
+    rewrite_saved_workflow(
+        ui_server, "book_hotel", "book the first hotel", "book the cheapest hotel"
     )
-    assert saved.status_code == 200, saved.text
 
     replace_text(page, "first hotel", "best hotel")
     page.get_by_role("button", name="Save").click()
