@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 from dynamic_tools.tools.catalog_views import (
+    ArazzoReport,
     Catalog,
     Imported,
     ImportPreview,
@@ -14,6 +15,7 @@ from dynamic_tools.tools.catalog_views import (
 )
 
 __all__ = [
+    "ArazzoReport",
     "Catalog",
     "CatalogList",
     "ImportPreview",

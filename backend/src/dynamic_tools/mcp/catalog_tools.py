@@ -162,7 +162,9 @@ def add_catalog_tools(view: SessionView, catalogs: CatalogService) -> None:
             "catalog.validate_openapi",
             "safe",
             "Check an OpenAPI 2.0/3.x document or a GraphQL schema (SDL or introspection JSON, "
-            "base_url = the endpoint): kind, operation count, warnings, violations. "
+            "base_url = the endpoint): kind, operation count, warnings, violations. An Arazzo "
+            "1.0 document is checked against its JSON Schema and rules (its workflows, its "
+            "OpenAPI sources read next to it), each problem with its path and line. "
             "Writes nothing. Step 1 of: validate → preview → import.",
             object_schema(_COMMON, ["source"]),
             validate,

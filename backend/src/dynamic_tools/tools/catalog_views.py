@@ -5,7 +5,7 @@ The REST routes answer these models as they are; MCP tools and the CLI dump them
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -38,6 +38,23 @@ class OpenApiCheck(BaseModel):
     title: str | None
     operation_count: int
     tool_count: int
+    warnings: list[Problem]
+    violations: list[Problem]
+
+
+class ArazzoReport(BaseModel):
+    """What an Arazzo document is and what is wrong with it; nothing is written.
+
+    Checked against the OAI JSON Schema of Arazzo 1.0 and the rules it cannot express
+    (``tools/arazzo/validation.py``), its OpenAPI sources read to resolve its operations.
+    """
+
+    valid: bool
+    document_kind: Literal["arazzo"]
+    arazzo_version: str | None
+    title: str | None
+    workflows: list[str]
+    sources: list[dict[str, Any]]
     warnings: list[Problem]
     violations: list[Problem]
 
@@ -90,4 +107,12 @@ class Removed(BaseModel):
     remaining_catalog_count: int
 
 
-__all__ = ["Catalog", "ImportPreview", "Imported", "OpenApiCheck", "Removed", "Toggled"]
+__all__ = [
+    "ArazzoReport",
+    "Catalog",
+    "ImportPreview",
+    "Imported",
+    "OpenApiCheck",
+    "Removed",
+    "Toggled",
+]

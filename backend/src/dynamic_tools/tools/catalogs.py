@@ -46,8 +46,11 @@ from dynamic_tools.errors import (
     NotFoundError,
     OpenAPIInvalidError,
 )
+from dynamic_tools.tools.arazzo.sources import read_sources
+from dynamic_tools.tools.arazzo.validation import check_arazzo, is_arazzo
 from dynamic_tools.tools.auth_status import SecretLookup, secret_status, secrets_needed
 from dynamic_tools.tools.catalog_views import (
+    ArazzoReport,
     Catalog,
     Imported,
     ImportPreview,
@@ -105,14 +108,25 @@ class CatalogService:
     # --- read-only -------------------------------------------------------------------------
     async def validate_openapi(
         self, source: str, *, source_type: SourceType | None = None, base_url: str | None = None
-    ) -> OpenApiCheck:
+    ) -> OpenApiCheck | ArazzoReport:
         """Load and check a document; nothing is written.
 
         Returns ``{valid, document_kind, openapi_version, title, operation_count,
         tool_count, warnings[], violations[]}``; a document that does not parse is
-        ``valid: false`` with the parse error as a violation.
+        ``valid: false`` with the parse error as a violation. An Arazzo document is checked
+        as one (:class:`ArazzoReport`), its OpenAPI sources read next to it.
         """
         fetched = await self.fetcher.fetch(source, source_type)
+        arazzo = _arazzo_data(fetched)
+        if arazzo is not None:
+            found, unread = await read_sources(arazzo, fetched, self.fetcher)
+            check = check_arazzo(
+                fetched.content.decode("utf-8", "replace"),
+                name=fetched.location,
+                sources=found,
+                unread=unread,
+            )
+            return ArazzoReport.model_validate(check.to_dict())
         try:
             result = await self.workers.run(
                 convert_fetched, fetched, ConversionOptions(base_url=base_url), field="source"
@@ -452,6 +466,17 @@ def convert_fetched(fetched: FetchedDocument, options: ConversionOptions) -> Con
     except InvalidInputError as exc:
         raise OpenAPIInvalidError(exc.message, violations=exc.violations) from None
     return convert_document(document, options)
+
+
+def _arazzo_data(fetched: FetchedDocument) -> dict[str, Any] | None:
+    """The parsed document when it is an Arazzo document, else None."""
+    if b"arazzo" not in fetched.content[:4096]:
+        return None
+    try:
+        data = parse_document(fetched.content)
+    except InvalidInputError:
+        return None
+    return data if is_arazzo(data) else None
 
 
 def _all_violations(result: ConversionResult) -> list[Issue]:

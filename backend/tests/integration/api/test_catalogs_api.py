@@ -194,3 +194,37 @@ async def test_an_invalid_document_is_422_with_violations_and_writes_nothing(
         assert include.status_code == 422
         assert include.json()["violations"][0]["path"] == "include[0]"
     assert not (registry_root / "catalogs").exists()
+
+
+async def test_an_arazzo_document_is_checked_with_its_sources_and_nothing_is_written(
+    settings: Settings, registry_root: Path
+) -> None:
+    oai = FIXTURES / "arazzo" / "oai"
+    for name in ("pet-coupons.arazzo.yaml", "pet-coupons.openapi.yaml", "FAPI-PAR.arazzo.yaml"):
+        shutil.copy(oai / name, registry_root / name)  # FAPI-PAR's OpenAPI source is not here
+    async with app_client(create_app(settings)) as client:
+        good = await client.post("/catalogs/validate", json={"source": "pet-coupons.arazzo.yaml"})
+        assert good.status_code == 200, good.text
+        body = good.json()
+        assert body["document_kind"] == "arazzo" and body["valid"] is True, body
+        assert body["workflows"] == ["apply-coupon", "buy-available-pet", "place-order"]
+        assert body["sources"] == [
+            {"name": "pet-coupons", "url": "./pet-coupons.openapi.yaml", "type": "openapi"}
+        ]
+        assert body["warnings"] == []  # its operations were found in its source
+
+        missing = await client.post("/catalogs/validate", json={"source": "FAPI-PAR.arazzo.yaml"})
+        warned = {(w["rule"], w["path"]) for w in missing.json()["warnings"]}
+        assert ("source_not_read", "sourceDescriptions.0.url") in warned
+        assert ("source_not_read", "workflows.0.steps.0.operationId") in warned
+
+        text = (oai / "pet-coupons.arazzo.yaml").read_text()
+        broken = text.replace("operationId: getPetCoupons", "operationId: getPetCupons")
+        (registry_root / "broken.arazzo.yaml").write_text(broken)
+        refused = (await client.post("/catalogs/validate", json={"source": "broken.arazzo.yaml"})).json()
+        assert refused["valid"] is False
+        line = next(i for i, t in enumerate(broken.splitlines(), 1) if "getPetCupons" in t)
+        assert {(v["rule"], v["path"], v["line"]) for v in refused["violations"]} == {
+            ("unknown_operation", "workflows.0.steps.1.operationId", line)
+        }
+    assert not (registry_root / "catalogs").exists()

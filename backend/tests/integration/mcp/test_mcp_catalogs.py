@@ -53,3 +53,14 @@ async def test_import_disable_enable_remove_with_the_tool_list_following(
         refused = await call(client, "catalog.validate_openapi", source=str(outside))
     assert refused["is_error"] and refused["category"] == "validation"
     assert str(outside) in refused["message"] or "outside" in refused["message"]
+
+
+async def test_an_arazzo_document_is_validated_over_mcp(server: str, travel_root: Path) -> None:
+    oai = FIXTURES / "arazzo" / "oai"
+    for name in ("pet-coupons.arazzo.yaml", "pet-coupons.openapi.yaml"):
+        shutil.copy(oai / name, travel_root / name)
+    async with mcp_client(server) as client:
+        checked = await call(client, "catalog.validate_openapi", source="pet-coupons.arazzo.yaml")
+    assert not checked["is_error"], checked
+    assert checked["document_kind"] == "arazzo" and checked["valid"] is True
+    assert "apply-coupon" in checked["workflows"] and checked["violations"] == []

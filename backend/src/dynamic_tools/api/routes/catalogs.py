@@ -12,6 +12,7 @@ from fastapi import APIRouter, Depends, Query, status
 from pydantic import BaseModel, ConfigDict, Field
 
 from dynamic_tools.api.catalog_models import (
+    ArazzoReport,
     Catalog,
     CatalogList,
     Imported,
@@ -105,12 +106,17 @@ async def get_catalog(name: str, catalogs: CatalogsDep) -> Catalog:
 
 @router.post(
     "/validate",
-    summary="Validate an OpenAPI document",
+    summary="Validate an OpenAPI, GraphQL or Arazzo document",
     responses=errors(BODY),
-    response_model=OpenApiCheck,
+    response_model=OpenApiCheck | ArazzoReport,
 )
-async def validate_openapi(body: SourceBody, catalogs: CatalogsDep) -> OpenApiCheck:
-    """Kind, operation count, warnings and violations; nothing is written."""
+async def validate_openapi(body: SourceBody, catalogs: CatalogsDep) -> OpenApiCheck | ArazzoReport:
+    """Kind, operation count, warnings and violations; nothing is written.
+
+    An Arazzo document is checked against the OAI JSON Schema of Arazzo 1.0 and the rules it
+    cannot express (unique ids, steps, inputs, components, workflows and operations that
+    exist; its OpenAPI sources are read next to it), each problem with its path and line.
+    """
     return await catalogs.validate_openapi(
         body.source, source_type=body.source_type, base_url=body.base_url
     )

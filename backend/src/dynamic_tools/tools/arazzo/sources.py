@@ -1,0 +1,45 @@
+"""Reading the OpenAPI descriptions an Arazzo document names (``sourceDescriptions``).
+
+Through the same fetcher (and so the same allowed roots and hosts) as OpenAPI catalogs; a
+relative URL is read next to the Arazzo document.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+from urllib.parse import urljoin, urlsplit
+
+from dynamic_tools.errors import DynamicToolsError
+from dynamic_tools.tools.documents import DocumentSource, FetchedDocument
+from dynamic_tools.tools.openapi.document import parse_document
+
+
+def source_location(url: str, document: FetchedDocument) -> str:
+    """Where a source description's ``url`` points, read from ``document``'s place."""
+    if urlsplit(url).scheme in ("http", "https", "file"):
+        return url
+    if document.document_url:
+        return urljoin(document.document_url, url)
+    return str(Path(document.location).parent / url)
+
+
+async def read_sources(
+    raw: dict[str, Any], document: FetchedDocument, fetcher: DocumentSource
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """The parsed OpenAPI sources by name, and why each other one could not be read."""
+    found: dict[str, Any] = {}
+    unread: dict[str, str] = {}
+    for source in raw.get("sourceDescriptions") or []:
+        if not isinstance(source, dict) or source.get("type", "openapi") != "openapi":
+            continue
+        name, url = str(source.get("name")), str(source.get("url", ""))
+        try:
+            fetched = await fetcher.fetch(source_location(url, document))
+            found[name] = parse_document(fetched.content)
+        except DynamicToolsError as exc:
+            unread[name] = exc.message
+    return found, unread
+
+
+__all__ = ["read_sources", "source_location"]
