@@ -221,7 +221,8 @@ async def test_an_arazzo_document_is_checked_with_its_sources_and_nothing_is_wri
         text = (oai / "pet-coupons.arazzo.yaml").read_text()
         broken = text.replace("operationId: getPetCoupons", "operationId: getPetCupons")
         (registry_root / "broken.arazzo.yaml").write_text(broken)
-        refused = (await client.post("/catalogs/validate", json={"source": "broken.arazzo.yaml"})).json()
+        answer = await client.post("/catalogs/validate", json={"source": "broken.arazzo.yaml"})
+        refused = answer.json()
         assert refused["valid"] is False
         line = next(i for i, t in enumerate(broken.splitlines(), 1) if "getPetCupons" in t)
         assert {(v["rule"], v["path"], v["line"]) for v in refused["violations"]} == {
