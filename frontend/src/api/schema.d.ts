@@ -181,8 +181,12 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Validate an OpenAPI document
+         * Validate an OpenAPI, GraphQL or Arazzo document
          * @description Kind, operation count, warnings and violations; nothing is written.
+         *
+         *     An Arazzo document is checked against the OAI JSON Schema of Arazzo 1.0 and the rules it
+         *     cannot express (unique ids, steps, inputs, components, workflows and operations that
+         *     exist; its OpenAPI sources are read next to it), each problem with its path and line.
          */
         post: operations["validate_openapi_catalogs_validate_post"];
         delete?: never;
@@ -738,7 +742,7 @@ export interface paths {
         };
         /**
          * The JSON Schema of a tool config
-         * @description What ``POST /tools`` and ``PUT /tools/{name}`` accept: the forms of the UI are made from it.
+         * @description What ``POST /tools`` and ``PUT /tools/{name}`` accept (the UI makes its forms from it).
          */
         get: operations["tool_schema_tools__schema_get"];
         put?: never;
@@ -997,6 +1001,36 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /**
+         * ArazzoReport
+         * @description What an Arazzo document is and what is wrong with it; nothing is written.
+         *
+         *     Checked against the OAI JSON Schema of Arazzo 1.0 and the rules it cannot express
+         *     (``tools/arazzo/validation.py``), its OpenAPI sources read to resolve its operations.
+         */
+        ArazzoReport: {
+            /** Arazzo Version */
+            arazzo_version: string | null;
+            /**
+             * Document Kind
+             * @constant
+             */
+            document_kind: "arazzo";
+            /** Sources */
+            sources: {
+                [key: string]: unknown;
+            }[];
+            /** Title */
+            title: string | null;
+            /** Valid */
+            valid: boolean;
+            /** Violations */
+            violations: components["schemas"]["Problem"][];
+            /** Warnings */
+            warnings: components["schemas"]["Problem"][];
+            /** Workflows */
+            workflows: string[];
+        };
         /**
          * AuthoringRun
          * @description A run of a saved workflow or a draft.
@@ -3722,7 +3756,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["OpenApiCheck"];
+                    "application/json": components["schemas"]["OpenApiCheck"] | components["schemas"]["ArazzoReport"];
                 };
             };
             /** @description The body could not be read (not UTF-8 JSON text) */
