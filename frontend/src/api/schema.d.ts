@@ -2847,6 +2847,31 @@ export interface components {
             total_tokens: number;
         };
         /**
+         * ToolConfigSchema
+         * @description The JSON Schema (draft 2020-12) of a tool config: what POST and PUT /tools accept.
+         */
+        ToolConfigSchema: {
+            /** $Defs */
+            $defs?: {
+                [key: string]: unknown;
+            };
+            /** Properties */
+            properties: {
+                [key: string]: unknown;
+            };
+            /** Required */
+            required?: string[];
+            /** Title */
+            title: string;
+            /**
+             * Type
+             * @constant
+             */
+            type: "object";
+        } & {
+            [key: string]: unknown;
+        };
+        /**
          * ToolList
          * @description Every tool, and the problems of tool files that did not load.
          */
@@ -5358,9 +5383,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["ToolConfigSchema"];
                 };
             };
         };

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -54,6 +54,18 @@ class ToolView(BaseModel):
     auth_status: dict[str, Any] = Field(
         description="How it authenticates and whether its secret is set now (never the value)"
     )
+
+
+class ToolConfigSchema(BaseModel):
+    """The JSON Schema (draft 2020-12) of a tool config: what POST and PUT /tools accept."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+    type: Literal["object"]
+    title: str
+    properties: dict[str, Any]
+    required: list[str] = Field(default_factory=list)
+    defs: dict[str, Any] = Field(default_factory=dict, alias="$defs")
 
 
 class ToolsReloaded(BaseModel):

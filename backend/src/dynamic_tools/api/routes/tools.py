@@ -9,7 +9,7 @@ from fastapi import APIRouter, Body, Path, Query, Response, status
 
 from dynamic_tools.api.deps import RegistryDep, ServicesDep
 from dynamic_tools.api.responses import BODY, PARAMS, errors, inline_schema
-from dynamic_tools.api.tool_models import ToolList, ToolsReloaded, ToolView
+from dynamic_tools.api.tool_models import ToolConfigSchema, ToolList, ToolsReloaded, ToolView
 from dynamic_tools.errors import InvalidInputError
 from dynamic_tools.tools.auth_status import SecretLookup, auth_view
 from dynamic_tools.tools.models import TOOL_NAME_PATTERN, ToolConfig
@@ -113,7 +113,7 @@ async def list_tools(
     }
 
 
-@router.get("/_schema", summary="The JSON Schema of a tool config")
+@router.get("/_schema", summary="The JSON Schema of a tool config", response_model=ToolConfigSchema)
 async def tool_schema() -> dict[str, Any]:
     """What ``POST /tools`` and ``PUT /tools/{name}`` accept (the UI makes its forms from it)."""
     return TOOL_SCHEMA
