@@ -121,3 +121,4 @@ def test_a_document_that_is_not_arazzo_is_refused_with_a_reason(text: str, rule:
     check = check_arazzo(text, name="x.yaml")
     assert not check.valid
     assert check.violations and check.violations[0]["rule"] == rule, check
+    assert check.violations[0]["line"] is not None  # a place to look, even for the whole text

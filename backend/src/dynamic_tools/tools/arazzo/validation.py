@@ -144,7 +144,7 @@ class _Report:
             "path": ".".join(str(p) for p in path) or "(document)",
             "rule": rule,
             "message": message,
-            "line": line_of(self.lines, path),
+            "line": line_of(self.lines, path) or (1 if not path else None),
         }
 
     def error(self, path: Path_, rule: str, message: str) -> None:
