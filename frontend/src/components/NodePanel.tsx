@@ -2,6 +2,7 @@
 // input, output, error, detail, and its children (branches, items, sub-workflow steps).
 import type { RunNode } from '../api/types'
 import { apiSaid, elapsedMs, formatClock, formatDuration } from '../lib/format'
+import { href } from '../lib/router'
 import { retryInfo } from '../lib/runInfo'
 import { JsonBlock } from './JsonBlock'
 import { StatusBadge } from './StatusBadge'
@@ -56,7 +57,7 @@ export function NodePanel({ nodeId, node, childIds, nodes, onSelect, onClose, no
           </dl>
           {typeof node.detail?.reused_from === 'string' && (
             <div className="notice small" data-testid="node-reused">
-              reused from run <a href={`#/runs/${node.detail.reused_from}`}>{node.detail.reused_from.slice(0, 8)}</a>: not run again
+              reused from run <a href={href('runs', node.detail.reused_from)}>{node.detail.reused_from.slice(0, 8)}</a>: not run again
             </div>
           )}
           {said && (

@@ -279,7 +279,7 @@ class Interpreter:
         """
         work = [settled]
         while work:
-            for target in plan.activation_targets_of(work.pop()):
+            for target in plan.activates[work.pop()]:
                 if status.get(target) != "pending" or target in activated:
                     continue
                 if any(status.get(a) not in SETTLED for a in plan.activators[target]):

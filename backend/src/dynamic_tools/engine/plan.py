@@ -58,17 +58,22 @@ class WorkflowPlan:
         return self.graph.activated
 
     @cached_property
+    def activates(self) -> Mapping[str, tuple[str, ...]]:
+        """For each node, the nodes it can activate (known nodes only)."""
+        graph = self.workflow.graph
+        return {
+            node_id: tuple(t for _, t in self.graph.activation_targets(node_id) if t in graph)
+            for node_id in graph
+        }
+
+    @cached_property
     def activators(self) -> Mapping[str, frozenset[str]]:
         """For each node that runs only when activated, the nodes that can activate it."""
         found: dict[str, set[str]] = {target: set() for target in self.activated}
-        for node_id in self.workflow.graph:
-            for target in self.activation_targets_of(node_id):
+        for node_id, targets in self.activates.items():
+            for target in targets:
                 found.setdefault(target, set()).add(node_id)
         return {target: frozenset(names) for target, names in found.items()}
-
-    def activation_targets_of(self, node_id: str) -> list[str]:
-        """The nodes ``node_id`` can activate (known nodes only)."""
-        return [t for _, t in self.graph.activation_targets(node_id) if t in self.workflow.graph]
 
     @cached_property
     def sub_workflows(self) -> frozenset[str]:

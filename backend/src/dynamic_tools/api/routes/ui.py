@@ -12,6 +12,7 @@ revalidated on every load (``no-cache``) so a new build is picked up at once.
 from __future__ import annotations
 
 from html import escape
+from mimetypes import guess_type
 from pathlib import Path
 
 from fastapi import FastAPI
@@ -67,7 +68,7 @@ class BundleApp:
             path, encoding = encoded
             headers = {"Content-Encoding": encoding, "Vary": "Accept-Encoding"}
             headers["Cache-Control"] = cache
-            media = FileResponse(self.dist / (relative or "index.html")).media_type
+            media = guess_type(relative or "index.html")[0]  # the original's, not the .br's
             await FileResponse(path, headers=headers, media_type=media)(scope, receive, send)
             return
 
