@@ -16,6 +16,8 @@ IDENTIFIER = r"^[A-Za-z_][A-Za-z0-9_]{0,63}$"
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
 _DURATION_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, None: 1.0}
 
+RETRY_CONDITIONS = ("transport", "timeout", "4xx", "5xx", "429", "criteria")
+
 ParamType = Literal[
     "str",
     "string",
@@ -85,7 +87,13 @@ class OnError(FrozenModel):
     jitter: bool | float = False
     retry_on: list[str] = Field(
         default_factory=lambda: ["transport", "5xx", "429"],
-        description="transport, timeout, 4xx, 5xx, 429 or a status code such as '503'.",
+        description="transport, timeout, 4xx, 5xx, 429, criteria (the success criteria were "
+        "not met) or a status code such as '503'.",
+    )
+    retry_if: str | None = Field(
+        default=None,
+        description="Retry only when this also holds (an expression over $result, $status, "
+        "$headers).",
     )
     fallback: str | None = None
 
@@ -94,10 +102,10 @@ class OnError(FrozenModel):
     def _known_conditions(cls, value: list[str]) -> list[str]:
         for item in value:
             text = str(item)
-            if text not in ("transport", "timeout", "4xx", "5xx", "429") and not (
-                text.isdigit() and 100 <= int(text) <= 599
-            ):
-                raise ValueError(f"'{text}' is not transport, timeout, 4xx, 5xx, 429 or a status")
+            if text not in RETRY_CONDITIONS and not (text.isdigit() and 100 <= int(text) <= 599):
+                raise ValueError(
+                    f"'{text}' is not transport, timeout, 4xx, 5xx, 429, criteria or a status"
+                )
         return [str(v) for v in value]
 
 

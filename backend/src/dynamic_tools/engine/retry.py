@@ -24,8 +24,9 @@ class Failure:
     """Why one attempt failed.
 
     ``kind``: ``transport``, ``timeout`` (retried when ``retry_on`` says so), ``status`` (by its
-    code), ``success_check``, ``refused`` (the request could not be made as asked) and ``error``
-    (an unexpected exception) — the last three are never retried.
+    code), ``criteria`` (an answer the node's criteria refused: retried when ``retry_on`` has
+    ``criteria``), ``success_check``, ``refused`` (the request could not be made as asked) and
+    ``error`` (an unexpected exception) — the last three are never retried.
     """
 
     kind: str
@@ -43,6 +44,8 @@ def should_retry(on_error: OnError | None, failure: Failure, attempt: int) -> bo
         return failure.kind in conditions or (
             failure.kind == "timeout" and "transport" in conditions
         )
+    if failure.kind == "criteria":
+        return "criteria" in conditions
     if failure.kind != "status" or failure.status_code is None:
         return False
     code = failure.status_code

@@ -22,9 +22,11 @@ from typing import TYPE_CHECKING, Any
 
 from dynamic_tools.engine import events as ev
 from dynamic_tools.engine.call_context import CallContext
+from dynamic_tools.engine.criteria import headers_named, kept_headers, pattern_holds
+from dynamic_tools.engine.errors import ExpressionError, UnresolvedReferenceError
 from dynamic_tools.engine.expressions import evaluate, parse_expression
 from dynamic_tools.engine.ports import ToolCallFailed, ToolRunner
-from dynamic_tools.engine.references import resolve_reference
+from dynamic_tools.engine.references import render, resolve_reference
 from dynamic_tools.engine.retry import Failure, parse_retry_after, retry_delay, should_retry
 from dynamic_tools.engine.scope import Scope
 from dynamic_tools.engine.sql_query import SqlQueryError, run_sql_query
@@ -50,6 +52,7 @@ async def call_with_retries(
     retries = node.on_error.retry if node.on_error else 0
     if node.call == "rest_call" and isinstance(args, dict) and "base_url" not in args:
         args = {**args, "base_url": ctx.base_url}
+    wanted = answer_headers(node)
     attempt = 0
     while True:
         attempt += 1
@@ -59,21 +62,14 @@ async def call_with_retries(
             one_attempt = functools.partial(asyncio.to_thread, _sql, args, scope)
         else:
             one_attempt = functools.partial(
-                _call_tool, ctx.tools, node.call, args, idempotency_key, node.timeout
+                _call_tool, ctx.tools, node.call, args, idempotency_key, node.timeout, wanted
             )
         record = await ctx.steps.step(f"call:{full_id}:{attempt}", one_attempt)
-        if record["ok"] and node.success and not _success(node, record["body"], scope, full_id):
-            record = {
-                **record,
-                "ok": False,
-                "failure": {
-                    "kind": "success_check",
-                    "message": f"success criteria not met: {node.success}",
-                    "status_code": record.get("status_code"),
-                },
-            }
+        record = _judged(node, record, scope, full_id)
         if record["ok"]:
             state.detail = {"status_code": record.get("status_code")}
+            if node.outputs is not None:
+                return render(node.outputs, _answer(scope, record).lookup, node_id=full_id)
             return record["body"]
         failure = Failure(**record["failure"])
         await ctx.emit(
@@ -86,7 +82,9 @@ async def call_with_retries(
                 status_code=failure.status_code,
             )
         )
-        if should_retry(node.on_error, failure, attempt):
+        if should_retry(node.on_error, failure, attempt) and _retry_if(
+            node, record, scope, full_id
+        ):
             assert node.on_error is not None
             delay = retry_delay(node.on_error, attempt, failure, seed=f"{ctx.run_id}:{full_id}")
             next_at = (datetime.now(UTC) + timedelta(seconds=delay)).isoformat(
@@ -159,13 +157,22 @@ def final_message(call: str, failure: Failure, attempts: int) -> str:
 
 
 async def _call_tool(
-    tools: ToolRunner, tool: str, args: Any, key: str, timeout_s: float | None
+    tools: ToolRunner,
+    tool: str,
+    args: Any,
+    key: str,
+    timeout_s: float | None,
+    wanted_headers: frozenset[str] = frozenset(),
 ) -> dict[str, Any]:
     try:
         call = tools.call(tool, args, idempotency_key=key, timeout_s=timeout_s)
         result = await (asyncio.wait_for(call, timeout_s) if timeout_s else call)
+        kept = kept_headers(result.headers, wanted_headers)
+        answer: dict[str, Any] = {"status_code": result.status_code, "body": result.body}
+        if kept:
+            answer["headers"] = kept
         if result.ok:
-            return {"ok": True, "status_code": result.status_code, "body": result.body}
+            return {"ok": True, **answer}
         headers = {k.lower(): v for k, v in result.headers.items()}
         failure = _failed(
             "status",
@@ -173,7 +180,7 @@ async def _call_tool(
             status=result.status_code,
             retry_after=parse_retry_after(headers.get("retry-after")),
         )
-        return {**failure, "status_code": result.status_code, "body": result.body}
+        return {**failure, **answer}
     except TimeoutError:
         return _failed("timeout", f"timed out after {timeout_s} s")
     except ToolCallFailed as exc:
@@ -248,15 +255,107 @@ def _sql(args: Any, scope: Scope) -> dict[str, Any]:
     return {"ok": True, "status_code": None, "body": rows}
 
 
-def _success(node: CallNode, body: Any, scope: Scope, full_id: str) -> bool:
-    assert node.success is not None
-    local = scope.with_local("result", body)
+def answer_headers(node: CallNode) -> frozenset[str]:
+    """The response headers a call node reads (``$headers.<name>``), recorded with its step."""
+    texts: list[Any] = [node.success, node.outputs]
+    texts += [(c.condition, c.context) for c in node.criteria]
+    if node.on_error is not None:
+        texts.append(node.on_error.retry_if)
+    return headers_named(texts)
+
+
+def _answer(scope: Scope, record: dict[str, Any]) -> Scope:
+    """``scope`` plus the answer: ``$result``, ``$status``, ``$headers``."""
+    return (
+        scope.with_local("result", record.get("body"))
+        .with_local("status", record.get("status_code"))
+        .with_local("headers", record.get("headers") or {})
+    )
+
+
+def _judged(node: CallNode, record: dict[str, Any], scope: Scope, full_id: str) -> dict[str, Any]:
+    """The attempt's record once the node's criteria (or ``success``) judged its answer.
+
+    With ``criteria`` an answer (any status) succeeds exactly when they all hold; without,
+    a 2xx/3xx answer succeeds when ``success`` (if any) holds. No answer stays a failure.
+    """
+    if node.criteria:
+        if record.get("status_code") is None:
+            return record
+        unmet = _unmet_criterion(node, record, scope, full_id)
+        if unmet is None:
+            return {
+                "ok": True,
+                "status_code": record["status_code"],
+                "body": record.get("body"),
+                **({"headers": record["headers"]} if record.get("headers") else {}),
+            }
+        failure = {
+            "kind": "criteria",
+            "message": f"success criteria not met: {unmet}",
+            "status_code": record.get("status_code"),
+            "retry_after_s": (record.get("failure") or {}).get("retry_after_s"),
+        }
+        return {**record, "ok": False, "failure": failure}
+    if record["ok"] and node.success and not _holds(node.success, record, scope, full_id):
+        return {
+            **record,
+            "ok": False,
+            "failure": {
+                "kind": "success_check",
+                "message": f"success criteria not met: {node.success}",
+                "status_code": record.get("status_code"),
+            },
+        }
+    return record
+
+
+def _unmet_criterion(
+    node: CallNode, record: dict[str, Any], scope: Scope, full_id: str
+) -> str | None:
+    """The first criterion that does not hold, described; None when all hold."""
+    local = _answer(scope, record)
+    for criterion in node.criteria:
+        if criterion.type == "simple":
+            try:
+                held = _holds(criterion.condition, record, scope, full_id)
+            except (ExpressionError, UnresolvedReferenceError) as exc:
+                return f"{criterion.condition} ({exc.message})"
+        else:
+            try:
+                context = render(criterion.context or "$result", local.lookup, node_id=full_id)
+            except UnresolvedReferenceError as exc:
+                return f"{criterion.condition} ({exc.message})"
+            held = pattern_holds(criterion, context)
+        if not held:
+            kind = "" if criterion.type == "simple" else f" ({criterion.type})"
+            return f"{criterion.condition}{kind}"
+    return None
+
+
+def _holds(text: str, record: dict[str, Any], scope: Scope, full_id: str) -> bool:
+    """Whether expression ``text`` holds over the answer of ``record``."""
+    local = _answer(scope, record)
     value = evaluate(
-        parse_expression(node.success, node_id=full_id),
+        parse_expression(text, node_id=full_id),
         lambda ref: resolve_reference(ref, local.lookup, node_id=full_id),
         node_id=full_id,
     )
     return bool(value)
+
+
+def _retry_if(node: CallNode, record: dict[str, Any], scope: Scope, full_id: str) -> bool:
+    """Whether ``on_error.retry_if`` (if any) lets a failed attempt be retried.
+
+    An answer it cannot be read on (no answer at all, a missing field) does not retry.
+    """
+    condition = node.on_error.retry_if if node.on_error else None
+    if not condition:
+        return True
+    try:
+        return _holds(condition, record, scope, full_id)
+    except (ExpressionError, UnresolvedReferenceError):
+        return False
 
 
 def _failed(
@@ -274,6 +373,7 @@ def _failed(
 
 
 __all__ = [
+    "answer_headers",
     "api_message",
     "body_message",
     "call_with_retries",

@@ -13,7 +13,7 @@ Parsed with defusedxml: DTDs, entities and external references are refused. Elem
         <compensate_with tool=""><args>...</args></compensate_with> <success when=""/>
       </step>
       <subworkflow id="" workflow=""> <args/> <output name=""/> </subworkflow>
-      <branch id=""><condition when="" goto=""/> <default goto=""/></branch>
+      <branch id=""><condition when="" goto=""/> (or end="true") <default goto=""/></branch>
       <parallel id="" on_partial_failure="" concurrency=""> step | subworkflow ... </parallel>
       <foreach id="" items="" as="" max_iterations="" concurrency=""> step | subworkflow
                <output name=""/></foreach>

@@ -28,14 +28,25 @@ if TYPE_CHECKING:
 
 
 class BranchCase(FrozenModel):
-    """``when`` → ``goto``; a case without ``when`` is the default."""
+    """``when`` → ``goto`` (or ``end``); a case without ``when`` is the default."""
 
     when: str | None = None
-    goto: str = Field(min_length=1)
+    goto: str | None = Field(default=None, min_length=1)
+    end: bool = Field(
+        default=False,
+        description="Activate nothing: what only this branch leads to is skipped, the "
+        "workflow ends once what already runs settles.",
+    )
     default: Any = Field(
         default=None,
         description="Seed syntax: a list item `- default:` with `goto:` marks the default case.",
     )
+
+    @model_validator(mode="after")
+    def _goto_or_end(self) -> BranchCase:
+        if (self.goto is None) == (not self.end):
+            raise ValueError("a case has either goto (a node) or end: true")
+        return self
 
 
 class BranchNode(NodeBase):
@@ -82,7 +93,10 @@ class BranchKind(Kind[BranchNode]):
         cases, default = [], None
         for child in element:
             if child.tag == "condition":
-                cases.append({"when": child.attrib.get("when"), "goto": child.attrib.get("goto")})
+                case = {"when": child.attrib.get("when"), "goto": child.attrib.get("goto")}
+                if child.attrib.get("end") == "true":
+                    case["end"] = True
+                cases.append(case)
             elif child.tag == "default":
                 default = child.attrib.get("goto")
             else:
@@ -91,7 +105,7 @@ class BranchKind(Kind[BranchNode]):
 
     def targets(self, node: BranchNode, node_ids: Collection[str]) -> list[tuple[Path, str]]:
         found: list[tuple[Path, str]] = [
-            (("on", i, "goto"), case.goto) for i, case in enumerate(node.on)
+            (("on", i, "goto"), case.goto) for i, case in enumerate(node.on) if case.goto
         ]
         if node.default is not None:
             found.append((("default",), node.default))
@@ -123,7 +137,7 @@ class BranchKind(Kind[BranchNode]):
         return f"branch {node_id}"
 
     def details(self, node: BranchNode) -> dict[str, Any]:
-        cases = [{"when": c.when, "goto": c.goto} for c in node.on]
+        cases = [{"when": c.when, "goto": c.goto, "end": c.end or None} for c in node.on]
         return {"condition": {"cases": cases, "default": node.default}}
 
     def activation(self, node: BranchNode, path: Path) -> dict[str, Any]:
@@ -137,7 +151,8 @@ class BranchKind(Kind[BranchNode]):
         lines = []
         for case in node.on:
             cond = f"when {case.when}" if case.when else "otherwise"
-            lines.append(f"  ↘ {node_id}: {cond} → {label_of.get(case.goto, case.goto)}")
+            goes = "end" if case.goto is None else label_of.get(case.goto, case.goto)
+            lines.append(f"  ↘ {node_id}: {cond} → {goes}")
         if node.default:
             lines.append(f"  ↘ {node_id}: otherwise → {label_of.get(node.default, node.default)}")
         return lines

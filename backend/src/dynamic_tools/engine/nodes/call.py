@@ -7,12 +7,19 @@ run later fails. Attempts and retries are in ``engine/tool_calls.py``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any, Literal
 from xml.etree.ElementTree import Element
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
+from dynamic_tools.engine.criteria import (
+    ANSWER_LOCALS,
+    Criterion,
+    CriterionError,
+    compile_criterion,
+)
 from dynamic_tools.engine.node_parts import IDENTIFIER, NodeBase, OnError, ToolStep
 from dynamic_tools.engine.nodes.kind import (
     NodeAt,
@@ -40,6 +47,24 @@ class CallNode(NodeBase):
     on_error: OnError | None = None
     compensate_with: ToolStep | None = None
     success: str | None = Field(default=None, description="Expression over $result.")
+    criteria: list[Criterion] = Field(
+        default_factory=list,
+        max_length=50,
+        description="Success criteria (all must hold); when given they alone decide success.",
+    )
+    outputs: dict[str, Any] | None = Field(
+        default=None,
+        description="Named values taken from the answer ($result, $status, $headers); "
+        "when given they are the node's output instead of the body.",
+    )
+
+    @field_validator("outputs")
+    @classmethod
+    def _output_names(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        for name in value or {}:
+            if not re.match(IDENTIFIER, name):
+                raise ValueError(f"output name '{name}' must match {IDENTIFIER}")
+        return value
 
 
 class CallKind(StepKind[CallNode]):
@@ -59,6 +84,12 @@ class CallKind(StepKind[CallNode]):
 
     def reference_sources(self, node: CallNode, here: Path) -> list[ReferenceSource]:
         sources = [ReferenceSource(node.args, (*here, "args"))]
+        if node.outputs:
+            sources.append(ReferenceSource(node.outputs, (*here, "outputs"), ANSWER_LOCALS))
+        for index, criterion in enumerate(node.criteria):
+            if criterion.context is not None:
+                where = (*here, "criteria", index, "context")
+                sources.append(ReferenceSource(criterion.context, where, ANSWER_LOCALS))
         if node.compensate_with is not None:  # rendered once the call's output is set
             own = frozenset({node.output}) if node.output else frozenset()
             sources.append(
@@ -81,7 +112,19 @@ class CallKind(StepKind[CallNode]):
             undo = node.compensate_with
             checks.tool((*here, "compensate_with", "call"), undo.call, undo.args)
         if node.success:
-            checks.expression((*here, "success"), node.success, local={"result"})
+            checks.expression((*here, "success"), node.success, local=ANSWER_LOCALS)
+        for index, criterion in enumerate(node.criteria):
+            where = (*here, "criteria", index, "condition")
+            if criterion.type == "simple":
+                checks.expression(where, criterion.condition, local=ANSWER_LOCALS)
+                continue
+            try:
+                compile_criterion(criterion)
+            except CriterionError as exc:
+                checks.add(where, "invalid_criterion", str(exc), actual=criterion.condition)
+        if node.on_error is not None and node.on_error.retry_if:
+            where = (*here, "on_error", "retry_if")
+            checks.expression(where, node.on_error.retry_if, local=ANSWER_LOCALS)
         if node.call == "rest_call":
             for key in ("method", "path"):
                 if key not in node.args:
@@ -159,6 +202,8 @@ class CallKind(StepKind[CallNode]):
                 else None
             ),
             "success": node.success,
+            "criteria": [c.model_dump(exclude_none=True) for c in node.criteria] or None,
+            "outputs": sorted(node.outputs) if node.outputs else None,
         }
 
     def failure_notes(self, node_id: str, node: CallNode, nodes: Mapping[str, Any]) -> list[str]:

@@ -7,10 +7,11 @@ an ``on_error.fallback`` hands over to another node.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any, Literal
 from xml.etree.ElementTree import Element
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from dynamic_tools.engine.node_parts import IDENTIFIER, NodeBase, OnError
 from dynamic_tools.engine.nodes.kind import NodeChecks, Path, ReferenceSource, RunServices
@@ -33,6 +34,19 @@ class WorkflowNode(NodeBase):
     args: dict[str, Any] = Field(default_factory=dict)
     output: str | None = Field(default=None, pattern=IDENTIFIER)
     on_error: OnError | None = None
+    outputs: dict[str, Any] | None = Field(
+        default=None,
+        description="Named values taken from the sub-workflow's result ($result); when "
+        "given they are the node's output instead of the result.",
+    )
+
+    @field_validator("outputs")
+    @classmethod
+    def _output_names(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        for name in value or {}:
+            if not re.match(IDENTIFIER, name):
+                raise ValueError(f"output name '{name}' must match {IDENTIFIER}")
+        return value
 
 
 class WorkflowKind(StepKind[WorkflowNode]):
@@ -51,7 +65,10 @@ class WorkflowKind(StepKind[WorkflowNode]):
         return {**attrs, "type": "workflow", **step_io(element, here)}
 
     def reference_sources(self, node: WorkflowNode, here: Path) -> list[ReferenceSource]:
-        return [ReferenceSource(node.args, (*here, "args"))]
+        sources = [ReferenceSource(node.args, (*here, "args"))]
+        if node.outputs:
+            sources.append(ReferenceSource(node.outputs, (*here, "outputs"), frozenset({"result"})))
+        return sources
 
     def check_step(self, node: WorkflowNode, checks: NodeChecks, here: Path) -> None:
         checks.sub_workflow((*here, "workflow"), node.workflow, node.args)
@@ -71,12 +88,15 @@ class WorkflowKind(StepKind[WorkflowNode]):
                 exc.message, node_id=full_id, context={"violations": exc.violations}
             ) from None
         try:
-            return await run.execute_workflow(child, Scope(params=values), f"{full_id}/")
+            result = await run.execute_workflow(child, Scope(params=values), f"{full_id}/")
         except RunFailed as failure:
             fallback = node.on_error.fallback if node.on_error else None
             if fallback:
                 raise FallbackTriggered(failure.message, fallback) from None
             raise
+        if node.outputs is None:
+            return result
+        return run.render(node.outputs, scope.with_local("result", result), full_id)
 
     def reuse_refusal(self, node: WorkflowNode, plan: RunPlan) -> str | None:
         from dynamic_tools.engine.nodes import kind_of  # the registry imports this module
@@ -91,7 +111,11 @@ class WorkflowKind(StepKind[WorkflowNode]):
         return f"w_{node.workflow}"
 
     def step_details(self, node: WorkflowNode) -> dict[str, Any]:
-        return {"workflow": node.workflow, "output": node.output}
+        return {
+            "workflow": node.workflow,
+            "output": node.output,
+            "outputs": sorted(node.outputs) if node.outputs else None,
+        }
 
 
 KIND = WorkflowKind()
