@@ -49,6 +49,7 @@ from dynamic_tools.persistence.run_store import RunStore
 from dynamic_tools.selection.llm import LLMClient, OpenAIChatClient
 from dynamic_tools.selection.pipeline import PipelineOptions, SingleShotPipeline
 from dynamic_tools.settings import Settings
+from dynamic_tools.tools.arazzo.catalog import WorkflowStore
 from dynamic_tools.tools.catalogs import CatalogService
 from dynamic_tools.tools.registry import ToolRegistry
 
@@ -191,6 +192,7 @@ def make_catalogs(
     tracing: Tracing | None = None,
     workers: DocumentWorkers | None = None,
     any_local_path: bool = False,
+    workflows: WorkflowStore | None = None,
 ) -> CatalogService:
     """The catalog service: catalogs in ``<registry root>/catalogs``.
 
@@ -210,6 +212,7 @@ def make_catalogs(
         fetcher=fetcher,
         workers=workers,
         secret=settings.secret,
+        workflows=workflows,
     )
 
 
@@ -411,6 +414,7 @@ def build_services(
             http_client=http_client,
             tracing=tracing,
             workers=document_workers,
+            workflows=workflows,
         ),
         authoring=WorkflowAuthoring(workflows, registry, runs, store),
         tracing=tracing,

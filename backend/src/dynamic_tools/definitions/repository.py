@@ -285,16 +285,44 @@ class WorkflowRepository:
         """Every violation of ``content`` (none means it can be saved and run)."""
         return check_workflow(content, fmt, self._tools(), self._workflow_defs())
 
-    async def check(self, content: str, fmt: DocumentFormat | None = None) -> Violations:
-        """:meth:`validate` in a document worker (time and memory budget; see the module)."""
+    async def check(
+        self,
+        content: str,
+        fmt: DocumentFormat | None = None,
+        *,
+        extra_tools: Mapping[str, Any] | None = None,
+    ) -> Violations:
+        """:meth:`validate` in a document worker (time and memory budget; see the module).
+
+        ``extra_tools`` (name → input schema) are known too: tools about to be registered.
+        """
+        tools = self._tools()
+        if extra_tools:
+            known = tools if isinstance(tools, Mapping) else dict.fromkeys(tools)
+            tools = {**known, **extra_tools}
         return await self.workers.run(
             check_workflow,
             content,
             fmt,
-            self._tools(),
+            tools,
             self._workflow_defs(),
             field="content",
         )
+
+    def remove_file(self, name: str) -> bool:
+        """Delete the document file ``name`` of this directory (true when it existed)."""
+        if not FILE_NAME.match(name):
+            raise InvalidInputError(
+                f"'{name}' is not a document file name",
+                violations=[{"path": "file", "message": "expected <name>.yaml|yml|json|xml"}],
+            )
+        with self._lock:
+            path = self.directory / name
+            existed = path.is_file()
+            if existed:
+                remove_atomic(path)
+            self.reload()
+        return existed
 
     async def check_errors(self, content: str, fmt: DocumentFormat | None, what: str) -> None:
         """Raise :class:`WorkflowInvalidError` when :meth:`check` finds errors in ``content``."""

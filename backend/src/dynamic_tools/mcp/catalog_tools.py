@@ -67,6 +67,20 @@ _COMMON = {
         "schema (which holds no address), the endpoint's URL (required).",
     },
 }
+_ARAZZO = {
+    "lenient": {
+        "type": "boolean",
+        "default": False,
+        "description": "Arazzo documents: also read the shortcuts some runners accept "
+        "($steps.x.name without .outputs, dotted bodies, source#/paths operation paths), "
+        "each a warning.",
+    },
+    "base_urls": {
+        "type": "object",
+        "additionalProperties": {"type": "string", "minLength": 1},
+        "description": "Arazzo documents: a base URL per source description name.",
+    },
+}
 CATALOG_ID = Alias("catalog_id", "catalog")
 
 
@@ -107,6 +121,8 @@ def add_catalog_tools(view: SessionView, catalogs: CatalogService) -> None:
                 base_url=a.get("base_url"),
                 max_preview_tokens=tokens,
                 source_type=a.get("source_type"),
+                lenient=bool(a.get("lenient", False)),
+                base_urls=a.get("base_urls"),
             )
         )
 
@@ -124,6 +140,8 @@ def add_catalog_tools(view: SessionView, catalogs: CatalogService) -> None:
                 include=a.get("include"),
                 base_url=a.get("base_url"),
                 source_type=a.get("source_type"),
+                lenient=bool(a.get("lenient", False)),
+                base_urls=a.get("base_urls"),
             )
         )
 
@@ -184,6 +202,7 @@ def add_catalog_tools(view: SessionView, catalogs: CatalogService) -> None:
                     "vendor": _VENDOR,
                     "prefix": {"type": "string"},
                     "include": include,
+                    **_ARAZZO,
                     "max_preview_tokens": {"type": "integer", "minimum": 1},
                     "include_command_preview": {
                         "type": "boolean",
@@ -201,7 +220,8 @@ def add_catalog_tools(view: SessionView, catalogs: CatalogService) -> None:
             "catalog.import_openapi",
             "standard",
             "Import a validated OpenAPI document (or GraphQL schema: its root fields become "
-            "tools) as a catalog: writes its config and generated "
+            "tools; or Arazzo document: the operations its steps use become tools and its "
+            "workflows w_* workflows) as a catalog: writes its config and generated "
             "tools under the runtime directory, enabled by default; 'conflict' if the catalog "
             "exists unless overwrite=true. Give catalog (a name) or catalog_title. Show the "
             "user the warnings.",
@@ -215,6 +235,7 @@ def add_catalog_tools(view: SessionView, catalogs: CatalogService) -> None:
                     "include": include,
                     "overwrite": {"type": "boolean", "default": False},
                     "enabled": {"type": "boolean", "default": True},
+                    **_ARAZZO,
                 },
                 ["source"],
             ),

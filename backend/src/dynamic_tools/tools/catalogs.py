@@ -42,9 +42,17 @@ from dynamic_tools.atomic_files import remove_atomic, write_atomic
 from dynamic_tools.document_workers import DocumentWorkers
 from dynamic_tools.errors import (
     ConflictError,
+    DynamicToolsError,
     InvalidInputError,
     NotFoundError,
     OpenAPIInvalidError,
+)
+from dynamic_tools.tools.arazzo.catalog import (
+    ArazzoAnalysis,
+    WorkflowStore,
+    analyse_arazzo,
+    describe_error,
+    workflow_file,
 )
 from dynamic_tools.tools.arazzo.sources import read_sources
 from dynamic_tools.tools.arazzo.validation import check_arazzo, is_arazzo
@@ -97,8 +105,10 @@ class CatalogService:
         fetcher: DocumentSource,
         workers: DocumentWorkers | None = None,
         secret: SecretLookup | None = None,
+        workflows: WorkflowStore | None = None,
     ) -> None:
         self.catalogs_dir = catalogs_dir
+        self.workflows = workflows
         self.registry = registry
         self.fetcher = fetcher
         self.workers = workers or DocumentWorkers(workers=0)
@@ -169,6 +179,8 @@ class CatalogService:
         base_url: str | None = None,
         max_preview_tokens: int | None = None,
         source_type: SourceType | None = None,
+        lenient: bool = False,
+        base_urls: dict[str, str] | None = None,
     ) -> ImportPreview:
         """A dry run of :meth:`import_openapi`: what would be registered; nothing is written.
 
@@ -179,9 +191,18 @@ class CatalogService:
         plus ``command_preview`` (a list of ``{name, method, path, summary, parameters}``
         cut at about ``max_preview_tokens`` tokens) and ``command_preview_truncated`` when a
         token budget is given.
+
+        An Arazzo document (see :meth:`import_openapi`) adds ``workflows`` (the ids its
+        workflows get) and ``workflow_document`` (the document that would be saved).
         """
         _check_name(name)
-        result = (await self._analyse(source, name, prefix, include, base_url, source_type)).result
+        _check_prefix(prefix)
+        fetched = await self.fetcher.fetch(source, source_type)
+        arazzo = _arazzo_data(fetched)
+        if arazzo is not None:
+            analysis = await self._arazzo(fetched, arazzo, name, lenient, base_url, base_urls)
+            return self._arazzo_preview(analysis, name, title, vendor)
+        result = (await self._analyse(fetched, name, prefix, include, base_url)).result
         contracts = find_provider_contracts(result.tools)
         preview: dict[str, Any] = {
             "catalog": {
@@ -258,6 +279,8 @@ class CatalogService:
         include: Sequence[str] | None = None,
         base_url: str | None = None,
         source_type: SourceType | None = None,
+        lenient: bool = False,
+        base_urls: dict[str, str] | None = None,
     ) -> Imported:
         """Validate, then write the catalog and its manifest, then reload the registry.
 
@@ -266,12 +289,25 @@ class CatalogService:
         violations (:class:`OpenAPIInvalidError`), when the catalog exists and ``overwrite``
         is false, or when a tool name is already registered by another file or catalog
         (:class:`ConflictError`).
+
+        An Arazzo document imports the operations its steps use as the catalog's tools and its
+        workflows as a workflow document (``<name>.arazzo.yaml``), each served as a ``w_*``
+        tool; ``lenient`` reads the shortcuts some runners accept (each a warning),
+        ``base_urls`` gives a base URL per source description.
         """
         _check_name(name)
+        _check_prefix(prefix)
         if not overwrite and self._config_path(name).exists():
             raise _exists(name)
-        analysis = await self._analyse(source, name, prefix, include, base_url, source_type)
-        result, fetched = analysis.result, analysis.fetched
+        fetched = await self.fetcher.fetch(source, source_type)
+        arazzo = _arazzo_data(fetched)
+        if arazzo is not None:
+            found = await self._arazzo(fetched, arazzo, name, lenient, base_url, base_urls)
+            return await self._import_arazzo(
+                found, fetched, name, title, vendor, overwrite, enabled
+            )
+        analysis = await self._analyse(fetched, name, prefix, include, base_url)
+        result = analysis.result
         violations = _all_violations(result)
         if violations:
             raise OpenAPIInvalidError(
@@ -333,18 +369,155 @@ class CatalogService:
         return await asyncio.to_thread(self._remove, name, remove_manifest)
 
     # --- internals -------------------------------------------------------------------------
+    async def _arazzo(
+        self,
+        fetched: FetchedDocument,
+        raw: dict[str, Any],
+        name: str,
+        lenient: bool,
+        base_url: str | None,
+        base_urls: dict[str, str] | None,
+    ) -> ArazzoAnalysis:
+        async def run(fn: Any, *args: Any) -> Any:
+            return await self.workers.run(fn, *args, field="source")
+
+        return await analyse_arazzo(
+            fetched,
+            raw,
+            self.fetcher,
+            catalog=name,
+            run=run,
+            store=self.workflows,
+            lenient=lenient,
+            base_url=base_url,
+            base_urls=base_urls,
+        )
+
+    def _arazzo_preview(
+        self, analysis: ArazzoAnalysis, name: str, title: str | None, vendor: str | None
+    ) -> ImportPreview:
+        tools = analysis.conversion.tools if analysis.conversion else []
+        workflows = analysis.conversion.workflow_ids if analysis.conversion else {}
+        return ImportPreview.model_validate(
+            {
+                "catalog": {
+                    "name": name,
+                    "title": title or analysis.check.title,
+                    "vendor": vendor,
+                    "kind": "arazzo",
+                    "arazzo_version": analysis.check.arazzo_version,
+                    "base_url": None,
+                    "prefix": None,
+                },
+                "valid": analysis.valid,
+                "projected_command_count": len(tools),
+                "projected_group_prefixes": group_prefixes(tools, None),
+                "provider_contract_count": 0,
+                "provider_contracts": [],
+                "conflicts": self._conflicts(name, [t.name for t in tools]),
+                "warnings": analysis.warnings,
+                "violations": analysis.violations,
+                "workflows": list(workflows.values()),
+                "workflow_document": analysis.content,
+            }
+        )
+
+    async def _import_arazzo(
+        self,
+        analysis: ArazzoAnalysis,
+        fetched: FetchedDocument,
+        name: str,
+        title: str | None,
+        vendor: str | None,
+        overwrite: bool,
+        enabled: bool,
+    ) -> Imported:
+        if not analysis.valid or analysis.conversion is None or analysis.content is None:
+            raise OpenAPIInvalidError(
+                f"the Arazzo document cannot be imported as catalog '{name}'",
+                violations=analysis.violations,
+                context={"catalog": name},
+            )
+        if self.workflows is None:
+            raise InvalidInputError(
+                "this server keeps no workflows: an Arazzo document cannot be imported here",
+                violations=[{"path": "source", "message": "no workflow registry"}],
+            )
+        tools = analysis.conversion.tools
+        secrets = secrets_needed(tools)
+        config = {
+            "name": name,
+            "source": fetched.source if fetched.source_type == "url" else fetched.location,
+            "source_type": fetched.source_type,
+            "kind": "arazzo",
+            "arazzo_version": analysis.check.arazzo_version,
+            "title": title or analysis.check.title,
+            "vendor": vendor,
+            "prefix": None,
+            "base_url": None,
+            "include": None,
+            "enabled": enabled,
+            "document_hash": "sha256:" + hashlib.sha256(fetched.content).hexdigest(),
+            "manifest": f"{name}{MANIFEST_SUFFIX}",
+            "tool_count": len(tools),
+            "secrets": secrets,
+            "workflow_file": workflow_file(name),
+            "workflows": list(analysis.conversion.workflow_ids.values()),
+        }
+        from dynamic_tools.tools.registry import dump_tool
+
+        manifest = json.dumps([dump_tool(t) for t in tools], separators=(",", ":"))
+        before = await asyncio.to_thread(self._files_of, name)
+        await asyncio.to_thread(self._write, name, config, manifest, overwrite)
+        try:
+            await self.workflows.save_checked(
+                workflow_file(name), analysis.content, "yaml", overwrite=True
+            )
+        except DynamicToolsError as exc:
+            await asyncio.to_thread(self._restore, name, before)
+            raise OpenAPIInvalidError(
+                f"the workflows of catalog '{name}' could not be saved: {exc.message}",
+                violations=getattr(exc, "violations", None) or [describe_error(exc)],
+                context={"catalog": name},
+            ) from None
+        return Imported.model_validate(
+            {
+                "catalog_id": name,
+                "catalog_path": str(self._config_path(name)),
+                "manifest_path": str(self._manifest_path(name)),
+                "enabled": enabled,
+                "command_count": len(tools),
+                "provider_contract_count": 0,
+                "warnings": analysis.warnings,
+                "secrets": self._secret_statuses(secrets),
+                "workflows": config["workflows"],
+                "workflow_file": config["workflow_file"],
+            }
+        )
+
+    def _files_of(self, name: str) -> dict[Path, str | None]:
+        """The catalog's files as they are now (None: absent), to put back after a failure."""
+        paths = (self._config_path(name), self._manifest_path(name))
+        return {p: p.read_text(encoding="utf-8") if p.exists() else None for p in paths}
+
+    def _restore(self, name: str, files: dict[Path, str | None]) -> None:
+        with self._lock:
+            for path, text in files.items():
+                if text is None:
+                    if path.exists():
+                        remove_atomic(path)
+                else:
+                    write_atomic(path, text)
+            self.registry.reload()
+
     async def _analyse(
         self,
-        source: str,
+        fetched: FetchedDocument,
         name: str,
         prefix: str | None,
         include: Sequence[str] | None,
         base_url: str | None,
-        source_type: SourceType | None,
     ) -> _Analysis:
-        if prefix is not None and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]{0,31}", prefix):
-            raise _bad_field("prefix", "1-32 characters of [A-Za-z0-9_-], starting alphanumeric")
-        fetched = await self.fetcher.fetch(source, source_type)
         options = ConversionOptions(
             catalog=name,
             prefix=prefix,
@@ -394,9 +567,12 @@ class CatalogService:
     def _remove(self, name: str, remove_manifest: bool) -> Removed:
         with self._lock:
             path = self._config_path(name)
-            if read_config(path) is None:
+            config = read_config(path)
+            if config is None:
                 raise NotFoundError(f"catalog '{name}' does not exist", context={"catalog": name})
             remove_atomic(path)
+            if config.get("kind") == "arazzo" and self.workflows is not None:
+                self.workflows.remove_file(workflow_file(name))
             manifest = self._manifest_path(name)
             removed = remove_manifest and manifest.exists()
             if removed:
@@ -500,6 +676,11 @@ def catalog_name_for(title: str) -> str:
         return title
     slug = re.sub(r"[^a-z0-9]+", "-", title.casefold()).strip("-")[:64].strip("-")
     return slug or "catalog"
+
+
+def _check_prefix(prefix: str | None) -> None:
+    if prefix is not None and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]{0,31}", prefix):
+        raise _bad_field("prefix", "1-32 characters of [A-Za-z0-9_-], starting alphanumeric")
 
 
 def _check_name(name: str) -> None:

@@ -59,7 +59,22 @@ class SourceBody(BaseModel):
     )
 
 
-class PreviewBody(SourceBody):
+class ArazzoOptions(BaseModel):
+    """How an Arazzo document is imported (ignored for other documents)."""
+
+    lenient: bool = Field(
+        default=False,
+        description="Arazzo: also read the shortcuts some runners accept ($steps.x.name "
+        "without .outputs, dotted bodies, source#/paths operation paths, loosely matched "
+        "parameter names, literal outputs), each reported as a warning.",
+    )
+    base_urls: dict[str, str] | None = Field(
+        default=None,
+        description="Arazzo: a base URL per source description name, instead of its servers.",
+    )
+
+
+class PreviewBody(SourceBody, ArazzoOptions):
     """A dry run of an import."""
 
     name: str = Field(pattern=_NAME, description="Catalog name.")
@@ -72,7 +87,7 @@ class PreviewBody(SourceBody):
     )
 
 
-class ImportBody(SourceBody):
+class ImportBody(SourceBody, ArazzoOptions):
     """An import."""
 
     name: str = Field(pattern=_NAME, description="Catalog name.")
@@ -126,7 +141,10 @@ async def validate_openapi(body: SourceBody, catalogs: CatalogsDep) -> OpenApiCh
     "/preview", summary="Preview an import", responses=errors(BODY), response_model=ImportPreview
 )
 async def preview_import(body: PreviewBody, catalogs: CatalogsDep) -> ImportPreview:
-    """Projected commands, groups, provider contracts and conflicts; nothing is written."""
+    """Projected commands, groups, provider contracts and conflicts; nothing is written.
+
+    For an Arazzo document also ``workflows`` and ``workflow_document`` (what would be saved).
+    """
     return await catalogs.preview_import(
         body.source,
         body.name,
@@ -135,13 +153,15 @@ async def preview_import(body: PreviewBody, catalogs: CatalogsDep) -> ImportPrev
         base_url=body.base_url,
         max_preview_tokens=body.max_preview_tokens,
         source_type=body.source_type,
+        lenient=body.lenient,
+        base_urls=body.base_urls,
     )
 
 
 @router.post(
     "",
     status_code=status.HTTP_201_CREATED,
-    summary="Import an OpenAPI document or a GraphQL schema",
+    summary="Import an OpenAPI document, a GraphQL schema or an Arazzo document",
     responses=errors(BODY, 409),
     response_model=Imported,
 )
@@ -150,6 +170,8 @@ async def import_openapi(body: ImportBody, catalogs: CatalogsDep) -> Imported:
 
     A GraphQL schema (SDL, or an introspection answer as JSON) becomes one tool per root field;
     ``base_url`` is then the endpoint's URL (required: a schema holds no address).
+    An Arazzo document imports the operations its steps use as tools and its workflows as a
+    workflow document (``<name>.arazzo.yaml``, each workflow also a ``w_*`` MCP tool).
     """
     return await catalogs.import_openapi(
         body.source,
@@ -160,6 +182,8 @@ async def import_openapi(body: ImportBody, catalogs: CatalogsDep) -> Imported:
         include=body.include,
         base_url=body.base_url,
         source_type=body.source_type,
+        lenient=body.lenient,
+        base_urls=body.base_urls,
     )
 
 

@@ -305,7 +305,7 @@ class SchemaResolver:
             elif key in _SCHEMA_ONE:
                 out[key] = sub(value)
             elif key in _SCHEMA_LISTS:
-                if isinstance(value, list):
+                if isinstance(value, list) and value:  # an empty oneOf is invalid: dropped
                     out[key] = [sub(item) for item in value]
             elif key == "examples":
                 if isinstance(value, list):

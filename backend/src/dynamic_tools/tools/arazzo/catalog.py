@@ -1,0 +1,202 @@
+"""Importing an Arazzo document as a catalog: its tools, and its workflows as a document of ours.
+
+The catalog service calls :func:`analyse_arazzo` for a preview and an import alike: the
+document is checked (schema and rules), its OpenAPI sources read through the catalog fetcher,
+then converted (:mod:`~dynamic_tools.tools.arazzo.convert`, in a document worker) and the
+workflow document checked by the workflow validator with the new tools known. Every problem
+carries its path and, for the Arazzo document, its line. Nothing is written here.
+
+An import then writes the catalog (its tools) and saves the workflow document
+(``<catalog>.arazzo.yaml`` in the workflows folder) through a :class:`WorkflowStore`; when
+the save is refused the catalog is put back as it was.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import yaml
+
+from dynamic_tools.engine.loaders import detect_format, line_of, parse_raw
+from dynamic_tools.errors import DynamicToolsError
+from dynamic_tools.tools.arazzo.convert import ArazzoConversion, convert_arazzo
+from dynamic_tools.tools.arazzo.sources import read_sources, source_location
+from dynamic_tools.tools.arazzo.validation import ArazzoCheck, check_arazzo
+from dynamic_tools.tools.documents import DocumentSource, FetchedDocument
+
+WORKFLOW_FILE_SUFFIX = ".arazzo.yaml"
+
+
+class WorkflowStore(Protocol):
+    """Where an imported Arazzo document's workflows are checked and saved (the registry's)."""
+
+    async def check(
+        self,
+        content: str,
+        fmt: Any = None,
+        *,
+        extra_tools: Mapping[str, Any] | None = None,
+    ) -> list[dict[str, Any]]:
+        """Every violation of ``content``, ``extra_tools`` (name → input schema) known too."""
+        ...
+
+    async def save_checked(
+        self,
+        target: str | None,
+        content: str,
+        fmt: Any = None,
+        *,
+        expected_version: str | None = None,
+        overwrite: bool = False,
+    ) -> Any:
+        """Validate and write a document (raises the project's errors)."""
+        ...
+
+    def remove_file(self, name: str) -> bool:
+        """Delete one document file (true when it existed)."""
+        ...
+
+
+@dataclass
+class ArazzoAnalysis:
+    """What an Arazzo document gives: its check, its conversion and every problem found."""
+
+    check: ArazzoCheck
+    conversion: ArazzoConversion | None = None
+    content: str | None = None
+    violations: list[dict[str, Any]] = field(default_factory=list)
+    warnings: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def valid(self) -> bool:
+        """True when the document can be imported."""
+        return not self.violations and self.content is not None
+
+
+def workflow_file(catalog: str) -> str:
+    """The file the catalog's workflows are saved in."""
+    return f"{catalog}{WORKFLOW_FILE_SUFFIX}"
+
+
+async def analyse_arazzo(
+    fetched: FetchedDocument,
+    raw: dict[str, Any],
+    fetcher: DocumentSource,
+    *,
+    catalog: str,
+    run: Any,
+    store: WorkflowStore | None,
+    lenient: bool = False,
+    base_url: str | None = None,
+    base_urls: Mapping[str, str] | None = None,
+) -> ArazzoAnalysis:
+    """Check and convert an Arazzo document; ``run`` runs a task in a document worker."""
+    text = fetched.content.decode("utf-8", errors="replace")
+    sources, unread = await read_sources(raw, fetched, fetcher)
+    check = check_arazzo(text, name=fetched.location, sources=sources, unread=unread)
+    analysis = ArazzoAnalysis(
+        check=check, violations=list(check.violations), warnings=list(check.warnings)
+    )
+    if lenient:  # the shortcuts lenient mode reads are warnings, not errors
+        kept = [v for v in analysis.violations if not _lenient_accepts(v)]
+        analysis.warnings += [
+            {**v, "severity": "warning"} for v in analysis.violations if v not in kept
+        ]
+        analysis.violations = kept
+    if analysis.violations:
+        return analysis
+    for name in unread:
+        analysis.violations.append(
+            {"path": "sourceDescriptions", "rule": "source_not_read", "message": unread[name]}
+        )
+    if analysis.violations:
+        return analysis
+    urls = {
+        str(s.get("name")): source_location(str(s.get("url", "")), fetched)
+        for s in raw.get("sourceDescriptions") or []
+        if isinstance(s, dict)
+    }
+    per_source = {name: base_url for name in sources} if base_url else {}
+    per_source.update(base_urls or {})
+    conversion: ArazzoConversion = await run(
+        convert_arazzo_task, raw, sources, catalog, per_source, urls, lenient
+    )
+    analysis.conversion = conversion
+    _, lines = parse_raw(text, detect_format(fetched.location or "document.yaml", text))
+    for problem in conversion.problems:
+        item = {
+            "path": ".".join(str(p) for p in problem.path) or "(document)",
+            "rule": problem.rule,
+            "message": problem.message,
+            "line": line_of(lines, problem.path),
+        }
+        if problem.severity == "error":
+            analysis.violations.append(item)
+        else:
+            analysis.warnings.append({**item, "severity": "warning"})
+    if analysis.violations:
+        return analysis
+    content = yaml.safe_dump(conversion.document, sort_keys=False, allow_unicode=True)
+    if store is not None:
+        schemas = {tool.name: tool.input_schema() for tool in conversion.tools}
+        for violation in await store.check(content, "yaml", extra_tools=schemas):
+            item = {**violation, "path": f"(workflow document) {violation.get('path', '')}"}
+            if violation.get("severity", "error") == "error":
+                analysis.violations.append(item)
+            else:
+                analysis.warnings.append(item)
+    analysis.content = content
+    return analysis
+
+
+def convert_arazzo_task(
+    raw: dict[str, Any],
+    sources: dict[str, Any],
+    catalog: str,
+    base_urls: dict[str, str],
+    source_urls: dict[str, str],
+    lenient: bool,
+) -> ArazzoConversion:
+    """:func:`convert_arazzo` as a document worker's task (plain data in, plain data out)."""
+    return convert_arazzo(
+        raw,
+        sources,
+        catalog=catalog,
+        base_urls=base_urls,
+        source_urls=source_urls,
+        lenient=lenient,
+    )
+
+
+def _lenient_accepts(violation: dict[str, Any]) -> bool:
+    """Whether lenient mode reads what ``violation`` refuses (a runner's shortcut).
+
+    ``source#/paths/...`` operation paths, and outputs given as literal values instead of
+    expressions (the value is the output).
+    """
+    rule, path = violation.get("rule"), str(violation.get("path", ""))
+    if rule == "operation_path":
+        return True
+    return (
+        rule == "schema"
+        and ".outputs." in f".{path}"
+        and "is not of type 'string'" in str(violation.get("message", ""))
+    )
+
+
+def describe_error(exc: DynamicToolsError) -> dict[str, Any]:
+    """A refused save as one problem of the import."""
+    return {"path": "(workflow document)", "rule": exc.code, "message": exc.message}
+
+
+__all__ = [
+    "WORKFLOW_FILE_SUFFIX",
+    "ArazzoAnalysis",
+    "WorkflowStore",
+    "analyse_arazzo",
+    "convert_arazzo_task",
+    "describe_error",
+    "workflow_file",
+]
