@@ -104,7 +104,12 @@ def compile_criterion(criterion: Criterion) -> None:
 
 
 def pattern_holds(criterion: Criterion, context: Any) -> bool:
-    """Whether a ``regex``, ``jsonpath`` or ``xpath`` criterion holds for ``context``."""
+    """Whether a ``regex``, ``jsonpath`` or ``xpath`` criterion holds for ``context``.
+
+    A JSONPath filter at the root of an object also tests the object itself
+    (``$[?count(@.products) > 0]`` over ``{"products": [...]}``), as the Goessner-style
+    implementations Arazzo documents are written for do; RFC 9535 alone selects only children.
+    """
     if criterion.type == "regex":
         text = context if isinstance(context, str) else _text(context)
         try:
@@ -112,7 +117,10 @@ def pattern_holds(criterion: Criterion, context: Any) -> bool:
         except TimeoutError:
             return False
     if criterion.type == "jsonpath":
-        return bool(_jsonpath(criterion.condition).findall(context))
+        query = _jsonpath(criterion.condition)
+        if query.findall(context):
+            return True
+        return isinstance(context, dict) and bool(query.findall([context]))
     if criterion.type == "xpath":
         if not isinstance(context, str) or len(context) > MAX_XML_CHARS:
             return False
@@ -153,6 +161,16 @@ def _xpath(query: str) -> str:
     return query
 
 
+def holds(kind: CriterionType, condition: str, context: Any) -> bool:
+    """Whether pattern ``condition`` of ``kind`` holds for ``context`` (expression functions).
+
+    Raises :class:`CriterionError` when the pattern does not compile.
+    """
+    criterion = Criterion(condition=condition, type=kind)
+    compile_criterion(criterion)
+    return pattern_holds(criterion, context)
+
+
 def _text(value: Any) -> str:
     if value is None:
         return ""
@@ -172,6 +190,7 @@ __all__ = [
     "compile_criterion",
     "header_key",
     "headers_named",
+    "holds",
     "kept_headers",
     "pattern_holds",
 ]

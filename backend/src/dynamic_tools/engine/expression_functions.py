@@ -226,6 +226,20 @@ def _date(value: Any) -> str:
     return (day.date() if isinstance(day, datetime) else day).isoformat()
 
 
+def _pattern(kind: Any) -> Callable[[Any, Any], bool]:
+    def test(value: Any, pattern: Any) -> bool:
+        from dynamic_tools.engine.criteria import CriterionError, holds
+
+        if not isinstance(pattern, str):
+            raise OperandError(f"{kind}() needs a text pattern, not {describe(pattern)}")
+        try:
+            return holds(kind, pattern, value)
+        except CriterionError as exc:
+            raise OperandError(str(exc)) from None
+
+    return test
+
+
 FUNCTIONS: dict[str, Function] = {
     "range": Function(_range, "range(start, stop[, step])", 2, 3),
     "len": Function(_len, "len(value)", 1, 1),
@@ -243,6 +257,9 @@ FUNCTIONS: dict[str, Function] = {
     "float": Function(_float, "float(value)", 1, 1),
     "str": Function(_str, "str(value)", 1, 1),
     "date": Function(_date, "date(value)", 1, 1),
+    "matches": Function(_pattern("regex"), "matches(text, regex)", 2, 2),
+    "jsonpath": Function(_pattern("jsonpath"), "jsonpath(value, query)", 2, 2),
+    "xpath": Function(_pattern("xpath"), "xpath(xml_text, query)", 2, 2),
 }
 """Every function an expression may call, by name."""
 

@@ -78,7 +78,7 @@ def check_values(
                         "expected": spec.type,
                     }
                 )
-            elif spec.default is not None:
+            else:  # an optional param not given is its default, or null
                 result[name] = spec.default
             continue
         value = values[name]

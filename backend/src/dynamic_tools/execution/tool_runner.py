@@ -97,6 +97,8 @@ class HttpToolRunner:
             raise ToolCallFailed(_rest_call_problem(exc), kind="refused") from None
         except Exception as exc:  # a bug or an unforeseen input: still a structured failure
             raise _unexpected(tool, exc) from None
+        # A null argument is not sent (an optional workflow param not given is null).
+        arguments = {k: v for k, v in arguments.items() if v is not None}
         headers = {"Idempotency-Key": idempotency_key}
         if session_api and scope is not None:
             headers = {**scope.headers, **headers}

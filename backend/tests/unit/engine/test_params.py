@@ -16,8 +16,15 @@ SPECS = {
 }
 
 
-def test_defaults_are_applied_and_unset_optionals_left_out() -> None:
-    assert check_values(SPECS, {"origin": "AMS"}) == {"origin": "AMS", "seats": 1}
+def test_defaults_are_applied_and_unset_optionals_are_null() -> None:
+    # An optional param not given reads as null (a call argument of null is not sent), so a
+    # workflow that passes it on does not fail for want of it.
+    assert check_values(SPECS, {"origin": "AMS"}) == {
+        "origin": "AMS",
+        "seats": 1,
+        "cabin": None,
+        "flexible": None,
+    }
 
 
 def test_every_problem_is_one_violation_naming_its_field() -> None:
@@ -38,4 +45,5 @@ def test_the_prefix_names_where_the_values_come_from() -> None:
 
 
 def test_a_null_value_counts_as_missing() -> None:
-    assert check_values(SPECS, {"origin": "AMS", "seats": None}) == {"origin": "AMS", "seats": 1}
+    values = check_values(SPECS, {"origin": "AMS", "seats": None})
+    assert values == {"origin": "AMS", "seats": 1, "cabin": None, "flexible": None}

@@ -24,6 +24,7 @@ properties, a pointer segment a reference cannot name.
 from __future__ import annotations
 
 import copy
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -591,12 +592,18 @@ class _WorkflowConverter:
             converted = self._criterion((*where, "criteria", i), criterion, answer)
             if converted is None:
                 continue
-            if converted.get("type", "simple") != "simple":
-                self.problem(
-                    (*where, "criteria", i),
-                    "action_criterion",
-                    "an action's criteria are conditions (type simple) here",
-                )
+            kind = converted.get("type", "simple")
+            if kind != "simple":
+                context = converted.get("context") or answer.body
+                if not re.fullmatch(r"\$[A-Za-z0-9_.]+", context):
+                    self.problem(
+                        (*where, "criteria", i, "context"),
+                        "action_criterion",
+                        "an action's criterion reads one value as its context",
+                    )
+                    continue
+                function = {"regex": "matches"}.get(kind, kind)
+                parts.append(f"{function}({context}, {_quoted(converted['condition'])})")
                 continue
             parts.append(f"({converted['condition']})")
         return " && ".join(parts) or None
@@ -702,6 +709,18 @@ class _WorkflowConverter:
                         "warning",
                     )
                     break
+        if match is None and self.translator.lenient and location is not None:
+            free = [
+                n for n, spec in tool.parameters.items() if spec.location == location and n not in args
+            ]
+            if len(free) == 1:  # the operation's only other parameter there
+                match = free[0]
+                self.problem(
+                    (*where, "name"),
+                    "parameter_name",
+                    f"'{name}' is taken as the operation's only {location} parameter '{match}'",
+                    "warning",
+                )
         if match is None:
             self.problem(
                 (*where, "name"),
@@ -728,6 +747,16 @@ class _WorkflowConverter:
             )
             return
         payload = copy.deepcopy(body.get("payload"))
+        if isinstance(payload, str):  # JSON text with {$...} inside its strings
+            try:
+                payload = json.loads(payload)
+            except ValueError:
+                self.problem(
+                    (*where, "payload"),
+                    "unsupported_body",
+                    "a text payload must be JSON (an object of the body's properties)",
+                )
+                return
         for i, replacement in enumerate(_list(body.get("replacements"))):
             if isinstance(replacement, dict) and isinstance(replacement.get("target"), str):
                 payload = _replace(payload, replacement["target"], replacement.get("value"))
@@ -831,6 +860,11 @@ def _replace(payload: Any, pointer: str, value: Any) -> Any:
     else:
         return None
     return payload
+
+
+def _quoted(text: str) -> str:
+    """``text`` as a string literal of the expression language."""
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
 def _loose(name: str) -> str:
