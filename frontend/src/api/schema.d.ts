@@ -138,11 +138,13 @@ export interface paths {
         get: operations["list_catalogs_catalogs_get"];
         put?: never;
         /**
-         * Import an OpenAPI document or a GraphQL schema
+         * Import an OpenAPI document, a GraphQL schema or an Arazzo document
          * @description Write the catalog and its tools, then reload the registry; 409 if it exists.
          *
          *     A GraphQL schema (SDL, or an introspection answer as JSON) becomes one tool per root field;
          *     ``base_url`` is then the endpoint's URL (required: a schema holds no address).
+         *     An Arazzo document imports the operations its steps use as tools and its workflows as a
+         *     workflow document (``<name>.arazzo.yaml``, each workflow also a ``w_*`` MCP tool).
          */
         post: operations["import_openapi_catalogs_post"];
         delete?: never;
@@ -163,6 +165,8 @@ export interface paths {
         /**
          * Preview an import
          * @description Projected commands, groups, provider contracts and conflicts; nothing is written.
+         *
+         *     For an Arazzo document also ``workflows`` and ``workflow_document`` (what would be saved).
          */
         post: operations["preview_import_catalogs_preview_post"];
         delete?: never;
@@ -2036,6 +2040,13 @@ export interface components {
              */
             base_url?: string | null;
             /**
+             * Base Urls
+             * @description Arazzo: a base URL per source description name, instead of its servers.
+             */
+            base_urls?: {
+                [key: string]: string;
+            } | null;
+            /**
              * Enabled
              * @description Register its tools at once.
              * @default true
@@ -2046,6 +2057,12 @@ export interface components {
              * @description Only these operations.
              */
             include?: string[] | null;
+            /**
+             * Lenient
+             * @description Arazzo: also read the shortcuts some runners accept ($steps.x.name without .outputs, dotted bodies, source#/paths operation paths, loosely matched parameter names, literal outputs), each reported as a warning.
+             * @default false
+             */
+            lenient: boolean;
             /**
              * Name
              * @description Catalog name.
@@ -2073,6 +2090,13 @@ export interface components {
              * @description Inferred from the source when omitted.
              */
             source_type?: ("url" | "path") | null;
+            /**
+             * Sources
+             * @description Arazzo: read a source description from this path or URL instead (by name), e.g. a local copy of a remote OpenAPI description.
+             */
+            sources?: {
+                [key: string]: string;
+            } | null;
         };
         /**
          * ImportPreview
@@ -2280,10 +2304,23 @@ export interface components {
              */
             base_url?: string | null;
             /**
+             * Base Urls
+             * @description Arazzo: a base URL per source description name, instead of its servers.
+             */
+            base_urls?: {
+                [key: string]: string;
+            } | null;
+            /**
              * Include
              * @description Only these operations (operationId, tool name or 'GET /path').
              */
             include?: string[] | null;
+            /**
+             * Lenient
+             * @description Arazzo: also read the shortcuts some runners accept ($steps.x.name without .outputs, dotted bodies, source#/paths operation paths, loosely matched parameter names, literal outputs), each reported as a warning.
+             * @default false
+             */
+            lenient: boolean;
             /**
              * Max Preview Tokens
              * @description Add a command list of about this size.
@@ -2310,6 +2347,13 @@ export interface components {
              * @description Inferred from the source when omitted.
              */
             source_type?: ("url" | "path") | null;
+            /**
+             * Sources
+             * @description Arazzo: read a source description from this path or URL instead (by name), e.g. a local copy of a remote OpenAPI description.
+             */
+            sources?: {
+                [key: string]: string;
+            } | null;
         };
         /**
          * Problem

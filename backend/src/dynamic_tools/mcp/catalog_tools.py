@@ -80,6 +80,12 @@ _ARAZZO = {
         "additionalProperties": {"type": "string", "minLength": 1},
         "description": "Arazzo documents: a base URL per source description name.",
     },
+    "sources": {
+        "type": "object",
+        "additionalProperties": {"type": "string", "minLength": 1},
+        "description": "Arazzo documents: read a source description from this path or URL "
+        "instead (by name), e.g. a local copy of a remote OpenAPI description.",
+    },
 }
 CATALOG_ID = Alias("catalog_id", "catalog")
 
@@ -123,6 +129,7 @@ def add_catalog_tools(view: SessionView, catalogs: CatalogService) -> None:
                 source_type=a.get("source_type"),
                 lenient=bool(a.get("lenient", False)),
                 base_urls=a.get("base_urls"),
+                sources=a.get("sources"),
             )
         )
 
@@ -142,6 +149,7 @@ def add_catalog_tools(view: SessionView, catalogs: CatalogService) -> None:
                 source_type=a.get("source_type"),
                 lenient=bool(a.get("lenient", False)),
                 base_urls=a.get("base_urls"),
+                sources=a.get("sources"),
             )
         )
 

@@ -181,6 +181,7 @@ class CatalogService:
         source_type: SourceType | None = None,
         lenient: bool = False,
         base_urls: dict[str, str] | None = None,
+        sources: dict[str, str] | None = None,
     ) -> ImportPreview:
         """A dry run of :meth:`import_openapi`: what would be registered; nothing is written.
 
@@ -200,7 +201,9 @@ class CatalogService:
         fetched = await self.fetcher.fetch(source, source_type)
         arazzo = _arazzo_data(fetched)
         if arazzo is not None:
-            analysis = await self._arazzo(fetched, arazzo, name, lenient, base_url, base_urls)
+            analysis = await self._arazzo(
+                fetched, arazzo, name, lenient, base_url, base_urls, sources
+            )
             return self._arazzo_preview(analysis, name, title, vendor)
         result = (await self._analyse(fetched, name, prefix, include, base_url)).result
         contracts = find_provider_contracts(result.tools)
@@ -281,6 +284,7 @@ class CatalogService:
         source_type: SourceType | None = None,
         lenient: bool = False,
         base_urls: dict[str, str] | None = None,
+        sources: dict[str, str] | None = None,
     ) -> Imported:
         """Validate, then write the catalog and its manifest, then reload the registry.
 
@@ -293,7 +297,8 @@ class CatalogService:
         An Arazzo document imports the operations its steps use as the catalog's tools and its
         workflows as a workflow document (``<name>.arazzo.yaml``), each served as a ``w_*``
         tool; ``lenient`` reads the shortcuts some runners accept (each a warning),
-        ``base_urls`` gives a base URL per source description.
+        ``base_urls`` gives a base URL per source description and ``sources`` another place
+        to read one from (a local copy of a remote description).
         """
         _check_name(name)
         _check_prefix(prefix)
@@ -302,7 +307,7 @@ class CatalogService:
         fetched = await self.fetcher.fetch(source, source_type)
         arazzo = _arazzo_data(fetched)
         if arazzo is not None:
-            found = await self._arazzo(fetched, arazzo, name, lenient, base_url, base_urls)
+            found = await self._arazzo(fetched, arazzo, name, lenient, base_url, base_urls, sources)
             return await self._import_arazzo(
                 found, fetched, name, title, vendor, overwrite, enabled
             )
@@ -377,6 +382,7 @@ class CatalogService:
         lenient: bool,
         base_url: str | None,
         base_urls: dict[str, str] | None,
+        sources: dict[str, str] | None = None,
     ) -> ArazzoAnalysis:
         async def run(fn: Any, *args: Any) -> Any:
             return await self.workers.run(fn, *args, field="source")
@@ -391,6 +397,7 @@ class CatalogService:
             lenient=lenient,
             base_url=base_url,
             base_urls=base_urls,
+            source_locations=sources,
         )
 
     def _arazzo_preview(

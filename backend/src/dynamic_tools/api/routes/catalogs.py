@@ -72,6 +72,11 @@ class ArazzoOptions(BaseModel):
         default=None,
         description="Arazzo: a base URL per source description name, instead of its servers.",
     )
+    sources: dict[str, str] | None = Field(
+        default=None,
+        description="Arazzo: read a source description from this path or URL instead (by "
+        "name), e.g. a local copy of a remote OpenAPI description.",
+    )
 
 
 class PreviewBody(SourceBody, ArazzoOptions):
@@ -155,6 +160,7 @@ async def preview_import(body: PreviewBody, catalogs: CatalogsDep) -> ImportPrev
         source_type=body.source_type,
         lenient=body.lenient,
         base_urls=body.base_urls,
+        sources=body.sources,
     )
 
 
@@ -184,6 +190,7 @@ async def import_openapi(body: ImportBody, catalogs: CatalogsDep) -> Imported:
         source_type=body.source_type,
         lenient=body.lenient,
         base_urls=body.base_urls,
+        sources=body.sources,
     )
 
 

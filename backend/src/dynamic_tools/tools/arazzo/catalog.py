@@ -91,10 +91,14 @@ async def analyse_arazzo(
     lenient: bool = False,
     base_url: str | None = None,
     base_urls: Mapping[str, str] | None = None,
+    source_locations: Mapping[str, str] | None = None,
 ) -> ArazzoAnalysis:
-    """Check and convert an Arazzo document; ``run`` runs a task in a document worker."""
+    """Check and convert an Arazzo document; ``run`` runs a task in a document worker.
+
+    ``source_locations`` reads a source description from another path or URL (by name).
+    """
     text = fetched.content.decode("utf-8", errors="replace")
-    sources, unread = await read_sources(raw, fetched, fetcher)
+    sources, unread = await read_sources(raw, fetched, fetcher, source_locations)
     check = check_arazzo(text, name=fetched.location, sources=sources, unread=unread)
     analysis = ArazzoAnalysis(
         check=check, violations=list(check.violations), warnings=list(check.warnings)
@@ -113,8 +117,11 @@ async def analyse_arazzo(
         )
     if analysis.violations:
         return analysis
+    moved = source_locations or {}
     urls = {
-        str(s.get("name")): source_location(str(s.get("url", "")), fetched)
+        str(s.get("name")): source_location(
+            moved.get(str(s.get("name")), str(s.get("url", ""))), fetched
+        )
         for s in raw.get("sourceDescriptions") or []
         if isinstance(s, dict)
     }

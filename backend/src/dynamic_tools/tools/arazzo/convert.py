@@ -191,7 +191,7 @@ def _operation_of(
         text = step["operationId"]
         match = re.match(r"^\$sourceDescriptions\.([A-Za-z0-9_\-]+)\.(.+)$", text)
         if match:
-            return match.group(1), match.group(2)
+            names, text = [match.group(1)], match.group(2)
         for name in names:
             if name in sources and text in _operation_ids(sources[name]):
                 return name, text
@@ -711,7 +711,9 @@ class _WorkflowConverter:
                     break
         if match is None and self.translator.lenient and location is not None:
             free = [
-                n for n, spec in tool.parameters.items() if spec.location == location and n not in args
+                n
+                for n, spec in tool.parameters.items()
+                if spec.location == location and n not in args
             ]
             if len(free) == 1:  # the operation's only other parameter there
                 match = free[0]

@@ -6,6 +6,7 @@ relative URL is read next to the Arazzo document.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import urljoin, urlsplit
@@ -25,15 +26,23 @@ def source_location(url: str, document: FetchedDocument) -> str:
 
 
 async def read_sources(
-    raw: dict[str, Any], document: FetchedDocument, fetcher: DocumentSource
+    raw: dict[str, Any],
+    document: FetchedDocument,
+    fetcher: DocumentSource,
+    overrides: Mapping[str, str] | None = None,
 ) -> tuple[dict[str, Any], dict[str, str]]:
-    """The parsed OpenAPI sources by name, and why each other one could not be read."""
+    """The parsed OpenAPI sources by name, and why each other one could not be read.
+
+    ``overrides`` reads a source from another place (a path or URL, by source name): a local
+    copy of a remote description, for instance.
+    """
     found: dict[str, Any] = {}
     unread: dict[str, str] = {}
     for source in raw.get("sourceDescriptions") or []:
         if not isinstance(source, dict) or source.get("type", "openapi") != "openapi":
             continue
         name, url = str(source.get("name")), str(source.get("url", ""))
+        url = (overrides or {}).get(name, url)
         try:
             fetched = await fetcher.fetch(source_location(url, document))
             found[name] = parse_document(fetched.content)

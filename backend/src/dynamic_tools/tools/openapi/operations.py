@@ -243,9 +243,10 @@ class OperationBuilder:
         responses = op.get("responses")
         if not isinstance(responses, dict):
             return None
-        codes = sorted((str(c) for c in responses if str(c).startswith("2")), key=_code_order)
+        by_code = {str(c): r for c, r in responses.items()}  # YAML may read `200:` as a number
+        codes = sorted((c for c in by_code if c.startswith("2")), key=_code_order)
         for code in codes:
-            response = self.resolver.deref(responses[code], f"{where}/responses/{code}")
+            response = self.resolver.deref(by_code[code], f"{where}/responses/{code}")
             content = response.get("content") if isinstance(response, dict) else None
             if not isinstance(content, dict):
                 continue
