@@ -53,6 +53,20 @@ class WorkflowGraph:
             out[node_id] += [t for _, t in self.activation_targets(node_id) if t in self.nodes]
         return out
 
+    def reachable_from(self, node_id: str) -> list[str]:
+        """``node_id`` and the nodes that wait for it or that it activates, transitively.
+
+        In graph order. A loop's goto back is not an edge: these are what a loop back to
+        ``node_id`` runs again.
+        """
+        edges, seen, work = self.edges(), {node_id}, [node_id]
+        while work:
+            for nxt in edges.get(work.pop(), []):
+                if nxt not in seen:
+                    seen.add(nxt)
+                    work.append(nxt)
+        return [n for n in self.nodes if n in seen]
+
     def cycles(self) -> list[list[str]]:
         """Each distinct cycle once, as ``[a, b, ..., a]``."""
         edges, found, seen_sets = self.edges(), [], set()

@@ -75,6 +75,10 @@ class _Pending:
         self._status = status
         self._first = 0
 
+    def rewind(self) -> None:
+        """Look from the start again (a loop made earlier nodes pending)."""
+        self._first = 0
+
     def remaining(self) -> Iterator[tuple[str, Any]]:
         """The nodes from the first pending one on (none when every node has settled)."""
         items, status = self._items, self._status
@@ -107,6 +111,10 @@ class Interpreter:
         self.nodes: dict[str, NodeState] = {}
         self.saga = Saga()
         self._seq = 0
+        self._base_steps = steps
+        self.steps = _RoundSteps(steps, self)
+        self.step_tag = ""
+        """``@<round>`` while a node runs again in a loop (its steps' names end with it)."""
 
     async def emit(self, event: ev.Event) -> None:
         """Send one event (numbered, so a replayed run's duplicates can be dropped)."""
@@ -234,6 +242,8 @@ class Interpreter:
         for node_id in order:
             self.nodes[prefix + node_id] = NodeState()
         pending = _Pending(plan, status)
+        rounds: dict[str, int] = {}  # how many times each node was made pending again
+        loops: dict[tuple[str, str], int] = {}  # times each goto back was taken
         while True:
             ready = self._next_ready(plan, pending, status, activated)
             if ready is None:
@@ -245,13 +255,25 @@ class Interpreter:
                 state.error = skip_reason
                 await self.emit(ev.NodeSkipped(node_id=prefix + node_id, reason=skip_reason))
             else:
-                if not prefix and self.redrive and node_id in self.redrive.outputs:
+                redriven = self.redrive is not None and node_id in self.redrive.outputs
+                if not prefix and redriven and node_id not in rounds:  # a loop runs it again
                     outcome, targets = await self._reuse_node(plan, node_id, scope, last_output)
                 else:
-                    outcome, targets = await self._run_node(
-                        plan, node_id, scope, prefix, last_output
-                    )
+                    self.step_tag = f"@{rounds[node_id]}" if node_id in rounds else ""
+                    try:
+                        outcome, targets = await self._run_node(
+                            plan, node_id, scope, prefix, last_output
+                        )
+                    finally:
+                        self.step_tag = ""
                 status[node_id] = outcome
+                back = {t for t in targets if status.get(t, "pending") != "pending"}
+                if back:
+                    await self._loop_back(
+                        plan, node_id, back, status, activated, prefix, rounds, loops
+                    )
+                    pending.rewind()
+                    continue
                 activated.update(targets)
             await self._skip_unactivated(plan, node_id, status, activated, prefix)
         for node_id in order:
@@ -261,8 +283,66 @@ class Interpreter:
                 state.error = "not activated" if node_id in plan.activated else "not reached"
                 await self.emit(ev.NodeSkipped(node_id=prefix + node_id, reason=state.error))
         if workflow.outputs is not None:
-            return self.render(workflow.outputs, scope, None)
+            return self._outputs(plan, scope)
         return last_output[0]
+
+    def _outputs(self, plan: WorkflowPlan, scope: Scope) -> Any:
+        """The workflow's ``outputs``; one that reads a node the run skipped is null.
+
+        A branch not taken leaves its nodes' outputs unset: an output read from them is null
+        (anywhere else such a reference fails the run, as every unresolved reference does).
+        """
+        outputs = plan.workflow.outputs
+        if not isinstance(outputs, dict):
+            return self.render(outputs, scope, None)
+        produced = plan.graph.output_names()
+        values: dict[str, Any] = {}
+        for key, value in outputs.items():
+            try:
+                values[key] = self.render(value, scope, None)
+            except UnresolvedReferenceError as exc:
+                name = exc.reference.lstrip("$").split(".", 1)[0]
+                if name not in produced or name in scope.outputs:
+                    raise
+                values[key] = None
+        return values
+
+    async def _loop_back(
+        self,
+        plan: WorkflowPlan,
+        node_id: str,
+        targets: set[str],
+        status: dict[str, str],
+        activated: set[str],
+        prefix: str,
+        rounds: dict[str, int],
+        loops: dict[tuple[str, str], int],
+    ) -> None:
+        """A goto back to ``targets``: the nodes from each on are pending again.
+
+        Bounded by the case's ``max_loops``: one more time fails the run. A node run again
+        names its steps with ``@<round>`` (distinct names, so a replay takes the same path).
+        """
+        node = plan.workflow.graph[node_id]
+        bounds = {target: bound for _, target, bound in kind_of(node).loop_targets(node)}
+        for target in sorted(targets):
+            key = (node_id, target)
+            loops[key] = loops.get(key, 0) + 1
+            bound = bounds.get(target, 0)
+            if loops[key] > bound:
+                raise RunFailed(
+                    f"'{prefix + node_id}' went back to '{target}' more than its max_loops "
+                    f"({bound}) times",
+                    node_id=prefix + node_id,
+                    context={"loop": target, "max_loops": bound},
+                )
+            for member in plan.loop_regions[target]:
+                rounds[member] = rounds.get(member, 1) + 1
+                status[member] = "pending"
+                activated.discard(member)
+                self.nodes[prefix + member] = NodeState()
+            if target in plan.activated:
+                activated.add(target)
 
     async def _skip_unactivated(
         self,
@@ -502,7 +582,7 @@ class Interpreter:
             self.plan,
             run_id=self.run_id,
             tools=self.tools,
-            steps=steps or self.steps,
+            steps=steps or self._base_steps,
             events=self.events,
             clock=self.clock,
         )
@@ -523,6 +603,32 @@ class Interpreter:
         self.saga.extend(result.compensations)
         self.nodes.update(result.nodes)
         return result.value
+
+
+class _RoundSteps:
+    """The run's step runner, naming a node's steps ``<name>@<round>`` when a loop runs it again."""
+
+    def __init__(self, steps: StepRunner, interpreter: Interpreter) -> None:
+        self._steps = steps
+        self._interpreter = interpreter
+
+    def _name(self, name: str) -> str:
+        return name + self._interpreter.step_tag
+
+    async def step(self, name: str, fn: Callable[[], Any]) -> Any:
+        return await self._steps.step(self._name(name), fn)
+
+    async def sleep(self, name: str, seconds: float) -> None:
+        await self._steps.sleep(self._name(name), seconds)
+
+    async def wait_for_input(self, name: str, timeout_s: float | None) -> dict[str, Any] | None:
+        return await self._steps.wait_for_input(name, timeout_s)  # never in a loop
+
+    async def gather(self, name: str, children: list[ChildSpec], **options: Any) -> Any:
+        return await self._steps.gather(name, children, **options)  # never in a loop
+
+    def __getattr__(self, name: str) -> Any:  # what a runner offers beyond the protocol
+        return getattr(self._steps, name)
 
 
 def _describe(exc: Exception) -> str:

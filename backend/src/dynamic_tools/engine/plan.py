@@ -17,7 +17,7 @@ from typing import Any
 from dynamic_tools.engine.graph import WorkflowGraph
 from dynamic_tools.engine.loaders import LoadedDocument
 from dynamic_tools.engine.models import Workflow, WorkflowDocument
-from dynamic_tools.engine.nodes import sub_workflows
+from dynamic_tools.engine.nodes import kind_of, sub_workflows
 from dynamic_tools.engine.params import check_values
 from dynamic_tools.engine.validator import (
     ValidationReport,
@@ -74,6 +74,17 @@ class WorkflowPlan:
             for target in targets:
                 found.setdefault(target, set()).add(node_id)
         return {target: frozenset(names) for target, names in found.items()}
+
+    @cached_property
+    def loop_regions(self) -> Mapping[str, tuple[str, ...]]:
+        """For each node a goto goes back to, the nodes a loop back to it runs again."""
+        targets = {
+            target
+            for node in self.workflow.graph.values()
+            for _, target, _ in kind_of(node).loop_targets(node)
+            if target in self.workflow.graph
+        }
+        return {target: tuple(self.graph.reachable_from(target)) for target in targets}
 
     @cached_property
     def sub_workflows(self) -> frozenset[str]:

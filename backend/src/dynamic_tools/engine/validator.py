@@ -150,7 +150,9 @@ class _Checker:
             self.add(
                 (*base, "graph", cycle[0]),
                 "cycle",
-                "dependencies and activations form a cycle: " + " → ".join(cycle),
+                "dependencies and activations form a cycle: "
+                + " → ".join(cycle)
+                + " (a branch's goto back to an earlier node is a loop: give it max_loops)",
             )
         self._check_names(base, workflow, graph)
         self._check_params(base, workflow)

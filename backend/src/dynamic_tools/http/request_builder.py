@@ -84,6 +84,7 @@ def build_request(
     headers: dict[str, str] = {k: v for k, v in tool.static_params.header.items()}
     body: dict[str, Any] = dict(tool.static_params.body)
     has_body = bool(body)
+    cookies: list[str] = []
 
     for name, param in tool.parameters.items():
         if name not in arguments or arguments[name] is None:
@@ -96,10 +97,14 @@ def build_request(
             query.extend((name, _scalar(v)) for v in values)
         elif param.location == "header":
             headers[_header_name(name)] = _header_value(name, value)
+        elif param.location == "cookie":
+            cookies.append(f"{_cookie_name(name)}={_cookie_value(name, value)}")
         else:
             body[name] = value
             has_body = True
 
+    if cookies:
+        headers["Cookie"] = "; ".join(cookies)
     secret_query: set[str] = set()
     secret_headers: set[str] = set()
     secret_values: list[str] = []
@@ -223,6 +228,29 @@ def _path_segment(name: str, value: Any) -> str:
             violations=[{"path": name, "message": "control characters are not allowed"}],
         )
     return quote(text, safe="")
+
+
+_COOKIE_VALUE = re.compile(r"^[\x21\x23-\x2b\x2d-\x3a\x3c-\x5b\x5d-\x7e]*$")
+
+
+def _cookie_name(name: str) -> str:
+    if not HEADER_NAME.match(name):
+        raise InvalidInputError(
+            f"'{name}' is not a valid cookie name",
+            violations=[{"path": name, "rule": "cookie_name", "message": "invalid cookie name"}],
+        )
+    return name
+
+
+def _cookie_value(name: str, value: Any) -> str:
+    text = _scalar(value)
+    if not _COOKIE_VALUE.match(text):
+        raise InvalidInputError(
+            f"cookie parameter '{name}' holds characters a cookie cannot carry (spaces, quotes, "
+            "commas, semicolons, backslashes or control characters)",
+            violations=[{"path": name, "rule": "cookie_value", "message": "not a cookie value"}],
+        )
+    return text
 
 
 def _header_name(name: str) -> str:

@@ -30,7 +30,7 @@ from dynamic_tools.tools.schema_check import check_schema
 
 TOOL_NAME_PATTERN = r"^[a-zA-Z0-9_-]{1,64}$"
 HttpMethod = Literal["GET", "POST", "PUT", "PATCH", "DELETE"]
-ParameterLocation = Literal["path", "query", "header", "body"]
+ParameterLocation = Literal["path", "query", "header", "cookie", "body"]
 # Header values HTTP (and httpx) can carry: visible ASCII, space and tab.
 HEADER_VALUE = re.compile(r"^[\t\x20-\x7e]*$")
 HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")

@@ -27,6 +27,18 @@ if TYPE_CHECKING:
     from dynamic_tools.engine.plan import RunPlan
 
 
+def kind_of_name(node: Any) -> str:
+    """The kind name of ``node`` (its ``type``)."""
+    return str(node.kind)
+
+
+MAX_LOOPS = 1000
+"""The most times a loop may go back."""
+
+LOOP_KINDS = frozenset({"call", "branch", "error"})
+"""The node kinds a loop may run again (their steps are named per round)."""
+
+
 class BranchCase(FrozenModel):
     """``when`` → ``goto`` (or ``end``); a case without ``when`` is the default."""
 
@@ -37,6 +49,13 @@ class BranchCase(FrozenModel):
         description="Activate nothing: what only this branch leads to is skipped, the "
         "workflow ends once what already runs settles.",
     )
+    max_loops: int | None = Field(
+        default=None,
+        ge=1,
+        le=MAX_LOOPS,
+        description="A goto back to an earlier node is a loop: the nodes from there on run "
+        "again, at most this many times (then the run fails).",
+    )
     default: Any = Field(
         default=None,
         description="Seed syntax: a list item `- default:` with `goto:` marks the default case.",
@@ -46,6 +65,8 @@ class BranchCase(FrozenModel):
     def _goto_or_end(self) -> BranchCase:
         if (self.goto is None) == (not self.end):
             raise ValueError("a case has either goto (a node) or end: true")
+        if self.max_loops is not None and self.goto is None:
+            raise ValueError("max_loops bounds a goto back to an earlier node")
         return self
 
 
@@ -105,16 +126,51 @@ class BranchKind(Kind[BranchNode]):
 
     def targets(self, node: BranchNode, node_ids: Collection[str]) -> list[tuple[Path, str]]:
         found: list[tuple[Path, str]] = [
-            (("on", i, "goto"), case.goto) for i, case in enumerate(node.on) if case.goto
+            (("on", i, "goto"), case.goto)
+            for i, case in enumerate(node.on)
+            if case.goto and case.max_loops is None
         ]
         if node.default is not None:
             found.append((("default",), node.default))
         return found
 
+    def loop_targets(self, node: BranchNode) -> list[tuple[Path, str, int]]:
+        return [
+            (("on", i, "goto"), case.goto, case.max_loops)
+            for i, case in enumerate(node.on)
+            if case.goto and case.max_loops is not None
+        ]
+
     def check(self, node: BranchNode, checks: NodeChecks) -> None:
         for index, case in enumerate(node.on):
             if case.when is not None:
                 checks.expression((*checks.here, "on", index, "when"), case.when)
+        graph = checks.graph
+        for path, target, _bound in self.loop_targets(node):
+            where = (*checks.here, *path)
+            if target not in graph.nodes:
+                checks.add(where, "unknown_target", f"'{target}' is not a node of this workflow")
+                continue
+            region = graph.reachable_from(target)
+            if checks.node_id not in region:
+                checks.add(
+                    where,
+                    "loop_target",
+                    f"max_loops marks a goto back, but '{target}' does not lead to "
+                    f"'{checks.node_id}': use a plain goto",
+                    actual=target,
+                )
+                continue
+            for member in region:
+                kind = kind_of_name(graph.nodes[member])
+                if kind not in LOOP_KINDS:
+                    checks.add(
+                        where,
+                        "loop_body",
+                        f"the loop back to '{target}' would run '{member}' ({kind}) again; a "
+                        "loop may hold only call, branch and error nodes",
+                        actual=member,
+                    )
 
     async def execute(self, node: BranchNode, at: NodeAt, run: RunServices) -> NodeOutcome:
         target = node.default
@@ -137,7 +193,14 @@ class BranchKind(Kind[BranchNode]):
         return f"branch {node_id}"
 
     def details(self, node: BranchNode) -> dict[str, Any]:
-        cases = [{"when": c.when, "goto": c.goto, "end": c.end or None} for c in node.on]
+        cases: list[dict[str, Any]] = []
+        for case in node.on:
+            shown: dict[str, Any] = {"when": case.when, "goto": case.goto}
+            if case.end:
+                shown["end"] = True
+            if case.max_loops:
+                shown["max_loops"] = case.max_loops
+            cases.append(shown)
         return {"condition": {"cases": cases, "default": node.default}}
 
     def activation(self, node: BranchNode, path: Path) -> dict[str, Any]:
@@ -152,6 +215,8 @@ class BranchKind(Kind[BranchNode]):
         for case in node.on:
             cond = f"when {case.when}" if case.when else "otherwise"
             goes = "end" if case.goto is None else label_of.get(case.goto, case.goto)
+            if case.max_loops:
+                goes += f" (back, at most {case.max_loops} times)"
             lines.append(f"  ↘ {node_id}: {cond} → {goes}")
         if node.default:
             lines.append(f"  ↘ {node_id}: otherwise → {label_of.get(node.default, node.default)}")

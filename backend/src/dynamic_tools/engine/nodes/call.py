@@ -154,7 +154,8 @@ class CallKind(StepKind[CallNode]):
             node,
             full_id,
             args,
-            idempotency_key=f"{run.run_id}:{full_id}",  # a foreach item's id ends in its index
+            # a foreach item's id ends in its index; a loop's round adds @<round>
+            idempotency_key=f"{run.run_id}:{full_id}{run.step_tag}",
             scope=scope,
         )
         if node.compensate_with is not None:

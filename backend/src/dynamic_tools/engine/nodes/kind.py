@@ -81,6 +81,8 @@ class RunServices(Protocol):
     run_id: str
     plan: RunPlan
     steps: StepRunner
+    step_tag: str
+    """``@<round>`` while a loop runs a node again (else empty)."""
 
     def now(self) -> str:
         """The run's clock (ISO 8601)."""
@@ -234,6 +236,14 @@ class Kind(ABC, Generic[N]):
 
     def targets(self, node: N, node_ids: Collection[str]) -> list[tuple[Path, str]]:
         """Nodes this node names to activate (besides its steps' fallbacks)."""
+        return []
+
+    def loop_targets(self, node: N) -> list[tuple[Path, str, int]]:
+        """Earlier nodes this node can go back to (a loop), where each is named, and its bound.
+
+        A loop target is not an activation: when taken, the nodes from the target on run
+        again (at most the bound times), see the interpreter.
+        """
         return []
 
     def activation_targets(self, node: N, node_ids: Collection[str]) -> list[tuple[Path, str]]:

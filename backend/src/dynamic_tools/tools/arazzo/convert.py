@@ -16,9 +16,10 @@ Arazzo workflow becomes a workflow of one document, step by step:
 - ``dependsOn`` workflows run first, as sub-workflows; ``components`` are inlined;
 - workflow ``inputs`` (a JSON Schema) become params, workflow ``outputs`` the outputs.
 
-What cannot be carried over is a problem with its path (never dropped silently): a goto back
-to an earlier step (a loop), a payload that is not an object of the operation's body
-properties, a pointer segment a reference cannot name.
+A goto back to an earlier step is a loop (a branch case with ``max_loops``, at most
+:data:`MAX_LOOPS` rounds, a warning says so). What cannot be carried over is a problem with
+its path (never dropped silently): a payload that is not an object of the operation's body
+properties, a body that is not JSON, a pointer segment a reference cannot name.
 """
 
 from __future__ import annotations
@@ -46,6 +47,8 @@ _JSON_TYPES = {
 }
 _ANY_FAILURE = ["transport", "timeout", "4xx", "5xx", "429", "criteria"]
 MAX_RETRY_LIMIT = 20
+MAX_LOOPS = 100
+"""How many times a goto back to an earlier step may be taken (Arazzo sets no bound)."""
 
 
 @dataclass
@@ -383,9 +386,10 @@ class _WorkflowConverter:
                     if target in self.index and self.index[target] <= index:
                         self.problem(
                             (*where, "stepId"),
-                            "loop_unsupported",
-                            f"goto '{target}' goes back to an earlier step (a loop); loops "
-                            "are not imported yet",
+                            "loop",
+                            f"goto '{target}' goes back to an earlier step: a loop, run at "
+                            f"most {MAX_LOOPS} times (then the run fails)",
+                            "warning",
                         )
                     targets.add(target)
         return targets
@@ -492,6 +496,15 @@ class _WorkflowConverter:
         retried = False
         for where, action in actions:
             if action.get("type") == "retry":
+                again = action.get("stepId", step.get("stepId"))
+                if again != step.get("stepId") or action.get("workflowId") is not None:
+                    self.problem(
+                        where,
+                        "retry_elsewhere",
+                        "a retry runs this step again; retrying another step or a workflow is "
+                        "not imported (use a goto)",
+                    )
+                    continue
                 if retried:
                     self.problem(where, "retry_repeated", "only the first retry action is used")
                     continue
@@ -506,7 +519,7 @@ class _WorkflowConverter:
         end_id = f"{node_id}__failed_end"
         self.graph[end_id] = {
             "type": "error",
-            "message": f"step {step.get('stepId')} failed: $error.message",
+            "message": f"step {step.get('stepId')} failed and no onFailure action applies",
         }
         for case in cases:
             if case.pop("end", False):
@@ -564,6 +577,9 @@ class _WorkflowConverter:
                 self.problem((*where, "stepId"), "unknown_step", f"no step '{action['stepId']}'")
                 return None
             case["goto"] = target
+            here_index = self.index.get(self._step_of(node_id), -1)
+            if self.index[action["stepId"]] <= here_index:
+                case["max_loops"] = MAX_LOOPS
             return case
         workflow_id = self.result.workflow_ids.get(str(action.get("workflowId")))
         if workflow_id is None:
@@ -577,6 +593,10 @@ class _WorkflowConverter:
         self.graph[then_id] = {"workflow": workflow_id, "args": self._pass_inputs(workflow_id)}
         case["goto"] = then_id
         return case
+
+    def _step_of(self, node_id: str) -> str:
+        """The Arazzo step id of a step's node id."""
+        return next((s for s, n in self.step_ids.items() if n == node_id), "")
 
     def _pass_inputs(self, workflow_id: str) -> dict[str, Any]:
         arazzo_id = next(k for k, v in self.result.workflow_ids.items() if v == workflow_id)
@@ -638,12 +658,12 @@ class _WorkflowConverter:
             return {"call": "rest_call", "args": {}}
         tool = op.tool
         args: dict[str, Any] = {}
-        answer = self._request_answer(tool, args)
         for i, parameter in enumerate(_list(step.get("parameters"))):
             self._parameter((*here, "parameters", i), parameter, tool, args)
         body = step.get("requestBody")
         if isinstance(body, dict):
             self._body((*here, "requestBody"), body, tool, args)
+        answer = self._request_answer(tool, args)
         node: dict[str, Any] = {"call": tool.name, "args": args}
         criteria = []
         for i, criterion in enumerate(_list(step.get("successCriteria"))):

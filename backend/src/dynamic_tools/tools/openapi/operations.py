@@ -1,8 +1,8 @@
 """One OpenAPI operation → the data of one :class:`ToolConfig`.
 
 - Parameters: path-level and operation-level ones merged (the operation's win); ``path``,
-  ``query`` and ``header`` parameters keep their place; a required ``cookie`` parameter makes
-  the operation unrepresentable (skipped), an optional one is dropped with a warning.
+  ``query``, ``header`` and ``cookie`` parameters keep their place (cookies are sent in one
+  ``Cookie`` header).
 - A JSON request body whose schema is an object: each property becomes an ``in: body``
   parameter (``readOnly`` ones left out). Properties of ``allOf`` parts are merged; those of
   ``oneOf`` / ``anyOf`` branches too, required only when every branch requires them. Any other
@@ -129,17 +129,7 @@ class OperationBuilder:
         for (name, location), param in merged.items():
             if not name:
                 raise Skip("invalid_parameter", "a parameter has no name")
-            if location == "cookie":
-                if param.get("required"):
-                    raise Skip(
-                        "cookie_parameter",
-                        f"required cookie parameter '{name}' cannot be sent by a tool",
-                    )
-                self.log.add(
-                    where, "cookie_parameter", f"optional cookie parameter '{name}' dropped"
-                )
-                continue
-            if location not in ("path", "query", "header"):
+            if location not in ("path", "query", "header", "cookie"):
                 raise Skip(
                     "invalid_parameter", f"parameter '{name}' has an unknown 'in': {location!r}"
                 )

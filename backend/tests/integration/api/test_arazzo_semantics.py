@@ -1,0 +1,173 @@
+"""Arazzo semantics end to end: a document using each feature is imported over REST (strict
+mode) and run through the real engine against a real loopback API.
+
+The document (tests/fixtures/arazzo/semantics/shop.arazzo.yaml) has an operationId, a
+``$sourceDescriptions`` operationId and an operationPath step; a workflow depending on another
+(``dependsOn``, read by ``$workflows``); path, query (a reusable component), header and cookie
+parameters; a payload with replacements; ``$inputs``, ``$steps``, ``$response.body#/..``,
+``$response.header``, ``$statusCode``, ``$method``, ``$url`` and ``{$...}`` inside strings;
+simple, regex, jsonpath and xpath criteria; a forward goto on failure, a goto back (a poll
+loop), a retry with retryAfter and retryLimit, an end from a reusable action; outputs.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from dynamic_tools.api.app import create_app
+from dynamic_tools.settings import Settings
+from tests.support.app_client import app_client
+from tests.support.mocked_runs import wait_for
+from tests.support.servers import serve
+
+SEMANTICS = Path(__file__).resolve().parents[2] / "fixtures" / "arazzo" / "semantics"
+
+
+class Shop:
+    """A small shop API with state: what it was asked is kept in ``requests``."""
+
+    def __init__(self) -> None:
+        self.requests: list[dict[str, Any]] = []
+        self.polls = 0
+        self.warehouse_calls = 0
+
+    async def handle(self, request: Request) -> Response:
+        body = await request.body()
+        path = request.url.path.removeprefix("/api")
+        self.requests.append(
+            {
+                "method": request.method,
+                "path": path,
+                "query": dict(request.query_params),
+                "headers": dict(request.headers),
+                "cookies": dict(request.cookies),
+                "body": body.decode() if body else None,
+            }
+        )
+        if path == "/sessions":
+            return JSONResponse({"token": "T-42"}, status_code=201, headers={"X-Session": "S-7"})
+        if path.startswith("/items/"):
+            if path.endswith("/I9"):
+                return JSONResponse({"message": "no such item"}, status_code=404)
+            return JSONResponse({"id": "I1", "name": "Kettle", "price": 25.5, "stock": 3})
+        if path == "/orders":
+            return JSONResponse(
+                {"id": "O-1", "status": "pending"},
+                status_code=201,
+                headers={"Location": "/orders/O-1"},
+            )
+        if path == "/warehouse":
+            self.warehouse_calls += 1
+            if self.warehouse_calls == 1:
+                return JSONResponse({"message": "busy"}, status_code=503)
+            return JSONResponse({"open": True})
+        if path.endswith("/receipt"):
+            xml = "<receipt><order id='O-1' status='confirmed'/></receipt>"
+            return Response(xml, media_type="application/xml")
+        if path.startswith("/orders/"):
+            self.polls += 1
+            return JSONResponse({"id": "O-1", "status": "pending" if self.polls < 3 else "done"})
+        if path == "/missing":
+            return JSONResponse({"noted": True})
+        return JSONResponse({"message": "unknown"}, status_code=418)
+
+
+@pytest.fixture
+def shop() -> Iterator[tuple[Shop, str]]:
+    api = Shop()
+    methods = ["GET", "POST"]
+    app = Starlette(routes=[Route("/{path:path}", api.handle, methods=methods)])
+    with serve(app) as url:
+        yield api, url
+
+
+@pytest.fixture
+async def client(
+    tmp_path: Path, make_settings: Any, shop: tuple[Shop, str]
+) -> AsyncIterator[httpx.AsyncClient]:
+    _, url = shop
+    settings: Settings = make_settings(
+        registry_config_path=tmp_path / "root" / "config.yaml",
+        allowed_target_hosts=[url.split("://")[1]],
+    )
+    shutil.copytree(SEMANTICS, settings.registry_root / "semantics")
+    async with app_client(create_app(settings)) as api:
+        imported = await api.post(
+            "/catalogs",
+            json={
+                "source": str(settings.registry_root / "semantics" / "shop.arazzo.yaml"),
+                "name": "shop",
+                "base_url": f"{url}/api",
+            },
+        )
+        assert imported.status_code == 201, imported.text
+        assert imported.json()["workflows"] == ["login", "buy"]
+        yield api
+
+
+async def _buy(client: httpx.AsyncClient, item: str) -> dict[str, Any]:
+    params = {"user": "ada", "password": "pw", "itemId": item, "quantity": 2}
+    started = await client.post("/workflows/buy/runs", json={"params": params})
+    assert started.status_code == 202, started.text
+    return await wait_for(client, started.json()["run_id"], timeout_s=20)
+
+
+async def test_a_purchase_runs_every_kind_of_step_and_expression(
+    client: httpx.AsyncClient, shop: tuple[Shop, str]
+) -> None:
+    api, url = shop
+    run = await _buy(client, "I1")
+    assert run["status"] == "succeeded", run.get("error")
+    assert run["result"] == {
+        "orderId": "O-1",
+        "price": 25.5,
+        "status": "done",
+        "location": "/orders/O-1",
+        "method": "GET",
+        "url": f"{url}/api/items/I1",
+        "missing": None,  # the step a 404 leads to did not run
+    }
+    calls = [(r["method"], r["path"]) for r in api.requests]
+    assert calls == [
+        ("POST", "/sessions"),  # dependsOn: login first
+        ("GET", "/items/I1"),
+        ("POST", "/orders"),
+        ("GET", "/warehouse"),  # 503, retried after retryAfter
+        ("GET", "/warehouse"),
+        ("GET", "/orders/O-1"),  # pending: the goto back polls again
+        ("GET", "/orders/O-1"),
+        ("GET", "/orders/O-1"),
+        ("GET", "/orders/O-1/receipt"),  # then end: report-missing never runs
+    ]
+    item = api.requests[1]
+    assert item["query"] == {"lang": "en"}  # the component's value, overridden by the step
+    assert item["headers"]["x-token"] == "Bearer T-42"
+    assert item["cookies"] == {"session": "S-7"}
+    assert api.requests[2]["body"] == '{"item":"I1","quantity":2,"note":{"text":"for ada"}}'
+    # the goto back reads the body, so the step keeps it (as _body) for its branch
+    assert run["nodes"]["poll"]["output"]["status"] == "done"
+    assert run["nodes"]["poll"]["output"]["_body"] == {"id": "O-1", "status": "done"}
+    assert run["nodes"]["report_missing"]["status"] == "skipped"
+
+
+async def test_an_unknown_item_goes_to_the_failure_step(
+    client: httpx.AsyncClient, shop: tuple[Shop, str]
+) -> None:
+    api, _ = shop
+    run = await _buy(client, "I9")
+    assert run["status"] == "succeeded", run.get("error")
+    assert run["result"]["missing"] is True
+    assert run["result"]["orderId"] is None
+    assert [r["path"] for r in api.requests] == ["/sessions", "/items/I9", "/missing"]
+    assert run["nodes"]["get_item"]["status"] == "failed"
+    assert api.requests[2]["body"] == '{"itemId":"I9"}'
