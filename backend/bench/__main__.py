@@ -5,7 +5,8 @@ with one and two replicas on PostgreSQL, and the run store's cost per event by r
 a run's cost per node against LangGraph, and a durable step against bare DBOS steps, and a
 durable foreach of 1,000 items against the ideal time and LangGraph with its SQLite saver, and
 the start-up time and idle memory of the server ``make run`` starts, and the web UI's cold
-loads in Chromium per route (bytes and timings against the uncompressed peer)."""
+loads in Chromium per route (bytes and timings against the uncompressed peer), and the Arazzo
+conformance table (runner fixtures through the real import and engine)."""
 
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ def bfcl_failures(figures: dict[str, dict[str, Any]]) -> list[str]:
 
 def main() -> int:
     """Run every benchmark and print its figures; exit 1 when a BFCL check fails."""
+    from bench.arazzo import main as arazzo_main
     from bench.bfcl.harness import main as bfcl_main
     from bench.goals import report
     from bench.mcp_bench import main as mcp_main
@@ -48,6 +50,7 @@ def main() -> int:
     figures["run_store"] = run_store_main()
     figures["startup"] = startup_main()
     figures["ui_load"] = ui_load_main()
+    figures["arazzo"] = arazzo_main()
     # DBOS launches once per process: a process each, handing its figures back in a file.
     runs = {
         "durable_sqlite": ["bench.durable_floor"],

@@ -881,8 +881,12 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Get a workflow
+         * Get a workflow (or export it as Arazzo)
          * @description The workflow's document (content, format, version), parsed form and violations.
+         *
+         *     With ``format=arazzo``: the workflow (and the sub-workflows it calls) as an Arazzo 1.0
+         *     document, an OpenAPI 3.1 description of the tools it calls, and ``warnings`` naming what
+         *     has no Arazzo equivalent (parallel, foreach, yield, compensation, error nodes).
          */
         get: operations["get_workflow_workflows__workflow_id__get"];
         /**
@@ -1005,6 +1009,40 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /**
+         * ArazzoExportView
+         * @description A workflow as an Arazzo 1.0 document, with an OpenAPI 3.1 description of its tools.
+         */
+        ArazzoExportView: {
+            /**
+             * Arazzo
+             * @description The Arazzo document (its source is 'tools').
+             */
+            arazzo: {
+                [key: string]: unknown;
+            };
+            /**
+             * Openapi
+             * @description The OpenAPI description of the tools it calls.
+             */
+            openapi: {
+                [key: string]: unknown;
+            };
+            /**
+             * Openapi File
+             * @description Where the Arazzo document expects the OpenAPI file.
+             */
+            openapi_file: string;
+            /**
+             * Warnings
+             * @description What has no Arazzo equivalent (parallel, foreach, yield, compensation...)
+             */
+            warnings: {
+                [key: string]: unknown;
+            }[];
+            /** Workflow Id */
+            workflow_id: string;
+        };
         /**
          * ArazzoReport
          * @description What an Arazzo document is and what is wrong with it; nothing is written.
@@ -5309,7 +5347,7 @@ export interface operations {
                              * @default query
                              * @enum {string}
                              */
-                            in?: "path" | "query" | "header" | "body";
+                            in?: "path" | "query" | "header" | "cookie" | "body";
                             /**
                              * Required
                              * @default false
@@ -5593,7 +5631,7 @@ export interface operations {
                              * @default query
                              * @enum {string}
                              */
-                            in?: "path" | "query" | "header" | "body";
+                            in?: "path" | "query" | "header" | "cookie" | "body";
                             /**
                              * Required
                              * @default false
@@ -5919,7 +5957,10 @@ export interface operations {
     };
     get_workflow_workflows__workflow_id__get: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description 'arazzo': the workflow as an Arazzo 1.0 document instead. */
+                format?: "document" | "arazzo";
+            };
             header?: never;
             path: {
                 /** @description A workflow's id. */
@@ -5935,7 +5976,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["WorkflowDetail"];
+                    "application/json": components["schemas"]["WorkflowDetail"] | components["schemas"]["ArazzoExportView"];
                 };
             };
             /** @description Not found: the id names nothing */

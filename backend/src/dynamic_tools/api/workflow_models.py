@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from dynamic_tools.api.run_models import NodeView
 from dynamic_tools.definitions.views import (
@@ -17,6 +17,7 @@ from dynamic_tools.definitions.views import (
 )
 
 __all__ = [
+    "ArazzoExportView",
     "DryRunReport",
     "InputParam",
     "InputsPreview",
@@ -57,3 +58,15 @@ class DryRunReport(BaseModel):
     nodes: dict[str, NodeView]
     calls: list[dict[str, Any]]
     events: list[dict[str, Any]]
+
+
+class ArazzoExportView(BaseModel):
+    """A workflow as an Arazzo 1.0 document, with an OpenAPI 3.1 description of its tools."""
+
+    workflow_id: str
+    arazzo: dict[str, Any] = Field(description="The Arazzo document (its source is 'tools').")
+    openapi: dict[str, Any] = Field(description="The OpenAPI description of the tools it calls.")
+    openapi_file: str = Field(description="Where the Arazzo document expects the OpenAPI file.")
+    warnings: list[dict[str, Any]] = Field(
+        description="What has no Arazzo equivalent (parallel, foreach, yield, compensation...)"
+    )

@@ -1,6 +1,7 @@
 """``dynamic-tools import-openapi SOURCE --catalog NAME``: import an OpenAPI catalog locally.
 
-``import-graphql SCHEMA --catalog NAME --endpoint URL`` imports a GraphQL schema the same way.
+``import-graphql SCHEMA --catalog NAME --endpoint URL`` imports a GraphQL schema the same way;
+``import-arazzo DOCUMENT --catalog NAME`` an Arazzo document (its workflows too).
 
 Runs the catalog service on this machine's registry root (``REGISTRY_CONFIG_PATH``): the
 document is validated, then ``catalogs/<name>.yaml`` and its tool manifest are written. The
@@ -62,12 +63,61 @@ def import_openapi_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON")] = False,
 ) -> None:
     """Import an OpenAPI 2.0/3.0/3.1 document as a tool catalog."""
+    _run_import(
+        as_json,
+        source,
+        catalog,
+        prefix=prefix,
+        overwrite=overwrite,
+        base_url=base_url,
+        include=include or None,
+        enabled=enabled,
+    )
+
+
+def import_arazzo_command(
+    source: Annotated[str, typer.Argument(help="Path or http(s) URL of the Arazzo document")],
+    catalog: Annotated[str, typer.Option("--catalog", help="Catalog name")],
+    lenient: Annotated[
+        bool,
+        typer.Option(help="Read the shortcuts some runners accept, each reported as a warning"),
+    ] = False,
+    base_url: Annotated[
+        str | None, typer.Option(help="API base URL instead of the sources' servers")
+    ] = None,
+    source_at: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--source", help="Read a source description elsewhere: NAME=PATH_OR_URL; repeatable"
+        ),
+    ] = None,
+    overwrite: Annotated[bool, typer.Option(help="Replace an existing catalog")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON")] = False,
+) -> None:
+    """Import an Arazzo 1.0 document: its operations as tools, its workflows as w_* workflows."""
+    sources: dict[str, str] = {}
+    for item in source_at or []:
+        name, sep, where = item.partition("=")
+        if not sep or not name or not where:
+            console.print(f"[red]invalid_input[/]: --source '{item}' is not NAME=PATH_OR_URL")
+            raise typer.Exit(code=2)
+        sources[name] = where
+    _run_import(
+        as_json,
+        source,
+        catalog,
+        overwrite=overwrite,
+        base_url=base_url,
+        lenient=lenient,
+        sources=sources or None,
+    )
+
+
+def _run_import(as_json: bool, source: str, catalog: str, **options: Any) -> None:
     from dynamic_tools.errors import DynamicToolsError
 
     try:
-        result = asyncio.run(
-            _import(source, catalog, prefix, overwrite, base_url, include, enabled)
-        )
+        result = asyncio.run(_import(source, catalog, **options))
     except DynamicToolsError as exc:
         if as_json:
             console.print_json(json.dumps(exc.to_dict()))
@@ -86,24 +136,19 @@ def import_openapi_command(
     _print_result(result)
 
 
-async def _import(
-    source: str,
-    catalog: str,
-    prefix: str | None,
-    overwrite: bool,
-    base_url: str | None,
-    include: list[str] | None,
-    enabled: bool,
-) -> dict[str, Any]:
+async def _import(source: str, catalog: str, **options: Any) -> dict[str, Any]:
     import httpx
 
     from dynamic_tools.bootstrap import make_catalogs, make_guard
     from dynamic_tools.cli.main import load_settings
+    from dynamic_tools.definitions.repository import WorkflowRepository
     from dynamic_tools.tools.registry import ToolRegistry
 
     settings = load_settings()
     registry = ToolRegistry(settings.tools_dir, variables=settings.template_variables())
     registry.reload()
+    workflows = WorkflowRepository(settings.workflows_dir, known_tools=registry.input_schemas)
+    workflows.reload()
     async with httpx.AsyncClient(follow_redirects=False, trust_env=False) as client:
         # The server's guard (allow-list, mode, its own address); local files anywhere the
         # user can read: the CLI runs as the user, on their own files.
@@ -113,16 +158,9 @@ async def _import(
             guard=make_guard(settings),
             http_client=client,
             any_local_path=True,
+            workflows=workflows,
         )
-        imported = await service.import_openapi(
-            source,
-            catalog,
-            prefix=prefix,
-            overwrite=overwrite,
-            enabled=enabled,
-            include=include or None,
-            base_url=base_url,
-        )
+        imported = await service.import_openapi(source, catalog, **options)
         return imported.model_dump(mode="json")
 
 
@@ -135,6 +173,13 @@ def _print_result(result: dict[str, Any]) -> None:
     )
     console.print(f"  config:   {result['catalog_path']}", highlight=False, soft_wrap=True)
     console.print(f"  manifest: {result['manifest_path']}", highlight=False, soft_wrap=True)
+    if result.get("workflow_file"):
+        console.print(
+            f"  workflows: {', '.join(result.get('workflows') or [])} "
+            f"(in {result['workflow_file']})",
+            highlight=False,
+            soft_wrap=True,
+        )
     for warning in result["warnings"][:MAX_WARNINGS_SHOWN]:
         console.print(
             f"  [yellow]warning[/] {warning['path']}: {warning['message']}",

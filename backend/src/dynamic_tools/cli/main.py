@@ -10,7 +10,11 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
-from dynamic_tools.cli.catalogs import import_graphql_command, import_openapi_command
+from dynamic_tools.cli.catalogs import (
+    import_arazzo_command,
+    import_graphql_command,
+    import_openapi_command,
+)
 from dynamic_tools.settings import Settings
 
 if TYPE_CHECKING:
@@ -28,6 +32,7 @@ app.add_typer(runs_app, name="runs")
 ServerOption = Annotated[str | None, typer.Option(help="Server URL (default: this config's)")]
 app.command("import-openapi")(import_openapi_command)
 app.command("import-graphql")(import_graphql_command)
+app.command("import-arazzo")(import_arazzo_command)
 console = Console()
 
 
@@ -270,3 +275,47 @@ def _print_error(response: object) -> None:
     console.print(f"[red]{response.status_code}: {body.get('message', body)}[/]", highlight=False)
     for violation in body.get("violations", []):
         console.print(f"  {violation.get('path')}: {violation.get('message')}", highlight=False)
+
+
+@app.command("export-arazzo")
+def export_arazzo_command(
+    workflow_id: Annotated[str, typer.Argument(help="The workflow to export")],
+    out: Annotated[
+        Path, typer.Option(help="Folder for <id>.arazzo.yaml and its OpenAPI description")
+    ] = Path("."),
+) -> None:
+    """Write a workflow as an Arazzo 1.0 document, with an OpenAPI 3.1 description of its tools.
+
+    What has no Arazzo equivalent (parallel, foreach, yield, compensation) is listed.
+    """
+    import yaml
+
+    from dynamic_tools.definitions.repository import WorkflowRepository
+    from dynamic_tools.errors import DynamicToolsError
+    from dynamic_tools.tools.arazzo.export import OPENAPI_FILE, export_arazzo
+    from dynamic_tools.tools.registry import ToolRegistry
+
+    settings = load_settings()
+    registry = ToolRegistry(
+        settings.tools_dir,
+        variables=settings.template_variables(),
+        catalogs_dir=settings.catalogs_dir,
+    )
+    registry.reload()
+    workflows = WorkflowRepository(settings.workflows_dir, known_tools=registry.input_schemas)
+    workflows.reload()
+    try:
+        workflows.workflow(workflow_id)
+    except DynamicToolsError as exc:
+        console.print(f"[red]{exc.code}[/]: {exc.message}", highlight=False)
+        raise typer.Exit(code=1) from None
+    export = export_arazzo(workflow_id, workflows.definitions(), registry.find)
+    out.mkdir(parents=True, exist_ok=True)
+    document = out / f"{workflow_id}.arazzo.yaml"
+    document.write_text(yaml.safe_dump(export.arazzo, sort_keys=False), encoding="utf-8")
+    (out / OPENAPI_FILE).write_text(yaml.safe_dump(export.openapi, sort_keys=False), "utf-8")
+    console.print(f"wrote {document} and {out / OPENAPI_FILE}", highlight=False)
+    for warning in export.warnings:
+        console.print(
+            f"  [yellow]warning[/] {warning['path']}: {warning['message']}", highlight=False
+        )

@@ -143,6 +143,10 @@ class ToolRegistry:
                 f"tool '{name}' is not registered", context={"tool": name}
             ) from None
 
+    def find(self, name: str) -> ToolConfig | None:
+        """The tool called ``name``, resolved, or None."""
+        return self._resolved.get(name)
+
     def origin(self, name: str) -> Path | None:
         """The file tool ``name`` was loaded from (a tools file or a catalog manifest)."""
         loaded = self._tools.get(name)

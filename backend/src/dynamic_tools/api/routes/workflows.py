@@ -12,10 +12,11 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Path, Query, Response, status
 from pydantic import BaseModel, ConfigDict, Field
 
-from dynamic_tools.api.deps import RunsDep, WorkflowsDep
+from dynamic_tools.api.deps import RegistryDep, RunsDep, WorkflowsDep
 from dynamic_tools.api.responses import BODY, PARAMS, errors
 from dynamic_tools.api.run_models import RunStarted
 from dynamic_tools.api.workflow_models import (
+    ArazzoExportView,
     DryRunReport,
     InputsPreview,
     StepOrder,
@@ -27,6 +28,7 @@ from dynamic_tools.definitions.files import FILE_NAME
 from dynamic_tools.definitions.views import Renamed, SavedDocument, WorkflowDetail
 from dynamic_tools.engine.loaders import MAX_DOCUMENT_BYTES
 from dynamic_tools.engine.models import IDENTIFIER
+from dynamic_tools.tools.arazzo.export import OPENAPI_FILE, export_arazzo
 
 router = APIRouter(prefix="/workflows", tags=["Workflows"])
 WorkflowId = Annotated[str, Path(description="A workflow's id.")]
@@ -155,13 +157,38 @@ async def reload_workflows(workflows: WorkflowsDep) -> dict[str, Any]:
 
 @router.get(
     "/{workflow_id}",
-    summary="Get a workflow",
+    summary="Get a workflow (or export it as Arazzo)",
     responses=errors(PARAMS, 404),
-    response_model=WorkflowDetail,
+    response_model=WorkflowDetail | ArazzoExportView,
 )
-async def get_workflow(workflow_id: WorkflowId, workflows: WorkflowsDep) -> WorkflowDetail:
-    """The workflow's document (content, format, version), parsed form and violations."""
-    return workflows.get(workflow_id)
+async def get_workflow(
+    workflow_id: WorkflowId,
+    workflows: WorkflowsDep,
+    registry: RegistryDep,
+    format: Annotated[
+        Literal["document", "arazzo"],
+        Query(description="'arazzo': the workflow as an Arazzo 1.0 document instead."),
+    ] = "document",
+) -> WorkflowDetail | ArazzoExportView:
+    """The workflow's document (content, format, version), parsed form and violations.
+
+    With ``format=arazzo``: the workflow (and the sub-workflows it calls) as an Arazzo 1.0
+    document, an OpenAPI 3.1 description of the tools it calls, and ``warnings`` naming what
+    has no Arazzo equivalent (parallel, foreach, yield, compensation, error nodes).
+    """
+    if format == "document":
+        return workflows.get(workflow_id)
+    workflows.workflow(workflow_id)  # 404 for an unknown id
+    export = export_arazzo(
+        workflow_id, workflows.definitions(), registry.find, source_url=f"./{OPENAPI_FILE}"
+    )
+    return ArazzoExportView(
+        workflow_id=workflow_id,
+        arazzo=export.arazzo,
+        openapi=export.openapi,
+        openapi_file=OPENAPI_FILE,
+        warnings=export.warnings,
+    )
 
 
 @router.put(

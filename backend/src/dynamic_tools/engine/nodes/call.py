@@ -203,8 +203,12 @@ class CallKind(StepKind[CallNode]):
                 else None
             ),
             "success": node.success,
-            "criteria": [c.model_dump(exclude_none=True) for c in node.criteria] or None,
-            "outputs": sorted(node.outputs) if node.outputs else None,
+            **(
+                {"criteria": [c.model_dump(exclude_none=True) for c in node.criteria]}
+                if node.criteria
+                else {}
+            ),
+            **({"outputs": sorted(node.outputs)} if node.outputs else {}),
         }
 
     def failure_notes(self, node_id: str, node: CallNode, nodes: Mapping[str, Any]) -> list[str]:

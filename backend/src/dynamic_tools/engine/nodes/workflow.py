@@ -111,11 +111,10 @@ class WorkflowKind(StepKind[WorkflowNode]):
         return f"w_{node.workflow}"
 
     def step_details(self, node: WorkflowNode) -> dict[str, Any]:
-        return {
-            "workflow": node.workflow,
-            "output": node.output,
-            "outputs": sorted(node.outputs) if node.outputs else None,
-        }
+        details: dict[str, Any] = {"workflow": node.workflow, "output": node.output}
+        if node.outputs:
+            details["outputs"] = sorted(node.outputs)
+        return details
 
 
 KIND = WorkflowKind()

@@ -1,0 +1,465 @@
+"""One of our workflows → an Arazzo 1.0 document and an OpenAPI 3.1 description of its tools.
+
+The workflow and the sub-workflows it calls become Arazzo workflows; their nodes become steps
+in the order the engine takes them:
+
+- a call of a registered tool is an ``operationId`` step (the operation is the tool, in the
+  OpenAPI description written beside it); its args are parameters (by the tool's ``in``) and
+  a ``requestBody`` payload; its criteria ``successCriteria``; its named ``outputs`` the
+  step's outputs, else the body as output ``body``;
+- a sub-workflow is a ``workflowId`` step;
+- a branch is the ``onSuccess`` actions of the step it follows (``goto``, ``end``, with
+  ``max_loops`` a goto back); a branch target is followed by a goto to what waits for it
+  (or an end), since Arazzo steps run in sequence;
+- ``on_error`` is ``onFailure``: a ``retry`` (``retryAfter`` the delay, ``retryLimit`` the
+  retries) and a ``goto`` to the fallback.
+
+What has no Arazzo equivalent is listed in ``warnings``, never dropped silently: parallel and
+foreach nodes, yields, compensation (``compensate_with``, compensate nodes), error nodes
+(the step fails instead, without the message), calls of ``rest_call`` and ``sql_query``.
+References are rewritten (``$param`` → ``$inputs.param``, ``$out.a`` →
+``$steps.<node>.outputs.body#/a``, ``"text $x"`` → ``"text {$inputs.x}"``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+from dynamic_tools.engine.graph import WorkflowGraph
+from dynamic_tools.engine.models import Workflow
+from dynamic_tools.engine.nodes import BranchNode, CallNode, WorkflowNode, kind_of
+from dynamic_tools.engine.references import REFERENCE_PATTERN
+from dynamic_tools.tools.models import ToolConfig
+
+_TYPES = {
+    "str": "string",
+    "string": "string",
+    "int": "integer",
+    "integer": "integer",
+    "float": "number",
+    "number": "number",
+    "bool": "boolean",
+    "boolean": "boolean",
+    "list": "array",
+    "array": "array",
+    "dict": "object",
+    "object": "object",
+}
+OPENAPI_FILE = "tools.openapi.yaml"
+"""The file name an export's Arazzo document gives its OpenAPI description."""
+
+_ANSWER = {"result": "$response.body", "status": "$statusCode", "headers": "$response.header"}
+
+
+@dataclass
+class ArazzoExport:
+    """An Arazzo document, the OpenAPI description of its operations, and what was left out."""
+
+    arazzo: dict[str, Any]
+    openapi: dict[str, Any]
+    warnings: list[dict[str, Any]] = field(default_factory=list)
+
+
+def export_arazzo(
+    workflow_id: str,
+    workflows: Mapping[str, Workflow],
+    tool: Callable[[str], ToolConfig | None],
+    *,
+    title: str | None = None,
+    source_url: str = f"./{OPENAPI_FILE}",
+) -> ArazzoExport:
+    """Export ``workflow_id`` (and the sub-workflows it reaches) of ``workflows``."""
+    order: list[str] = []
+    pending = [workflow_id]
+    while pending:
+        current = pending.pop(0)
+        if current in order or current not in workflows:
+            continue
+        order.append(current)
+        pending += [
+            step.workflow
+            for node in workflows[current].graph.values()
+            for _, step in kind_of(node).steps(node)
+            if getattr(step, "workflow", None)
+        ]
+    export = ArazzoExport(arazzo={}, openapi={})
+    used: dict[str, ToolConfig] = {}
+    arazzo_workflows = [
+        _WorkflowExport(wid, workflows[wid], tool, used, export.warnings).build() for wid in order
+    ]
+    export.arazzo = {
+        "arazzo": "1.0.1",
+        "info": {"title": title or workflow_id, "version": "1.0.0"},
+        "sourceDescriptions": [{"name": "tools", "url": source_url, "type": "openapi"}],
+        "workflows": arazzo_workflows,
+    }
+    export.openapi = openapi_of(used.values(), title or workflow_id)
+    return export
+
+
+def openapi_of(tools: Any, title: str) -> dict[str, Any]:
+    """An OpenAPI 3.1 description of ``tools`` (one operation each, its own server)."""
+    paths: dict[str, Any] = {}
+    for config in tools:
+        parameters = [
+            {
+                "name": name,
+                "in": param.location,
+                "required": param.location == "path" or param.required,
+                "schema": param.schema_,
+            }
+            for name, param in config.parameters.items()
+            if param.location != "body"
+        ]
+        body = {n: p for n, p in config.parameters.items() if p.location == "body"}
+        operation: dict[str, Any] = {
+            "operationId": config.name,
+            "description": config.description,
+            "servers": [{"url": config.api.base_url}],
+            "responses": {"200": {"description": "the answer"}},
+        }
+        if parameters:
+            operation["parameters"] = parameters
+        if body:
+            operation["requestBody"] = {
+                "required": any(p.required for p in body.values()),
+                "content": {
+                    "application/json": {
+                        "schema": {
+                            "type": "object",
+                            "properties": {n: p.schema_ for n, p in body.items()},
+                            "required": [n for n, p in body.items() if p.required],
+                        }
+                    }
+                },
+            }
+        if config.output_schema:
+            operation["responses"]["200"]["content"] = {
+                "application/json": {"schema": config.output_schema}
+            }
+        paths.setdefault(config.api.path, {})[config.api.method.lower()] = operation
+    return {"openapi": "3.1.0", "info": {"title": title, "version": "1.0.0"}, "paths": paths}
+
+
+class _WorkflowExport:
+    def __init__(
+        self,
+        workflow_id: str,
+        workflow: Workflow,
+        tool: Callable[[str], ToolConfig | None],
+        used: dict[str, ToolConfig],
+        warnings: list[dict[str, Any]],
+    ) -> None:
+        self.workflow_id = workflow_id
+        self.workflow = workflow
+        self.tool = tool
+        self.used = used
+        self.warnings = warnings
+        self.graph = WorkflowGraph(workflow)
+        self.producers: dict[str, tuple[str, bool]] = {}  # output → (node, has named outputs)
+        for node_id, node in workflow.graph.items():
+            output = getattr(node, "output", None)
+            if output:
+                self.producers[output] = (node_id, bool(getattr(node, "outputs", None)))
+
+    def warn(self, node_id: str | None, message: str) -> None:
+        where = f"workflows.{self.workflow_id}" + (f".graph.{node_id}" if node_id else "")
+        self.warnings.append({"path": where, "rule": "no_arazzo_equivalent", "message": message})
+
+    def build(self) -> dict[str, Any]:
+        steps: list[dict[str, Any]] = []
+        by_node: dict[str, dict[str, Any]] = {}
+        for node_id, node in self.workflow.graph.items():
+            step = self._step(node_id, node)
+            if step is not None:
+                steps.append(step)
+                by_node[node_id] = step
+        for node_id, node in self.workflow.graph.items():
+            if _kind(node) == "branch":
+                self._branch(node_id, cast(BranchNode, node), by_node)
+        self._close_targets(steps, by_node)
+        out: dict[str, Any] = {"workflowId": self.workflow_id}
+        if self.workflow.description:
+            out["description"] = self.workflow.description
+        if self.workflow.params:
+            properties = {}
+            for name, spec in self.workflow.params.items():
+                prop: dict[str, Any] = {}
+                if spec.type in _TYPES:
+                    prop["type"] = _TYPES[spec.type]
+                for key in ("description", "format", "enum", "default"):
+                    if getattr(spec, key) is not None:
+                        prop[key] = getattr(spec, key)
+                properties[name] = prop
+            required = [n for n, s in self.workflow.params.items() if s.required]
+            out["inputs"] = {"type": "object", "properties": properties}
+            if required:
+                out["inputs"]["required"] = required
+        out["steps"] = steps
+        if isinstance(self.workflow.outputs, dict):
+            out["outputs"] = {
+                _output_key(k): self.value(v, None) for k, v in self.workflow.outputs.items()
+            }
+        if not steps:
+            self.warn(None, "no step of this workflow has an Arazzo equivalent")
+        return out
+
+    # --- steps -----------------------------------------------------------------------------
+    def _step(self, node_id: str, node: Any) -> dict[str, Any] | None:
+        """The step of a node: one exporter per kind, by name (a new kind is one entry)."""
+        exporter = _STEPS.get(_kind(node))
+        if exporter is not None:
+            return exporter(self, node_id, node)
+        if _kind(node) == "error":
+            self.warn(
+                node_id,
+                "an error node has no Arazzo equivalent: the step that leads "
+                "to it fails instead, without its message",
+            )
+        elif _kind(node) != "branch":  # a branch is the onSuccess of the step it follows
+            self.warn(node_id, f"a {_kind(node)} node has no Arazzo equivalent and is left out")
+        return None
+
+    def _workflow(self, node_id: str, node: WorkflowNode) -> dict[str, Any]:
+        step: dict[str, Any] = {"stepId": node_id, "workflowId": node.workflow}
+        if node.args:
+            step["parameters"] = [
+                {"name": k, "value": self.value(v, node_id)} for k, v in node.args.items()
+            ]
+        if node.outputs:
+            step["outputs"] = {
+                k: self.value(v, node_id, answer={"result": "$outputs"})
+                for k, v in node.outputs.items()
+            }
+        self._on_error(step, node_id, node)
+        return step
+
+    def _call(self, node_id: str, node: CallNode) -> dict[str, Any] | None:
+        config = self.tool(node.call)
+        if config is None or node.call in ("rest_call", "sql_query"):
+            self.warn(node_id, f"'{node.call}' is not a registered operation: the call is left out")
+            return None
+        self.used[config.name] = config
+        step: dict[str, Any] = {"stepId": node_id, "operationId": config.name}
+        parameters, payload = [], {}
+        for name, value in node.args.items():
+            param = config.parameters.get(name)
+            converted = self.value(value, node_id)
+            if param is not None and param.location == "body":
+                payload[name] = converted
+            else:
+                parameters.append(
+                    {"name": name, "in": param.location if param else "query", "value": converted}
+                )
+        if parameters:
+            step["parameters"] = parameters
+        if payload:
+            step["requestBody"] = {"contentType": "application/json", "payload": payload}
+        criteria = []
+        for criterion in node.criteria:
+            if criterion.type == "simple":
+                criteria.append({"condition": self.condition(criterion.condition, node_id)})
+            else:
+                item = {"condition": criterion.condition, "type": criterion.type}
+                item["context"] = self.value(
+                    criterion.context or "$result", node_id, answer=_ANSWER
+                )
+                criteria.append(item)
+        if node.success:
+            criteria.append({"condition": self.condition(node.success, node_id)})
+        if criteria:
+            step["successCriteria"] = criteria
+        if node.outputs:
+            step["outputs"] = {
+                k: self.value(v, node_id, answer=_ANSWER) for k, v in node.outputs.items()
+            }
+        elif node.output:
+            step["outputs"] = {"body": "$response.body"}
+        if node.compensate_with is not None:
+            self.warn(
+                node_id,
+                f"compensate_with ({node.compensate_with.call}) has no Arazzo "
+                "equivalent: nothing undoes this call when a later step fails",
+            )
+        self._on_error(step, node_id, node)
+        return step
+
+    def _on_error(self, step: dict[str, Any], node_id: str, node: Any) -> None:
+        on_error = node.on_error
+        if on_error is None:
+            return
+        actions: list[dict[str, Any]] = []
+        if on_error.retry:
+            action: dict[str, Any] = {
+                "name": "retry",
+                "type": "retry",
+                "stepId": node_id,
+                "retryAfter": on_error.delay / 1000,
+                "retryLimit": on_error.retry,
+            }
+            criteria = _retry_criteria(on_error.retry_on)
+            if on_error.retry_if:
+                criteria.append(self.condition(on_error.retry_if, node_id))
+            if criteria:
+                action["criteria"] = [{"condition": c} for c in criteria]
+            if {"transport", "timeout"} & set(on_error.retry_on) and criteria:
+                self.warn(
+                    node_id,
+                    "a retry on transport failures or timeouts has no Arazzo "
+                    "criterion (no status code): they are not retried",
+                )
+            actions.append(action)
+            if on_error.backoff != "constant" or on_error.jitter:
+                self.warn(
+                    node_id, f"{on_error.backoff} backoff and jitter become a constant retryAfter"
+                )
+        if on_error.fallback:
+            target = self.workflow.graph.get(on_error.fallback)
+            if target is not None and _kind(target) == "error":
+                actions.append({"name": "fail", "type": "end"})
+            else:
+                actions.append({"name": "fallback", "type": "goto", "stepId": on_error.fallback})
+        if actions:
+            step["onFailure"] = actions
+
+    def _branch(self, node_id: str, node: BranchNode, by_node: dict[str, Any]) -> None:
+        previous = [d for d in node.depends_on if d in by_node]
+        if len(previous) != 1:
+            self.warn(
+                node_id,
+                "a branch is the onSuccess of the one step it follows; this one "
+                f"follows {len(previous)} steps and is left out",
+            )
+            return
+        actions = []
+        for index, case in enumerate(node.on):
+            action: dict[str, Any] = {"name": f"{node_id}_{index}"}
+            target = case.goto
+            if case.end or target is None:
+                action["type"] = "end"
+            elif target in self.workflow.graph and _kind(self.workflow.graph[target]) == "error":
+                action["type"] = "end"
+                self.warn(target, "an error node reached by a branch ends the workflow instead")
+            else:
+                action.update(type="goto", stepId=target)
+            if case.when:
+                action["criteria"] = [{"condition": self.condition(case.when, node_id)}]
+            actions.append(action)
+        if node.default:
+            actions.append({"name": f"{node_id}_default", "type": "goto", "stepId": node.default})
+        by_node[previous[0]].setdefault("onSuccess", []).extend(actions)
+
+    def _close_targets(self, steps: list[dict[str, Any]], by_node: dict[str, Any]) -> None:
+        """After a branch target, go on where its path goes on (Arazzo runs steps in order)."""
+        order = [s["stepId"] for s in steps]
+        for index, step_id in enumerate(order):
+            if step_id not in self.graph.activated or "onSuccess" in by_node[step_id]:
+                continue
+            joins = [
+                n
+                for n, node in self.workflow.graph.items()
+                if step_id in node.depends_on and n in by_node
+            ]
+            following = order[index + 1] if index + 1 < len(order) else None
+            if joins and joins[0] == following:
+                continue
+            action = (
+                {"name": "continue", "type": "goto", "stepId": joins[0]}
+                if joins
+                else {"name": "done", "type": "end"}
+            )
+            by_node[step_id]["onSuccess"] = [action]
+
+    # --- values ----------------------------------------------------------------------------
+    def value(
+        self, value: Any, node_id: str | None, answer: Mapping[str, str] | None = None
+    ) -> Any:
+        if isinstance(value, dict):
+            return {k: self.value(v, node_id, answer) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.value(v, node_id, answer) for v in value]
+        if not isinstance(value, str):
+            return value
+        whole = REFERENCE_PATTERN.fullmatch(value)
+        if whole:
+            return self._reference(whole, node_id, answer)
+        out, position = [], 0
+        for match in REFERENCE_PATTERN.finditer(value):
+            if match.start() > 0 and value[match.start() - 1] == "$":
+                continue
+            out.append(value[position : match.start()])
+            out.append("{" + self._reference(match, node_id, answer) + "}")
+            position = match.end()
+        out.append(value[position:])
+        return "".join(out).replace("$$", "$")
+
+    def condition(self, text: str, node_id: str) -> str:
+        def rewrite(match: re.Match[str]) -> str:
+            return self._reference(match, node_id, _ANSWER)
+
+        converted = REFERENCE_PATTERN.sub(rewrite, text)
+        if re.search(r"\b[a-z_]+\(", converted):
+            self.warn(node_id, f"'{text}' calls functions, which Arazzo conditions do not have")
+        return converted.replace(" and ", " && ").replace(" or ", " || ")
+
+    def _reference(
+        self, match: re.Match[str], node_id: str | None, answer: Mapping[str, str] | None
+    ) -> str:
+        name, dotted = match.group(1), match.group(2)
+        path = [p for p in dotted.split(".") if p]
+        if answer and name in answer:
+            base = answer[name]
+            if name == "headers" and path:
+                return f"{base}.{path[0].replace('_', '-')}"
+            if name == "result" and base == "$response.body":
+                return base + ("#/" + "/".join(path) if path else "")
+            return base + ("." + ".".join(path) if path else "")
+        if name in self.workflow.params:
+            return f"$inputs.{name}" + ("#/" + "/".join(path) if path else "")
+        if name in self.producers:
+            producer, named = self.producers[name]
+            if named and path:
+                rest = "#/" + "/".join(path[1:]) if len(path) > 1 else ""
+                return f"$steps.{producer}.outputs.{path[0]}{rest}"
+            return f"$steps.{producer}.outputs.body" + ("#/" + "/".join(path) if path else "")
+        if name == "error":
+            return "$response.body"
+        self.warn(node_id, f"'{match.group(0)}' names nothing Arazzo can read")
+        return match.group(0)
+
+
+def _kind(node: Any) -> str:
+    return kind_of(node).name
+
+
+_STEPS: dict[str, Callable[[_WorkflowExport, str, Any], dict[str, Any] | None]] = {
+    "call": _WorkflowExport._call,
+    "workflow": _WorkflowExport._workflow,
+}
+"""The kinds that are Arazzo steps, and how each is written."""
+
+
+def _retry_criteria(retry_on: list[str]) -> list[str]:
+    """One condition for the statuses ``retry_on`` retries ([] when it retries everything)."""
+    kinds = set(retry_on)
+    if {"4xx", "5xx", "429", "criteria"} <= kinds:
+        return []
+    parts = []
+    if "5xx" in kinds:
+        parts.append("$statusCode >= 500")
+    if "4xx" in kinds:
+        parts.append("($statusCode >= 400 && $statusCode < 500)")
+    if "429" in kinds and "4xx" not in kinds:
+        parts.append("$statusCode == 429")
+    parts += [f"$statusCode == {k}" for k in sorted(kinds) if k.isdigit() and k != "429"]
+    return [" || ".join(parts)] if parts else []
+
+
+def _output_key(key: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._\-]", "_", key) or "_"
+
+
+__all__ = ["OPENAPI_FILE", "ArazzoExport", "export_arazzo", "openapi_of"]
