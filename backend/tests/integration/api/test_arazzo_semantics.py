@@ -171,3 +171,34 @@ async def test_an_unknown_item_goes_to_the_failure_step(
     assert [r["path"] for r in api.requests] == ["/sessions", "/items/I9", "/missing"]
     assert run["nodes"]["get_item"]["status"] == "failed"
     assert api.requests[2]["body"] == '{"itemId":"I9"}'
+
+
+async def test_a_step_calls_a_workflow_of_another_arazzo_document(
+    client: httpx.AsyncClient, shop: tuple[Shop, str]
+) -> None:
+    api, url = shop
+    root = Path((await client.get("/catalogs/shop")).json()["source"]).parent
+    imported = await client.post(
+        "/catalogs",
+        json={
+            "source": str(root / "orders.arazzo.yaml"),
+            "name": "orders",
+            "base_url": f"{url}/api",
+        },
+    )
+    assert imported.status_code == 201, imported.text
+    # the named document's workflows come along, as <source>_<id>
+    assert imported.json()["workflows"] == ["check_order", "flows_login", "flows_buy"]
+    started = await client.post(
+        "/workflows/check_order/runs",
+        json={"params": {"user": "ada", "password": "pw", "orderId": "O-1"}},
+    )
+    assert started.status_code == 202, started.text
+    run = await wait_for(client, started.json()["run_id"], timeout_s=20)
+    assert run["status"] == "succeeded", run.get("error")
+    assert run["result"] == {"token": "T-42", "status": "pending"}
+    assert [(r["method"], r["path"]) for r in api.requests] == [
+        ("POST", "/sessions"),  # the other document's login workflow, as a sub-workflow
+        ("GET", "/orders/O-1"),
+    ]
+    assert api.requests[0]["body"] == '{"user":"ada","password":"pw"}'

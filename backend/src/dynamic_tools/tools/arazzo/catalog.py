@@ -21,8 +21,8 @@ import yaml
 
 from dynamic_tools.engine.loaders import detect_format, line_of, parse_raw
 from dynamic_tools.errors import DynamicToolsError
-from dynamic_tools.tools.arazzo.convert import ArazzoConversion, convert_arazzo
-from dynamic_tools.tools.arazzo.sources import read_sources, source_location
+from dynamic_tools.tools.arazzo.convert import ArazzoConversion, ArazzoSource, convert_arazzo
+from dynamic_tools.tools.arazzo.sources import read_documents, read_sources, source_location
 from dynamic_tools.tools.arazzo.validation import ArazzoCheck, check_arazzo
 from dynamic_tools.tools.documents import DocumentSource, FetchedDocument
 
@@ -99,6 +99,7 @@ async def analyse_arazzo(
     """
     text = fetched.content.decode("utf-8", errors="replace")
     sources, unread = await read_sources(raw, fetched, fetcher, source_locations)
+    documents, unread_documents = await read_documents(raw, fetched, fetcher)
     check = check_arazzo(text, name=fetched.location, sources=sources, unread=unread)
     analysis = ArazzoAnalysis(
         check=check, violations=list(check.violations), warnings=list(check.warnings)
@@ -111,9 +112,9 @@ async def analyse_arazzo(
         analysis.violations = kept
     if analysis.violations:
         return analysis
-    for name in unread:
+    for name, why in {**unread, **unread_documents}.items():
         analysis.violations.append(
-            {"path": "sourceDescriptions", "rule": "source_not_read", "message": unread[name]}
+            {"path": f"sourceDescriptions.{name}", "rule": "source_not_read", "message": why}
         )
     if analysis.violations:
         return analysis
@@ -125,10 +126,16 @@ async def analyse_arazzo(
         for s in raw.get("sourceDescriptions") or []
         if isinstance(s, dict)
     }
-    per_source = {name: base_url for name in sources} if base_url else {}
-    per_source.update(base_urls or {})
     conversion: ArazzoConversion = await run(
-        convert_arazzo_task, raw, sources, catalog, per_source, urls, lenient
+        convert_arazzo_task,
+        raw,
+        sources,
+        catalog,
+        dict(base_urls or {}),
+        urls,
+        lenient,
+        documents,
+        base_url,
     )
     analysis.conversion = conversion
     _, lines = parse_raw(text, detect_format(fetched.location or "document.yaml", text))
@@ -165,6 +172,8 @@ def convert_arazzo_task(
     base_urls: dict[str, str],
     source_urls: dict[str, str],
     lenient: bool,
+    documents: dict[str, ArazzoSource] | None = None,
+    base_url: str | None = None,
 ) -> ArazzoConversion:
     """:func:`convert_arazzo` as a document worker's task (plain data in, plain data out)."""
     return convert_arazzo(
@@ -174,6 +183,8 @@ def convert_arazzo_task(
         base_urls=base_urls,
         source_urls=source_urls,
         lenient=lenient,
+        documents=documents,
+        base_url=base_url,
     )
 
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 import copy
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -97,6 +97,20 @@ def identifier(text: str, taken: set[str] | None = None) -> str:
     return name
 
 
+@dataclass
+class ArazzoSource:
+    """An Arazzo document another one names in ``sourceDescriptions``, read with its sources."""
+
+    raw: dict[str, Any]
+    sources: dict[str, Any] = field(default_factory=dict)
+    source_urls: dict[str, str] = field(default_factory=dict)
+    documents: dict[str, ArazzoSource] = field(default_factory=dict)
+
+
+MAX_DOCUMENT_DEPTH = 3
+"""How deep Arazzo documents may name each other (a workflow of a document's document...)."""
+
+
 def convert_arazzo(
     raw: dict[str, Any],
     sources: Mapping[str, Any],
@@ -105,41 +119,146 @@ def convert_arazzo(
     base_urls: Mapping[str, str] | None = None,
     source_urls: Mapping[str, str] | None = None,
     lenient: bool = False,
+    documents: Mapping[str, ArazzoSource] | None = None,
+    base_url: str | None = None,
 ) -> ArazzoConversion:
-    """Convert a checked Arazzo document whose OpenAPI ``sources`` were read (by name)."""
+    """Convert a checked Arazzo document whose OpenAPI ``sources`` were read (by name).
+
+    ``base_urls`` gives this document's sources a base URL by name; ``base_url`` every source
+    it has none for (the named documents' too).
+
+    ``documents`` are the Arazzo documents it names (by source name): when a step calls a
+    workflow there (``workflowId: $sourceDescriptions.<name>.<id>``), that document's
+    workflows are converted into the same workflow document, as ``<name>_<id>``, with their
+    own operations as tools.
+    """
     result = ArazzoConversion()
-    operations = _tools(raw, sources, catalog, base_urls or {}, source_urls or {}, result)
-    taken: set[str] = set()
-    for workflow in _list(raw.get("workflows")):
-        if isinstance(workflow, dict):
-            result.workflow_ids[str(workflow.get("workflowId"))] = identifier(
-                str(workflow.get("workflowId")), taken
-            )
-    workflows: dict[str, Any] = {}
-    for index, workflow in enumerate(_list(raw.get("workflows"))):
-        if not isinstance(workflow, dict):
-            continue
-        here: Path_ = ("workflows", index)
-        converter = _WorkflowConverter(raw, sources, workflow, here, operations, result, lenient)
-        workflows[result.workflow_ids[str(workflow.get("workflowId"))]] = converter.convert()
+    root = ArazzoSource(dict(raw), dict(sources), dict(source_urls or {}), dict(documents or {}))
+    bundle = _Bundle(result, catalog, base_urls or {}, lenient, base_url)
+    bundle.convert(root, ())
     info = raw.get("info") if isinstance(raw.get("info"), dict) else {}
     result.document = {
         "domain": identifier(catalog),
         "version": str(info.get("version", "1.0")),
         "description": str(info.get("title") or info.get("summary") or catalog),
-        "workflows": workflows,
+        "workflows": bundle.workflows,
     }
     return result
+
+
+class _Bundle:
+    """The documents of one import: each converted once, their workflow ids kept apart."""
+
+    def __init__(
+        self,
+        result: ArazzoConversion,
+        catalog: str,
+        base_urls: Mapping[str, str],
+        lenient: bool,
+        base_url: str | None,
+    ) -> None:
+        self.base_url = base_url
+        self.result = result
+        self.catalog = catalog
+        self.base_urls = base_urls
+        self.lenient = lenient
+        self.workflows: dict[str, Any] = {}
+        self.ids: dict[tuple[tuple[str, ...], str], tuple[str, list[str]]] = {}
+        self.taken: set[str] = set()
+        self.done: set[tuple[str, ...]] = set()
+
+    def convert(self, document: ArazzoSource, key: tuple[str, ...]) -> None:
+        self.done.add(key)
+        raw = document.raw
+        prefix = "_".join(key)
+        tool_prefix = identifier("_".join((self.catalog, *key)))[:32].strip("_")
+        operations = _tools(
+            raw,
+            document.sources,
+            tool_prefix,
+            self.catalog,
+            {
+                **({n: self.base_url for n in document.sources} if self.base_url else {}),
+                **(self.base_urls if not key else {}),
+            },
+            document.source_urls,
+            self.result,
+            key,
+        )
+        components = raw.get("components") if isinstance(raw.get("components"), dict) else {}
+        for workflow in _list(raw.get("workflows")):
+            if isinstance(workflow, dict):
+                arazzo_id = str(workflow.get("workflowId"))
+                engine_id = identifier(f"{prefix}_{arazzo_id}" if key else arazzo_id, self.taken)
+                inputs = _input_names(_resolved(workflow.get("inputs"), components), components)
+                self.ids[(key, arazzo_id)] = (engine_id, inputs)
+                self.result.workflow_ids[".".join((*key, arazzo_id))] = engine_id
+        for index, workflow in enumerate(_list(raw.get("workflows"))):
+            if not isinstance(workflow, dict):
+                continue
+            here: Path_ = (*_key_path(raw, key), "workflows", index)
+            converter = _WorkflowConverter(
+                raw,
+                document.sources,
+                workflow,
+                here,
+                operations,
+                self.result,
+                self.lenient,
+                lambda text, d=document, k=key: self.find(d, k, text),
+            )
+            engine_id = self.ids[(key, str(workflow.get("workflowId")))][0]
+            self.workflows[engine_id] = converter.convert()
+
+    def find(
+        self, document: ArazzoSource, key: tuple[str, ...], text: str
+    ) -> tuple[str, list[str]] | None:
+        """The engine id and input names of the workflow ``text`` names from ``document``."""
+        match = re.match(r"^\$sourceDescriptions\.([A-Za-z0-9_\-]+)\.(.+)$", text)
+        if not match:
+            return self.ids.get((key, text))
+        name, workflow_id = match.group(1), match.group(2)
+        other = document.documents.get(name)
+        if other is None or len(key) >= MAX_DOCUMENT_DEPTH:
+            return None
+        child = (*key, name)
+        if child not in self.done:
+            self.convert(other, child)
+        return self.ids.get((child, workflow_id))
+
+
+def _key_path(raw: dict[str, Any], key: tuple[str, ...]) -> Path_:
+    """Where a named document's problems are reported: under the source that names it."""
+    return ("sourceDescriptions", *key) if key else ()
+
+
+def _resolved(value: Any, components: Mapping[str, Any]) -> Any:
+    """A ``$ref: '#/components/...'`` replaced by what it names (once, no cycles)."""
+    if isinstance(value, dict) and isinstance(value.get("$ref"), str):
+        ref = value["$ref"]
+        if ref.startswith("#/components/"):
+            found: Any = components
+            for part in ref[len("#/components/") :].split("/"):
+                found = found.get(part) if isinstance(found, dict) else None
+            return copy.deepcopy(found) if isinstance(found, dict) else {}
+    return value
+
+
+def _input_names(schema: Any, components: Mapping[str, Any]) -> list[str]:
+    props = schema.get("properties") if isinstance(schema, dict) else None
+    return [str(k) for k in props] if isinstance(props, dict) else []
 
 
 # --- tools ---------------------------------------------------------------------------------
 def _tools(
     raw: dict[str, Any],
     sources: Mapping[str, Any],
+    prefix: str,
     catalog: str,
     base_urls: Mapping[str, str],
     source_urls: Mapping[str, str],
     result: ArazzoConversion,
+    key: tuple[str, ...] = (),
 ) -> dict[tuple[str, str], _Operation]:
     """The tools of the operations the steps use, keyed by (source, operationId or METHOD path)."""
     wanted: dict[str, list[str]] = {}
@@ -149,26 +268,25 @@ def _tools(
             wanted.setdefault(found[0], []).append(found[1])
     found_ops: dict[tuple[str, str], _Operation] = {}
     several = len(wanted) > 1
+    where: Path_ = ("sourceDescriptions", *key)
     for source, include in wanted.items():
-        prefix = identifier(f"{catalog}_{source}" if several else catalog)[:32].strip("_")
+        source_prefix = identifier(f"{prefix}_{source}" if several else prefix)[:32].strip("_")
         conversion = convert_document(
             sources[source],
             ConversionOptions(
                 catalog=catalog,
-                prefix=prefix,
+                prefix=source_prefix,
                 base_url=base_urls.get(source),
                 document_url=source_urls.get(source),
                 include=sorted(set(include)),
             ),
         )
         for problem in conversion.violations:
-            result.problems.append(
-                Problem(("sourceDescriptions",), "source_invalid", f"{source}: {problem.message}")
-            )
+            result.problems.append(Problem(where, "source_invalid", f"{source}: {problem.message}"))
         for problem in conversion.warnings:
             result.problems.append(
                 Problem(
-                    ("sourceDescriptions",),
+                    where,
                     "source_warning",
                     f"{source}: {problem.path}: {problem.message}",
                     "warning",
@@ -241,7 +359,9 @@ class _WorkflowConverter:
         operations: dict[tuple[str, str], _Operation],
         result: ArazzoConversion,
         lenient: bool,
+        find_workflow: Callable[[str], tuple[str, list[str]] | None],
     ) -> None:
+        self.find_workflow = find_workflow
         self.raw = raw
         self.sources = sources
         self.workflow = workflow
@@ -259,9 +379,9 @@ class _WorkflowConverter:
         self.index = {str(step.get("stepId")): i for i, step in enumerate(self.steps)}
         self.depends: dict[str, str] = {}
         for dep in _list(workflow.get("dependsOn")):
-            wf_id = self.result.workflow_ids.get(str(dep))
-            if wf_id is not None:
-                self.depends[str(dep)] = identifier(f"after_{wf_id}", self.node_ids)
+            found = self.find_workflow(str(dep))
+            if found is not None:
+                self.depends[str(dep)] = identifier(f"after_{found[0]}", self.node_ids)
         output_taken = set(self.params.values())
         step_outputs = {s: identifier(n, output_taken) for s, n in self.step_ids.items()}
         dep_outputs = {d: identifier(f"{n}_outputs", output_taken) for d, n in self.depends.items()}
@@ -293,15 +413,10 @@ class _WorkflowConverter:
         if self.params_spec:
             out["params"] = self.params_spec
         for dep, node_id in self.depends.items():
-            target = self.raw_workflow(dep)
-            args = {
-                name: f"${self.params[name]}"
-                for name in self._input_names(target)
-                if name in self.params
-            }
+            engine_id, inputs = self.find_workflow(dep) or ("", [])
             self.graph[node_id] = {
-                "workflow": self.result.workflow_ids[dep],
-                "args": args,
+                "workflow": engine_id,
+                "args": self._pass_inputs(inputs),
                 "output": self.dep_outputs[dep],
             }
         gotos = self._goto_targets()
@@ -320,12 +435,6 @@ class _WorkflowConverter:
         for shortcut in dict.fromkeys(self.translator.shortcuts):
             self.problem((), "lenient_expression", shortcut, "warning")
         return out
-
-    def raw_workflow(self, workflow_id: str) -> dict[str, Any]:
-        for workflow in _list(self.raw.get("workflows")):
-            if isinstance(workflow, dict) and workflow.get("workflowId") == workflow_id:
-                return workflow
-        return {}
 
     # --- inputs ----------------------------------------------------------------------------
     def _params(self) -> dict[str, str]:
@@ -350,22 +459,9 @@ class _WorkflowConverter:
             self.params_spec[engine_name] = spec
         return names
 
-    def _input_names(self, workflow: dict[str, Any]) -> list[str]:
-        schema = self._resolve(workflow.get("inputs"))
-        props = schema.get("properties") if isinstance(schema, dict) else None
-        return [str(k) for k in props] if isinstance(props, dict) else []
-
     def _resolve(self, value: Any) -> Any:
         """A ``$ref: '#/components/...'`` replaced by what it names (once, no cycles)."""
-        if isinstance(value, dict) and isinstance(value.get("$ref"), str):
-            ref = value["$ref"]
-            if ref.startswith("#/components/"):
-                parts = ref[len("#/components/") :].split("/")
-                found: Any = self.components
-                for part in parts:
-                    found = found.get(part) if isinstance(found, dict) else None
-                return copy.deepcopy(found) if isinstance(found, dict) else {}
-        return value
+        return _resolved(value, self.components)
 
     def _component(self, reference: str) -> Any:
         match = re.match(r"^\$components\.([A-Za-z]+)\.([A-Za-z0-9_.\-]+)$", reference)
@@ -581,16 +677,17 @@ class _WorkflowConverter:
             if self.index[action["stepId"]] <= here_index:
                 case["max_loops"] = MAX_LOOPS
             return case
-        workflow_id = self.result.workflow_ids.get(str(action.get("workflowId")))
-        if workflow_id is None:
+        found = self.find_workflow(str(action.get("workflowId")))
+        if found is None:
             self.problem(
                 (*where, "workflowId"),
                 "unknown_workflow",
                 f"goto names no workflow of this document ('{action.get('workflowId')}')",
             )
             return None
+        workflow_id, inputs = found
         then_id = identifier(f"{node_id}__then_{workflow_id}", self.node_ids)
-        self.graph[then_id] = {"workflow": workflow_id, "args": self._pass_inputs(workflow_id)}
+        self.graph[then_id] = {"workflow": workflow_id, "args": self._pass_inputs(inputs)}
         case["goto"] = then_id
         return case
 
@@ -598,13 +695,9 @@ class _WorkflowConverter:
         """The Arazzo step id of a step's node id."""
         return next((s for s, n in self.step_ids.items() if n == node_id), "")
 
-    def _pass_inputs(self, workflow_id: str) -> dict[str, Any]:
-        arazzo_id = next(k for k, v in self.result.workflow_ids.items() if v == workflow_id)
-        return {
-            name: f"${self.params[name]}"
-            for name in self._input_names(self.raw_workflow(arazzo_id))
-            if name in self.params
-        }
+    def _pass_inputs(self, inputs: list[str]) -> dict[str, Any]:
+        """This workflow's inputs of the same name as another workflow's, passed on."""
+        return {name: f"${self.params[name]}" for name in inputs if name in self.params}
 
     def _criteria_condition(self, where: Path_, criteria: Any, answer: Answer) -> str | None:
         parts = []
@@ -822,15 +915,17 @@ class _WorkflowConverter:
 
     def _workflow_step(self, step: dict[str, Any], here: Path_) -> dict[str, Any]:
         target = str(step["workflowId"])
-        workflow_id = self.result.workflow_ids.get(target)
-        if workflow_id is None:
+        found = self.find_workflow(target)
+        if found is None:
             self.problem(
                 (*here, "workflowId"),
                 "unknown_workflow",
-                f"'{target}' is not a workflow of this document (other documents: not yet)",
+                f"'{target}' names no workflow that could be read (this document's, or one of "
+                "an Arazzo source description)",
             )
             return {"workflow": "missing", "args": {}}
-        params = {name: identifier(name) for name in self._input_names(self.raw_workflow(target))}
+        workflow_id, inputs = found
+        params = {name: identifier(name) for name in inputs}
         args: dict[str, Any] = {}
         for i, parameter in enumerate(_list(step.get("parameters"))):
             if not isinstance(parameter, dict):
