@@ -1,5 +1,7 @@
-// Import an OpenAPI document as a catalog: preview first (what would be registered, warnings,
-// conflicts), choose the operations, then import (POST /catalogs).
+// Import an OpenAPI document, a GraphQL schema or an Arazzo document as a catalog: preview
+// first (what would be registered, warnings, conflicts), choose the operations (OpenAPI), then
+// import (POST /catalogs). An Arazzo document brings its workflows too: they are listed in the
+// preview and linked once imported.
 import { useState } from 'react'
 import { api, type ApiError, toApiError, type Violation } from '../api/client'
 import { ErrorBox, violationText } from './ErrorBox'
@@ -22,6 +24,16 @@ interface Preview {
   violations: Violation[]
   command_preview?: Operation[]
   command_preview_truncated?: boolean
+  workflows?: string[]
+  workflow_document?: string | null
+}
+
+interface Imported {
+  catalog_id: string
+  command_count: number
+  warnings: Violation[]
+  secrets?: { secret: string; set: boolean; set_with: string }[]
+  workflows?: string[]
 }
 
 export function CatalogImport({ onImported }: { onImported: () => void }) {
@@ -30,18 +42,22 @@ export function CatalogImport({ onImported }: { onImported: () => void }) {
   const [prefix, setPrefix] = useState('')
   const [baseUrl, setBaseUrl] = useState('')
   const [overwrite, setOverwrite] = useState(false)
+  const [lenient, setLenient] = useState(false)
+  const [imported, setImported] = useState<string[]>([])
   const [preview, setPreview] = useState<Preview | null>(null)
   const [chosen, setChosen] = useState<Set<string>>(new Set())
   const [error, setError] = useState<ApiError | null>(null)
   const [message, setMessage] = useState<string | null>(null)
   const [busy, setBusy] = useState(false)
-  const base = () => ({ source: source.trim(), name: name.trim(), prefix: prefix.trim() || null, base_url: baseUrl.trim() || null })
+  const base = () => ({ source: source.trim(), name: name.trim(), prefix: prefix.trim() || null, base_url: baseUrl.trim() || null, lenient })
+  const arazzo = preview?.catalog.kind === 'arazzo'
 
   const doPreview = async () => {
     setBusy(true)
     setError(null)
     setMessage(null)
     setPreview(null)
+    setImported([])
     try {
       const p = await api<Preview>('POST', '/catalogs/preview', { ...base(), max_preview_tokens: 200000 })
       setPreview(p)
@@ -55,14 +71,16 @@ export function CatalogImport({ onImported }: { onImported: () => void }) {
 
   const doImport = async () => {
     const all = preview?.command_preview ?? []
-    const include = chosen.size === all.length ? null : all.filter((o) => chosen.has(o.name)).map((o) => o.name)
+    const include = arazzo || chosen.size === all.length ? null : all.filter((o) => chosen.has(o.name)).map((o) => o.name)
     setBusy(true)
     setError(null)
     try {
-      const r = await api<{ catalog_id: string; command_count: number; warnings: Violation[]; secrets?: { secret: string; set: boolean; set_with: string }[] }>('POST', '/catalogs', { ...base(), include, overwrite })
+      const r = await api<Imported>('POST', '/catalogs', { ...base(), include, overwrite })
       const unset = (r.secrets ?? []).filter((s) => !s.set)
       const needs = unset.length ? ` Its tools need ${unset.map((s) => `${s.secret} (set ${s.set_with})`).join('; ')}: calls fail until it is set.` : ''
-      setMessage(`Imported catalog ${r.catalog_id}: ${r.command_count} tool(s) registered.${needs}`)
+      const flows = r.workflows?.length ? ` and ${r.workflows.length} workflow(s)` : ''
+      setMessage(`Imported catalog ${r.catalog_id}: ${r.command_count} tool(s) registered${flows}.${needs}`)
+      setImported(r.workflows ?? [])
       setPreview(null)
       onImported()
     } catch (exc) {
@@ -81,7 +99,7 @@ export function CatalogImport({ onImported }: { onImported: () => void }) {
 
   return (
     <div className="card catalog-import" data-testid="catalog-import">
-      <h3>Import an OpenAPI document</h3>
+      <h3>Import an OpenAPI, GraphQL or Arazzo document</h3>
       <form
         className="import-form"
         onSubmit={(e) => {
@@ -95,16 +113,28 @@ export function CatalogImport({ onImported }: { onImported: () => void }) {
           <label className="inline">name <input aria-label="Catalog name" value={name} onChange={(e) => setName(e.target.value)} placeholder="e.g. petstore" /></label>
           <label className="inline">tool prefix <input aria-label="Tool prefix" value={prefix} onChange={(e) => setPrefix(e.target.value)} placeholder="optional" /></label>
           <label className="inline">base URL <input aria-label="Base URL" value={baseUrl} onChange={(e) => setBaseUrl(e.target.value)} placeholder="optional: instead of the document's servers" /></label>
+          <label className="inline" title="Arazzo documents: also read the shortcuts some runners accept, each reported as a warning">
+            <input type="checkbox" aria-label="Lenient Arazzo" checked={lenient} onChange={(e) => setLenient(e.target.checked)} /> lenient (Arazzo)
+          </label>
           <button type="submit" className="primary" disabled={busy}>Preview</button>
         </div>
       </form>
       <ErrorBox error={error} />
-      {message && <div className="ok-text" data-testid="import-message">{message}</div>}
+      {message && (
+        <div className="ok-text" data-testid="import-message">
+          {message}
+          {imported.length > 0 && (
+            <ul className="imported-workflows" data-testid="imported-workflows">
+              {imported.map((id) => <li key={id}><a href={`#/workflows/${id}`}>w_{id}</a></li>)}
+            </ul>
+          )}
+        </div>
+      )}
       {preview && (
         <div className="catalog-preview" data-testid="catalog-preview">
           <div>
-            <strong>{preview.catalog.title ?? preview.catalog.name}</strong> · {preview.catalog.kind} {preview.catalog.openapi_version ?? ''} · base URL{' '}
-            <code>{preview.catalog.base_url ?? '—'}</code> · {preview.projected_command_count} operation(s) would become tools
+            <strong>{preview.catalog.title ?? preview.catalog.name}</strong> · {preview.catalog.kind} {preview.catalog.openapi_version ?? ''}
+            {!arazzo && <> · base URL <code>{preview.catalog.base_url ?? '—'}</code></>} · {preview.projected_command_count} operation(s) would become tools
             {preview.projected_group_prefixes.length > 0 && <> · groups: {preview.projected_group_prefixes.map((g) => `${g.group} (${g.count})`).join(', ')}</>}
           </div>
           {preview.violations.length > 0 && (
@@ -119,11 +149,23 @@ export function CatalogImport({ onImported }: { onImported: () => void }) {
               <ul className="violations warnings">{preview.warnings.map((w, i) => <li key={i}>{violationText(w)}</li>)}</ul>
             </details>
           )}
-          <div className="row">
+          {arazzo && (
+            <div data-testid="arazzo-workflows">
+              {(preview.workflows ?? []).length} workflow(s) would be saved and served as <code>w_*</code> tools:{' '}
+              {(preview.workflows ?? []).map((w, i) => <span key={w}>{i > 0 && ', '}<code>w_{w}</code></span>)}
+              {preview.workflow_document && (
+                <details>
+                  <summary>the workflow document</summary>
+                  <pre className="code-block" data-testid="arazzo-document">{preview.workflow_document}</pre>
+                </details>
+              )}
+            </div>
+          )}
+          {!arazzo && <div className="row">
             <button type="button" onClick={() => setChosen(new Set((preview.command_preview ?? []).map((o) => o.name)))}>Select all</button>
             <button type="button" onClick={() => setChosen(new Set())}>Select none</button>
             <span className="muted">{chosen.size} of {(preview.command_preview ?? []).length} chosen</span>
-          </div>
+          </div>}
           <table className="params-table">
             <thead>
               <tr><th /><th>tool</th><th>operation</th><th>summary</th><th>parameters</th></tr>
@@ -131,7 +173,7 @@ export function CatalogImport({ onImported }: { onImported: () => void }) {
             <tbody>
               {(preview.command_preview ?? []).map((op) => (
                 <tr key={op.name}>
-                  <td><input type="checkbox" aria-label={`import ${op.name}`} checked={chosen.has(op.name)} onChange={() => toggle(op.name)} /></td>
+                  <td>{!arazzo && <input type="checkbox" aria-label={`import ${op.name}`} checked={chosen.has(op.name)} onChange={() => toggle(op.name)} />}</td>
                   <td><code>{op.name}</code></td>
                   <td><span className="method">{op.method}</span> <code>{op.path}</code></td>
                   <td>{op.summary ?? ''}</td>
@@ -142,8 +184,8 @@ export function CatalogImport({ onImported }: { onImported: () => void }) {
           </table>
           {preview.command_preview_truncated && <div className="muted small">the list is truncated</div>}
           <div className="row">
-            <button type="button" className="primary" disabled={busy || chosen.size === 0 || !preview.valid} onClick={() => void doImport()}>
-              Import {chosen.size} operation(s)
+            <button type="button" className="primary" disabled={busy || (!arazzo && chosen.size === 0) || !preview.valid} onClick={() => void doImport()}>
+              {arazzo ? `Import ${preview.projected_command_count} tool(s) and ${(preview.workflows ?? []).length} workflow(s)` : `Import ${chosen.size} operation(s)`}
             </button>
             <label className="inline"><input type="checkbox" checked={overwrite} onChange={(e) => setOverwrite(e.target.checked)} /> replace an existing catalog of this name</label>
           </div>

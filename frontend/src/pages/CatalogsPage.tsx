@@ -39,7 +39,7 @@ export function CatalogsPage() {
         <h1>Catalogs</h1>
         <button type="button" onClick={list.reload}>Refresh</button>
       </div>
-      <p className="lead">An OpenAPI document imported as a catalog registers one tool per chosen operation.</p>
+      <p className="lead">An OpenAPI document imported as a catalog registers one tool per chosen operation; an Arazzo document also saves its workflows, each served as a <code>w_*</code> tool.</p>
       <CatalogImport onImported={list.reload} />
       <ErrorBox error={list.error} title="Could not list the catalogs" />
       <ErrorBox error={error} />

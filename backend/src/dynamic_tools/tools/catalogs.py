@@ -204,7 +204,7 @@ class CatalogService:
             analysis = await self._arazzo(
                 fetched, arazzo, name, lenient, base_url, base_urls, sources
             )
-            return self._arazzo_preview(analysis, name, title, vendor)
+            return self._arazzo_preview(analysis, name, title, vendor, max_preview_tokens)
         result = (await self._analyse(fetched, name, prefix, include, base_url)).result
         contracts = find_provider_contracts(result.tools)
         preview: dict[str, Any] = {
@@ -401,12 +401,22 @@ class CatalogService:
         )
 
     def _arazzo_preview(
-        self, analysis: ArazzoAnalysis, name: str, title: str | None, vendor: str | None
+        self,
+        analysis: ArazzoAnalysis,
+        name: str,
+        title: str | None,
+        vendor: str | None,
+        max_preview_tokens: int | None,
     ) -> ImportPreview:
         tools = analysis.conversion.tools if analysis.conversion else []
         workflows = analysis.conversion.workflow_ids if analysis.conversion else {}
+        extra: dict[str, Any] = {}
+        if max_preview_tokens is not None:
+            entries, truncated = command_preview(tools, max_preview_tokens)
+            extra = {"command_preview": entries, "command_preview_truncated": truncated}
         return ImportPreview.model_validate(
             {
+                **extra,
                 "catalog": {
                     "name": name,
                     "title": title or analysis.check.title,

@@ -20,8 +20,6 @@ from typing import Any
 import httpx
 import pytest
 from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from dynamic_tools.api.app import create_app
@@ -29,57 +27,9 @@ from dynamic_tools.settings import Settings
 from tests.support.app_client import app_client
 from tests.support.mocked_runs import wait_for
 from tests.support.servers import serve
+from tests.support.shop_api import Shop
 
 SEMANTICS = Path(__file__).resolve().parents[2] / "fixtures" / "arazzo" / "semantics"
-
-
-class Shop:
-    """A small shop API with state: what it was asked is kept in ``requests``."""
-
-    def __init__(self) -> None:
-        self.requests: list[dict[str, Any]] = []
-        self.polls = 0
-        self.warehouse_calls = 0
-
-    async def handle(self, request: Request) -> Response:
-        body = await request.body()
-        path = request.url.path.removeprefix("/api")
-        self.requests.append(
-            {
-                "method": request.method,
-                "path": path,
-                "query": dict(request.query_params),
-                "headers": dict(request.headers),
-                "cookies": dict(request.cookies),
-                "body": body.decode() if body else None,
-            }
-        )
-        if path == "/sessions":
-            return JSONResponse({"token": "T-42"}, status_code=201, headers={"X-Session": "S-7"})
-        if path.startswith("/items/"):
-            if path.endswith("/I9"):
-                return JSONResponse({"message": "no such item"}, status_code=404)
-            return JSONResponse({"id": "I1", "name": "Kettle", "price": 25.5, "stock": 3})
-        if path == "/orders":
-            return JSONResponse(
-                {"id": "O-1", "status": "pending"},
-                status_code=201,
-                headers={"Location": "/orders/O-1"},
-            )
-        if path == "/warehouse":
-            self.warehouse_calls += 1
-            if self.warehouse_calls == 1:
-                return JSONResponse({"message": "busy"}, status_code=503)
-            return JSONResponse({"open": True})
-        if path.endswith("/receipt"):
-            xml = "<receipt><order id='O-1' status='confirmed'/></receipt>"
-            return Response(xml, media_type="application/xml")
-        if path.startswith("/orders/"):
-            self.polls += 1
-            return JSONResponse({"id": "O-1", "status": "pending" if self.polls < 3 else "done"})
-        if path == "/missing":
-            return JSONResponse({"noted": True})
-        return JSONResponse({"message": "unknown"}, status_code=418)
 
 
 @pytest.fixture

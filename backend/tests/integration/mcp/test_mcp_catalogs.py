@@ -3,13 +3,19 @@ tool list following each step (the real Petstore document)."""
 
 from __future__ import annotations
 
+import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 from mcp import Client
+from starlette.applications import Starlette
+from starlette.routing import Route
 
 from tests.conftest import FIXTURES
 from tests.support.mcp_client import call, mcp_client
+from tests.support.servers import serve
+from tests.support.shop_api import Shop
 
 
 async def names(client: Client) -> set[str]:
@@ -64,3 +70,42 @@ async def test_an_arazzo_document_is_validated_over_mcp(server: str, travel_root
     assert not checked["is_error"], checked
     assert checked["document_kind"] == "arazzo" and checked["valid"] is True
     assert "apply-coupon" in checked["workflows"] and checked["violations"] == []
+
+
+async def test_an_arazzo_document_imports_over_mcp_and_its_workflow_runs_as_a_w_tool(
+    start_server: Callable[..., str], travel_root: Path
+) -> None:
+    shop = Shop()
+    app = Starlette(routes=[Route("/{path:path}", shop.handle, methods=["GET", "POST"])])
+    with serve(app) as shop_url:
+        shutil.copytree(FIXTURES / "arazzo" / "semantics", travel_root / "semantics")
+        server = start_server(allowed_target_hosts=[shop_url.split("://")[1]])
+        source = "semantics/shop.arazzo.yaml"
+        async with mcp_client(server) as client:
+            preview = await call(
+                client,
+                "catalog.preview_import",
+                source=source,
+                catalog="shop",
+                base_url=f"{shop_url}/api",
+            )
+            assert preview["valid"] and preview["workflows"] == ["login", "buy"], preview
+            wrong = await call(
+                client, "catalog.import_openapi", source=source, catalog="shop", lenient="yes"
+            )
+            assert wrong["is_error"] and wrong["category"] == "validation"
+            assert "lenient" in str(wrong)
+            imported = await call(
+                client,
+                "catalog.import_openapi",
+                source=source,
+                catalog="shop",
+                base_url=f"{shop_url}/api",
+            )
+            assert not imported["is_error"], imported
+            assert imported["workflows"] == ["login", "buy"]
+            assert {"w_login", "w_buy"} <= await names(client)
+            run = await call(client, "w_buy", user="ada", password="pw", itemId="I1", quantity=2)
+    assert not run["is_error"], run
+    assert "O-1" in json.dumps(run)
+    assert [r["path"] for r in shop.requests][:2] == ["/sessions", "/items/I1"]

@@ -1,14 +1,22 @@
 """OpenAPI import in a real browser: preview, a choice of operations, import, the tools it
-registered, disable; a bad source shows its error."""
+registered, disable; a bad source shows its error. An Arazzo document: its workflows previewed,
+imported, linked, and one run from the UI against a loopback API."""
 
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 from playwright.sync_api import Page, expect
+from starlette.applications import Starlette
+from starlette.routing import Route
 
+from dynamic_tools.api.app import create_app
+from dynamic_tools.settings import Settings
 from tests.integration.ui.conftest import screenshot
+from tests.support.servers import serve
+from tests.support.shop_api import Shop
 
 FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "openapi" / "petstore-3.0.json"
 
@@ -53,3 +61,50 @@ def test_preview_choose_and_import(
     page.goto(f"{ui_server}/ui/#/catalogs")
     page.get_by_label("enable pets").click()  # applied when the server answers
     expect(row).to_contain_text("0 registered of 2")
+
+
+SEMANTICS = Path(__file__).resolve().parents[2] / "fixtures" / "arazzo" / "semantics"
+
+
+def test_an_arazzo_document_imports_with_its_workflows_and_one_runs_from_the_ui(
+    page: Page,
+    make_settings: Callable[..., Settings],
+    registry_root: Path,
+    artifacts: Path,
+) -> None:
+    shop = Shop()
+    app = Starlette(routes=[Route("/{path:path}", shop.handle, methods=["GET", "POST"])])
+    with serve(app) as shop_url:
+        shutil.copytree(SEMANTICS, registry_root / "semantics")
+        settings = make_settings(allowed_target_hosts=[shop_url.split("://")[1]])
+        with serve(create_app(settings), port=settings.port) as url:
+            page.goto(f"{url}/ui/#/catalogs")
+            form = page.get_by_test_id("catalog-import")
+            form.get_by_label("Source").fill("semantics/shop.arazzo.yaml")
+            form.get_by_label("Catalog name").fill("shop")
+            form.get_by_label("Base URL").fill(f"{shop_url}/api")
+            form.get_by_role("button", name="Preview").click()
+            preview = page.get_by_test_id("catalog-preview")
+            expect(preview.get_by_test_id("arazzo-workflows")).to_contain_text("login")
+            expect(preview.get_by_test_id("arazzo-workflows")).to_contain_text("buy")
+            expect(preview).to_contain_text("GET /items/{itemId}")
+            screenshot(page, artifacts / "arazzo-preview.png")
+            preview.get_by_role("button", name="Import 7 tool(s) and 2 workflow(s)").click()
+            message = page.get_by_test_id("import-message")
+            expect(message).to_contain_text("7 tool(s) registered and 2 workflow(s)")
+            message.get_by_role("link", name="w_buy").click()
+
+            expect(page.get_by_test_id("workflow-graph")).to_be_visible()
+            page.goto(f"{url}/ui/#/workflows/buy?run=1")
+            page.reload()
+            params = page.get_by_test_id("run-params")
+            params.get_by_label("user").fill("ada")
+            params.get_by_label("password").fill("pw")
+            params.get_by_label("itemId").fill("I1")
+            params.get_by_label("quantity").fill("2")
+            params.get_by_role("button", name="Start run").click()
+            expect(page.get_by_test_id("run-status")).to_contain_text("succeeded")
+            graph = page.get_by_test_id("workflow-graph")
+            expect(graph.get_by_test_id("graph-node-poll")).to_be_visible()
+            screenshot(page, artifacts / "arazzo-run.png")
+    assert [r["path"] for r in shop.requests].count("/orders/O-1") == 3  # the loop polled

@@ -1,0 +1,60 @@
+"""A small shop API with state, on loopback in tests of Arazzo workflows (test code)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+
+class Shop:
+    """A small shop API with state: what it was asked is kept in ``requests``."""
+
+    def __init__(self) -> None:
+        self.requests: list[dict[str, Any]] = []
+        self.polls = 0
+        self.warehouse_calls = 0
+
+    async def handle(self, request: Request) -> Response:
+        body = await request.body()
+        path = request.url.path.removeprefix("/api")
+        self.requests.append(
+            {
+                "method": request.method,
+                "path": path,
+                "query": dict(request.query_params),
+                "headers": dict(request.headers),
+                "cookies": dict(request.cookies),
+                "body": body.decode() if body else None,
+            }
+        )
+        if path == "/sessions":
+            return JSONResponse({"token": "T-42"}, status_code=201, headers={"X-Session": "S-7"})
+        if path.startswith("/items/"):
+            if path.endswith("/I9"):
+                return JSONResponse({"message": "no such item"}, status_code=404)
+            return JSONResponse({"id": "I1", "name": "Kettle", "price": 25.5, "stock": 3})
+        if path == "/orders":
+            return JSONResponse(
+                {"id": "O-1", "status": "pending"},
+                status_code=201,
+                headers={"Location": "/orders/O-1"},
+            )
+        if path == "/warehouse":
+            self.warehouse_calls += 1
+            if self.warehouse_calls == 1:
+                return JSONResponse({"message": "busy"}, status_code=503)
+            return JSONResponse({"open": True})
+        if path.endswith("/receipt"):
+            xml = "<receipt><order id='O-1' status='confirmed'/></receipt>"
+            return Response(xml, media_type="application/xml")
+        if path.startswith("/orders/"):
+            self.polls += 1
+            return JSONResponse({"id": "O-1", "status": "pending" if self.polls < 3 else "done"})
+        if path == "/missing":
+            return JSONResponse({"noted": True})
+        return JSONResponse({"message": "unknown"}, status_code=418)
+
+
+__all__ = ["Shop"]
