@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import threading
 from typing import Any
 
 from starlette.requests import Request
@@ -11,10 +13,13 @@ from starlette.responses import JSONResponse, Response
 class Shop:
     """A small shop API with state: what it was asked is kept in ``requests``."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, hold_poll: int | None = None) -> None:
         self.requests: list[dict[str, Any]] = []
         self.polls = 0
         self.warehouse_calls = 0
+        self.hold_poll = hold_poll  # this order poll waits until ``release`` is set
+        self.release = threading.Event()
+        self.holding = threading.Event()  # set while the held poll waits
 
     async def handle(self, request: Request) -> Response:
         body = await request.body()
@@ -51,6 +56,12 @@ class Shop:
             return Response(xml, media_type="application/xml")
         if path.startswith("/orders/"):
             self.polls += 1
+            if self.polls == self.hold_poll:
+                self.holding.set()
+                for _ in range(600):  # at most 60 s
+                    if self.release.is_set():
+                        break
+                    await asyncio.sleep(0.1)
             return JSONResponse({"id": "O-1", "status": "pending" if self.polls < 3 else "done"})
         if path == "/missing":
             return JSONResponse({"noted": True})
