@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
 IDENTIFIER = r"^[A-Za-z_][A-Za-z0-9_]{0,63}$"
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
@@ -117,6 +117,18 @@ class ToolStep(FrozenModel):
     ignore_error: bool = False
 
 
+def check_output_names(value: dict[str, Any] | None) -> dict[str, Any] | None:
+    """``value`` when each of its names is an identifier (a node's named ``outputs``)."""
+    for name in value or {}:
+        if not re.match(IDENTIFIER, name):
+            raise ValueError(f"output name '{name}' must match {IDENTIFIER}")
+    return value
+
+
+NamedOutputs = Annotated[dict[str, Any] | None, AfterValidator(check_output_names)]
+"""Named values a node takes from its answer (each name an identifier)."""
+
+
 class NodeBase(Timed):
     """What every node has: its kind, ``depends_on``, ``description`` and ``timeout``.
 
@@ -148,6 +160,7 @@ def with_kind(value: Any, shorthands: dict[str, str]) -> Any:
 __all__ = [
     "IDENTIFIER",
     "FrozenModel",
+    "NamedOutputs",
     "NodeBase",
     "OnError",
     "ParamSpec",
@@ -155,6 +168,7 @@ __all__ = [
     "Timed",
     "Timeout",
     "ToolStep",
+    "check_output_names",
     "parse_duration",
     "with_kind",
 ]

@@ -114,7 +114,10 @@ class BranchKind(Kind[BranchNode]):
         cases, default = [], None
         for child in element:
             if child.tag == "condition":
-                case = {"when": child.attrib.get("when"), "goto": child.attrib.get("goto")}
+                case: dict[str, Any] = {
+                    "when": child.attrib.get("when"),
+                    "goto": child.attrib.get("goto"),
+                }
                 if child.attrib.get("end") == "true":
                     case["end"] = True
                 cases.append(case)

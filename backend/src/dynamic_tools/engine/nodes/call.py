@@ -7,12 +7,11 @@ run later fails. Attempts and retries are in ``engine/tool_calls.py``.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any, Literal
 from xml.etree.ElementTree import Element
 
-from pydantic import Field, field_validator
+from pydantic import Field
 
 from dynamic_tools.engine.criteria import (
     ANSWER_LOCALS,
@@ -20,7 +19,13 @@ from dynamic_tools.engine.criteria import (
     CriterionError,
     compile_criterion,
 )
-from dynamic_tools.engine.node_parts import IDENTIFIER, NodeBase, OnError, ToolStep
+from dynamic_tools.engine.node_parts import (
+    IDENTIFIER,
+    NamedOutputs,
+    NodeBase,
+    OnError,
+    ToolStep,
+)
 from dynamic_tools.engine.nodes.kind import (
     NodeAt,
     NodeChecks,
@@ -52,19 +57,11 @@ class CallNode(NodeBase):
         max_length=50,
         description="Success criteria (all must hold); when given they alone decide success.",
     )
-    outputs: dict[str, Any] | None = Field(
+    outputs: NamedOutputs = Field(
         default=None,
         description="Named values taken from the answer ($result, $status, $headers); "
         "when given they are the node's output instead of the body.",
     )
-
-    @field_validator("outputs")
-    @classmethod
-    def _output_names(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
-        for name in value or {}:
-            if not re.match(IDENTIFIER, name):
-                raise ValueError(f"output name '{name}' must match {IDENTIFIER}")
-        return value
 
 
 class CallKind(StepKind[CallNode]):

@@ -7,13 +7,17 @@ an ``on_error.fallback`` hands over to another node.
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Any, Literal
 from xml.etree.ElementTree import Element
 
-from pydantic import Field, field_validator
+from pydantic import Field
 
-from dynamic_tools.engine.node_parts import IDENTIFIER, NodeBase, OnError
+from dynamic_tools.engine.node_parts import (
+    IDENTIFIER,
+    NamedOutputs,
+    NodeBase,
+    OnError,
+)
 from dynamic_tools.engine.nodes.kind import NodeChecks, Path, ReferenceSource, RunServices
 from dynamic_tools.engine.nodes.step_kind import StepKind
 from dynamic_tools.engine.params import check_values
@@ -34,19 +38,11 @@ class WorkflowNode(NodeBase):
     args: dict[str, Any] = Field(default_factory=dict)
     output: str | None = Field(default=None, pattern=IDENTIFIER)
     on_error: OnError | None = None
-    outputs: dict[str, Any] | None = Field(
+    outputs: NamedOutputs = Field(
         default=None,
         description="Named values taken from the sub-workflow's result ($result); when "
         "given they are the node's output instead of the result.",
     )
-
-    @field_validator("outputs")
-    @classmethod
-    def _output_names(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
-        for name in value or {}:
-            if not re.match(IDENTIFIER, name):
-                raise ValueError(f"output name '{name}' must match {IDENTIFIER}")
-        return value
 
 
 class WorkflowKind(StepKind[WorkflowNode]):

@@ -25,6 +25,7 @@ properties, a body that is not JSON, a pointer segment a reference cannot name.
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import re
 from collections.abc import Callable, Mapping
@@ -136,7 +137,7 @@ def convert_arazzo(
     root = ArazzoSource(dict(raw), dict(sources), dict(source_urls or {}), dict(documents or {}))
     bundle = _Bundle(result, catalog, base_urls or {}, lenient, base_url)
     bundle.convert(root, ())
-    info = raw.get("info") if isinstance(raw.get("info"), dict) else {}
+    info = _mapping(raw.get("info"))
     result.document = {
         "domain": identifier(catalog),
         "version": str(info.get("version", "1.0")),
@@ -185,7 +186,7 @@ class _Bundle:
             self.result,
             key,
         )
-        components = raw.get("components") if isinstance(raw.get("components"), dict) else {}
+        components = _mapping(raw.get("components"))
         for workflow in _list(raw.get("workflows")):
             if isinstance(workflow, dict):
                 arazzo_id = str(workflow.get("workflowId"))
@@ -205,7 +206,7 @@ class _Bundle:
                 operations,
                 self.result,
                 self.lenient,
-                lambda text, d=document, k=key: self.find(d, k, text),
+                functools.partial(self.find, document, key),
             )
             engine_id = self.ids[(key, str(workflow.get("workflowId")))][0]
             self.workflows[engine_id] = converter.convert()
@@ -368,7 +369,7 @@ class _WorkflowConverter:
         self.here = here
         self.operations = operations
         self.result = result
-        self.components = raw.get("components") if isinstance(raw.get("components"), dict) else {}
+        self.components = _mapping(raw.get("components"))
         self.steps = [s for s in _list(workflow.get("steps")) if isinstance(s, dict)]
         self.node_ids: set[str] = set()
         self.params = self._params()
@@ -444,7 +445,7 @@ class _WorkflowConverter:
         if not isinstance(schema, dict):
             return names
         required = set(_list(schema.get("required")))
-        properties = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+        properties = _mapping(schema.get("properties"))
         for name, prop in properties.items():
             engine_name = identifier(str(name), self.node_ids)
             names[str(name)] = engine_name
@@ -997,6 +998,10 @@ def _all_steps(raw: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
         for step in _list(workflow.get("steps"))
         if isinstance(step, dict)
     ]
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
 
 
 def _list(value: Any) -> list[Any]:

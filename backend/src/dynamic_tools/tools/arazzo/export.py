@@ -31,23 +31,10 @@ from typing import Any, cast
 from dynamic_tools.engine.graph import WorkflowGraph
 from dynamic_tools.engine.models import Workflow
 from dynamic_tools.engine.nodes import BranchNode, CallNode, WorkflowNode, kind_of
+from dynamic_tools.engine.params import JSON_TYPES
 from dynamic_tools.engine.references import REFERENCE_PATTERN
 from dynamic_tools.tools.models import ToolConfig
 
-_TYPES = {
-    "str": "string",
-    "string": "string",
-    "int": "integer",
-    "integer": "integer",
-    "float": "number",
-    "number": "number",
-    "bool": "boolean",
-    "boolean": "boolean",
-    "list": "array",
-    "array": "array",
-    "dict": "object",
-    "object": "object",
-}
 OPENAPI_FILE = "tools.openapi.yaml"
 """The file name an export's Arazzo document gives its OpenAPI description."""
 
@@ -188,8 +175,8 @@ class _WorkflowExport:
             properties = {}
             for name, spec in self.workflow.params.items():
                 prop: dict[str, Any] = {}
-                if spec.type in _TYPES:
-                    prop["type"] = _TYPES[spec.type]
+                if spec.type in JSON_TYPES:
+                    prop["type"] = JSON_TYPES[spec.type]
                 for key in ("description", "format", "enum", "default"):
                     if getattr(spec, key) is not None:
                         prop[key] = getattr(spec, key)
