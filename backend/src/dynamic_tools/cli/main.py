@@ -314,8 +314,10 @@ def export_arazzo_command(
     document = out / f"{workflow_id}.arazzo.yaml"
     document.write_text(yaml.safe_dump(export.arazzo, sort_keys=False), encoding="utf-8")
     (out / OPENAPI_FILE).write_text(yaml.safe_dump(export.openapi, sort_keys=False), "utf-8")
-    console.print(f"wrote {document} and {out / OPENAPI_FILE}", highlight=False)
+    console.print(f"wrote {document} and {out / OPENAPI_FILE}", highlight=False, soft_wrap=True)
     for warning in export.warnings:
         console.print(
-            f"  [yellow]warning[/] {warning['path']}: {warning['message']}", highlight=False
+            f"  [yellow]warning[/] {warning['path']}: {warning['message']}",
+            highlight=False,
+            soft_wrap=True,
         )

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+import yaml
 
 from dynamic_tools.api.app import create_app
 from dynamic_tools.atomic_files import content_version
@@ -370,3 +371,32 @@ async def test_xml_rename_and_delete_edit_only_what_they_must(
     last = await client.delete("/workflows/reserve_one")
     assert last.status_code == 204
     assert not path.exists()  # it held only that workflow
+
+
+async def test_a_workflow_exports_as_arazzo_with_what_has_no_equivalent_listed(
+    client: httpx.AsyncClient,
+) -> None:
+    from dynamic_tools.tools.arazzo.validation import check_arazzo
+
+    answer = await client.get("/workflows/book_trip", params={"format": "arazzo"})
+    assert answer.status_code == 200, answer.text
+    export = answer.json()
+    assert export["workflow_id"] == "book_trip" and export["openapi_file"] == "tools.openapi.yaml"
+    ids = [w["workflowId"] for w in export["arazzo"]["workflows"]]
+    # the sub-workflows its parallel node calls come along (the parallel itself is left out)
+    assert ids == ["book_trip", "book_flight", "book_hotel"]
+    messages = " ".join(w["message"] for w in export["warnings"])
+    assert "a parallel node has no Arazzo equivalent" in messages
+    assert "a compensate node has no Arazzo equivalent" in messages
+    text = yaml.safe_dump(export["arazzo"], sort_keys=False)
+    assert check_arazzo(text, name="x.yaml", sources={"tools": export["openapi"]}).valid
+
+    hotel = (await client.get("/workflows/book_hotel?format=arazzo")).json()
+    assert [s["operationId"] for s in hotel["arazzo"]["workflows"][0]["steps"]] == [
+        "search_hotels",
+        "book_hotel",
+    ]
+    assert hotel["warnings"] == []
+    assert (await client.get("/workflows/nope?format=arazzo")).status_code == 404
+    bad = await client.get("/workflows/book_hotel?format=bpmn")
+    assert bad.status_code == 422 and "format" in bad.text
