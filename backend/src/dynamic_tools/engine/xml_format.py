@@ -9,11 +9,14 @@ Parsed with defusedxml: DTDs, entities and external references are refused. Elem
     <graph>
       <step id="" depends_on="a,b">            call node
         <call tool=""/> <args><arg name="" value=""/></args> <output name=""/>
-        <on_error retry="" delay="" backoff="" max_delay="" retry_on="5xx,429" fallback=""/>
+        <on_error retry="" delay="" backoff="" max_delay="" retry_on="5xx,429" retry_if=""
+                  fallback=""/>
         <compensate_with tool=""><args>...</args></compensate_with> <success when=""/>
+        <criterion condition="" type="" context=""/>  <outputs><output name="" value=""/></outputs>
       </step>
-      <subworkflow id="" workflow=""> <args/> <output name=""/> </subworkflow>
-      <branch id=""><condition when="" goto=""/> (or end="true") <default goto=""/></branch>
+      <subworkflow id="" workflow=""> <args/> <output name=""/> <outputs/> </subworkflow>
+      <branch id=""><condition when="" goto="" max_loops=""/> (or end="true") <default goto=""/>
+      </branch>
       <parallel id="" on_partial_failure="" concurrency=""> step | subworkflow ... </parallel>
       <foreach id="" items="" as="" max_iterations="" concurrency=""> step | subworkflow
                <output name=""/></foreach>

@@ -58,9 +58,20 @@ def call_body(element: Element, path: str) -> dict[str, Any]:
             }
         elif child.tag == "success":
             data["success"] = required(child, "when", path)
+        elif child.tag == "criterion":
+            criterion = {"condition": required(child, "condition", path)}
+            criterion.update({k: child.attrib[k] for k in ("type", "context") if k in child.attrib})
+            data.setdefault("criteria", []).append(criterion)
+        elif child.tag == "outputs":
+            data["outputs"] = named_outputs(child, path)
         else:
             raise error(path, "xml_element", f"unexpected <{child.tag}> in <step>")
     return data
+
+
+def named_outputs(element: Element, path: str) -> dict[str, Any]:
+    """An ``<outputs>`` element of a step: ``<output name="" value=""/>`` each."""
+    return {required(o, "name", path): arg_value(o) for o in element if expect(o, "output", path)}
 
 
 def step_io(element: Element, path: str) -> dict[str, Any]:
@@ -73,6 +84,8 @@ def step_io(element: Element, path: str) -> dict[str, Any]:
             data["output"] = required(child, "name", path)
         elif child.tag == "on_error":
             data["on_error"] = on_error(child)
+        elif child.tag == "outputs":
+            data["outputs"] = named_outputs(child, path)
         else:
             raise error(path, "xml_element", f"unexpected <{child.tag}> in <subworkflow>")
     return data

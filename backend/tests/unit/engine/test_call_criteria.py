@@ -169,3 +169,24 @@ def test_bad_criteria_and_outputs_are_refused_at_save_naming_the_place(
     report = validate_document(load_document(_doc(node), name="d.yaml"))
     found = [(v.rule, v.path) for v in report.errors]
     assert any(r == rule and p.endswith(where) for r, p in found), found
+
+
+def test_criteria_and_outputs_read_the_same_from_xml() -> None:
+    yaml_text = _doc("""        call: find
+        criteria:
+          - condition: $status == 404
+          - {condition: "^no such", type: regex, context: $result.detail}
+        outputs: {code: $status, why: $result.detail}
+        on_error: {retry: 2, retry_on: [criteria], retry_if: $status == 503}
+""")
+    xml = """<workflows domain="demo"><workflow id="w"><graph>
+  <step id="look"><call tool="find"/>
+    <criterion condition="$status == 404"/>
+    <criterion condition="^no such" type="regex" context="$result.detail"/>
+    <outputs><output name="code" value="$status"/><output name="why" value="$result.detail"/>
+    </outputs>
+    <on_error retry="2" retry_on="criteria" retry_if="$status == 503"/>
+  </step></graph></workflow></workflows>"""
+    from_yaml = load_document(yaml_text, name="d.yaml").document.workflows["w"].graph["look"]
+    from_xml = load_document(xml, name="d.xml").document.workflows["w"].graph["look"]
+    assert from_xml == from_yaml

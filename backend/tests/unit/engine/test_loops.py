@@ -106,3 +106,22 @@ def test_a_loop_may_not_run_a_fan_out_again() -> None:
     report = validate_document(load_document(text, name="d.yaml"))
     found = [v for v in report.errors if v.rule == "loop_body"]
     assert found and "'each' (foreach)" in found[0].message
+
+
+def test_a_loop_reads_the_same_from_xml() -> None:
+    xml = """<workflows domain="demo"><workflow id="wait">
+  <params><param name="order" type="str" required="true"/></params>
+  <graph>
+    <step id="place"><call tool="place_order"/><args><arg name="id" value="$order"/></args>
+      <output name="placed"/></step>
+    <step id="poll" depends_on="place"><call tool="order_status"/>
+      <args><arg name="id" value="$placed.id"/></args><output name="status"/></step>
+    <branch id="again" depends_on="poll">
+      <condition when="$status.state != 'done'" goto="poll" max_loops="3"/>
+      <default goto="ship"/>
+    </branch>
+    <step id="ship"><call tool="ship"/><args><arg name="id" value="$placed.id"/></args></step>
+  </graph></workflow></workflows>"""
+    from_xml = load_document(xml, name="d.xml").document.workflows["wait"].graph
+    from_yaml = load_document(POLL, name="d.yaml").document.workflows["wait"].graph
+    assert from_xml["again"] == from_yaml["again"]

@@ -120,6 +120,9 @@ class BranchKind(Kind[BranchNode]):
                 }
                 if child.attrib.get("end") == "true":
                     case["end"] = True
+                if "max_loops" in child.attrib:
+                    bound = child.attrib["max_loops"].strip()
+                    case["max_loops"] = int(bound) if bound.isdigit() else bound
                 cases.append(case)
             elif child.tag == "default":
                 default = child.attrib.get("goto")
