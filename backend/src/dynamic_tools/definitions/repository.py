@@ -309,6 +309,11 @@ class WorkflowRepository:
             field="content",
         )
 
+    def file_of(self, workflow_id: str) -> str | None:
+        """The name of the file that defines ``workflow_id`` (None: no file does)."""
+        doc = self._index.get(workflow_id)
+        return doc.name if doc is not None else None
+
     def remove_file(self, name: str) -> bool:
         """Delete the document file ``name`` of this directory (true when it existed)."""
         if not FILE_NAME.match(name):

@@ -52,6 +52,7 @@ from dynamic_tools.tools.arazzo.catalog import (
     WorkflowStore,
     analyse_arazzo,
     describe_error,
+    workflow_clashes,
     workflow_file,
 )
 from dynamic_tools.tools.arazzo.sources import read_sources
@@ -431,7 +432,10 @@ class CatalogService:
                 "projected_group_prefixes": group_prefixes(tools, None),
                 "provider_contract_count": 0,
                 "provider_contracts": [],
-                "conflicts": self._conflicts(name, [t.name for t in tools]),
+                "conflicts": [
+                    *self._conflicts(name, [t.name for t in tools]),
+                    *workflow_clashes(self.workflows, name, list(workflows.values())),
+                ],
                 "warnings": analysis.warnings,
                 "violations": analysis.violations,
                 "workflows": list(workflows.values()),
@@ -459,6 +463,19 @@ class CatalogService:
             raise InvalidInputError(
                 "this server keeps no workflows: an Arazzo document cannot be imported here",
                 violations=[{"path": "source", "message": "no workflow registry"}],
+            )
+        clashes = workflow_clashes(
+            self.workflows, name, list(analysis.conversion.workflow_ids.values())
+        )
+        if clashes:
+            first = clashes[0]
+            raise ConflictError(
+                f"catalog '{name}' would define workflow '{first['workflow']}', already defined "
+                f"in {first['existing']}"
+                + (f" (and {len(clashes) - 1} more)" if len(clashes) > 1 else "")
+                + "; rename or remove the other definition",
+                kind="name_clash",
+                context={"catalog": name, "conflicts": clashes},
             )
         tools = analysis.conversion.tools
         secrets = secrets_needed(tools)
@@ -490,6 +507,9 @@ class CatalogService:
             await self.workflows.save_checked(
                 workflow_file(name), analysis.content, "yaml", overwrite=True
             )
+        except ConflictError:
+            await asyncio.to_thread(self._restore, name, before)
+            raise
         except DynamicToolsError as exc:
             await asyncio.to_thread(self._restore, name, before)
             raise OpenAPIInvalidError(

@@ -152,3 +152,19 @@ async def test_a_step_calls_a_workflow_of_another_arazzo_document(
         ("GET", "/orders/O-1"),
     ]
     assert api.requests[0]["body"] == '{"user":"ada","password":"pw"}'
+
+
+async def test_workflow_ids_defined_elsewhere_are_a_conflict_and_nothing_is_written(
+    client: httpx.AsyncClient, shop: tuple[Shop, str]
+) -> None:
+    _, url = shop
+    source = (await client.get("/catalogs/shop")).json()["source"]
+    options = {"source": source, "name": "shop2", "base_url": f"{url}/api"}
+    preview = (await client.post("/catalogs/preview", json=options)).json()
+    assert {"workflow": "login", "existing": "workflows/shop.arazzo.yaml"} in preview["conflicts"]
+    refused = await client.post("/catalogs", json=options)
+    assert refused.status_code == 409, refused.text
+    assert "workflow 'login', already defined in workflows/shop.arazzo.yaml" in refused.text
+    assert (await client.get("/catalogs/shop2")).status_code == 404
+    tools = (await client.get("/tools")).json()
+    assert not [t for t in tools["tools"] if t["name"].startswith("shop2_")]

@@ -58,6 +58,25 @@ class WorkflowStore(Protocol):
         """Delete one document file (true when it existed)."""
         ...
 
+    def file_of(self, workflow_id: str) -> str | None:
+        """The file that defines ``workflow_id`` (None: no file does)."""
+        ...
+
+
+def workflow_clashes(
+    store: WorkflowStore | None, catalog: str, workflow_ids: list[str]
+) -> list[dict[str, str]]:
+    """The workflows an import would define that another file defines already."""
+    if store is None:
+        return []
+    own = workflow_file(catalog)
+    clashes = []
+    for workflow_id in workflow_ids:
+        found = store.file_of(workflow_id)
+        if found is not None and found != own:
+            clashes.append({"workflow": workflow_id, "existing": f"workflows/{found}"})
+    return clashes
+
 
 @dataclass
 class ArazzoAnalysis:
@@ -216,5 +235,6 @@ __all__ = [
     "analyse_arazzo",
     "convert_arazzo_task",
     "describe_error",
+    "workflow_clashes",
     "workflow_file",
 ]
