@@ -42,6 +42,8 @@ ANSWER_LOCALS = frozenset({"result", "status", "headers"})
 """The names a criterion, a call's ``outputs`` and ``retry_if`` read the answer by."""
 
 REGEX_TIMEOUT_S = 0.25
+MAX_NESTING = 50
+"""How deep a regex, JSONPath or XPath condition may nest brackets."""
 MAX_XML_CHARS = 1_000_000
 _HEADER_REF = re.compile(r"\$headers\.([A-Za-z0-9_]+)")
 
@@ -94,7 +96,22 @@ def kept_headers(headers: Mapping[str, str], wanted: Collection[str]) -> dict[st
 
 
 def compile_criterion(criterion: Criterion) -> None:
-    """Raise :class:`CriterionError` when a non-simple criterion's condition does not compile."""
+    """Raise :class:`CriterionError` when a non-simple criterion's condition does not compile.
+
+    A pattern nesting brackets more than :data:`MAX_NESTING` deep is refused before it is
+    compiled (the libraries' parsers recurse on nesting).
+    """
+    depth = deepest = 0
+    for char in criterion.condition:
+        if char in "([{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in ")]}":
+            depth -= 1
+    if deepest > MAX_NESTING:
+        raise CriterionError(
+            f"the {criterion.type} condition nests brackets {deepest} deep (at most {MAX_NESTING})"
+        )
     if criterion.type == "regex":
         _regex(criterion.condition)
     elif criterion.type == "jsonpath":
@@ -110,6 +127,10 @@ def pattern_holds(criterion: Criterion, context: Any) -> bool:
     (``$[?count(@.products) > 0]`` over ``{"products": [...]}``), as the Goessner-style
     implementations Arazzo documents are written for do; RFC 9535 alone selects only children.
     """
+    try:
+        compile_criterion(criterion)
+    except CriterionError:
+        return False
     if criterion.type == "regex":
         text = context if isinstance(context, str) else _text(context)
         try:
@@ -130,7 +151,7 @@ def pattern_holds(criterion: Criterion, context: Any) -> bool:
             return False
         try:
             found = elementpath.select(root, criterion.condition)
-        except elementpath.ElementPathError:
+        except (elementpath.ElementPathError, RecursionError):
             return False
         return bool(found)
     raise CriterionError(f"'{criterion.type}' criteria are evaluated as expressions")
@@ -142,6 +163,8 @@ def _regex(pattern: str) -> Any:
         return regex.compile(pattern)
     except regex.error as exc:
         raise CriterionError(f"'{pattern}' is not a regular expression ({exc})") from None
+    except RecursionError:
+        raise CriterionError("the regular expression nests too deeply") from None
 
 
 @functools.lru_cache(maxsize=256)
@@ -150,6 +173,8 @@ def _jsonpath(query: str) -> Any:
         return jsonpath.compile(query)
     except jsonpath.JSONPathError as exc:
         raise CriterionError(f"'{query}' is not a JSONPath query ({exc})") from None
+    except RecursionError:
+        raise CriterionError("the JSONPath query nests too deeply") from None
 
 
 @functools.lru_cache(maxsize=256)
@@ -158,6 +183,8 @@ def _xpath(query: str) -> str:
         elementpath.XPath2Parser().parse(query)
     except elementpath.ElementPathError as exc:
         raise CriterionError(f"'{query}' is not an XPath query ({exc})") from None
+    except RecursionError:
+        raise CriterionError("the XPath query nests too deeply") from None
     return query
 
 
@@ -183,6 +210,7 @@ def _text(value: Any) -> str:
 
 __all__ = [
     "ANSWER_LOCALS",
+    "MAX_NESTING",
     "REGEX_TIMEOUT_S",
     "Criterion",
     "CriterionError",
