@@ -195,7 +195,8 @@ def test_criteria_and_outputs_read_the_same_from_xml() -> None:
 @pytest.mark.parametrize("kind", ["regex", "xpath", "jsonpath"])
 def test_a_deeply_nested_pattern_is_refused_at_save_not_a_crash(kind: str) -> None:
     hostile = "(" * 900 + "a" + ")" * 900
-    text = _doc(f"        call: find\n        criteria: [{{condition: '{hostile}', type: {kind}}}]\n")
+    criteria = f"[{{condition: '{hostile}', type: {kind}}}]"
+    text = _doc(f"        call: find\n        criteria: {criteria}\n")
     report = validate_document(load_document(text, name="d.yaml"))
     found = [v for v in report.errors if v.rule == "invalid_criterion"]
     assert found and "nests brackets 900 deep (at most 50)" in found[0].message
