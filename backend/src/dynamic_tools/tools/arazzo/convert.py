@@ -26,12 +26,13 @@ from __future__ import annotations
 
 import copy
 import functools
-import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from dynamic_tools.engine.loaders import MAX_DEPTH
+from dynamic_tools.nesting import TooDeep, loads_json
 from dynamic_tools.tools.arazzo.expressions import Answer, ExpressionProblem, Names, Translator
 from dynamic_tools.tools.models import ToolConfig
 from dynamic_tools.tools.openapi.convert import ConversionOptions, convert_document
@@ -865,7 +866,14 @@ class _WorkflowConverter:
         payload = copy.deepcopy(body.get("payload"))
         if isinstance(payload, str):  # JSON text with {$...} inside its strings
             try:
-                payload = json.loads(payload)
+                payload = loads_json(payload, MAX_DEPTH)
+            except TooDeep:
+                self.problem(
+                    (*where, "payload"),
+                    "max_depth",
+                    f"the payload nests deeper than {MAX_DEPTH} levels",
+                )
+                return
             except ValueError:
                 self.problem(
                     (*where, "payload"),

@@ -1,0 +1,157 @@
+"""Converting Arazzo documents: what cannot be carried over is a problem with its place (never
+dropped), lenient shortcuts are warnings, a goto back is a bounded loop."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from dynamic_tools.tools.arazzo.convert import MAX_LOOPS, convert_arazzo
+
+SOURCE = {
+    "openapi": "3.0.0",
+    "info": {"title": "s", "version": "1"},
+    "servers": [{"url": "https://x.example.com"}],
+    "paths": {
+        "/items/{id}": {
+            "get": {
+                "operationId": "getItem",
+                "parameters": [{"name": "id", "in": "path", "required": True}],
+                "responses": {"200": {"description": "ok"}},
+            }
+        },
+        "/items": {
+            "post": {
+                "operationId": "addItem",
+                "requestBody": {
+                    "content": {
+                        "application/json": {
+                            "schema": {"type": "object", "properties": {"name": {"type": "string"}}}
+                        }
+                    }
+                },
+                "responses": {"200": {"description": "ok"}},
+            }
+        },
+    },
+}
+DOC: dict[str, Any] = {
+    "arazzo": "1.0.0",
+    "info": {"title": "t", "version": "1"},
+    "sourceDescriptions": [{"name": "s", "url": "x.yaml", "type": "openapi"}],
+    "workflows": [
+        {
+            "workflowId": "w",
+            "inputs": {"type": "object", "properties": {"name": {"type": "string"}}},
+            "steps": [
+                {
+                    "stepId": "add",
+                    "operationId": "addItem",
+                    "requestBody": {"payload": {"name": "$inputs.name"}},
+                    "outputs": {"id": "$response.body#/id"},
+                },
+                {
+                    "stepId": "get",
+                    "operationId": "getItem",
+                    "parameters": [{"name": "id", "in": "path", "value": "$steps.add.outputs.id"}],
+                },
+            ],
+        }
+    ],
+}
+
+
+def _convert(change: Any = None, *, lenient: bool = False) -> Any:
+    doc = copy.deepcopy(DOC)
+    if change:
+        change(doc["workflows"][0]["steps"])
+    return convert_arazzo(doc, {"s": SOURCE}, catalog="c", lenient=lenient)
+
+
+def _problems(result: Any) -> dict[str, tuple[str, str]]:
+    return {".".join(map(str, p.path)): (p.rule, p.severity) for p in result.problems}
+
+
+def test_a_plain_document_converts_without_problems() -> None:
+    result = _convert()
+    assert result.problems == [] and [t.name for t in result.tools] == ["c_getItem", "c_addItem"]
+    graph = result.document["workflows"]["w"]["graph"]
+    assert graph["get"]["args"] == {"id": "$add.id"} and graph["get"]["depends_on"] == ["add"]
+
+
+@pytest.mark.parametrize(
+    ("change", "where", "rule"),
+    [
+        (
+            lambda s: s[0]["requestBody"].update(contentType="application/x-www-form-urlencoded"),
+            "workflows.0.steps.0.requestBody.contentType",
+            "unsupported_body",
+        ),
+        (
+            lambda s: s[0]["requestBody"].update(payload="$inputs.name"),
+            "workflows.0.steps.0.requestBody.payload",
+            "unsupported_body",
+        ),
+        (
+            lambda s: s[0]["requestBody"].update(payload="[" * 200 + "]" * 200),
+            "workflows.0.steps.0.requestBody.payload",
+            "max_depth",
+        ),
+        (
+            lambda s: s[0].update(outputs={"id": "$response.body#/item-id"}),
+            "workflows.0.steps.0.outputs.id",
+            "arazzo_expression",
+        ),
+        (
+            lambda s: s[1].update(
+                onFailure=[{"name": "r", "type": "retry", "stepId": "add", "retryAfter": 1}]
+            ),
+            "workflows.0.steps.1.onFailure.0",
+            "retry_elsewhere",
+        ),
+        (
+            lambda s: s[1]["parameters"][0].update(value="$steps.add.id"),
+            "workflows.0.steps.1.parameters.0.value",
+            "arazzo_expression",
+        ),
+    ],
+)
+def test_what_cannot_be_carried_over_is_a_problem_at_its_place(
+    change: Any, where: str, rule: str
+) -> None:
+    problems = _problems(_convert(change))
+    assert problems.get(where) == (rule, "error"), problems
+
+
+def test_lenient_mode_reads_a_shortcut_as_a_warning() -> None:
+    def shortcut(steps: list[dict[str, Any]]) -> None:
+        steps[1]["parameters"][0]["value"] = "$steps.add.id"
+
+    result = _convert(shortcut, lenient=True)
+    assert not result.errors
+    assert ("lenient_expression", "warning") in _problems(result).values()
+    assert result.document["workflows"]["w"]["graph"]["get"]["args"] == {"id": "$add.id"}
+
+
+def test_a_goto_back_is_a_loop_with_a_bound_and_a_warning() -> None:
+    def loop(steps: list[dict[str, Any]]) -> None:
+        steps[1]["onSuccess"] = [
+            {
+                "name": "again",
+                "type": "goto",
+                "stepId": "add",
+                "criteria": [{"condition": "$statusCode == 202"}],
+            }
+        ]
+
+    result = _convert(loop)
+    assert not result.errors
+    branch = result.document["workflows"]["w"]["graph"]["get__next"]
+    assert branch["on"][0] == {
+        "when": "($get._status == 202)",
+        "goto": "add",
+        "max_loops": MAX_LOOPS,
+    }
+    assert _problems(result)["workflows.0.steps.1.onSuccess.0.stepId"] == ("loop", "warning")
