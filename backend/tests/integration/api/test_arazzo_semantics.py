@@ -20,7 +20,8 @@ from typing import Any
 import httpx
 import pytest
 from starlette.applications import Starlette
-from starlette.routing import Route
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
 
 from dynamic_tools.api.app import create_app
 from dynamic_tools.settings import Settings
@@ -168,3 +169,40 @@ async def test_workflow_ids_defined_elsewhere_are_a_conflict_and_nothing_is_writ
     assert (await client.get("/catalogs/shop2")).status_code == 404
     tools = (await client.get("/tools")).json()
     assert not [t for t in tools["tools"] if t["name"].startswith("shop2_")]
+
+
+async def test_a_document_and_its_sources_are_fetched_by_url_through_the_guard(
+    tmp_path: Path, make_settings: Any, shop: tuple[Shop, str]
+) -> None:
+    _, shop_url = shop
+    files = Starlette(routes=[Mount("/docs", app=StaticFiles(directory=SEMANTICS))])
+    with serve(files) as docs_url:
+        settings: Settings = make_settings(
+            registry_config_path=tmp_path / "root" / "config.yaml",
+            allowed_target_hosts=[shop_url.split("://")[1], docs_url.split("://")[1]],
+        )
+        async with app_client(create_app(settings)) as api:
+            # the OpenAPI source is read next to the document, by URL, through the same guard
+            imported = await api.post(
+                "/catalogs",
+                json={
+                    "source": f"{docs_url}/docs/shop.arazzo.yaml",
+                    "name": "shop",
+                    "base_url": f"{shop_url}/api",
+                },
+            )
+            assert imported.status_code == 201, imported.text
+            assert imported.json()["workflows"] == ["login", "buy"]
+            # a source the guard refuses (a private address not allowed) is named, not read
+            moved = await api.post(
+                "/catalogs/preview",
+                json={
+                    "source": f"{docs_url}/docs/shop.arazzo.yaml",
+                    "name": "other",
+                    "sources": {"shop": "http://10.0.0.1/shop.openapi.yaml"},
+                },
+            )
+    assert moved.status_code == 200, moved.text
+    problems = moved.json()["violations"]
+    assert problems and problems[0]["path"] == "sourceDescriptions.shop"
+    assert problems[0]["rule"] == "source_not_read" and "10.0.0.1" in problems[0]["message"]
