@@ -112,7 +112,6 @@ class Interpreter:
         self.saga = Saga()
         self._seq = 0
         self._base_steps = steps
-        self.steps = _RoundSteps(steps, self)
         self.step_tag = ""
         """``@<round>`` while a node runs again in a loop (its steps' names end with it)."""
 
@@ -259,13 +258,13 @@ class Interpreter:
                 if not prefix and redriven and node_id not in rounds:  # a loop runs it again
                     outcome, targets = await self._reuse_node(plan, node_id, scope, last_output)
                 else:
-                    self.step_tag = f"@{rounds[node_id]}" if node_id in rounds else ""
+                    self._enter_round(rounds.get(node_id))
                     try:
                         outcome, targets = await self._run_node(
                             plan, node_id, scope, prefix, last_output
                         )
                     finally:
-                        self.step_tag = ""
+                        self._enter_round(None)
                 status[node_id] = outcome
                 back = {t for t in targets if status.get(t, "pending") != "pending"}
                 if back:
@@ -306,6 +305,11 @@ class Interpreter:
                     raise
                 values[key] = None
         return values
+
+    def _enter_round(self, round_: int | None) -> None:
+        """Name the steps of the node about to run ``<name>@<round>`` (a loop's later rounds)."""
+        self.step_tag = f"@{round_}" if round_ else ""
+        self.steps = _RoundSteps(self._base_steps, self.step_tag) if round_ else self._base_steps
 
     async def _loop_back(
         self,
@@ -606,20 +610,17 @@ class Interpreter:
 
 
 class _RoundSteps:
-    """The run's step runner, naming a node's steps ``<name>@<round>`` when a loop runs it again."""
+    """A step runner naming every step ``<name>@<round>``: a node a loop runs again."""
 
-    def __init__(self, steps: StepRunner, interpreter: Interpreter) -> None:
+    def __init__(self, steps: StepRunner, tag: str) -> None:
         self._steps = steps
-        self._interpreter = interpreter
-
-    def _name(self, name: str) -> str:
-        return name + self._interpreter.step_tag
+        self._tag = tag
 
     async def step(self, name: str, fn: Callable[[], Any]) -> Any:
-        return await self._steps.step(self._name(name), fn)
+        return await self._steps.step(name + self._tag, fn)
 
     async def sleep(self, name: str, seconds: float) -> None:
-        await self._steps.sleep(self._name(name), seconds)
+        await self._steps.sleep(name + self._tag, seconds)
 
     async def wait_for_input(self, name: str, timeout_s: float | None) -> dict[str, Any] | None:
         return await self._steps.wait_for_input(name, timeout_s)  # never in a loop
