@@ -3,24 +3,29 @@
 Run: ``cd backend && .venv/bin/python -m bench.arazzo`` (also part of ``make bench``).
 
 The same harness as ``tests/conformance`` (``tests/support/arazzo_conformance.py``): each
-fixture imported over REST in lenient mode, each case run against a loopback mock server.
-Printed: fixture, cases, passed, and for each failure why (the known ones say so, with the
-reason documented in docs/arazzo.md), and the time the whole set took.
+fixture imported over REST in lenient mode, each case run against a loopback mock server. The
+peer, measured in the same run on the same mock server and cases: Jentic's ``arazzo-runner``,
+the runner the fixtures come from (``bench/arazzo_peer.py``). Printed per fixture: cases,
+passed (ours, the peer's), the median time of a case (ours includes the REST round trips and
+the run's bookkeeping), and for each of our failures why (the known ones say so, with the
+reason documented in docs/arazzo.md).
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
+import statistics
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
+from bench.arazzo_peer import run_peer
 from dynamic_tools.settings import Settings
-from tests.support.arazzo_conformance import KNOWN_FAILURES, CaseResult, run_all
+from tests.support.arazzo_conformance import KNOWN_FAILURES, CaseResult, mock_server, run_all
 from tests.support.servers import free_port
 
 console = Console(width=160)
@@ -48,39 +53,66 @@ def _settings(root: Path) -> Any:
 
 
 def main() -> dict[str, Any]:
-    """Run every case; print the table; the figures by fixture."""
+    """Run every case, ours then the peer's; print the table; the figures by fixture."""
     with tempfile.TemporaryDirectory() as tmp:
-        started = time.perf_counter()
         results: list[CaseResult] = asyncio.run(run_all(_settings(Path(tmp))))
-        elapsed = time.perf_counter() - started
-    table = Table(title="Arazzo conformance (runner fixtures, real import and engine)")
-    for column in ("fixture", "cases", "passed", "failures (why)"):
+    with mock_server() as (mock, url):
+        peer = run_peer(mock, url)
+    table = Table(
+        title="Arazzo conformance: runner fixtures, ours (import + engine) vs arazzo-runner"
+    )
+    for column in (
+        "fixture",
+        "cases",
+        "ours passed",
+        "arazzo-runner passed",
+        "ms a case (ours / runner)",
+        "our failures (why)",
+    ):
         table.add_column(column, overflow="fold")
     figures: dict[str, Any] = {}
     for fixture in dict.fromkeys(r.fixture for r in results):
         mine = [r for r in results if r.fixture == fixture]
+        theirs = [r for r in peer if r.fixture == fixture]
         failed = [r for r in mine if not r.passed]
-        why = "; ".join(
-            f"{r.case}: "
-            + (
-                "known — " + KNOWN_FAILURES[(r.fixture, r.case)]
-                if (r.fixture, r.case) in KNOWN_FAILURES
-                else r.why
-            )
-            for r in failed
+        why = "; ".join(f"{r.case}: {_why(r)}" for r in failed)
+        ours_ms = statistics.median(r.seconds for r in mine) * 1000
+        peer_ms = statistics.median(r.seconds for r in theirs) * 1000 if theirs else 0.0
+        table.add_row(
+            fixture,
+            str(len(mine)),
+            str(len(mine) - len(failed)),
+            str(sum(r.passed for r in theirs)),
+            f"{ours_ms:.0f} / {peer_ms:.0f}",
+            why or "—",
         )
-        table.add_row(fixture, str(len(mine)), str(len(mine) - len(failed)), why or "—")
-        figures[fixture] = {"cases": len(mine), "passed": len(mine) - len(failed)}
+        figures[fixture] = {
+            "cases": len(mine),
+            "passed": len(mine) - len(failed),
+            "peer_passed": sum(r.passed for r in theirs),
+            "ms_per_case": round(ours_ms, 1),
+            "peer_ms_per_case": round(peer_ms, 1),
+        }
     console.print(table)
     total = sum(f["cases"] for f in figures.values())
     passed = sum(f["passed"] for f in figures.values())
+    peer_passed = sum(f["peer_passed"] for f in figures.values())
     console.print(
-        f"{passed}/{total} cases pass; {total - passed} known failures documented; "
-        f"{elapsed:.1f} s for the whole set ({elapsed / max(total, 1) * 1000:.0f} ms a case, "
-        "import included)"
+        f"ours {passed}/{total} ({total - passed} known failures, documented); arazzo-runner "
+        f"{peer_passed}/{total} on the same mock server. Ours runs each case through REST, the "
+        "engine and real HTTP (a durable run in production); the runner in memory."
     )
+    for result in peer:
+        if not result.passed:
+            console.print(f"  arazzo-runner {result.fixture}/{result.case}: {result.why[:200]}")
     return figures
 
 
+def _why(result: CaseResult) -> str:
+    known = KNOWN_FAILURES.get((result.fixture, result.case))
+    return f"known — {known.reason}" if known else result.why
+
+
 if __name__ == "__main__":
+    logging.getLogger("arazzo-runner").setLevel(logging.WARNING)
     main()

@@ -13,7 +13,7 @@ import pytest
 from dynamic_tools.api.app import create_app
 from dynamic_tools.settings import Settings
 from tests.support.app_client import app_client
-from tests.support.arazzo_conformance import KNOWN_FAILURES, OAI_EXAMPLES, run_all
+from tests.support.arazzo_conformance import OAI_EXAMPLES, run_all, unexpected
 
 
 @pytest.fixture
@@ -38,18 +38,8 @@ async def test_every_runner_fixture_case_gives_what_it_expects(
 ) -> None:
     results = await run_all(fixture_settings)
     assert len(results) >= 12, [r.case for r in results]
-    unexpected = [
-        f"{r.fixture}/{r.case}: {r.why}"
-        for r in results
-        if not r.passed and (r.fixture, r.case) not in KNOWN_FAILURES
-    ]
-    assert not unexpected, "\n".join(unexpected)
-    fixed = [
-        f"{r.fixture}/{r.case}"
-        for r in results
-        if r.passed and (r.fixture, r.case) in KNOWN_FAILURES
-    ]
-    assert not fixed, f"passes now, drop it from KNOWN_FAILURES and the docs: {fixed}"
+    problems = unexpected(results)
+    assert not problems, "\n".join(problems)
 
 
 OAI_NOT_IMPORTABLE = {

@@ -19,7 +19,7 @@ import asyncio
 import re
 import shutil
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,18 +43,55 @@ RUNNER_FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "arazzo" / 
 OAI_EXAMPLES = Path(__file__).resolve().parents[1] / "fixtures" / "arazzo" / "oai"
 RUN_TIMEOUT_S = 20.0
 
-KNOWN_FAILURES: dict[tuple[str, str], str] = {
-    ("xkcd", "getCurrentComic"): "the document's output 'date' is the literal null (its comment "
-    "says concatenation is not supported by that runner) while the case expects '2022-10-10'",
-    ("xkcd", "getComicById"): "the document's output 'date' is the literal null while the case "
-    "expects '2009-7-3'",
-    ("bnpl", "ApplyForLoanAtCheckout"): "the case's inputs do not match the operation's request "
-    "schema (customer is an object where the API takes a URI string, products lack the required "
-    "netAmount), so the tool refuses to send the first call; and for the mocked answer the "
-    "step's first onSuccess action (end when existingCustomerNotEligible == false) holds, so a "
-    "runner that follows the document ends after that call, not after the 6 the case expects",
+
+@dataclass(frozen=True)
+class KnownFailure:
+    """A case that cannot pass: why (for people), and what its failure must say (checked)."""
+
+    reason: str
+    says: str
+    only: bool = False  # the failure says exactly that, nothing more
+
+
+KNOWN_FAILURES: dict[tuple[str, str], KnownFailure] = {
+    ("xkcd", "getCurrentComic"): KnownFailure(
+        "the document's output 'date' is the literal null (its comment says concatenation is "
+        "not supported by that runner) while the case expects '2022-10-10'",
+        "date: expected '2022-10-10', got None",
+        only=True,
+    ),
+    ("xkcd", "getComicById"): KnownFailure(
+        "the document's output 'date' is the literal null while the case expects '2009-7-3'",
+        "date: expected '2009-7-3', got None",
+        only=True,
+    ),
+    ("bnpl", "ApplyForLoanAtCheckout"): KnownFailure(
+        "the case's inputs do not match the operation's request schema (customer is an object "
+        "where the API takes a URI string, products lack the required netAmount), so the tool "
+        "refuses to send the first call; and for the mocked answer the step's first onSuccess "
+        "action (end when existingCustomerNotEligible == false) holds, so a runner that "
+        "follows the document ends after that call, not after the 6 the case expects",
+        "bnpl_findEligibleProducts failed: the arguments of 'bnpl_findEligibleProducts' do "
+        "not match its input schema: customer:",
+    ),
 }
-"""(fixture, case) → why it cannot pass; every other case must."""
+"""(fixture, case) → why it cannot pass, and what its failure says; every other case must."""
+
+
+def unexpected(results: list[CaseResult]) -> list[str]:
+    """Cases that failed but should pass, or failed otherwise than documented, or now pass."""
+    found = []
+    for result in results:
+        known = KNOWN_FAILURES.get((result.fixture, result.case))
+        label = f"{result.fixture}/{result.case}"
+        if known is None:
+            if not result.passed:
+                found.append(f"{label}: {result.why}")
+        elif result.passed:
+            found.append(f"{label} passes now: drop it from KNOWN_FAILURES and the docs")
+        elif (result.why != known.says) if known.only else (known.says not in result.why):
+            found.append(f"{label} fails otherwise than documented: {result.why}")
+    return found
 
 
 @dataclass
@@ -65,6 +102,7 @@ class CaseResult:
     case: str
     passed: bool
     why: str = ""
+    seconds: float = 0.0
 
 
 @dataclass
@@ -82,22 +120,31 @@ class MockApi:
         method, path = request.method.lower(), request.url.path
         self.calls.append(f"{request.method} {path}")
         query = parse_qs(request.url.query)
-        for mock in self.mocks:
-            if str(mock.get("method", "get")).lower() != method:
-                continue
-            if not _path_matches(str(mock.get("path", "")), path):
-                continue
-            if not _query_matches(mock.get("query_params"), query):
-                continue
-            status = int(mock.get("status_code", 200))
-            headers = {str(k): str(v) for k, v in (mock.get("headers") or {}).items()}
-            if "response" in mock and status != 204:
-                return JSONResponse(mock["response"], status_code=status, headers=headers)
-            if "text" in mock:
-                return PlainTextResponse(str(mock["text"]), status_code=status, headers=headers)
-            return Response(status_code=status, headers=headers)
-        self.unmatched.append(f"{request.method} {path}")
-        return JSONResponse({"error": f"no mock for {request.method} {path}"}, status_code=501)
+        matching = [
+            mock
+            for mock in self.mocks
+            if str(mock.get("method", "get")).lower() == method
+            and _path_matches(str(mock.get("path", "")), path)
+            and _query_matches(mock.get("query_params"), query)
+        ]
+        if not matching:
+            self.unmatched.append(f"{request.method} {path}")
+            return JSONResponse({"error": f"no mock for {request.method} {path}"}, status_code=501)
+        # the most specific mock: a literal path before a template, the longest first
+        mock = max(matching, key=_specificity)
+        status = int(mock.get("status_code", 200))
+        headers = {str(k): str(v) for k, v in (mock.get("headers") or {}).items()}
+        if "response" in mock and status != 204:
+            return JSONResponse(mock["response"], status_code=status, headers=headers)
+        if "text" in mock:
+            return PlainTextResponse(str(mock["text"]), status_code=status, headers=headers)
+        return Response(status_code=status, headers=headers)
+
+
+def _specificity(mock: dict[str, Any]) -> tuple[int, int]:
+    path = str(mock.get("path", ""))
+    path = urlsplit(path).path if "://" in path else path
+    return ("{" not in path, len(path))
 
 
 def _path_matches(mock_path: str, path: str) -> bool:
@@ -133,7 +180,7 @@ def fixtures() -> list[Path]:
     return sorted(p for p in RUNNER_FIXTURES.iterdir() if (p / "test_config.yaml").is_file())
 
 
-def _arazzo_file(folder: Path) -> Path:
+def arazzo_file(folder: Path) -> Path:
     for path in sorted(folder.iterdir()):
         if path.suffix in (".yaml", ".yml", ".json") and path.name != "test_config.yaml":
             head = path.read_text(encoding="utf-8")[:2000]
@@ -162,9 +209,8 @@ async def run_fixture(folder: Path, settings: Settings, mock: MockApi, mock_url:
     config = yaml.safe_load((folder / "test_config.yaml").read_text(encoding="utf-8"))
     target = settings.registry_root / "arazzo" / folder.name
     shutil.copytree(folder, target)
-    arazzo_path = _arazzo_file(target)
+    arazzo_path = arazzo_file(target)
     arazzo = yaml.safe_load(arazzo_path.read_text(encoding="utf-8"))
-    global_mocks = [m for mocks in (config.get("custom_mocks") or {}).values() for m in mocks]
     results: list[CaseResult] = []
     async with app_client(create_app(settings)) as client:
         imported = await client.post(
@@ -187,8 +233,11 @@ async def run_fixture(folder: Path, settings: Settings, mock: MockApi, mock_url:
             name = str(secret.get("secret", "")).removeprefix("secret:")
             (settings.secrets_dir / name).write_text("fixture-token", encoding="utf-8")
         for case in config.get("workflows") or []:
-            mock.reset([*(case.get("custom_mocks") or []), *global_mocks])
-            results.append(await _run_case(client, folder.name, case, mock))
+            mock.reset(case_mocks(config, case))
+            started = time.perf_counter()
+            result = await _run_case(client, folder.name, case, mock)
+            result.seconds = time.perf_counter() - started
+            results.append(result)
     return results
 
 
@@ -211,28 +260,50 @@ async def _run_case(
             break
         if time.monotonic() > deadline:
             return CaseResult(fixture, label, False, f"still {run['status']} after 20 s")
-        await asyncio.sleep(0.02)
-    problems = _compare(case, run, mock)
+        await asyncio.sleep(0.005)
+    result = run.get("result") if isinstance(run.get("result"), dict) else {}
+
+    def step_output(step: str, output: str) -> Any:
+        node = run["nodes"].get(identifier(step)) or {}
+        return (node.get("output") or {}).get(identifier(output), "(missing)")
+
+    problems = expected_problems(
+        case,
+        succeeded=run["status"] == "succeeded",
+        error=(run.get("error") or {}).get("message"),
+        output=lambda key: result.get(key, "(missing)"),
+        step_output=step_output,
+        mock=mock,
+    )
     return CaseResult(fixture, label, not problems, "; ".join(problems))
 
 
-def _compare(case: dict[str, Any], run: dict[str, Any], mock: MockApi) -> list[str]:
+def case_mocks(config: dict[str, Any], case: dict[str, Any]) -> list[dict[str, Any]]:
+    """The mocks of a case: its own first, then the fixture's."""
+    shared = [m for mocks in (config.get("custom_mocks") or {}).values() for m in mocks]
+    return [*(case.get("custom_mocks") or []), *shared]
+
+
+def expected_problems(
+    case: dict[str, Any],
+    *,
+    succeeded: bool,
+    error: str | None,
+    output: Callable[[str], Any],
+    step_output: Callable[[str, str], Any],
+    mock: MockApi,
+) -> list[str]:
+    """How a run differs from what the case expects (success, outputs, API calls)."""
     problems: list[str] = []
     expect_success = bool(case.get("expect_success", True))
-    if (run["status"] == "succeeded") != expect_success:
-        error = (run.get("error") or {}).get("message")
+    if succeeded != expect_success:
+        got = "success" if succeeded else "failure"
         problems.append(
-            f"expected {'success' if expect_success else 'failure'}, got "
-            f"{run['status']}" + (f" ({error})" if error else "")
+            f"expected {'success' if expect_success else 'failure'}, got {got}"
+            + (f" ({error})" if error and not succeeded else "")
         )
-    result = run.get("result") if isinstance(run.get("result"), dict) else {}
     for key, expected in (case.get("expected_outputs") or {}).items():
-        if "." in key:
-            step, output = key.split(".", 1)
-            node = run["nodes"].get(identifier(step)) or {}
-            value = (node.get("output") or {}).get(identifier(output), "(missing)")
-        else:
-            value = result.get(key, "(missing)")
+        value = step_output(*key.split(".", 1)) if "." in key else output(key)
         if value != expected:
             problems.append(f"{key}: expected {expected!r}, got {value!r}")
     wanted_calls = case.get("expected_api_calls")
@@ -258,8 +329,14 @@ __all__ = [
     "KNOWN_FAILURES",
     "OAI_EXAMPLES",
     "CaseResult",
+    "KnownFailure",
+    "MockApi",
+    "arazzo_file",
+    "case_mocks",
+    "expected_problems",
     "fixtures",
     "mock_server",
     "run_all",
     "run_fixture",
+    "unexpected",
 ]
