@@ -1,0 +1,301 @@
+"""A step's request and answer: parameters, the body, and what its outputs read."""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from dynamic_tools.engine.loaders import MAX_DEPTH
+from dynamic_tools.nesting import TooDeep, loads_json
+from dynamic_tools.tools.arazzo.expressions import Answer, ExpressionProblem, Translator
+from dynamic_tools.tools.arazzo.operations import Operation, operation_of
+from dynamic_tools.tools.arazzo.parts import Path_, as_list, identifier
+from dynamic_tools.tools.models import ToolConfig
+
+
+class StepRequests:
+    """How a workflow converter builds a step's node: its call or sub-workflow, args, outputs.
+
+    A mixin of :class:`~dynamic_tools.tools.arazzo.workflow_graph.WorkflowConverter`, which
+    gives it the document, the operations, the translator and the problem log.
+    """
+
+    raw: dict[str, Any]
+    sources: Mapping[str, Any]
+    operations: dict[tuple[str, str], Operation]
+    translator: Translator
+    find_workflow: Callable[[str], tuple[str, list[str]] | None]
+
+    def problem(self, path: Path_, rule: str, message: str, severity: str = "error") -> None:
+        """Record a problem of the conversion at ``path`` (of the workflow)."""
+        raise NotImplementedError
+
+    def _criterion(self, where: Path_, criterion: Any, answer: Answer) -> dict[str, Any] | None:
+        """A criterion as the engine's (see the converter)."""
+        raise NotImplementedError
+
+    def _component(self, reference: str) -> Any:
+        """What ``$components.<kind>.<name>`` names (see the converter)."""
+        raise NotImplementedError
+
+    def _call_step(self, step: dict[str, Any], here: Path_) -> dict[str, Any]:
+        found = operation_of(step, self.raw, self.sources)
+        op = self.operations.get(found) if found is not None else None
+        if op is None:
+            what = step.get("operationId") or step.get("operationPath")
+            self.problem(
+                here,
+                "operation_not_converted",
+                f"operation '{what}' did not become a tool (see the source's warnings)",
+            )
+            return {"call": "rest_call", "args": {}}
+        tool = op.tool
+        args: dict[str, Any] = {}
+        for i, parameter in enumerate(as_list(step.get("parameters"))):
+            self._parameter((*here, "parameters", i), parameter, tool, args)
+        body = step.get("requestBody")
+        if isinstance(body, dict):
+            self._body((*here, "requestBody"), body, tool, args)
+        answer = self._request_answer(tool, args)
+        node: dict[str, Any] = {"call": tool.name, "args": args}
+        criteria = []
+        for i, criterion in enumerate(as_list(step.get("successCriteria"))):
+            converted = self._criterion((*here, "successCriteria", i), criterion, answer)
+            if converted is not None:
+                criteria.append(converted)
+        if criteria:
+            node["criteria"] = criteria
+        outputs = step.get("outputs")
+        if isinstance(outputs, dict) and outputs:
+            node["outputs"] = self._outputs(here, outputs, answer)
+        return node
+
+    def _request_answer(self, tool: ToolConfig, args: dict[str, Any]) -> Answer:
+        def request(where: str, name: str) -> str:
+            value = args.get(name)
+            if isinstance(value, str) and value.startswith("$"):
+                return value
+            raise ExpressionProblem(
+                f"'$request.{where}.{name}' is not an expression the step sends"
+            )
+
+        url = tool.api.base_url + re.sub(
+            r"\{([^{}]+)\}",
+            lambda m: str(args.get(m.group(1), "{" + m.group(1) + "}")),
+            tool.api.path,
+        )
+        return Answer(request=request, method=tool.api.method, url=url)
+
+    def _parameter(
+        self, where: Path_, parameter: Any, tool: ToolConfig, args: dict[str, Any]
+    ) -> None:
+        if not isinstance(parameter, dict):
+            return
+        if isinstance(parameter.get("reference"), str):
+            base = self._component(parameter["reference"])
+            if not isinstance(base, dict):
+                self.problem(
+                    where, "unknown_component", f"'{parameter['reference']}' is not defined"
+                )
+                return
+            parameter = {**base, **({"value": parameter["value"]} if "value" in parameter else {})}
+        name = str(parameter.get("name", ""))
+        location = parameter.get("in")
+        match = None
+        for param_name, spec in tool.parameters.items():
+            same_place = location is None or spec.location == location
+            if same_place and (
+                param_name == name
+                or (spec.location == "header" and param_name.lower() == name.lower())
+            ):
+                match = param_name
+                break
+        if match is None and self.translator.lenient:
+            wanted = _loose(name)
+            for param_name, spec in tool.parameters.items():
+                if _loose(param_name) == wanted and (location is None or spec.location == location):
+                    match = param_name
+                    self.problem(
+                        (*where, "name"),
+                        "parameter_name",
+                        f"'{name}' is taken as the operation's parameter '{param_name}'",
+                        "warning",
+                    )
+                    break
+        if match is None and self.translator.lenient and location is not None:
+            free = [
+                n
+                for n, spec in tool.parameters.items()
+                if spec.location == location and n not in args
+            ]
+            if len(free) == 1:  # the operation's only other parameter there
+                match = free[0]
+                self.problem(
+                    (*where, "name"),
+                    "parameter_name",
+                    f"'{name}' is taken as the operation's only {location} parameter '{match}'",
+                    "warning",
+                )
+        if match is None:
+            self.problem(
+                (*where, "name"),
+                "unknown_parameter",
+                f"operation {tool.api.method} {tool.api.path} has no parameter '{name}'"
+                + (f" in {location}" if location else ""),
+                "warning" if self.translator.lenient else "error",
+            )
+            return
+        try:
+            args[match] = self.translator.value(parameter.get("value"))
+        except ExpressionProblem as exc:
+            self.problem((*where, "value"), "arazzo_expression", str(exc))
+
+    def _body(
+        self, where: Path_, body: dict[str, Any], tool: ToolConfig, args: dict[str, Any]
+    ) -> None:
+        content_type = str(body.get("contentType") or "application/json")
+        if "json" not in content_type:
+            self.problem(
+                (*where, "contentType"),
+                "unsupported_body",
+                f"a {content_type} body cannot be sent by a tool (JSON objects only)",
+            )
+            return
+        payload = copy.deepcopy(body.get("payload"))
+        if isinstance(payload, str):  # JSON text with {$...} inside its strings
+            try:
+                payload = loads_json(payload, MAX_DEPTH)
+            except TooDeep:
+                self.problem(
+                    (*where, "payload"),
+                    "max_depth",
+                    f"the payload nests deeper than {MAX_DEPTH} levels",
+                )
+                return
+            except ValueError:
+                self.problem(
+                    (*where, "payload"),
+                    "unsupported_body",
+                    "a text payload must be JSON (an object of the body's properties)",
+                )
+                return
+        for i, replacement in enumerate(as_list(body.get("replacements"))):
+            if isinstance(replacement, dict) and isinstance(replacement.get("target"), str):
+                payload = _replace(payload, replacement["target"], replacement.get("value"))
+                if payload is None:
+                    self.problem(
+                        (*where, "replacements", i, "target"),
+                        "replacement_target",
+                        f"'{replacement['target']}' points at nothing in the payload",
+                    )
+                    return
+        if not isinstance(payload, dict):
+            self.problem(
+                (*where, "payload"),
+                "unsupported_body",
+                "the payload must be an object whose keys are the operation's body properties",
+            )
+            return
+        properties = {n for n, p in tool.parameters.items() if p.location == "body"}
+        for key, value in payload.items():
+            if key not in properties:
+                self.problem(
+                    (*where, "payload", key),
+                    "unknown_body_property",
+                    f"the operation's body has no property '{key}'",
+                    "warning" if self.translator.lenient else "error",
+                )
+                continue
+            try:
+                args[key] = self.translator.value(value)
+            except ExpressionProblem as exc:
+                self.problem((*where, "payload", key), "arazzo_expression", str(exc))
+
+    def _outputs(self, here: Path_, outputs: dict[str, Any], answer: Answer) -> dict[str, Any]:
+        converted: dict[str, Any] = {}
+        for key, value in outputs.items():
+            try:
+                converted[identifier(str(key))] = self.translator.value(value, answer)
+            except ExpressionProblem as exc:
+                self.problem((*here, "outputs", key), "arazzo_expression", str(exc))
+        return converted
+
+    def _workflow_step(self, step: dict[str, Any], here: Path_) -> dict[str, Any]:
+        target = str(step["workflowId"])
+        found = self.find_workflow(target)
+        if found is None:
+            self.problem(
+                (*here, "workflowId"),
+                "unknown_workflow",
+                f"'{target}' names no workflow that could be read (this document's, or one of "
+                "an Arazzo source description)",
+            )
+            return {"workflow": "missing", "args": {}}
+        workflow_id, inputs = found
+        params = {name: identifier(name) for name in inputs}
+        args: dict[str, Any] = {}
+        for i, parameter in enumerate(as_list(step.get("parameters"))):
+            if not isinstance(parameter, dict):
+                continue
+            name = str(parameter.get("name", ""))
+            if name not in params:
+                self.problem(
+                    (*here, "parameters", i, "name"),
+                    "unknown_input",
+                    f"workflow '{target}' has no input '{name}'",
+                )
+                continue
+            try:
+                args[params[name]] = self.translator.value(parameter.get("value"))
+            except ExpressionProblem as exc:
+                self.problem((*here, "parameters", i, "value"), "arazzo_expression", str(exc))
+        node: dict[str, Any] = {"workflow": workflow_id, "args": args}
+        for i in range(len(as_list(step.get("successCriteria")))):
+            self.problem(
+                (*here, "successCriteria", i),
+                "workflow_step_criteria",
+                "a workflow step succeeds when its workflow does; its criteria are not checked",
+                "warning",
+            )
+        outputs = step.get("outputs")
+        if isinstance(outputs, dict) and outputs:
+            node["outputs"] = self._outputs(here, outputs, Answer(body="$result"))
+        return node
+
+
+def _replace(payload: Any, pointer: str, value: Any) -> Any:
+    """``payload`` with the value at pointer ``pointer`` set to ``value`` (None: no such place)."""
+    if pointer in ("", "/"):
+        return value
+    parts = [p.replace("~1", "/").replace("~0", "~") for p in pointer.lstrip("/").split("/")]
+    current = payload
+    for part in parts[:-1]:
+        if isinstance(current, dict) and part in current:
+            current = current[part]
+        elif isinstance(current, list) and part.isdigit() and int(part) < len(current):
+            current = current[int(part)]
+        else:
+            return None
+    last = parts[-1]
+    if isinstance(current, dict):
+        current[last] = value
+    elif isinstance(current, list) and last.isdigit() and int(last) < len(current):
+        current[int(last)] = value
+    else:
+        return None
+    return payload
+
+
+def quoted(text: str) -> str:
+    """``text`` as a string literal of the expression language."""
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _loose(name: str) -> str:
+    """A name compared loosely: case, ``_`` and ``-`` ignored (``pet_id`` is ``petId``)."""
+    return re.sub(r"[_\-]", "", name).lower()
+
+
+__all__ = ["StepRequests", "quoted"]
