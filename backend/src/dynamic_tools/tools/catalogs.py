@@ -468,15 +468,7 @@ class CatalogService:
             self.workflows, name, list(analysis.conversion.workflow_ids.values())
         )
         if clashes:
-            first = clashes[0]
-            raise ConflictError(
-                f"catalog '{name}' would define workflow '{first['workflow']}', already defined "
-                f"in {first['existing']}"
-                + (f" (and {len(clashes) - 1} more)" if len(clashes) > 1 else "")
-                + "; rename or remove the other definition",
-                kind="name_clash",
-                context={"catalog": name, "conflicts": clashes},
-            )
+            raise _clash(name, clashes, "workflow")
         tools = analysis.conversion.tools
         secrets = secrets_needed(tools)
         config = {
@@ -740,13 +732,15 @@ def _exists(name: str) -> ConflictError:
     )
 
 
-def _clash(name: str, clashes: list[dict[str, str]]) -> ConflictError:
+def _clash(name: str, clashes: list[dict[str, str]], what: str = "tool") -> ConflictError:
+    """A 409 naming the first ``tool`` (or ``workflow``) another definition has already."""
     first = clashes[0]
+    fix = "use a prefix or remove" if what == "tool" else "rename or remove"
     return ConflictError(
-        f"catalog '{name}' would register tool '{first['tool']}', already defined by "
+        f"catalog '{name}' would register {what} '{first[what]}', already defined by "
         f"{first['existing']}"
         + (f" (and {len(clashes) - 1} more)" if len(clashes) > 1 else "")
-        + "; use a prefix or remove the other definition",
+        + f"; {fix} the other definition",
         kind="name_clash",
         context={"catalog": name, "conflicts": clashes},
     )

@@ -165,7 +165,7 @@ async def test_workflow_ids_defined_elsewhere_are_a_conflict_and_nothing_is_writ
     assert {"workflow": "login", "existing": "workflows/shop.arazzo.yaml"} in preview["conflicts"]
     refused = await client.post("/catalogs", json=options)
     assert refused.status_code == 409, refused.text
-    assert "workflow 'login', already defined in workflows/shop.arazzo.yaml" in refused.text
+    assert "workflow 'login', already defined by workflows/shop.arazzo.yaml" in refused.text
     assert (await client.get("/catalogs/shop2")).status_code == 404
     tools = (await client.get("/tools")).json()
     assert not [t for t in tools["tools"] if t["name"].startswith("shop2_")]
