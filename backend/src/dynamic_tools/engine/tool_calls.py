@@ -283,13 +283,8 @@ def _judged(node: CallNode, record: dict[str, Any], scope: Scope, full_id: str) 
         if record.get("status_code") is None:
             return record
         unmet = _unmet_criterion(node, record, scope, full_id)
-        if unmet is None:
-            return {
-                "ok": True,
-                "status_code": record["status_code"],
-                "body": record.get("body"),
-                **({"headers": record["headers"]} if record.get("headers") else {}),
-            }
+        if unmet is None:  # the answer as a success, whatever its status
+            return {**{k: v for k, v in record.items() if k != "failure"}, "ok": True}
         failure = {
             "kind": "criteria",
             "message": f"success criteria not met: {unmet}",

@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 import yaml
 
-from dynamic_tools.engine.loaders import detect_format, line_of, parse_raw
+from dynamic_tools.engine.loaders import line_of
 from dynamic_tools.errors import DynamicToolsError
 from dynamic_tools.tools.arazzo.convert import ArazzoConversion, ArazzoSource, convert_arazzo
 from dynamic_tools.tools.arazzo.sources import read_documents, read_sources, source_location
@@ -157,13 +157,12 @@ async def analyse_arazzo(
         base_url,
     )
     analysis.conversion = conversion
-    _, lines = parse_raw(text, detect_format(fetched.location or "document.yaml", text))
     for problem in conversion.problems:
         item = {
             "path": ".".join(str(p) for p in problem.path) or "(document)",
             "rule": problem.rule,
             "message": problem.message,
-            "line": line_of(lines, problem.path),
+            "line": line_of(check.lines, problem.path),
         }
         if problem.severity == "error":
             analysis.violations.append(item)

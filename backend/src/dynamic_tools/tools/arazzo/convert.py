@@ -138,13 +138,13 @@ class _Bundle:
             if isinstance(workflow, dict):
                 arazzo_id = str(workflow.get("workflowId"))
                 engine_id = identifier(f"{prefix}_{arazzo_id}" if key else arazzo_id, self.taken)
-                inputs = input_names(resolved(workflow.get("inputs"), components), components)
+                inputs = input_names(resolved(workflow.get("inputs"), components))
                 self.ids[(key, arazzo_id)] = (engine_id, inputs)
                 self.result.workflow_ids[".".join((*key, arazzo_id))] = engine_id
         for index, workflow in enumerate(as_list(raw.get("workflows"))):
             if not isinstance(workflow, dict):
                 continue
-            here: Path_ = (*_key_path(raw, key), "workflows", index)
+            here: Path_ = (*_key_path(key), "workflows", index)
             converter = WorkflowConverter(
                 raw,
                 document.sources,
@@ -175,7 +175,7 @@ class _Bundle:
         return self.ids.get((child, workflow_id))
 
 
-def _key_path(raw: dict[str, Any], key: tuple[str, ...]) -> Path_:
+def _key_path(key: tuple[str, ...]) -> Path_:
     """Where a named document's problems are reported: under the source that names it."""
     return ("sourceDescriptions", *key) if key else ()
 

@@ -69,7 +69,7 @@ def resolved(value: Any, components: Mapping[str, Any]) -> Any:
     return value
 
 
-def input_names(schema: Any, components: Mapping[str, Any]) -> list[str]:
+def input_names(schema: Any) -> list[str]:
     """The property names of a workflow's ``inputs`` schema."""
     props = schema.get("properties") if isinstance(schema, dict) else None
     return [str(k) for k in props] if isinstance(props, dict) else []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import re
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -15,11 +16,12 @@ from dynamic_tools.tools.arazzo.parts import Path_, as_list, identifier
 from dynamic_tools.tools.models import ToolConfig
 
 
-class StepRequests:
+class StepRequests(ABC):
     """How a workflow converter builds a step's node: its call or sub-workflow, args, outputs.
 
-    A mixin of :class:`~dynamic_tools.tools.arazzo.workflow_graph.WorkflowConverter`, which
-    gives it the document, the operations, the translator and the problem log.
+    The base of :class:`~dynamic_tools.tools.arazzo.workflow_graph.WorkflowConverter`, which
+    gives it the document, the operations, the translator, the problem log and the three
+    abstract methods below.
     """
 
     raw: dict[str, Any]
@@ -28,17 +30,17 @@ class StepRequests:
     translator: Translator
     find_workflow: Callable[[str], tuple[str, list[str]] | None]
 
+    @abstractmethod
     def problem(self, path: Path_, rule: str, message: str, severity: str = "error") -> None:
         """Record a problem of the conversion at ``path`` (of the workflow)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def _criterion(self, where: Path_, criterion: Any, answer: Answer) -> dict[str, Any] | None:
-        """A criterion as the engine's (see the converter)."""
-        raise NotImplementedError
+        """A criterion as the engine's."""
 
+    @abstractmethod
     def _component(self, reference: str) -> Any:
-        """What ``$components.<kind>.<name>`` names (see the converter)."""
-        raise NotImplementedError
+        """What ``$components.<kind>.<name>`` names."""
 
     def _call_step(self, step: dict[str, Any], here: Path_) -> dict[str, Any]:
         found = operation_of(step, self.raw, self.sources)

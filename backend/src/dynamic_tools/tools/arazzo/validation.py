@@ -61,6 +61,8 @@ class ArazzoCheck:
     sources: list[dict[str, Any]]
     violations: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[dict[str, Any]] = field(default_factory=list)
+    lines: dict[tuple[str | int, ...], int] = field(default_factory=dict, repr=False)
+    """The line of each mapping key (for problems found after the check, e.g. converting)."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form."""
@@ -130,6 +132,7 @@ def check_arazzo(
         sources=found_sources,
         violations=report.errors,
         warnings=report.warnings,
+        lines=lines,
     )
 
 
