@@ -35,7 +35,6 @@ from dynamic_tools.http.document_fetch import DocumentFetcher
 from dynamic_tools.http.invoker import ToolInvoker
 from dynamic_tools.http.sender import HttpSender
 from dynamic_tools.http.target_guard import TargetGuard
-from dynamic_tools.logs import redactor
 from dynamic_tools.mcp.session_sources import SessionSources
 from dynamic_tools.observability.run_metrics import RunMetrics, record_takeover
 from dynamic_tools.observability.run_tracing import RunTracing
@@ -46,6 +45,7 @@ from dynamic_tools.persistence.markdown_store import MarkdownSessionStore
 from dynamic_tools.persistence.recipe_store import RecipeStore
 from dynamic_tools.persistence.run_scopes import RunScopeStore, session_key
 from dynamic_tools.persistence.run_store import RunStore
+from dynamic_tools.redaction import redactor
 from dynamic_tools.selection.llm import LLMClient, OpenAIChatClient
 from dynamic_tools.selection.pipeline import PipelineOptions, SingleShotPipeline
 from dynamic_tools.settings import Settings
@@ -204,6 +204,8 @@ def make_catalogs(
         client=http_client,
         guard=guard,
         local_roots=None if any_local_path else [settings.registry_root],
+        timeout_s=settings.http_timeout_s,
+        deadline_s=settings.tool_call_deadline_s,
         tracing=tracing,
     )
     return CatalogService(
@@ -338,7 +340,11 @@ def build_services(
         transport=http_transport,
     )
     sender = HttpSender(
-        http_client, guard, max_response_bytes=settings.http_max_response_bytes, tracing=tracing
+        http_client,
+        guard,
+        max_response_bytes=settings.http_max_response_bytes,
+        deadline_s=settings.tool_call_deadline_s,
+        tracing=tracing,
     )
     chosen_llm = llm if llm is not None else make_llm(settings, tracing)
     invoker = ToolInvoker(sender, make_secret_lookup(settings))
@@ -398,6 +404,8 @@ def build_services(
                 client=http_client,
                 guard=guard,
                 local_roots=[settings.registry_root],
+                timeout_s=settings.http_timeout_s,
+                deadline_s=settings.tool_call_deadline_s,
                 tracing=tracing,
             ),
             refetch_s=SESSION_REFETCH_S,

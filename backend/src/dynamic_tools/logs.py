@@ -1,7 +1,7 @@
 """Logging: loguru, JSON lines by default, with every known secret value redacted.
 
 Secret values come from settings (the LLM key, the API token) and from tool auth at the moment
-a secret is looked up (:meth:`Redactor.add`). Every log record's message and extra fields are
+a secret is looked up (``redaction.redactor``). Every log record's message and extra fields are
 scrubbed before any sink sees them, so a secret that reaches a log call is written as ``***``.
 """
 
@@ -10,52 +10,19 @@ from __future__ import annotations
 import json
 import logging
 import sys
-import threading
 import uuid
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 from loguru import logger
 
+from dynamic_tools.redaction import redactor
+
 if TYPE_CHECKING:
     from loguru import Record
 
     from dynamic_tools.settings import Settings
 
-MASK = "***"
-
-
-class Redactor:
-    """A set of secret values, and the scrubbing of text and structures that may hold them."""
-
-    def __init__(self) -> None:
-        self._values: set[str] = set()
-        self._lock = threading.Lock()
-
-    def add(self, *values: str | None) -> None:
-        """Remember secret values (values shorter than 4 characters are ignored)."""
-        with self._lock:
-            self._values.update(v for v in values if v and len(v) >= 4)
-
-    def scrub(self, text: str) -> str:
-        """``text`` with every known secret replaced by ``***``."""
-        for value in sorted(self._values, key=len, reverse=True):
-            if value in text:
-                text = text.replace(value, MASK)
-        return text
-
-    def scrub_any(self, value: Any) -> Any:
-        """Scrub strings inside dicts, lists and tuples."""
-        if isinstance(value, str):
-            return self.scrub(value)
-        if isinstance(value, dict):
-            return {k: self.scrub_any(v) for k, v in value.items()}
-        if isinstance(value, list | tuple):
-            return type(value)(self.scrub_any(v) for v in value)
-        return value
-
-
-redactor = Redactor()
 
 # The id of the request being served: the ``X-Request-ID`` the HTTP edge set or echoed (also
 # inside MCP handlers, which run in the session's task), or a fresh id per stdio request.

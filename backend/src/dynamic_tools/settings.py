@@ -140,8 +140,21 @@ class Settings(BaseSettings):
     )
 
     # --- outbound HTTP ---------------------------------------------------------------------
-    http_timeout_s: float = Field(default=30.0, gt=0)
-    http_max_response_bytes: int = Field(default=5_000_000, ge=1024)
+    http_timeout_s: float = Field(
+        default=30.0, gt=0, description="Each phase of an outbound call: connect, write, read."
+    )
+    tool_call_deadline_s: float = Field(
+        default=60.0,
+        gt=0,
+        description="The whole outbound call (connect + headers + body); a tool's "
+        "api.deadline_s overrides it, a node's lower timeout wins.",
+    )
+    http_max_response_bytes: int = Field(
+        default=5_000_000,
+        ge=1024,
+        description="An answer's body: read up to this many decoded bytes, and recorded up to "
+        "this many bytes in its stored (JSON) form.",
+    )
     allowed_target_hosts: Annotated[list[str], NoDecode] = Field(
         default_factory=list,
         description="Comma-separated host or host:port allowed even when private/loopback.",

@@ -2,7 +2,8 @@ import json
 
 from loguru import logger
 
-from dynamic_tools.logs import configure_logging, redactor
+from dynamic_tools.logs import configure_logging
+from dynamic_tools.redaction import redactor
 from dynamic_tools.settings import Settings
 
 

@@ -5261,6 +5261,8 @@ export interface operations {
                     api: {
                         /** Base Url */
                         base_url: string;
+                        /** Deadline S */
+                        deadline_s?: number | null;
                         /**
                          * Method
                          * @enum {string}
@@ -5545,6 +5547,8 @@ export interface operations {
                     api: {
                         /** Base Url */
                         base_url: string;
+                        /** Deadline S */
+                        deadline_s?: number | null;
                         /**
                          * Method
                          * @enum {string}

@@ -29,7 +29,7 @@ from dynamic_tools.errors import (
     OutboundError,
     RequestTooLargeError,
 )
-from dynamic_tools.logs import redactor
+from dynamic_tools.redaction import redactor
 
 _STATUS: list[tuple[type[DynamicToolsError], int]] = [
     (RequestTooLargeError, 413),

@@ -4,7 +4,8 @@
 
 - ``http(s)://`` URLs only when the SSRF guard allows the host (``ALLOWED_TARGET_HOSTS``, or a
   host whose every address is public); no redirects (a 3xx is refused with its location); the
-  body is capped at ``max_bytes`` (checked on ``Content-Length`` and while streaming); no
+  body is capped at ``max_bytes`` (checked on ``Content-Length`` and while decoding, whatever
+  the content encoding: ``http/decoding.py``); the whole download has a deadline; no
   credentials in the URL.
 - Local paths and ``file://`` URLs only inside the allowed roots (the registry root for the
   server; the CLI, run by the operator, may allow any path). Relative paths are taken from the
@@ -31,13 +32,15 @@ from urllib.parse import unquote, urlsplit
 import httpx
 from opentelemetry.trace import Span, SpanKind
 
-from dynamic_tools.errors import DocumentSourceError, TargetRefusedError
+from dynamic_tools.errors import DocumentSourceError, TargetRefusedError, TransportError
+from dynamic_tools.http.decoding import ACCEPT_ENCODING, UndecodableBody, read_response
 from dynamic_tools.http.failures import outbound_failure
 from dynamic_tools.http.target_guard import TargetGuard
 from dynamic_tools.observability.tracing import Tracing, mark_error
 from dynamic_tools.tools.documents import FetchedDocument, SourceType
 
 DEFAULT_MAX_DOCUMENT_BYTES = 32 * 1024 * 1024
+DEFAULT_DEADLINE_S = 60.0
 USER_AGENT = "dynamic-tools/0.1 (document fetch)"
 
 
@@ -57,14 +60,19 @@ class DocumentFetcher:
         local_roots: Sequence[Path] | None,
         max_bytes: int = DEFAULT_MAX_DOCUMENT_BYTES,
         timeout_s: float = 30.0,
+        deadline_s: float = DEFAULT_DEADLINE_S,
         tracing: Tracing | None = None,
     ) -> None:
-        """``local_roots=None`` allows any local path (for the operator's CLI only)."""
+        """``local_roots=None`` allows any local path (for the operator's CLI only).
+
+        ``timeout_s`` bounds each phase (connect, read...), ``deadline_s`` the whole download.
+        """
         self.client = client
         self.guard = guard
         self.local_roots = None if local_roots is None else [Path(r) for r in local_roots]
         self.max_bytes = max_bytes
         self.timeout_s = timeout_s
+        self.deadline_s = deadline_s
         self.tracing = tracing or Tracing.off()
 
     async def fetch(self, source: str, source_type: SourceType | None = None) -> FetchedDocument:
@@ -116,12 +124,22 @@ class DocumentFetcher:
             return await self._download(source, span)
 
     async def _download(self, source: str, span: Span) -> FetchedDocument:
-        headers = {"User-Agent": USER_AGENT, "Accept": "application/json, application/yaml, */*"}
+        headers = {
+            "User-Agent": USER_AGENT,
+            "Accept": "application/json, application/yaml, */*",
+            "Accept-Encoding": ACCEPT_ENCODING,
+        }
         self.tracing.inject(headers)
+        # the whole download, as every outbound call, has a deadline: a source trickling a byte
+        # at a time never trips the per-read timeout
+        timer = asyncio.timeout(self.deadline_s)
         try:
-            async with self.client.stream(
-                "GET", source, headers=headers, follow_redirects=False, timeout=self.timeout_s
-            ) as response:
+            async with (
+                timer,
+                self.client.stream(
+                    "GET", source, headers=headers, follow_redirects=False, timeout=self.timeout_s
+                ) as response,
+            ):
                 span.set_attribute("http.response.status_code", response.status_code)
                 if response.status_code >= 300:
                     mark_error(span, str(response.status_code))
@@ -131,6 +149,13 @@ class DocumentFetcher:
         except DocumentSourceError:
             raise
         except Exception as exc:  # every failure of the HTTP stack, by kind (http.failures)
+            if timer.expired():
+                mark_error(span, "timeout")
+                raise TransportError(
+                    f"fetching {_shown(source)} did not finish within {self.deadline_s:g} s",
+                    context={"url": _shown(source)},
+                    timed_out=True,
+                ) from None
             timed_out = isinstance(exc, httpx.TimeoutException)
             mark_error(span, "timeout" if timed_out else type(exc).__qualname__)
             raise outbound_failure(
@@ -161,14 +186,15 @@ class DocumentFetcher:
         declared = response.headers.get("content-length", "")
         if declared.isdigit() and int(declared) > self.max_bytes:
             raise self._too_large(source, int(declared))
-        chunks: list[bytes] = []
-        size = 0
-        async for chunk in response.aiter_bytes():
-            size += len(chunk)
-            if size > self.max_bytes:
-                raise self._too_large(source, size)
-            chunks.append(chunk)
-        return b"".join(chunks)
+        try:
+            content, cut = await read_response(response, self.max_bytes)
+        except UndecodableBody as exc:
+            raise _refused(
+                f"{_shown(source)} cannot be read: {exc}", "undecodable", source
+            ) from None
+        if cut:
+            raise self._too_large(source, self.max_bytes + 1)
+        return content
 
     def _too_large(self, source: str, size: int) -> DocumentSourceError:
         return _refused(

@@ -45,6 +45,8 @@ class PreparedRequest:
     secret_headers: frozenset[str] = frozenset()
     secret_values: tuple[str, ...] = ()
     graphql: bool = False  # a GraphQL call: its answer's ``errors`` make it fail
+    #: the tool's own deadline for the whole call (``api.deadline_s``); None: the server's
+    deadline_s: float | None = None
 
     def http_spec(self) -> dict[str, Any]:
         """The request as shown to users: secrets replaced by ``***``."""
@@ -144,6 +146,7 @@ def build_request(
         secret_headers=frozenset(secret_headers),
         secret_values=tuple(secret_values),
         graphql=tool.graphql is not None,
+        deadline_s=tool.api.deadline_s,
     )
 
 

@@ -1,9 +1,21 @@
-"""Sending a prepared request: the SSRF guard, no redirects, timeouts, a size cap.
+"""Sending a prepared request: the SSRF guard, no redirects, a deadline, size caps, redaction.
 
 An HTTP error status is a normal result (the API answered). Only a refusal by the guard, a
 request HTTP cannot carry, a transport failure or a timeout raise — whatever the HTTP stack
 raised, as a project error (``http/failures.py``). Error messages name the method, host and
 path, never the query string (secrets may travel there), and any secret value is scrubbed.
+
+Limits on every call:
+
+- a **deadline** on the whole exchange (connect, headers and body together): an API that
+  trickles one byte every few seconds never trips a per-read timeout, but stops here. The
+  deadline is ``TOOL_CALL_DEADLINE_S``, a tool's own ``api.deadline_s``, or the caller's
+  ``timeout_s`` (a node's timeout) when that is lower;
+- the body **decoded with a limit** whatever its content encoding (``http/decoding.py``) and
+  **recorded within a budget** measured on its stored form (``http/stored_body.py``);
+- **redaction** (``redaction.py``): the values of the call's secrets and of the session's
+  headers are masked in the answer's headers and body — an API that echoes its request does not
+  put a credential into anything recorded or shown.
 
 With tracing on, every call is a client span (``http.request.method``, ``url.full`` without
 query string or user info, ``server.address``, ``server.port``, ``http.response.status_code``,
@@ -12,7 +24,7 @@ query string or user info, ``server.address``, ``server.port``, ``http.response.
 
 from __future__ import annotations
 
-import json
+import asyncio
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,15 +34,17 @@ import httpx
 from opentelemetry.trace import Span, SpanKind
 
 from dynamic_tools.engine.tool_calls import api_message, status_message
-from dynamic_tools.errors import TargetRefusedError
+from dynamic_tools.errors import OutboundError, TargetRefusedError, TransportError
+from dynamic_tools.http.decoding import ACCEPT_ENCODING, UndecodableBody, read_response
 from dynamic_tools.http.failures import outbound_failure
 from dynamic_tools.http.request_builder import PreparedRequest
+from dynamic_tools.http.stored_body import stored_body
 from dynamic_tools.http.target_guard import TargetGuard
-from dynamic_tools.logs import redactor
-from dynamic_tools.nesting import TooDeep, loads_json
 from dynamic_tools.observability.tracing import TOOL, Tracing, mark_error
+from dynamic_tools.redaction import Redactor, header_secrets, redactor
 
 MAX_RESPONSE_DEPTH = 100  # a JSON response nested deeper is kept as text
+DEFAULT_DEADLINE_S = 60.0  # TOOL_CALL_DEADLINE_S
 
 USER_AGENT = "dynamic-tools/0.1"
 _DROPPED_RESPONSE_HEADERS = frozenset({"set-cookie", "set-cookie2"})
@@ -107,12 +121,19 @@ class HttpSender:
         guard: TargetGuard,
         *,
         max_response_bytes: int,
+        deadline_s: float = DEFAULT_DEADLINE_S,
         tracing: Tracing | None = None,
     ) -> None:
         self.client = client
         self.guard = guard
         self.max_response_bytes = max_response_bytes
+        self.deadline_s = deadline_s
         self.tracing = tracing or Tracing.off()
+
+    def deadline(self, request: PreparedRequest, timeout_s: float | None = None) -> float:
+        """Seconds the whole call may take: the tool's or the server's, lowered by ``timeout_s``."""
+        deadline = request.deadline_s or self.deadline_s
+        return min(deadline, timeout_s) if timeout_s else deadline
 
     async def send(
         self,
@@ -123,10 +144,13 @@ class HttpSender:
     ) -> HttpResult:
         """Send ``request``; raise only when it could not be sent or received.
 
+        ``timeout_s`` (a node's timeout) bounds each phase and lowers the call's deadline.
+
         Raises:
             TargetRefusedError: the SSRF guard refused the target.
             RequestNotSendableError: HTTP cannot carry the request (URL, header value).
-            TransportError: connecting, sending or receiving failed, or timed out.
+            TransportError: connecting, sending or receiving failed, timed out, or did not
+                finish within the deadline (``timed_out``).
             OutboundError: anything else the HTTP stack raised (named by its type).
         """
         where = self._where(request)
@@ -158,29 +182,25 @@ class HttpSender:
             if span is not None:
                 mark_error(span, "refused")
             raise
-        headers = {"User-Agent": USER_AGENT, **request.headers, **(extra_headers or {})}
+        headers = {
+            "User-Agent": USER_AGENT,
+            "Accept-Encoding": ACCEPT_ENCODING,
+            **request.headers,
+            **(extra_headers or {}),
+        }
         self.tracing.inject(headers)
+        scrubber = redactor.with_values([*request.secret_values, *header_secrets(extra_headers)])
+        deadline = self.deadline(request, timeout_s)
         started = time.perf_counter()
+        timer = asyncio.timeout(deadline)
         try:
-            outbound = self.client.build_request(
-                request.method,
-                url,
-                params=_query_params(request),
-                headers=headers,
-                json=request.body if request.body is not None else None,
-                timeout=timeout_s if timeout_s else self.client.timeout,
-            )
-            response = await self.client.send(outbound, follow_redirects=False, stream=True)
-            try:
-                content, truncated = await self._read_capped(response)
-            finally:
-                await response.aclose()
+            async with timer:
+                response, content, cut = await self._exchange(request, url, headers, timeout_s)
         except Exception as exc:  # every failure of the HTTP stack, by kind (http.failures)
-            failure = outbound_failure(
-                exc, what=what, context=where, secrets=_secrets_of(request, extra_headers)
-            )
+            expired = deadline if timer.expired() else None
+            failure = self._failure(exc, what, where, scrubber, expired)
             if span is not None:
-                timed_out = isinstance(exc, httpx.TimeoutException)
+                timed_out = isinstance(failure, TransportError) and failure.timed_out
                 mark_error(span, "timeout" if timed_out else type(exc).__qualname__)
             raise failure from None
         elapsed_ms = (time.perf_counter() - started) * 1000
@@ -188,27 +208,80 @@ class HttpSender:
             span.set_attribute("http.response.status_code", response.status_code)
             if response.status_code >= 400:
                 mark_error(span, str(response.status_code))
+        content_type = response.headers.get("content-type", "")
+        body = stored_body(
+            content,
+            content_type,
+            cut=cut,
+            budget=self.max_response_bytes,
+            max_depth=MAX_RESPONSE_DEPTH,
+        )
+        shown_headers = {
+            k: v for k, v in response.headers.items() if k.lower() not in _DROPPED_RESPONSE_HEADERS
+        }
+        value = body.value
         return HttpResult(
             status_code=response.status_code,
-            headers={
-                k: v
-                for k, v in response.headers.items()
-                if k.lower() not in _DROPPED_RESPONSE_HEADERS
-            },
-            body=_decode(content, response.headers.get("content-type", ""), truncated),
+            headers=scrubber.scrub_any(shown_headers),
+            body=scrubber.scrub(value, cut=body.truncated)
+            if isinstance(value, str)
+            else scrubber.scrub_any(value),
             execution_time_ms=elapsed_ms,
-            truncated=truncated,
+            truncated=body.truncated,
         )
 
-    async def _read_capped(self, response: httpx.Response) -> tuple[bytes, bool]:
-        chunks: list[bytes] = []
-        size = 0
-        async for chunk in response.aiter_bytes():
-            chunks.append(chunk)
-            size += len(chunk)
-            if size > self.max_response_bytes:
-                return b"".join(chunks)[: self.max_response_bytes], True
-        return b"".join(chunks), False
+    async def _exchange(
+        self,
+        request: PreparedRequest,
+        url: httpx.URL,
+        headers: dict[str, str],
+        timeout_s: float | None,
+    ) -> tuple[httpx.Response, bytes, bool]:
+        """Send and read the answer (its body decoded up to the size limit)."""
+        outbound = self.client.build_request(
+            request.method,
+            url,
+            params=_query_params(request),
+            headers=headers,
+            json=request.body if request.body is not None else None,
+            timeout=timeout_s if timeout_s else self.client.timeout,
+        )
+        response = await self.client.send(outbound, follow_redirects=False, stream=True)
+        try:
+            content, cut = await read_response(response, self.max_response_bytes)
+        finally:
+            await response.aclose()
+        return response, content, cut
+
+    @staticmethod
+    def _failure(
+        exc: Exception,
+        what: str,
+        where: dict[str, str],
+        scrubber: Redactor,
+        expired: float | None,
+    ) -> OutboundError:
+        """The project error for a failed exchange, its message scrubbed.
+
+        ``expired``: the deadline (seconds) when the exchange was stopped by it.
+        """
+        if expired is not None:
+            deadline = expired
+            return TransportError(
+                f"{what} did not finish within its {deadline:g} s deadline "
+                "(TOOL_CALL_DEADLINE_S, or the tool's api.deadline_s)",
+                context={**where, "deadline_s": str(deadline)},
+                timed_out=True,
+            )
+        if isinstance(exc, UndecodableBody):
+            return TransportError(
+                scrubber.scrub(f"{what}: the answer cannot be read ({exc})"),
+                context={**where, "exception": "UndecodableBody"},
+            )
+        failure = outbound_failure(exc, what=what, context=where)
+        failure.message = scrubber.scrub(failure.message)
+        failure.args = (failure.message,)
+        return failure
 
     @staticmethod
     def _where(request: PreparedRequest) -> dict[str, str]:
@@ -228,11 +301,6 @@ class HttpSender:
         }
 
 
-def _secrets_of(request: PreparedRequest, extra_headers: dict[str, str] | None) -> list[str]:
-    """Values to scrub from messages: the request's secrets and the session's extra headers."""
-    return [*request.secret_values, *(extra_headers or {}).values()]
-
-
 def _span_attributes(request: PreparedRequest, url: httpx.URL) -> dict[str, str | int]:
     """Semantic-convention attributes of a call: no query string, user info or header."""
     full = f"{url.scheme}://{url.netloc.decode('ascii', 'replace')}{url.path}"
@@ -249,16 +317,6 @@ def _span_attributes(request: PreparedRequest, url: httpx.URL) -> dict[str, str 
 
 def _query_params(request: PreparedRequest) -> list[tuple[str, str | int | float | bool | None]]:
     return list(request.query)
-
-
-def _decode(content: bytes, content_type: str, truncated: bool) -> Any:
-    text = content.decode("utf-8", errors="replace")
-    if "json" in content_type.lower() and not truncated:
-        try:
-            return loads_json(text, MAX_RESPONSE_DEPTH)
-        except (json.JSONDecodeError, TooDeep):  # not JSON, or nested past what is shown
-            return text
-    return text
 
 
 __all__ = ["HttpResult", "HttpSender", "TargetRefusedError"]

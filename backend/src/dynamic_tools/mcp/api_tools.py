@@ -18,9 +18,9 @@ from jsonschema import Draft202012Validator
 
 from dynamic_tools.errors import DynamicToolsError
 from dynamic_tools.http.invoker import ArgumentsRejected, ToolInvoker
-from dynamic_tools.logs import redactor
 from dynamic_tools.mcp.errors import ApiErrorAnswer, OutputSchemaMismatch, error_result
 from dynamic_tools.mcp.results import data_result
+from dynamic_tools.redaction import redactor
 from dynamic_tools.tools.models import ToolConfig
 
 WRAPPED = "result"

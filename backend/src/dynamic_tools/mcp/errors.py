@@ -39,7 +39,8 @@ from dynamic_tools.errors import (
     NotFoundError,
     OutboundError,
 )
-from dynamic_tools.logs import correlation_id, redactor
+from dynamic_tools.logs import correlation_id
+from dynamic_tools.redaction import redactor
 
 INVALID_PARAMS = -32602
 RESOURCE_NOT_FOUND = -32002

@@ -30,12 +30,12 @@ from dynamic_tools.engine.nodes import kind_of
 from dynamic_tools.engine.params import answer_specs, param_schema
 from dynamic_tools.errors import DynamicToolsError, InvalidInputError
 from dynamic_tools.execution.runs import RunService
-from dynamic_tools.logs import redactor
 from dynamic_tools.mcp.channel import CallChannel, ClientRequestTimeout
 from dynamic_tools.mcp.errors import WorkflowCancelled, WorkflowFailed, error_result
 from dynamic_tools.mcp.results import data_result
 from dynamic_tools.persistence.run_store import RunStore
 from dynamic_tools.persistence.run_view import RunRecord
+from dynamic_tools.redaction import redactor
 
 #: a node's statuses once it ended
 NODE_ENDS = frozenset({"succeeded", "failed", "skipped", "not_run"})

@@ -75,6 +75,9 @@ class ApiSpec(_Strict):
     method: HttpMethod
     base_url: str = Field(min_length=1)
     path: str = "/"
+    #: seconds the whole call may take (connect, headers, body); default TOOL_CALL_DEADLINE_S.
+    #: A node's lower ``timeout`` still wins.
+    deadline_s: float | None = Field(default=None, gt=0, le=3600)
 
     @field_validator("method", mode="before")
     @classmethod
