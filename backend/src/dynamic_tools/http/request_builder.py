@@ -129,6 +129,8 @@ def build_request(
                 header_value = f"Basic {token}"
             headers["Authorization"] = header_value
             secret_values.append(header_value)
+            if auth.type == "basic":  # the credentials' encoding, as an API may echo it alone
+                secret_values.append(token)
             secret_headers.add("authorization")
 
     if tool.graphql is not None:
