@@ -54,7 +54,8 @@ with serve(bomb_app()) as bombs:
         for i in range(50):
             if i == 10:
                 rss.append(resident_mb())  # after a warm-up: caches, pools, first allocations
-            started = client.post(f"{url}/workflows/bomb/runs", json={"params": {"kind": kinds[i % 4]}})
+            body = {"params": {"kind": kinds[i % 4]}}
+            started = client.post(f"{url}/workflows/bomb/runs", json=body)
             run_id = started.json()["run_id"]
             for _ in range(600):
                 view = client.get(f"{url}/runs/{run_id}")
