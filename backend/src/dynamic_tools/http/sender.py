@@ -24,6 +24,7 @@ from opentelemetry.trace import Span, SpanKind
 from dynamic_tools.engine.tool_calls import api_message, status_message
 from dynamic_tools.errors import TargetRefusedError
 from dynamic_tools.http.failures import outbound_failure
+from dynamic_tools.http.outbound_headers import outbound_headers
 from dynamic_tools.http.request_builder import PreparedRequest
 from dynamic_tools.http.target_guard import TargetGuard
 from dynamic_tools.logs import redactor
@@ -158,7 +159,7 @@ class HttpSender:
             if span is not None:
                 mark_error(span, "refused")
             raise
-        headers = {"User-Agent": USER_AGENT, **request.headers, **(extra_headers or {})}
+        headers = outbound_headers(request, extra_headers, user_agent=USER_AGENT)
         self.tracing.inject(headers)
         started = time.perf_counter()
         try:
