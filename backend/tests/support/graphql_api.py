@@ -2,8 +2,9 @@
 
 A small flights API: queries ``flights``, ``flight`` (an unknown id answers a GraphQL error at
 path ``flight``) and ``flightStatus``; the mutation ``createBooking``. Every request needs
-``Authorization: Bearer <TOKEN>`` (introspection too); ``seen`` records each request's
-operation text and the header, ``bookings`` what the mutation created.
+``Authorization: Bearer <TOKEN>`` (introspection too), unless it is served without a token (a
+public API); ``seen`` records each request's operation text and the header, ``bookings`` what
+the mutation created.
 """
 
 from __future__ import annotations
@@ -68,6 +69,7 @@ class GraphQLApi:
     """The running server: its endpoint and what it saw."""
 
     url: str = ""
+    token: str | None = TOKEN  # None: a public API, no credential needed
     seen: list[tuple[str, str | None]] = field(default_factory=list)
     bookings: list[dict[str, Any]] = field(default_factory=list)
 
@@ -123,7 +125,7 @@ def graphql_app(api: GraphQLApi) -> Starlette:
             body = await request.json()
             given = request.headers.get("authorization")
             api.seen.append((str(body.get("query", ""))[:200], given))
-            if given != TOKEN:
+            if api.token is not None and given != api.token:
                 return JSONResponse({"errors": [{"message": "unauthorized"}]}, status_code=401)
             response: Response = await call_next(request)
             return response
@@ -142,9 +144,9 @@ def graphql_app(api: GraphQLApi) -> Starlette:
 
 
 @contextmanager
-def running_graphql_api() -> Iterator[GraphQLApi]:
-    """Serve the GraphQL API on loopback until the block ends."""
-    api = GraphQLApi()
+def running_graphql_api(token: str | None = TOKEN) -> Iterator[GraphQLApi]:
+    """Serve the GraphQL API on loopback until the block ends (``token=None``: public)."""
+    api = GraphQLApi(token=token)
     with serve(graphql_app(api)) as url:
         api.url = url
         yield api

@@ -2,11 +2,13 @@
 
 A workflow node ``call: travel_query`` with ``args: {question: "..."}`` asks the LLM to pick one
 operation of the session's API and its arguments; the request is built and sent as for
-``POST /workflow``, with the session's headers. The node's output is the API's response body
-(so ``$hotel_booking.id`` reads the answer), or, with ``sql``, the rows that SQL returned. An
-API error answers with its status and body, as any call does (``on_error`` applies); a question
-the pipeline cannot turn into a valid call fails the node with the pipeline's reason. Only
-operations that change nothing are offered unless the session allows more.
+``POST /workflow``, with the session's headers when the API is the session's own (never to
+the registry's tools, which use the server's credentials). The node's output is the API's
+response body (so ``$hotel_booking.id`` reads the answer), or, with ``sql``, the rows that SQL
+returned. An API error answers with its status and body, as any call does (``on_error``
+applies); a question the pipeline cannot turn into a valid call fails the node with the
+pipeline's reason. Only operations that change nothing are offered unless the session allows
+more.
 """
 
 from __future__ import annotations
@@ -51,8 +53,12 @@ class PipelineQuery:
     ) -> ToolResult:
         """Ask; the API's answer, or :class:`ToolCallFailed` naming the failing stage."""
         tool = scope.core_tools[0]
+        free_query = scope.tools.get(tool)
         operations = scope.operations or self.registry.by_name()
-        tools = query_choices(scope.tools.get(tool), operations, scope.allow_unsafe)
+        tools = query_choices(free_query, operations, scope.allow_unsafe)
+        # The session's headers go to its own API only; over the registry, none.
+        own_api = free_query is not None or bool(scope.operations)
+        headers = scope.headers if own_api and scope.headers else None
         names = list(tools)
         if not names:
             raise ToolCallFailed(
@@ -72,7 +78,7 @@ class PipelineQuery:
             where = "question" if where == "user_instructions" else where
             raise ToolCallFailed(f"{tool}: {where}: {problem['msg']}", kind="refused") from None
         source = _ScopeTools(tools)
-        work = self.pipeline.run(request, source=source, extra_headers=scope.headers or None)
+        work = self.pipeline.run(request, source=source, extra_headers=headers)
         try:
             response = await asyncio.wait_for(work, timeout_s)
         except TimeoutError:

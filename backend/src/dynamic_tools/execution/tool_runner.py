@@ -4,13 +4,15 @@ Every call goes through the :class:`~dynamic_tools.http.invoker.ToolInvoker`, as
 caller of a tool: the arguments checked against the tool's input schema (a validator compiled
 once per tool), the request built in code from the registry, the target through the SSRF
 guard. Every request carries the ``Idempotency-Key`` the engine gives
-(run id + node id [+ item index]), the same for every retry of the same operation.
+(run id + node id [+ item index]), the same for every retry of the same operation; it travels
+apart from a session's headers, which may not set it (``http/outbound_headers.py``).
 
 ``rest_call`` args: ``method``, ``path`` (appended to the document's ``base_url``), optional
 ``query`` (object), ``body`` and ``headers`` (object of strings). It is held to the same rules
 as a tool: dot segments refused, header values visible ASCII, no credential-like headers or
 query names (a rest_call has no secrets: call a registered tool with ``auth``), a base URL HTTP
-can use, the final URL under the base URL.
+can use, the final URL under the base URL, and no header that changes where or how the request
+travels or who it claims to come from (``Host``, ``X-Forwarded-For``...).
 
 Whatever goes wrong is a :class:`ToolCallFailed`: ``transport``/``timeout`` (retryable by
 ``retry_on``), ``refused`` (the call cannot be made as asked) or ``error`` (HTTP cannot carry
@@ -35,6 +37,7 @@ from dynamic_tools.errors import (
 )
 from dynamic_tools.execution.run_context import current_run
 from dynamic_tools.http.invoker import ToolInvoker
+from dynamic_tools.http.outbound_headers import refused_reason
 from dynamic_tools.tools.credentials import looks_like_credential
 from dynamic_tools.tools.models import ToolConfig
 from dynamic_tools.tools.registry import ToolRegistry
@@ -56,7 +59,8 @@ class HttpToolRunner:
     A run started by an MCP session (``tools/scope.py``) also calls the session's operations
     and its core tools: ``{prefix}_execute`` calls the operation it names, ``{prefix}_query``
     asks ``query`` (the single-shot pipeline over the session's API). The session's headers go
-    with the calls of its API, never with another tool's.
+    with the calls of its own API only: never with a registry tool, whichever way it is
+    reached (by name, or through the core tools of a session whose API is the registry).
     """
 
     def __init__(
@@ -99,12 +103,14 @@ class HttpToolRunner:
             raise _unexpected(tool, exc) from None
         # A null argument is not sent (an optional workflow param not given is null).
         arguments = {k: v for k, v in arguments.items() if v is not None}
-        headers = {"Idempotency-Key": idempotency_key}
-        if session_api and scope is not None:
-            headers = {**scope.headers, **headers}
+        headers = dict(scope.headers) if session_api and scope is not None else None
         try:
             result = await self.invoker.invoke(
-                config, arguments, extra_headers=headers, timeout_s=timeout_s
+                config,
+                arguments,
+                extra_headers=headers,
+                idempotency_key=idempotency_key,
+                timeout_s=timeout_s,
             )
         except TransportError as exc:
             raise ToolCallFailed(
@@ -141,7 +147,7 @@ class HttpToolRunner:
             return scope.tools[tool], dict(args), True
         if tool == scope.core_tools[1]:
             return self._operation(scope, args)
-        return self.registry.get(tool), dict(args), not scope.tools
+        return self.registry.get(tool), dict(args), False  # the server's tool, its credentials
 
     def _operation(
         self, scope: ToolScope, args: Mapping[str, Any]
@@ -153,13 +159,14 @@ class HttpToolRunner:
             raise ToolCallFailed(
                 f"{scope.core_tools[1]}: arguments must be an object", kind="refused"
             )
-        api = scope.operations or self.registry.by_name()
+        own = scope.operations
+        api = own or self.registry.by_name()
         if not isinstance(name, str) or name not in api:
             raise ToolCallFailed(
                 f"{scope.core_tools[1]}: '{name}' is not an operation of this API",
                 kind="refused",
             )
-        return api[name], dict(arguments), True
+        return api[name], dict(arguments), bool(own)  # over the registry: a registry tool
 
 
 def _unexpected(tool: str, exc: Exception) -> ToolCallFailed:
@@ -194,6 +201,12 @@ def rest_call_tool(args: Mapping[str, Any]) -> ToolConfig:
                 kind="refused",
             )
         parameters[key] = {"in": "query"}
+    for name in _object(args, "headers"):
+        reason = refused_reason(str(name))
+        if reason is not None:
+            raise ToolCallFailed(
+                f"rest_call header '{name}' may not be set: {reason}", kind="refused"
+            )
     body = args.get("body")
     if body is not None and not isinstance(body, dict):
         raise ToolCallFailed("rest_call body must be an object", kind="refused")

@@ -89,11 +89,18 @@ class ToolInvoker:
         arguments: dict[str, Any],
         *,
         extra_headers: dict[str, str] | None = None,
+        idempotency_key: str | None = None,
         timeout_s: float | None = None,
     ) -> HttpResult:
-        """Check, build and send one call; the API's answer, whatever its status."""
+        """Check, build and send one call; the API's answer, whatever its status.
+
+        ``idempotency_key`` is the engine's key for a workflow step; ``extra_headers`` (a
+        session's, for its own API) may not set it (``http/outbound_headers.py``).
+        """
         self.check(tool, arguments)
         request = self.build(tool, arguments)
+        if idempotency_key is not None:
+            request = replace(request, idempotency_key=idempotency_key)
         result = await self.sender.send(request, extra_headers=extra_headers, timeout_s=timeout_s)
         return _read_graphql_errors(request, result)
 

@@ -42,11 +42,16 @@ class PreparedRequest:
     headers: dict[str, str] = field(default_factory=dict)
     body: Any = None
     secret_query: frozenset[str] = frozenset()
+    #: the names (lower case) of the headers the tool's ``auth`` set: its credential, which
+    #: no header a caller adds may replace (``http/outbound_headers.py``)
     secret_headers: frozenset[str] = frozenset()
     secret_values: tuple[str, ...] = ()
     graphql: bool = False  # a GraphQL call: its answer's ``errors`` make it fail
     #: the tool's own deadline for the whole call (``api.deadline_s``); None: the server's
     deadline_s: float | None = None
+    #: the engine's ``Idempotency-Key`` for a workflow step (same on every retry), given by the
+    #: caller that runs the step; sent apart from added headers, which may not set it
+    idempotency_key: str | None = None
 
     def http_spec(self) -> dict[str, Any]:
         """The request as shown to users: secrets replaced by ``***``."""

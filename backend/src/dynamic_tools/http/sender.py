@@ -37,6 +37,7 @@ from dynamic_tools.engine.tool_calls import api_message, status_message
 from dynamic_tools.errors import OutboundError, TargetRefusedError, TransportError
 from dynamic_tools.http.decoding import ACCEPT_ENCODING, UndecodableBody, read_response
 from dynamic_tools.http.failures import outbound_failure
+from dynamic_tools.http.outbound_headers import outbound_headers
 from dynamic_tools.http.request_builder import PreparedRequest
 from dynamic_tools.http.stored_body import stored_body
 from dynamic_tools.http.target_guard import TargetGuard
@@ -182,12 +183,9 @@ class HttpSender:
             if span is not None:
                 mark_error(span, "refused")
             raise
-        headers = {
-            "User-Agent": USER_AGENT,
-            "Accept-Encoding": ACCEPT_ENCODING,
-            **request.headers,
-            **(extra_headers or {}),
-        }
+        headers = outbound_headers(request, extra_headers, user_agent=USER_AGENT)
+        if not any(name.lower() == "accept-encoding" for name in headers):
+            headers["Accept-Encoding"] = ACCEPT_ENCODING  # what read_response decodes, bounded
         self.tracing.inject(headers)
         scrubber = redactor.with_values([*request.secret_values, *header_secrets(extra_headers)])
         deadline = self.deadline(request, timeout_s)

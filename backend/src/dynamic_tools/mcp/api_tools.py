@@ -4,7 +4,8 @@ An operation's ``inputSchema`` is its parameters' schema; its ``outputSchema`` i
 output schema (wrapped as ``{"result": ...}`` when it is not an object, since 2025-11-25 needs
 an object at the root); its annotations come from the HTTP method. A call is validated against
 the schema, built from the tool config (never from the model's text), sent through the SSRF
-guard with the session's ``X-Target-Headers``, and answered as structured content.
+guard with the session's ``X-Target-Headers`` when the API is the session's own (a registry
+tool never gets them), and answered as structured content.
 """
 
 from __future__ import annotations

@@ -108,7 +108,7 @@ async def call_pipeline(
 ) -> WorkflowResponse:
     """Run the pipeline over the session's tools with its outbound headers."""
     return await pipeline.run(
-        request, source=call.view, extra_headers=call.view.config.target_headers or None
+        request, source=call.view, extra_headers=call.view.config.api_headers or None
     )
 
 
@@ -139,4 +139,4 @@ async def run_execute(caller: ApiCaller, call: ToolCall) -> Result:
                 violations=[{"path": "arguments", "rule": "type", "message": "not an object"}],
             )
         )
-    return await caller.call(config, arguments, extra_headers=call.view.config.target_headers)
+    return await caller.call(config, arguments, extra_headers=call.view.config.api_headers)

@@ -177,7 +177,7 @@ class RecipeLayer:
         async def handle(call: ToolCall) -> Result:
             arguments = {**recipe.fixed, **call.arguments}
             result = await self.caller.call(
-                config, arguments, extra_headers=call.view.config.target_headers
+                config, arguments, extra_headers=call.view.config.api_headers
             )
             if not result.is_error:
                 await self.store.use(recipe.recipe_id)
@@ -198,7 +198,7 @@ class RecipeLayer:
         if draft is None:
             return
         replay = await self.caller.call(
-            config, arguments, extra_headers=call.view.config.target_headers
+            config, arguments, extra_headers=call.view.config.api_headers
         )
         first = success_result(config, raw.get("body")).structured_content
         if replay.is_error or _shape(replay.structured_content) != _shape(first):

@@ -11,13 +11,20 @@ A client configures what it sees with headers sent on every request::
     X-Allow-Unsafe-Paths  glob patterns (JSON array or comma-separated) of paths, operation
                           names or mutation fields that LLM-driven calls ({prefix}_query) may
                           use although they change things; without it they are read-only
-    X-Target-Headers      JSON object of headers added to outbound calls (auth); never echoed
+    X-Target-Headers      JSON object of headers added to the calls of the session's own API
+                          (X-Target-URL; auth); never echoed, never sent to a registry tool
     X-Tool-Hints          JSON object tool → {category, requires, outputs, next, hint}
     X-Workflow-URL        a workflow document whose workflows become this session's w_* tools
     X-Workflow-Resources  a markdown guide served as workflow://{domain}/overview
 
 Without these headers the server-side registry and workflows are served. URLs are fetched
 only from allowed hosts, or ``file://`` inside the registry directory.
+
+``X-Target-Headers`` needs ``X-Target-URL``: the headers are for the session's own API, and a
+session without one calls the registry's tools, which use the server's credentials. Names that
+change where or how a request travels or who it claims to come from (``Host``,
+``Transfer-Encoding``, ``X-Forwarded-For``, ``Idempotency-Key``...:
+``http/outbound_headers.py``) are refused, each named with the reason.
 """
 
 from __future__ import annotations
@@ -30,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dynamic_tools.errors import InvalidInputError
+from dynamic_tools.http.outbound_headers import refused_reason
 from dynamic_tools.tools.models import HEADER_VALUE
 
 HEADER_NAMES = (
@@ -75,6 +83,14 @@ class SessionConfig:
         """Whether the server-side registry supplies the API tools (no X-Target-URL)."""
         return self.target_url is None
 
+    @property
+    def api_headers(self) -> dict[str, str]:
+        """The headers for calls of the session's own API; none when the registry is its API.
+
+        A registry tool calls its API with the server's credentials, never the session's.
+        """
+        return {} if self.target_url is None else dict(self.target_headers)
+
 
 def _violation(header: str, message: str) -> dict[str, Any]:
     return {"path": f"header:{header}", "rule": "header", "message": message}
@@ -115,6 +131,15 @@ def parse_session_headers(headers: Mapping[str, str] | None) -> SessionConfig:
             )
         )
     target_headers = _parse_target_headers(present.get("x-target-headers"), violations)
+    if "x-target-headers" in present and "x-target-url" not in present:
+        violations.append(
+            _violation(
+                "x-target-headers",
+                "X-Target-Headers needs X-Target-URL: the headers go only to the session's own "
+                "API, and without X-Target-URL this session has none (the registry's tools "
+                "call their APIs with the server's credentials, never a session's)",
+            )
+        )
     for name in ("x-target-url", "x-schema-url", "x-workflow-url", "x-workflow-resources"):
         url = present.get(name)
         if url is not None and not re.match(r"^(https?|file)://", url):
@@ -160,6 +185,13 @@ def _parse_target_headers(raw: str | None, violations: list[dict[str, Any]]) -> 
     for key, value in data.items():
         if not isinstance(key, str) or not _HEADER_NAME.match(key):
             violations.append(_violation("x-target-headers", f"'{key}' is not a header name"))
+        elif (reason := refused_reason(key)) is not None:
+            violations.append(
+                _violation(
+                    f"x-target-headers.{key}",
+                    f"X-Target-Headers may not set '{key}': {reason}",
+                )
+            )
         elif not isinstance(value, str) or not HEADER_VALUE.match(value):
             violations.append(
                 _violation(

@@ -179,7 +179,7 @@ class McpSurface:
             label = f"{prefix} API"
         elif config.api_type == "graphql":
             api = await self.sources.graphql(
-                config.target_url, config.target_headers, config.schema_url
+                config.target_url, config.api_headers, config.schema_url
             )
             api_tools = api.tools
             label = f"{urlsplit(config.target_url).netloc} GraphQL API"
@@ -399,7 +399,7 @@ def session_scope(view: SessionView) -> ToolScope:
     return ToolScope(
         prefix=view.prefix,
         tools={**own, **view.core_tools},
-        headers=dict(config.target_headers),
+        headers=config.api_headers,
         allow_unsafe=config.allow_unsafe,
     )
 
@@ -466,9 +466,7 @@ def _describe(config: ToolConfig, view: SessionView, with_hints: bool) -> str:
 
 def _api_handler(caller: ApiCaller, config: ToolConfig) -> Handler:
     async def handle(call: ToolCall) -> Result:
-        return await caller.call(
-            config, call.arguments, extra_headers=call.view.config.target_headers
-        )
+        return await caller.call(config, call.arguments, extra_headers=call.view.config.api_headers)
 
     return handle
 

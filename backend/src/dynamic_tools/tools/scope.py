@@ -28,8 +28,9 @@ class ToolScope:
     ``tools`` are the operations of the session's API (empty when the session uses the
     registry as its API: then ``{prefix}_query`` / ``{prefix}_execute`` work over the
     registry); a GraphQL API's free query tools are stored there too, under the core tools'
-    names. ``headers`` go with every call of those operations and of the core tools, never
-    with a registry tool (whose credentials are the server's).
+    names. ``headers`` go with every call of those operations, and of the core tools when
+    they work over them; never with a registry tool (whose credentials are the server's),
+    even when the core tools work over the registry.
     """
 
     prefix: str

@@ -1,9 +1,13 @@
 """GraphQL catalogs over REST, MCP and the CLI: a schema (SDL or introspection JSON) imported
-as a catalog; its root fields become registry tools that call the endpoint for real."""
+as a catalog; its root fields become registry tools that call the endpoint for real.
+
+The endpoint here is public: a registry tool calls its API with the server's credentials, and a
+GraphQL catalog carries none (a session's X-Target-Headers never go to a registry tool)."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -11,10 +15,15 @@ import pytest
 from typer.testing import CliRunner
 
 from dynamic_tools.cli.main import app
-from tests.support.graphql_api import SDL, TOKEN, GraphQLApi
+from tests.support.graphql_api import SDL, GraphQLApi, running_graphql_api
 from tests.support.mcp_client import mcp_client
 
-AUTH = {"X-Target-Headers": json.dumps({"Authorization": TOKEN})}
+
+@pytest.fixture
+def graph() -> Iterator[GraphQLApi]:
+    """The flights GraphQL API, served without a token."""
+    with running_graphql_api(token=None) as api:
+        yield api
 
 
 async def test_a_schema_imported_over_rest_gives_callable_tools(
@@ -39,7 +48,7 @@ async def test_a_schema_imported_over_rest_gives_callable_tools(
     assert created.json()["command_count"] == 4
     tool = httpx.get(f"{graph_gateway}/tools/air_flight", timeout=10).json()
     assert tool["graphql"]["document"].startswith("query Flight($id: ID!)")
-    async with mcp_client(graph_gateway, headers=AUTH) as client:
+    async with mcp_client(graph_gateway) as client:
         result = await client.call_tool("air_flight", {"id": "FL-2"})
         error = await client.call_tool("air_flight", {"id": "FL-9"})
     assert result.structured_content["data"]["flight"]["airline"] == "Vueling"
@@ -47,7 +56,7 @@ async def test_a_schema_imported_over_rest_gives_callable_tools(
 
 
 async def test_a_schema_imported_over_mcp(graph_gateway: str, graph: GraphQLApi) -> None:
-    async with mcp_client(graph_gateway, headers=AUTH) as client:
+    async with mcp_client(graph_gateway) as client:
         checked = await client.call_tool(
             "catalog.validate_openapi", {"source": graph.schema_url, "base_url": graph.endpoint}
         )

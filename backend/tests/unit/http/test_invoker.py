@@ -93,12 +93,16 @@ async def test_rejected_arguments_send_nothing_and_name_each_field() -> None:
 async def test_a_valid_call_is_built_and_sent_with_the_extra_headers() -> None:
     tools, transport = invoker()
     result = await tools.invoke(
-        ToolConfig.model_validate(ITEM), {"id": "7"}, extra_headers={"Idempotency-Key": "r:n"}
+        ToolConfig.model_validate(ITEM),
+        {"id": "7"},
+        extra_headers={"X-Team": "blue", "Idempotency-Key": "forged"},
+        idempotency_key="r:n",
     )
     assert result.status_code == 200 and result.body == {"id": "7"}
     (request,) = transport.requests
     assert str(request.url) == "https://items.example/items/7"
-    assert request.headers["Idempotency-Key"] == "r:n"
+    assert request.headers["X-Team"] == "blue"
+    assert request.headers.get_list("Idempotency-Key") == ["r:n"]  # the engine's, not added
 
 
 async def test_the_guard_refuses_a_host_outside_the_allow_list() -> None:
