@@ -103,7 +103,10 @@ runs = Table(
     Column("started_at", UtcDateTime(), nullable=True),
     Column("finished_at", UtcDateTime(), nullable=True),
     Column("redrive_of", String(64), nullable=True),
+    # the principal who started the run (access/principals.py); earlier runs are the admin's
+    Column("owner", String(255), nullable=False, server_default="admin"),
     Index("ix_runs_workflow_id", "workflow_id"),
+    Index("ix_runs_owner_created_at", "owner", "created_at"),
     Index("ix_runs_status", "status"),
     Index("ix_runs_created_at", "created_at"),
 )
@@ -188,6 +191,7 @@ markdown_sessions = Table(
     Column("revision", Integer, nullable=False),
     Column("created_at", UtcDateTime(), nullable=False),
     Column("updated_at", UtcDateTime(), nullable=False),
+    Column("owner", String(255), nullable=False, server_default="admin"),
     Index("ix_markdown_sessions_updated_at", "updated_at"),
 )
 
@@ -208,6 +212,7 @@ recipes = Table(
     Column("uses", Integer, nullable=False),
     Column("created_at", UtcDateTime(), nullable=False),
     Column("verified_at", UtcDateTime(), nullable=False),
+    Column("owner", String(255), nullable=False, server_default="admin"),
     UniqueConstraint("scope", "name", name="uq_recipes_scope_name"),
 )
 
@@ -233,6 +238,45 @@ mcp_tasks = Table(
     Index("ix_mcp_tasks_owner_created_at", "owner", "created_at"),
     Index("ix_mcp_tasks_expires_at", "expires_at"),
     Index("ix_mcp_tasks_run_id", "run_id"),
+)
+
+
+# API keys (``access/keys.py``): a key is shown once; only a salted SHA-256 digest of its
+# secret part is kept. Revocation and expiry are read at each use, so every replica refuses a
+# revoked key at once.
+api_keys = Table(
+    "api_keys",
+    metadata,
+    Column("key_id", String(32), primary_key=True),
+    Column("name", String(128), nullable=False),
+    Column("scopes", json_type(), nullable=False),
+    Column("salt", String(64), nullable=False),
+    Column("digest", String(128), nullable=False),
+    Column("created_by", String(255), nullable=False),
+    Column("created_at", UtcDateTime(), nullable=False),
+    Column("expires_at", UtcDateTime(), nullable=True),
+    Column("revoked_at", UtcDateTime(), nullable=True),
+    Column("last_used_at", UtcDateTime(), nullable=True),
+    Index("ix_api_keys_name", "name"),
+)
+
+
+# The audit log (``access/audit.py``): every authoring and destructive action and every key or
+# credential change — who, what, on what, when, how it ended, and the request's correlation id.
+audit_log = Table(
+    "audit_log",
+    metadata,
+    Column("entry_id", Integer, primary_key=True, autoincrement=True),
+    Column("at", UtcDateTime(), nullable=False),
+    Column("principal", String(255), nullable=False),
+    Column("action", String(64), nullable=False),
+    Column("target", String(1024), nullable=False),
+    Column("outcome", String(32), nullable=False),
+    Column("correlation_id", String(64), nullable=True),
+    Column("detail", json_type(), nullable=True),
+    Index("ix_audit_log_at", "at"),
+    Index("ix_audit_log_principal_at", "principal", "at"),
+    Index("ix_audit_log_action_at", "action", "at"),
 )
 
 
@@ -297,7 +341,7 @@ def write_transaction(engine: Engine) -> Iterator[Connection]:
             yield connection
 
 
-HEAD_REVISION = "0008"
+HEAD_REVISION = "0009"
 """The newest migration (``migrations/versions``); a test checks it is Alembic's head."""
 
 

@@ -53,6 +53,7 @@ def test_the_migrations_create_the_sessions_table_as_the_metadata_says(
         "revision",
         "created_at",
         "updated_at",
+        "owner",
     }
 
 
