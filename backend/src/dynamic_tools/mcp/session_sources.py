@@ -38,6 +38,8 @@ from dynamic_tools.tools.catalogs import convert_fetched
 from dynamic_tools.tools.documents import FetchedDocument
 from dynamic_tools.tools.graphql import (
     INTROSPECTION_QUERY,
+    endpoint_parts,
+    introspection_answer,
     root_field_tools,
     schema_from_introspection,
     schema_from_sdl,
@@ -148,24 +150,30 @@ class SessionSources:
     async def graphql(
         self, endpoint: str, headers: dict[str, str], schema_url: str | None
     ) -> SessionApi:
-        """The tools of the GraphQL API at ``endpoint``.
+        """The tools of the GraphQL API at ``endpoint`` (its query string kept for every call).
 
         Its schema is read from ``schema_url`` (SDL) or by introspection (sent with the
         session's ``headers``), cached briefly.
+
+        Raises:
+            InvalidInputError: the endpoint URL's query string cannot be kept (a parameter
+                named twice, or one that looks like a credential), or the schema cannot be read
+                (too large, nested too deep, not a schema).
         """
+        endpoint_parts(endpoint, where="header:x-target-url")
         if schema_url is not None:
             fetched, digest = await self._fetch(schema_url, "x-schema-url")
             source: Any = fetched.content.decode("utf-8", errors="replace")
-            field = "header:x-schema-url"
+            field, kind = "header:x-schema-url", "sdl"
         else:
             source, digest = await self._introspect(endpoint, headers)
-            field = "header:x-target-url"
+            field, kind = "header:x-target-url", "introspection"
         key = f"gql:{digest}:{endpoint}"
         if key in self._derived:
             cached: SessionApi = self._derived[key]
             return cached
         try:
-            tools, sdl = await self.workers.run(graphql_tools, source, endpoint, field=field)
+            tools, sdl = await self.workers.run(graphql_tools, source, kind, endpoint, field=field)
         except InvalidInputError as exc:
             exc.violations = [{**v, "path": field} for v in exc.violations]
             raise
@@ -173,7 +181,12 @@ class SessionSources:
         return self._derived.remember(key, found)  # type: ignore[no-any-return]
 
     async def _introspect(self, endpoint: str, headers: dict[str, str]) -> tuple[Any, str]:
-        """The endpoint's introspection answer and its hash, asked again after ``refetch_s``."""
+        """The endpoint's introspection answer and its hash, asked again after ``refetch_s``.
+
+        The answer is JSON as the sender parsed it, or the text it kept (not JSON, or nested
+        past the sender's depth: :func:`graphql_tools` reads it again to say which). An answer
+        cut at the sender's size cap is refused here, naming the limit.
+        """
         who = hashlib.sha256(json.dumps(headers, sort_keys=True).encode()).hexdigest()
         key = f"introspection:{endpoint}:{who}"
         cached = self._fetched.get(key)
@@ -184,10 +197,12 @@ class SessionSources:
                 "this server cannot introspect GraphQL endpoints; give X-Schema-URL",
                 violations=[{"path": "header:x-target-url", "rule": "graphql", "message": ""}],
             )
+        target = endpoint_parts(endpoint, where="header:x-target-url")
         request = PreparedRequest(
             tool="graphql_introspection",
             method="POST",
-            url=endpoint,
+            url=target.base_url + target.path,
+            query=list(target.query.items()),  # apart, so the sender merges it (never drops)
             body={"query": INTROSPECTION_QUERY},
         )
         try:
@@ -205,6 +220,19 @@ class SessionSources:
                 f"the GraphQL schema could not be read: {message}",
                 violations=[
                     {"path": "header:x-target-url", "rule": "introspection", "message": message}
+                ],
+            )
+        if result.truncated:
+            limit = _size(self.sender.max_response_bytes)
+            message = (
+                f"the introspection answer is larger than the {limit} response limit "
+                "(HTTP_MAX_RESPONSE_BYTES); give the schema as SDL with X-Schema-URL, or raise "
+                "the limit"
+            )
+            raise InvalidInputError(
+                f"the GraphQL schema could not be read: {message}",
+                violations=[
+                    {"path": "header:x-target-url", "rule": "max_size", "message": message}
                 ],
             )
         digest = hashlib.sha256(json.dumps(result.body, sort_keys=True).encode()).hexdigest()
@@ -241,15 +269,27 @@ class SessionSources:
         return self._derived.remember(key, found)  # type: ignore[no-any-return]
 
 
-def graphql_tools(source: Any, endpoint: str) -> tuple[list[ToolConfig], str]:
+def graphql_tools(source: Any, kind: str, endpoint: str) -> tuple[list[ToolConfig], str]:
     """The root-field tools and the SDL of a schema (a document worker's task).
 
-    ``source`` is SDL text or an introspection answer.
+    ``source`` is SDL text (``kind`` ``sdl``) or an introspection answer (``introspection``):
+    parsed JSON, or the text the sender kept, which is read again here so that an answer
+    nested too deep is refused as such (never read as SDL).
     """
-    schema = (
-        schema_from_sdl(source) if isinstance(source, str) else schema_from_introspection(source)
-    )
+    if kind == "sdl":
+        schema = schema_from_sdl(source)
+    else:
+        answer = introspection_answer(source) if isinstance(source, str) else source
+        schema = schema_from_introspection(answer)
     return root_field_tools(schema, endpoint), schema_sdl(schema)
+
+
+def _size(limit: int) -> str:
+    """``5000000`` → ``5 MB``; ``20000`` → ``20 kB``; ``1500`` → ``1500 bytes``."""
+    for unit, scale in (("MB", 1_000_000), ("kB", 1_000)):
+        if limit >= scale and limit % (scale // 10) == 0:
+            return f"{limit / scale:g} {unit}"
+    return f"{limit} bytes"
 
 
 def load_session_workflows(

@@ -19,9 +19,11 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    SerializerFunctionWrapHandler,
     StrictBool,
     ValidationInfo,
     field_validator,
+    model_serializer,
     model_validator,
 )
 
@@ -78,6 +80,13 @@ class ApiSpec(_Strict):
     #: seconds the whole call may take (connect, headers, body); default TOOL_CALL_DEADLINE_S.
     #: A node's lower ``timeout`` still wins.
     deadline_s: float | None = Field(default=None, gt=0, le=3600)
+
+    @model_serializer(mode="wrap")
+    def _without_unset_deadline(self, handler: SerializerFunctionWrapHandler) -> Any:
+        data = handler(self)
+        if isinstance(data, dict) and data.get("deadline_s") is None:
+            data.pop("deadline_s", None)  # most tools have none: their files stay as they were
+        return data
 
     @field_validator("method", mode="before")
     @classmethod

@@ -1,6 +1,11 @@
 """GraphQL APIs: schemas (introspection or SDL), operations checked before sending, tools."""
 
-from dynamic_tools.tools.graphql.fields import endpoint_parts, free_query_tool, root_field_tools
+from dynamic_tools.tools.graphql.fields import (
+    Endpoint,
+    endpoint_parts,
+    free_query_tool,
+    root_field_tools,
+)
 from dynamic_tools.tools.graphql.operations import (
     CheckedOperation,
     check_operation,
@@ -9,6 +14,7 @@ from dynamic_tools.tools.graphql.operations import (
 from dynamic_tools.tools.graphql.schema import (
     INTROSPECTION_QUERY,
     compiled_schema,
+    introspection_answer,
     schema_from_introspection,
     schema_from_sdl,
     schema_sdl,
@@ -17,10 +23,12 @@ from dynamic_tools.tools.graphql.schema import (
 __all__ = [
     "INTROSPECTION_QUERY",
     "CheckedOperation",
+    "Endpoint",
     "check_operation",
     "compiled_schema",
     "endpoint_parts",
     "free_query_tool",
+    "introspection_answer",
     "root_field_tools",
     "schema_from_introspection",
     "schema_from_sdl",

@@ -2,19 +2,23 @@
 
 The catalog's source is the schema as SDL (``schema.graphql``) or an introspection answer
 (JSON); a schema holds no address, so ``base_url`` is the endpoint's URL
-(``https://api.example.com/graphql``) and is required. ``prefix`` and ``include`` (field
-names) apply as for OpenAPI. The tools carry no credentials: an endpoint needing them is
-reached with a tool edited to name a secret, or through a session's ``X-Target-Headers``.
+(``https://api.example.com/graphql``, its query string kept for every call) and is
+required. ``prefix`` and ``include`` (field names) apply as for OpenAPI. The tools carry no
+credentials: an endpoint needing them is reached with a tool edited to name a secret, or
+through a session's ``X-Target-Headers``.
 """
 
 from __future__ import annotations
 
-import json
 import re
 
 from dynamic_tools.errors import InvalidInputError
-from dynamic_tools.tools.graphql.fields import root_field_tools
-from dynamic_tools.tools.graphql.schema import schema_from_introspection, schema_from_sdl
+from dynamic_tools.tools.graphql.fields import endpoint_parts, root_field_tools
+from dynamic_tools.tools.graphql.schema import (
+    introspection_answer,
+    schema_from_introspection,
+    schema_from_sdl,
+)
 from dynamic_tools.tools.models import ToolConfig
 from dynamic_tools.tools.openapi.convert import ConversionOptions, ConversionResult, OperationInfo
 from dynamic_tools.tools.openapi.issues import Issue
@@ -60,15 +64,15 @@ def convert_graphql(content: bytes, options: ConversionOptions) -> ConversionRes
     text = content.decode("utf-8", errors="replace")
     try:
         if text.lstrip().startswith("{"):
-            answer = json.loads(text)
+            answer = introspection_answer(text, field="source")
             if isinstance(answer, dict) and "__schema" in answer:
                 answer = {"data": answer}
             schema = schema_from_introspection(answer, field="source")
         else:
             schema = schema_from_sdl(text, field="source")
-    except (InvalidInputError, json.JSONDecodeError, RecursionError) as exc:
-        message = exc.message if isinstance(exc, InvalidInputError) else str(exc)[:300]
-        return ConversionResult(kind="graphql", violations=[Issue("#", "graphql", message)])
+    except InvalidInputError as exc:
+        rule = str(exc.violations[0].get("rule", "graphql")) if exc.violations else "graphql"
+        return ConversionResult(kind="graphql", violations=[Issue("#", rule, exc.message)])
     if not options.base_url:
         return ConversionResult(
             kind="graphql",
@@ -79,6 +83,13 @@ def convert_graphql(content: bytes, options: ConversionOptions) -> ConversionRes
                     "a GraphQL schema holds no address: give base_url, the endpoint's URL",
                 )
             ],
+        )
+    try:
+        endpoint_parts(options.base_url, where="base_url")
+    except InvalidInputError as exc:
+        issue = exc.violations[0]
+        return ConversionResult(
+            kind="graphql", violations=[Issue("base_url", issue["rule"], exc.message)]
         )
     tools = root_field_tools(schema, options.base_url)
     fields = {t.name for t in tools}

@@ -6,13 +6,17 @@ GraphQL input types translated, non-null ones required), and its operation is a 
 selecting the field's scalar leaves, and those of its object fields one level down. The free
 tools (``{prefix}_query`` picks and writes a query, ``{prefix}_execute`` sends a given one) keep
 the schema's SDL, so a query is validated before it is sent.
+
+The endpoint's query string (``/graphql?tenant=acme``) is part of the endpoint: it becomes the
+tools' static query parameters, sent with every call next to any other query parameter.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 from graphql import (
     GraphQLArgument,
@@ -31,9 +35,11 @@ from graphql import (
     get_named_type,
 )
 
+from dynamic_tools.errors import InvalidInputError
+from dynamic_tools.tools.credentials import looks_like_credential
 from dynamic_tools.tools.models import ToolConfig
 
-__all__ = ["endpoint_parts", "free_query_tool", "root_field_tools"]
+__all__ = ["Endpoint", "endpoint_parts", "free_query_tool", "root_field_tools"]
 
 MAX_INPUT_DEPTH = 4
 MAX_DESCRIPTION = 1_000
@@ -46,15 +52,55 @@ _SCALARS = {
 }
 
 
-def endpoint_parts(url: str) -> tuple[str, str]:
-    """``https://host/graphql`` → (``https://host``, ``/graphql``)."""
+@dataclass(frozen=True)
+class Endpoint:
+    """A GraphQL endpoint's URL in the parts a tool keeps: origin, path and query parameters."""
+
+    base_url: str
+    path: str
+    query: dict[str, str]
+
+
+def endpoint_parts(url: str, *, where: str = "endpoint") -> Endpoint:
+    """``https://host/graphql?tenant=acme`` → (``https://host``, ``/graphql``, ``{tenant: acme}``).
+
+    A fragment is dropped (it is never sent).
+
+    Raises:
+        InvalidInputError: the query string names a parameter twice, or a parameter that looks
+            like a credential (a credential goes in a header or a tool's ``auth``, never in a
+            stored URL); the violation's path is ``where``.
+    """
     parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc}", parts.path or "/"
+    query: dict[str, str] = {}
+    for name, value in parse_qsl(parts.query, keep_blank_values=True):
+        if name in query:
+            raise _endpoint_refused(
+                where,
+                "query_string",
+                f"the endpoint URL's query string names '{name}' twice; name each parameter once",
+            )
+        if looks_like_credential(name):
+            raise _endpoint_refused(
+                where,
+                "credential",
+                f"the endpoint URL's query parameter '{name}' looks like a credential, which is "
+                "never kept in a URL: send it as a header (X-Target-Headers in a session, a "
+                "tool's auth in a catalog)",
+            )
+        query[name] = value
+    return Endpoint(f"{parts.scheme}://{parts.netloc}", parts.path or "/", query)
+
+
+def _endpoint_refused(where: str, rule: str, message: str) -> InvalidInputError:
+    return InvalidInputError(
+        message, violations=[{"path": where, "rule": rule, "message": message}]
+    )
 
 
 def root_field_tools(schema: GraphQLSchema, endpoint: str) -> list[ToolConfig]:
     """One tool per root field of ``Query`` and ``Mutation`` (mutations named apart on a clash)."""
-    base_url, path = endpoint_parts(endpoint)
+    target = endpoint_parts(endpoint)
     tools: list[ToolConfig] = []
     names: set[str] = set()
     for kind, root in (("query", schema.query_type), ("mutation", schema.mutation_type)):
@@ -63,7 +109,7 @@ def root_field_tools(schema: GraphQLSchema, endpoint: str) -> list[ToolConfig]:
         for field_name, field in root.fields.items():
             name = field_name if field_name not in names else f"{kind}_{field_name}"
             names.add(name)
-            tools.append(_field_tool(name, kind, field_name, field, base_url, path))
+            tools.append(_field_tool(name, kind, field_name, field, target))
     return tools
 
 
@@ -79,13 +125,14 @@ def free_query_tool(
 
     The query is checked against the schema ``sdl`` before it is sent.
     """
-    base_url, path = endpoint_parts(endpoint)
+    target = endpoint_parts(endpoint)
     read_only = not allow_mutations
     return ToolConfig.model_validate(
         {
             "name": name,
             "description": description,
-            "api": {"method": "POST", "base_url": base_url, "path": path},
+            "api": {"method": "POST", "base_url": target.base_url, "path": target.path},
+            "static_params": {"query": target.query},
             "parameters": {
                 "query": {
                     "in": "body",
@@ -113,7 +160,7 @@ def free_query_tool(
 
 
 def _field_tool(
-    name: str, kind: str, field_name: str, field: GraphQLField, base_url: str, path: str
+    name: str, kind: str, field_name: str, field: GraphQLField, target: Endpoint
 ) -> ToolConfig:
     parameters: dict[str, Any] = {}
     declared = []
@@ -137,7 +184,8 @@ def _field_tool(
         {
             "name": name,
             "description": description,
-            "api": {"method": "POST", "base_url": base_url, "path": path},
+            "api": {"method": "POST", "base_url": target.base_url, "path": target.path},
+            "static_params": {"query": target.query},
             "parameters": parameters,
             "graphql": {"document": operation},
             "annotations": {
