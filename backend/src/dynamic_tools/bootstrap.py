@@ -22,6 +22,9 @@ import httpx
 from loguru import logger
 from sqlalchemy import Engine
 
+from dynamic_tools.access.audit import AuditLog
+from dynamic_tools.access.authenticate import Authenticator
+from dynamic_tools.access.keys import ApiKeyStore
 from dynamic_tools.definitions.authoring import WorkflowAuthoring
 from dynamic_tools.definitions.repository import WorkflowRepository
 from dynamic_tools.document_workers import DocumentWorkers
@@ -86,6 +89,9 @@ class Services:
     authoring: WorkflowAuthoring
     tracing: Tracing
     run_metrics: RunMetrics
+    keys: ApiKeyStore
+    audit: AuditLog
+    authenticator: Authenticator
     _reconciling: asyncio.Task[None] | None = field(default=None, repr=False)
 
     async def start(self) -> None:
@@ -385,6 +391,8 @@ def build_services(
     launcher = make_launcher(settings, tools=tools, store=store, events=events)
     launcher.on_takeover = _count_takeover  # takeovers are counted, automatic or by hand
     runs = RunService(workflows, store, launcher, scopes)
+    keys = ApiKeyStore(database)
+    api_token = settings.api_token.get_secret_value() if settings.api_token else None
     return Services(
         settings=settings,
         registry=registry,
@@ -427,4 +435,7 @@ def build_services(
         authoring=WorkflowAuthoring(workflows, registry, runs, store),
         tracing=tracing,
         run_metrics=run_metrics,
+        keys=keys,
+        audit=AuditLog(database),
+        authenticator=Authenticator(api_token=api_token, keys=keys),
     )

@@ -14,7 +14,10 @@ DynamicToolsError                 root; carries ``code``, ``message``, ``context
 │   ├── RequestTooLargeError      a request body over the size limit                 → 413
 │   └── MarkdownWorkflowError     a markdown workflow problem: ``error_type``, ``line``,
 │                                 ``suggestion`` (seed 004's error types)            → 422
-├── NotFoundError                 an unknown id                                      → 404
+├── NotFoundError                 an unknown id (or another principal's)             → 404
+├── AccessError                   who asks may not do this
+│   ├── UnauthenticatedError      no credential, or one that is not valid            → 401
+│   └── ForbiddenError            a valid credential without the needed ``scope``    → 403
 ├── ConflictError                 a stale version or an existing name                → 409
 ├── ConfigurationError            the server is not set up for this (e.g. no LLM)   → 503
 ├── LLMError                      the LLM could not give a usable answer
@@ -155,6 +158,34 @@ class NotFoundError(DynamicToolsError):
     """An id that names nothing."""
 
     code = "not_found"
+
+
+class AccessError(DynamicToolsError):
+    """The request's principal may not do this (see ``access/``)."""
+
+    code = "access_denied"
+
+
+class UnauthenticatedError(AccessError):
+    """No credential, or one that is not valid (``invalid_token``: one was given)."""
+
+    code = "unauthorized"
+
+    def __init__(
+        self, message: str, *, invalid_token: bool = False, context: dict[str, Any] | None = None
+    ) -> None:
+        super().__init__(message, context=context)
+        self.invalid_token = invalid_token
+
+
+class ForbiddenError(AccessError):
+    """A valid credential that lacks ``scope``."""
+
+    code = "insufficient_scope"
+
+    def __init__(self, message: str, *, scope: str, context: dict[str, Any] | None = None) -> None:
+        super().__init__(message, context={"scope": scope, **(context or {})})
+        self.scope = scope
 
 
 class ConflictError(DynamicToolsError):

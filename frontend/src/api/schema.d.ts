@@ -4,6 +4,26 @@
  */
 
 export interface paths {
+    "/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The audit log
+         * @description Who did what to what and how it ended, newest first, filtered and paged.
+         */
+        get: operations["audit_audit_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/authoring/preview-inputs": {
         parameters: {
             query?: never;
@@ -482,6 +502,70 @@ export interface paths {
          * @description The process is up.
          */
         get: operations["healthz_healthz_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List API keys
+         * @description Every key with its state (never the key itself).
+         */
+        get: operations["list_keys_keys_get"];
+        put?: never;
+        /**
+         * Create an API key
+         * @description A new key; its text is in this answer only (store it now).
+         */
+        post: operations["create_key_keys_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/keys/{key_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an API key
+         * @description Revoke a key (by id, or the newest active one of a name); refused at once everywhere.
+         */
+        delete: operations["revoke_key_keys__key_id__delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Who am I
+         * @description The principal of this request: id, name, how it proved itself, its scopes.
+         */
+        get: operations["me_me_get"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1074,6 +1158,44 @@ export interface components {
             workflows: string[];
         };
         /**
+         * AuditEntryView
+         * @description One audit entry.
+         */
+        AuditEntryView: {
+            /** Action */
+            action: string;
+            /** At */
+            at: string;
+            /** Correlation Id */
+            correlation_id: string | null;
+            /** Detail */
+            detail: {
+                [key: string]: unknown;
+            } | null;
+            /** Entry Id */
+            entry_id: number;
+            /** Outcome */
+            outcome: string;
+            /** Principal */
+            principal: string;
+            /** Target */
+            target: string;
+        };
+        /**
+         * AuditPage
+         * @description A page of the audit log, newest first.
+         */
+        AuditPage: {
+            /** Entries */
+            entries: components["schemas"]["AuditEntryView"][];
+            /** Limit */
+            limit: number;
+            /** Offset */
+            offset: number;
+            /** Total */
+            total: number;
+        };
+        /**
          * AuthoringRun
          * @description A run of a saved workflow or a draft.
          */
@@ -1139,6 +1261,37 @@ export interface components {
         CatalogList: {
             /** Catalogs */
             catalogs: components["schemas"]["Catalog"][];
+        };
+        /**
+         * CreatedKey
+         * @description A new key, with its text: shown this once, never again.
+         */
+        CreatedKey: {
+            /** Created At */
+            created_at: string;
+            /** Created By */
+            created_by: string;
+            /** Expires At */
+            expires_at: string | null;
+            /** Key */
+            key: string;
+            /** Key Id */
+            key_id: string;
+            /** Last Used At */
+            last_used_at: string | null;
+            /** Name */
+            name: string;
+            /** Principal */
+            principal: string;
+            /** Revoked At */
+            revoked_at: string | null;
+            /** Scopes */
+            scopes: string[];
+            /**
+             * State
+             * @description active, revoked or expired
+             */
+            state: string;
         };
         /**
          * DocumentBody
@@ -2262,6 +2415,86 @@ export interface components {
             };
             /** Workflow Id */
             workflow_id: string;
+        };
+        /**
+         * KeyList
+         * @description Every key, newest first.
+         */
+        KeyList: {
+            /** Keys */
+            keys: components["schemas"]["KeyView"][];
+        };
+        /**
+         * KeyView
+         * @description An API key as listed: never its secret.
+         */
+        KeyView: {
+            /** Created At */
+            created_at: string;
+            /** Created By */
+            created_by: string;
+            /** Expires At */
+            expires_at: string | null;
+            /** Key Id */
+            key_id: string;
+            /** Last Used At */
+            last_used_at: string | null;
+            /** Name */
+            name: string;
+            /** Principal */
+            principal: string;
+            /** Revoked At */
+            revoked_at: string | null;
+            /** Scopes */
+            scopes: string[];
+            /**
+             * State
+             * @description active, revoked or expired
+             */
+            state: string;
+        };
+        /**
+         * Me
+         * @description The principal making the request, and whether access control is on.
+         */
+        Me: {
+            /** Access Control */
+            access_control: boolean;
+            /** Id */
+            id: string;
+            /**
+             * Kind
+             * @description token (API_TOKEN), key, oauth, or local (no access control)
+             */
+            kind: string;
+            /** Name */
+            name: string;
+            /** Scopes */
+            scopes: string[];
+        };
+        /**
+         * NewKey
+         * @description What a key is for.
+         */
+        NewKey: {
+            /**
+             * Expires
+             * @description 30d, 12h, 90m, 2w; none: no expiry
+             */
+            expires?: string | null;
+            /**
+             * Name
+             * @example ci
+             */
+            name: string;
+            /**
+             * Scopes
+             * @example [
+             *       "read",
+             *       "run"
+             *     ]
+             */
+            scopes: ("read" | "run" | "author" | "admin")[];
         };
         /**
          * NodeView
@@ -3393,6 +3626,62 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    audit_audit_get: {
+        parameters: {
+            query?: {
+                principal?: string | null;
+                action?: string | null;
+                target?: string | null;
+                outcome?: string | null;
+                since?: string | null;
+                until?: string | null;
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditPage"];
+                };
+            };
+            /** @description A credential is required ('Authorization: Bearer <token>'), or the one given is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The credential lacks the scope this operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
     preview_inputs_authoring_preview_inputs_post: {
         parameters: {
             query?: never;
@@ -3417,6 +3706,24 @@ export interface operations {
             };
             /** @description The body could not be read (not UTF-8 JSON text) */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A credential is required ('Authorization: Bearer <token>'), or the one given is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The credential lacks the scope this operation needs */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3484,6 +3791,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description A credential is required ('Authorization: Bearer <token>'), or the one given is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The credential lacks the scope this operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Not found: the id names nothing */
             404: {
                 headers: {
@@ -3531,6 +3856,24 @@ export interface operations {
                     "application/json": components["schemas"]["Providers"];
                 };
             };
+            /** @description A credential is required ('Authorization: Bearer <token>'), or the one given is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The credential lacks the scope this operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     resolve_inputs_authoring_resolve_inputs_post: {
@@ -3557,6 +3900,24 @@ export interface operations {
             };
             /** @description The body could not be read (not UTF-8 JSON text) */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A credential is required ('Authorization: Bearer <token>'), or the one given is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The credential lacks the scope this operation needs */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3624,6 +3985,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description A credential is required ('Authorization: Bearer <token>'), or the one given is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The credential lacks the scope this operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Not found: the id names nothing */
             404: {
                 headers: {
@@ -3684,6 +4063,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description A credential is required ('Authorization: Bearer <token>'), or the one given is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The credential lacks the scope this operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Not found: the id names nothing */
             404: {
                 headers: {
@@ -3731,6 +4128,24 @@ export interface operations {
                     "application/json": components["schemas"]["CatalogList"];
                 };
             };
+            /** @description A credential is required ('Authorization: Bearer <token>'), or the one given is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The credential lacks the scope this operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     import_openapi_catalogs_post: {
@@ -3757,6 +4172,24 @@ export interface operations {
             };
             /** @description The body could not be read (not UTF-8 JSON text) */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A credential is required ('Authorization: Bearer <token>'), or the one given is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The credential lacks the scope this operation needs */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3824,6 +4257,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description A credential is required ('Authorization: Bearer <token>'), or the one given is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The credential lacks the scope this operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description The body is over the size limit */
             413: {
                 headers: {
@@ -3875,6 +4326,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description A credential is required ('Authorization: Bearer <token>'), or the one given is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The credential lacks the scope this operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description The body is over the size limit */
             413: {
                 headers: {
@@ -3913,6 +4382,24 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Catalog"];
+                };
+            };
+            /** @description A credential is required ('Authorization: Bearer <token>'), or the one given is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The credential lacks the scope this operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
             /** @description Not found: the id names nothing */
@@ -3956,6 +4443,24 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Removed"];
+                };
+            };
+            /** @description A credential is required ('Authorization: Bearer <token>'), or the one given is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The credential lacks the scope this operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
             /** @description Not found: the id names nothing */
@@ -4004,6 +4509,24 @@ export interface operations {
             };
             /** @description The body could not be read (not UTF-8 JSON text) */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A credential is required ('Authorization: Bearer <token>'), or the one given is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The credential lacks the scope this operation needs */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4066,6 +4589,24 @@ export interface operations {
             };
             /** @description The body could not be read (not UTF-8 JSON text) */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A credential is required ('Authorization: Bearer <token>'), or the one given is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The credential lacks the scope this operation needs */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4760,6 +5301,191 @@ export interface operations {
             };
         };
     };
+    list_keys_keys_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KeyList"];
+                };
+            };
+            /** @description A credential is required ('Authorization: Bearer <token>'), or the one given is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The credential lacks the scope this operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    create_key_keys_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewKey"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedKey"];
+                };
+            };
+            /** @description A credential is required ('Authorization: Bearer <token>'), or the one given is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The credential lacks the scope this operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Invalid input: 'violations' names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    revoke_key_keys__key_id__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                key_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KeyView"];
+                };
+            };
+            /** @description A credential is required ('Authorization: Bearer <token>'), or the one given is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The credential lacks the scope this operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found: the id names nothing */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    me_me_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Me"];
+                };
+            };
+            /** @description A credential is required ('Authorization: Bearer <token>'), or the one given is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The credential lacks the scope this operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     metrics_metrics_get: {
         parameters: {
             query?: never;
@@ -4776,6 +5502,24 @@ export interface operations {
                 };
                 content: {
                     "text/plain": unknown;
+                };
+            };
+            /** @description A credential is required ('Authorization: Bearer <token>'), or the one given is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The credential lacks the scope this operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
         };
@@ -4836,6 +5580,24 @@ export interface operations {
                     "application/json": components["schemas"]["RunList"];
                 };
             };
+            /** @description A credential is required ('Authorization: Bearer <token>'), or the one given is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The credential lacks the scope this operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Invalid input: 'violations' names each field */
             422: {
                 headers: {
@@ -4869,6 +5631,24 @@ export interface operations {
                     "application/json": components["schemas"]["Purged"];
                 };
             };
+            /** @description A credential is required ('Authorization: Bearer <token>'), or the one given is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The credential lacks the scope this operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Invalid input: 'violations' names each field */
             422: {
                 headers: {
@@ -4899,6 +5679,24 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Recovered"];
+                };
+            };
+            /** @description A credential is required ('Authorization: Bearer <token>'), or the one given is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The credential lacks the scope this operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
             /** @description Conflict: a stale version, an existing name, or a state that forbids this */
@@ -4941,6 +5739,24 @@ export interface operations {
                     "application/json": components["schemas"]["RunState"];
                 };
             };
+            /** @description A credential is required ('Authorization: Bearer <token>'), or the one given is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The credential lacks the scope this operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Not found: the id names nothing */
             404: {
                 headers: {
@@ -4979,6 +5795,24 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RunStarted"];
+                };
+            };
+            /** @description A credential is required ('Authorization: Bearer <token>'), or the one given is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The credential lacks the scope this operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
             /** @description Not found: the id names nothing */
@@ -5036,6 +5870,24 @@ export interface operations {
                     "text/event-stream": components["schemas"]["RunEvent"];
                 };
             };
+            /** @description A credential is required ('Authorization: Bearer <token>'), or the one given is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The credential lacks the scope this operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Not found: the id names nothing */
             404: {
                 headers: {
@@ -5082,6 +5934,24 @@ export interface operations {
             };
             /** @description The body could not be read (not UTF-8 JSON text) */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A credential is required ('Authorization: Bearer <token>'), or the one given is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The credential lacks the scope this operation needs */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5160,6 +6030,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description A credential is required ('Authorization: Bearer <token>'), or the one given is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The credential lacks the scope this operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Not found: the id names nothing */
             404: {
                 headers: {
@@ -5217,6 +6105,24 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ToolList"];
+                };
+            };
+            /** @description A credential is required ('Authorization: Bearer <token>'), or the one given is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The credential lacks the scope this operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
             /** @description Invalid input: 'violations' names each field */
@@ -5403,6 +6309,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description A credential is required ('Authorization: Bearer <token>'), or the one given is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The credential lacks the scope this operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Conflict: a stale version, an existing name, or a state that forbids this */
             409: {
                 headers: {
@@ -5450,6 +6374,24 @@ export interface operations {
                     "application/json": components["schemas"]["ToolsReloaded"];
                 };
             };
+            /** @description A credential is required ('Authorization: Bearer <token>'), or the one given is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The credential lacks the scope this operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     tool_schema_tools__schema_get: {
@@ -5468,6 +6410,24 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ToolConfigSchema"];
+                };
+            };
+            /** @description A credential is required ('Authorization: Bearer <token>'), or the one given is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The credential lacks the scope this operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
         };
@@ -5491,6 +6451,24 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ToolView"];
+                };
+            };
+            /** @description A credential is required ('Authorization: Bearer <token>'), or the one given is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The credential lacks the scope this operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
             /** @description Not found: the id names nothing */
@@ -5689,6 +6667,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description A credential is required ('Authorization: Bearer <token>'), or the one given is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The credential lacks the scope this operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Not found: the id names nothing */
             404: {
                 headers: {
@@ -5736,6 +6732,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description A credential is required ('Authorization: Bearer <token>'), or the one given is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The credential lacks the scope this operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
             };
             /** @description Not found: the id names nothing */
             404: {
@@ -5788,6 +6802,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description A credential is required ('Authorization: Bearer <token>'), or the one given is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The credential lacks the scope this operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description The body is over the size limit */
             413: {
                 headers: {
@@ -5826,6 +6858,24 @@ export interface operations {
                     "application/json": components["schemas"]["WorkflowList"];
                 };
             };
+            /** @description A credential is required ('Authorization: Bearer <token>'), or the one given is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The credential lacks the scope this operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     create_workflow_workflows_post: {
@@ -5852,6 +6902,24 @@ export interface operations {
             };
             /** @description The body could not be read (not UTF-8 JSON text) */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A credential is required ('Authorization: Bearer <token>'), or the one given is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The credential lacks the scope this operation needs */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5906,6 +6974,24 @@ export interface operations {
                     "application/json": components["schemas"]["WorkflowsReloaded"];
                 };
             };
+            /** @description A credential is required ('Authorization: Bearer <token>'), or the one given is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The credential lacks the scope this operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     validate_workflow_workflows_validate_post: {
@@ -5932,6 +7018,24 @@ export interface operations {
             };
             /** @description The body could not be read (not UTF-8 JSON text) */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A credential is required ('Authorization: Bearer <token>'), or the one given is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The credential lacks the scope this operation needs */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5981,6 +7085,24 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["WorkflowDetail"] | components["schemas"]["ArazzoExportView"];
+                };
+            };
+            /** @description A credential is required ('Authorization: Bearer <token>'), or the one given is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The credential lacks the scope this operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
             /** @description Not found: the id names nothing */
@@ -6037,6 +7159,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description A credential is required ('Authorization: Bearer <token>'), or the one given is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The credential lacks the scope this operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Conflict: a stale version, an existing name, or a state that forbids this */
             409: {
                 headers: {
@@ -6086,6 +7226,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description A credential is required ('Authorization: Bearer <token>'), or the one given is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The credential lacks the scope this operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
             };
             /** @description Not found: the id names nothing */
             404: {
@@ -6150,6 +7308,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description A credential is required ('Authorization: Bearer <token>'), or the one given is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The credential lacks the scope this operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Not found: the id names nothing */
             404: {
                 headers: {
@@ -6200,6 +7376,24 @@ export interface operations {
                     "application/json": components["schemas"]["InputsPreview"];
                 };
             };
+            /** @description A credential is required ('Authorization: Bearer <token>'), or the one given is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The credential lacks the scope this operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Not found: the id names nothing */
             404: {
                 headers: {
@@ -6239,6 +7433,24 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["StepOrder"];
+                };
+            };
+            /** @description A credential is required ('Authorization: Bearer <token>'), or the one given is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The credential lacks the scope this operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
             /** @description Not found: the id names nothing */
@@ -6288,6 +7500,24 @@ export interface operations {
             };
             /** @description The body could not be read (not UTF-8 JSON text) */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A credential is required ('Authorization: Bearer <token>'), or the one given is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The credential lacks the scope this operation needs */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6360,6 +7590,24 @@ export interface operations {
             };
             /** @description The body could not be read (not UTF-8 JSON text) */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A credential is required ('Authorization: Bearer <token>'), or the one given is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The credential lacks the scope this operation needs */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -21,7 +21,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import anyio
-from sqlalchemy import Engine, select, update
+from sqlalchemy import Engine, or_, select, update
 
 from dynamic_tools.access.principals import Principal, Scope
 from dynamic_tools.errors import InvalidInputError, NotFoundError
@@ -206,6 +206,16 @@ class ApiKeyStore:
         revoked = _row_to_key(row)
         return revoked if revoked.revoked_at else _with_revoked(revoked, now)
 
+    def any_active_sync(self) -> bool:
+        """Whether some key is neither revoked nor expired (access control is then on)."""
+        now = utc_now()
+        usable = select(api_keys.c.key_id).where(
+            api_keys.c.revoked_at.is_(None),
+            or_(api_keys.c.expires_at.is_(None), api_keys.c.expires_at > now),
+        )
+        with self.engine.connect() as connection:
+            return connection.execute(usable.limit(1)).first() is not None
+
     def verify_sync(self, text: str) -> Principal | None:
         """The principal of an active key whose secret matches, else None."""
         match = _KEY.match(text)
@@ -250,6 +260,10 @@ class ApiKeyStore:
     async def revoke(self, key: str) -> ApiKey:
         """:meth:`revoke_sync` off the event loop."""
         return await anyio.to_thread.run_sync(self.revoke_sync, key)
+
+    async def any_active(self) -> bool:
+        """:meth:`any_active_sync` off the event loop."""
+        return await anyio.to_thread.run_sync(self.any_active_sync)
 
     async def verify(self, text: str) -> Principal | None:
         """:meth:`verify_sync` off the event loop."""

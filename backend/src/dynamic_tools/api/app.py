@@ -7,16 +7,18 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import httpx
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 from starlette.middleware.gzip import GZipMiddleware
 
 from dynamic_tools import __version__
+from dynamic_tools.api.deps import authorize
 from dynamic_tools.api.edge import EdgeMiddleware
 from dynamic_tools.api.errors import install_error_handlers
 from dynamic_tools.api.mcp_mount import LazyMcp
 from dynamic_tools.api.metrics import Metrics
 from dynamic_tools.api.openapi_doc import complete_document
 from dynamic_tools.api.routes import (
+    access,
     authoring,
     catalogs,
     health,
@@ -74,6 +76,8 @@ def create_app(
         version=__version__,
         description="Turn HTTP APIs into tools that LLMs use correctly.",
         lifespan=lifespan,
+        # every route's scope, from the one table in access/policy.py
+        dependencies=[Depends(authorize)],
     )
     app.state.settings = settings
     mcp = LazyMcp(settings)
@@ -84,7 +88,6 @@ def create_app(
     token = settings.api_token.get_secret_value() if settings.api_token else None
     app.add_middleware(
         EdgeMiddleware,
-        token=token,
         metrics=app.state.metrics,
         max_body_bytes=settings.max_request_bytes,
         max_tool_body_bytes=settings.max_tool_request_bytes,
@@ -101,6 +104,7 @@ def create_app(
     app.include_router(runs.router)
     app.include_router(authoring.router)
     app.include_router(authoring.history)
+    app.include_router(access.router)
     if settings.enable_demo_api:
         from dynamic_tools.demo.travel_api import create_travel_router
 

@@ -1,12 +1,14 @@
-"""FastAPI dependencies: the services built in the lifespan, and the API token check."""
+"""FastAPI dependencies: the services built in the lifespan, the principal and its scopes."""
 
 from __future__ import annotations
 
-import hmac
 from typing import Annotated
 
 from fastapi import Depends, Request
 
+from dynamic_tools.access.authenticate import require
+from dynamic_tools.access.policy import UnknownAction, route_scope
+from dynamic_tools.access.principals import LOCAL, Principal, Scope
 from dynamic_tools.bootstrap import Services
 from dynamic_tools.definitions.repository import WorkflowRepository
 from dynamic_tools.execution.runs import RunService
@@ -46,16 +48,32 @@ async def get_runs(services: Annotated[Services, Depends(get_services)]) -> RunS
     return services.runs
 
 
+def get_principal(request: Request) -> Principal:
+    """Who makes the request (the edge authenticated it; :data:`LOCAL` without access control)."""
+    principal: Principal = getattr(request.state, "principal", LOCAL)
+    return principal
+
+
+async def authorize(request: Request) -> None:
+    """Refuse a request whose principal lacks the scope its route declares (``access/policy``).
+
+    Every route of the app depends on this. A route missing from the table is refused as
+    needing ``admin`` (a test makes sure none is missing).
+    """
+    route = request.scope.get("route")
+    template = getattr(route, "path", request.url.path)
+    method = "GET" if request.method == "HEAD" else request.method
+    try:
+        scope = route_scope(method, template)
+    except UnknownAction:
+        scope = Scope.ADMIN
+    require(get_principal(request), scope, f"{method} {template}")
+
+
 ServicesDep = Annotated[Services, Depends(get_services)]
+PrincipalDep = Annotated[Principal, Depends(get_principal)]
 RegistryDep = Annotated[ToolRegistry, Depends(get_registry)]
 PipelineDep = Annotated[SingleShotPipeline, Depends(get_pipeline)]
 WorkflowsDep = Annotated[WorkflowRepository, Depends(get_workflows)]
 RunStoreDep = Annotated[RunStore, Depends(get_run_store)]
 RunsDep = Annotated[RunService, Depends(get_runs)]
-
-
-def token_matches(expected: str, authorization: str | None) -> bool:
-    """Whether an ``Authorization`` header carries ``Bearer <expected>`` (constant time)."""
-    if not authorization or not authorization.lower().startswith("bearer "):
-        return False
-    return hmac.compare_digest(authorization[7:].strip().encode(), expected.encode())

@@ -1,4 +1,13 @@
-"""The ASGI edge middleware: correlation ids, the API token, body size limits, metrics.
+"""The ASGI edge middleware: correlation ids, who asks, body size limits, audit, metrics.
+
+Who asks: the ``Authorization`` header becomes a principal (``access/authenticate.py``) put in
+the request's state for routes (their scope is checked by ``api/deps.authorize``) and for the
+MCP endpoint (each tool's scope is checked there). A missing or bad credential is answered 401
+here, before anything else runs, with the ``WWW-Authenticate`` challenge MCP clients follow to
+the protected resource metadata. Open: health checks, the metadata itself, the UI's files.
+
+Audit: once a route that authors or destroys (``access/policy.audited``) has answered, its
+principal, action, target (the ids in its path), outcome and correlation id are recorded.
 
 Written as plain ASGI (not ``BaseHTTPMiddleware``) so it adds almost nothing per request and
 does not buffer streaming responses such as server-sent events.
@@ -21,30 +30,31 @@ from typing import Any
 from loguru import logger
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from dynamic_tools.api.deps import token_matches
+from dynamic_tools.access.authenticate import METADATA_PATH, www_authenticate
+from dynamic_tools.access.policy import UnknownAction, audited, route_scope
+from dynamic_tools.access.principals import Principal
 from dynamic_tools.api.errors import status_for
 from dynamic_tools.api.metrics import Metrics
-from dynamic_tools.errors import RequestTooLargeError
+from dynamic_tools.errors import RequestTooLargeError, UnauthenticatedError
 from dynamic_tools.logs import bind_correlation_id
 
 OPEN_PATHS = frozenset({"/", "/healthz", "/readyz"})  # "/" only redirects to /ui/
-OPEN_PREFIXES = ("/demo/", "/ui")
+OPEN_PREFIXES = ("/demo/", "/ui", METADATA_PATH)
+_WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 
 class EdgeMiddleware:
-    """Sets ``X-Request-ID``, enforces ``API_TOKEN`` and body limits, counts requests."""
+    """Sets ``X-Request-ID``, authenticates, enforces body limits, audits, counts requests."""
 
     def __init__(
         self,
         app: ASGIApp,
         *,
-        token: str | None,
         metrics: Metrics,
         max_body_bytes: int = 4 * 1024 * 1024,
         max_tool_body_bytes: int = 256 * 1024,
     ) -> None:
         self.app = app
-        self.token = token
         self.metrics = metrics
         self.max_body_bytes = max_body_bytes
         self.max_tool_body_bytes = max_tool_body_bytes
@@ -66,14 +76,15 @@ class EdgeMiddleware:
         scope.setdefault("state", {})["correlation_id"] = correlation_id
         bind_correlation_id(correlation_id)  # error payloads and log lines of this request
         path: str = scope["path"]
-        if (
-            self.token
-            and path not in OPEN_PATHS
-            and not path.startswith(OPEN_PREFIXES)
-            and not token_matches(self.token, authorization)
-        ):
-            await _unauthorized(send, correlation_id)
-            return
+        principal: Principal | None = None
+        if path not in OPEN_PATHS and not path.startswith(OPEN_PREFIXES):
+            try:
+                principal = await _principal(scope, authorization)
+            except UnauthenticatedError as exc:
+                await _unauthorized(send, correlation_id, exc, scope)
+                return
+        if principal is not None:
+            scope["state"]["principal"] = principal
         limit, setting = self._limit(scope["method"], path)
         if declared is not None and declared.isdigit():  # servers refuse a malformed one
             if int(declared) > limit:
@@ -109,6 +120,8 @@ class EdgeMiddleware:
             status = str(status_holder.get("status", 500))
             self.metrics.requests.labels(method, label, status).inc()
             self.metrics.latency.labels(method, label).observe(time.perf_counter() - started)
+        if principal is not None and method in _WRITES and route is not None:
+            await _audit(scope, principal, method, label, int(status), correlation_id)
 
     def _limit(self, method: str, path: str) -> tuple[int, str]:
         """The body limit of a request, and the setting that sets it."""
@@ -202,14 +215,55 @@ async def _send_error(send: Send, correlation_id: str, status: int, body: dict[s
     await send({"type": "http.response.body", "body": payload})
 
 
-async def _unauthorized(send: Send, correlation_id: str) -> None:
-    body: dict[str, Any] = {
-        "error_code": "unauthorized",
-        "message": "a valid 'Authorization: Bearer <API_TOKEN>' header is required",
-        "context": {},
-        "retryable": False,
-        "correlation_id": correlation_id,
-    }
+async def _principal(scope: Scope, authorization: str | None) -> Principal | None:
+    """The request's principal; None before the app's services exist (nothing to check)."""
+    services = getattr(scope["app"].state, "services", None)
+    if services is None:
+        return None
+    principal: Principal = await services.authenticator.principal(authorization)
+    return principal
+
+
+async def _audit(
+    scope: Scope, principal: Principal, method: str, template: str, status: int, correlation: str
+) -> None:
+    """Record an authoring or destructive route's outcome (``access/audit.py``)."""
+    action = f"{method} {template}"
+    try:
+        needed = route_scope(method, template)
+    except UnknownAction:
+        return
+    if not audited(action, needed):
+        return
+    params = scope.get("path_params") or {}
+    target = ", ".join(f"{k}={v}" for k, v in params.items()) or template
+    if status < 400:
+        outcome = "ok"
+    elif status in (401, 403):
+        outcome = "denied"
+    else:
+        outcome = f"failed ({status})"
+    services = scope["app"].state.services
+    try:
+        await services.audit.record(
+            principal=principal.id,
+            action=action,
+            target=target,
+            outcome=outcome,
+            correlation_id=correlation,
+        )
+    except Exception as exc:  # the answer is sent: a failed audit write is logged, loudly
+        logger.error("audit entry not written for {} ({})", action, type(exc).__name__)
+
+
+async def _unauthorized(
+    send: Send, correlation_id: str, error: UnauthenticatedError, scope: Scope
+) -> None:
+    host = next((v for k, v in scope["headers"] if k == b"host"), b"").decode("latin-1")
+    base = f"{scope.get('scheme', 'http')}://{host}" if host else ""
+    mcp = "/mcp" if scope["path"].rstrip("/") == "/mcp" else ""
+    challenge = www_authenticate(error, base, resource_path=mcp)
+    body: dict[str, Any] = {**error.to_dict(), "correlation_id": correlation_id}
     payload = json.dumps(body).encode()
     await send(
         {
@@ -218,7 +272,7 @@ async def _unauthorized(send: Send, correlation_id: str) -> None:
             "headers": [
                 (b"content-type", b"application/json"),
                 (b"content-length", str(len(payload)).encode()),
-                (b"www-authenticate", b"Bearer"),
+                (b"www-authenticate", challenge.encode("latin-1", "replace")),
                 (b"x-request-id", correlation_id.encode("latin-1")),
             ],
         }

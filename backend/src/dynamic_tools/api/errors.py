@@ -19,15 +19,19 @@ from loguru import logger
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
 
+from dynamic_tools.access.authenticate import www_authenticate
 from dynamic_tools.errors import (
+    AccessError,
     ConfigurationError,
     ConflictError,
     DynamicToolsError,
+    ForbiddenError,
     InvalidInputError,
     LLMUnavailableError,
     NotFoundError,
     OutboundError,
     RequestTooLargeError,
+    UnauthenticatedError,
 )
 from dynamic_tools.redaction import redactor
 
@@ -35,6 +39,8 @@ _STATUS: list[tuple[type[DynamicToolsError], int]] = [
     (RequestTooLargeError, 413),
     (InvalidInputError, 422),
     (NotFoundError, 404),
+    (UnauthenticatedError, 401),
+    (ForbiddenError, 403),
     (ConflictError, 409),
     (ConfigurationError, 503),
     (LLMUnavailableError, 503),
@@ -111,7 +117,13 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(DynamicToolsError)
     async def _project_error(request: Request, exc: DynamicToolsError) -> JSONResponse:
         status = status_for(exc)
-        return JSONResponse(error_body(request, exc.to_dict(), status), status_code=status)
+        headers = None
+        if isinstance(exc, AccessError):
+            base = str(request.base_url).rstrip("/")
+            headers = {"WWW-Authenticate": www_authenticate(exc, base)}
+        return JSONResponse(
+            error_body(request, exc.to_dict(), status), status_code=status, headers=headers
+        )
 
     @app.exception_handler(RequestValidationError)
     async def _validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:

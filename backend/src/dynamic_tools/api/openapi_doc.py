@@ -1,8 +1,10 @@
-"""What the OpenAPI document adds to FastAPI's: ``API_TOKEN`` and the run events' schema.
+"""What the OpenAPI document adds to FastAPI's: access control and the run events' schema.
 
-When the server has a token, every operation but the open ones (health, the demo API; see
-``api/edge.py``) requires ``Authorization: Bearer <API_TOKEN>`` and answers 401 without it. The
-document says so, so clients and generated tests know which operations need the token.
+Every operation but the open ones (health, the protected-resource metadata, the UI; see
+``api/edge.py``) may answer 401 (no or a bad credential, once access control is on) and 403 (a
+credential without the scope the operation needs, ``access/policy.py``): both are documented.
+When the server starts with a credential configured (``API_TOKEN`` or an issuer), the bearer
+scheme is declared on those operations too, so clients and generated tests send it.
 """
 
 from __future__ import annotations
@@ -19,9 +21,10 @@ SCHEME = "apiToken"
 
 
 def complete_document(app: FastAPI, *, token: bool) -> None:
-    """Complete ``app``'s document: the run events' schema, and the token where needed.
+    """Complete ``app``'s document: the run events' schema, 401 and 403 where they may come.
 
-    With ``token``, every operation that needs it declares the bearer scheme and its 401.
+    With ``token`` (a credential configured at start), those operations declare the bearer
+    scheme as well.
     """
 
     def openapi() -> dict[str, Any]:
@@ -32,8 +35,7 @@ def complete_document(app: FastAPI, *, token: bool) -> None:
                 description=app.description,
                 routes=app.routes,
             )
-            if token:
-                _add_token(document)
+            _add_access(document, declare_scheme=token)
             _add_run_events(document)
             app.openapi_schema = document
         return app.openapi_schema
@@ -58,21 +60,30 @@ def _add_run_events(document: dict[str, Any]) -> None:
         }
 
 
-def _add_token(document: dict[str, Any]) -> None:
+def _add_access(document: dict[str, Any], *, declare_scheme: bool) -> None:
     components = document.setdefault("components", {})
-    components.setdefault("securitySchemes", {})[SCHEME] = {
-        "type": "http",
-        "scheme": "bearer",
-        "description": "The server's API_TOKEN.",
+    if declare_scheme:
+        components.setdefault("securitySchemes", {})[SCHEME] = {
+            "type": "http",
+            "scheme": "bearer",
+            "description": "API_TOKEN, an API key (dtk_…) or an OAuth access token.",
+        }
+    error = {"$ref": "#/components/schemas/ErrorBody"}  # the routes' error answers use it
+    unauthorized = {
+        "description": "A credential is required ('Authorization: Bearer <token>'), or the "
+        "one given is not valid",
+        "content": {"application/json": {"schema": error}},
     }
-    unauthorized = {  # ErrorBody is in the components: the routes' error answers use it
-        "description": "A valid 'Authorization: Bearer <API_TOKEN>' header is required",
-        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}},
+    forbidden = {
+        "description": "The credential lacks the scope this operation needs",
+        "content": {"application/json": {"schema": error}},
     }
     for path, item in document.get("paths", {}).items():
         if path in OPEN_PATHS or path.startswith(OPEN_PREFIXES):
             continue
         for operation in item.values():
             if isinstance(operation, dict) and "responses" in operation:
-                operation["security"] = [{SCHEME: []}]
+                if declare_scheme:
+                    operation["security"] = [{SCHEME: []}]
                 operation["responses"].setdefault("401", unauthorized)
+                operation["responses"].setdefault("403", forbidden)
