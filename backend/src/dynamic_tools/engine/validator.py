@@ -524,7 +524,6 @@ def _close(name: str, candidates: Collection[str]) -> list[str]:
 
 __all__ = [
     "BUILTIN_TOOLS",
-    "MAX_WORKFLOW_DEPTH",
     "ValidationReport",
     "node_reference_names",
     "validate_document",
