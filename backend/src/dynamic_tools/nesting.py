@@ -24,6 +24,11 @@ from typing import Any
 
 import yaml
 
+MAX_VALUE_DEPTH = 100
+"""How deep a value a run handles may nest: run params, yield answers, what criteria, named
+outputs and references read from an API's answer (the HTTP sender keeps a JSON answer nested
+deeper as text). Past it a run fails "too deep" instead of recursing."""
+
 _YamlLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _OPENERS = (yaml.MappingStartEvent, yaml.SequenceStartEvent)
 _CLOSERS = (yaml.MappingEndEvent, yaml.SequenceEndEvent)

@@ -17,6 +17,7 @@ runs those newest first, at the end, if the run fails, times out or is cancelled
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 from dynamic_tools.engine.graph import Path, WorkflowGraph
@@ -62,14 +63,27 @@ def step_order(workflow: Workflow) -> list[dict[str, Any]]:
         )
 
     def place(node_id: str) -> None:
+        """Place ``node_id``, then its failure paths right after it (depth first, a stack)."""
         order.append(node_id)
         placed.add(node_id)
-        for _, target in graph.activation_targets(node_id):  # its failure paths, right after it
+        stack = [iter(graph.activation_targets(node_id))]
+        while stack:
+            step = next(stack[-1], None)
+            if step is None:
+                stack.pop()
+                continue
+            target = step[1]
             if target in on_failure and target in graph.nodes and can_run(target):
-                place(target)
+                order.append(target)
+                placed.add(target)
+                stack.append(iter(graph.activation_targets(target)))
 
+    nodes = list(graph.nodes)
+    first = 0  # nodes before it are placed: a long chain is not scanned once per node
     while True:
-        ready = next((node_id for node_id in graph.nodes if can_run(node_id)), None)
+        while first < len(nodes) and nodes[first] in placed:
+            first += 1
+        ready = next((n for n in itertools.islice(nodes, first, None) if can_run(n)), None)
         if ready is None:
             break
         place(ready)

@@ -18,7 +18,10 @@ node names, lower case, ``-`` written ``_``: ``$headers.x_rate_limit``). Only th
 node names are recorded with its step.
 
 A hostile pattern costs little: a regex search stops after :data:`REGEX_TIMEOUT_S` and counts
-as not met; XML is parsed with defusedxml (no entities, no external references).
+as not met; XML is parsed with defusedxml (no entities, no external references). A context
+nested deeper than :data:`~dynamic_tools.nesting.MAX_VALUE_DEPTH` levels (JSON containers, XML
+elements) raises :class:`~dynamic_tools.nesting.TooDeep` before any library walks it: the
+JSONPath, XPath and JSON libraries recurse once per level.
 """
 
 from __future__ import annotations
@@ -33,9 +36,11 @@ import elementpath
 import jsonpath
 import regex
 from defusedxml import ElementTree as SafeXml
+from jsonpath.exceptions import JSONPathRecursionError
 from pydantic import Field, field_validator
 
 from dynamic_tools.engine.node_parts import FrozenModel
+from dynamic_tools.nesting import MAX_VALUE_DEPTH, TooDeep, check_depth, loads_json
 
 CriterionType = Literal["simple", "regex", "jsonpath", "xpath"]
 ANSWER_LOCALS = frozenset({"result", "status", "headers"})
@@ -46,6 +51,14 @@ MAX_NESTING = 50
 """How deep a regex, JSONPath or XPath condition may nest brackets."""
 MAX_XML_CHARS = 1_000_000
 _HEADER_REF = re.compile(r"\$headers\.([A-Za-z0-9_]+)")
+
+
+class _JsonPathEnvironment(jsonpath.JSONPathEnvironment):
+    # One level more than a context may nest: the root filter also tests ``[context]``.
+    max_recursion_depth = MAX_VALUE_DEPTH + 1
+
+
+_JSONPATH = _JsonPathEnvironment()
 
 
 class Criterion(FrozenModel):
@@ -126,22 +139,25 @@ def pattern_holds(criterion: Criterion, context: Any) -> bool:
     A JSONPath filter at the root of an object also tests the object itself
     (``$[?count(@.products) > 0]`` over ``{"products": [...]}``), as the Goessner-style
     implementations Arazzo documents are written for do; RFC 9535 alone selects only children.
+    A JSONPath over text parses it as JSON first (text that is not JSON is a plain string).
+
+    Raises :class:`~dynamic_tools.nesting.TooDeep` when ``context`` (or the JSON or XML text
+    it holds) nests deeper than :data:`~dynamic_tools.nesting.MAX_VALUE_DEPTH` levels.
     """
     try:
         compile_criterion(criterion)
     except CriterionError:
         return False
     if criterion.type == "regex":
+        if not isinstance(context, str):
+            check_depth(context, MAX_VALUE_DEPTH)
         text = context if isinstance(context, str) else _text(context)
         try:
             return _regex(criterion.condition).search(text, timeout=REGEX_TIMEOUT_S) is not None
         except TimeoutError:
             return False
     if criterion.type == "jsonpath":
-        query = _jsonpath(criterion.condition)
-        if query.findall(context):
-            return True
-        return isinstance(context, dict) and bool(query.findall([context]))
+        return _jsonpath_holds(criterion.condition, _json_value(context))
     if criterion.type == "xpath":
         if not isinstance(context, str) or len(context) > MAX_XML_CHARS:
             return False
@@ -149,12 +165,46 @@ def pattern_holds(criterion: Criterion, context: Any) -> bool:
             root = SafeXml.fromstring(context)
         except Exception:  # not XML, or refused by defusedxml: the criterion is not met
             return False
+        _check_xml_depth(root)
         try:
             found = elementpath.select(root, criterion.condition)
         except (elementpath.ElementPathError, RecursionError):
             return False
         return bool(found)
     raise CriterionError(f"'{criterion.type}' criteria are evaluated as expressions")
+
+
+def _json_value(context: Any) -> Any:
+    """What a JSONPath reads: the context, or the JSON its text holds; depth checked."""
+    if not isinstance(context, str):
+        check_depth(context, MAX_VALUE_DEPTH)
+        return context
+    try:
+        return loads_json(context, MAX_VALUE_DEPTH)
+    except json.JSONDecodeError:
+        return context  # text that is not JSON: a plain string
+
+
+def _jsonpath_holds(condition: str, value: Any) -> bool:
+    if isinstance(value, str):  # the library would parse a string again: only $ selects it
+        return condition.strip() == "$"
+    query = _jsonpath(condition)
+    try:
+        if query.findall(value):
+            return True
+        return isinstance(value, dict) and bool(query.findall([value]))
+    except JSONPathRecursionError:  # depth was checked: the library's own bound
+        raise TooDeep(MAX_VALUE_DEPTH) from None
+
+
+def _check_xml_depth(root: Any) -> None:
+    """Raise :class:`TooDeep` when XML elements nest past the limit (a stack, no recursion)."""
+    stack = [(root, 1)]
+    while stack:
+        element, depth = stack.pop()
+        if depth > MAX_VALUE_DEPTH:
+            raise TooDeep(MAX_VALUE_DEPTH)
+        stack.extend((child, depth + 1) for child in element)
 
 
 @functools.lru_cache(maxsize=256)
@@ -170,7 +220,7 @@ def _regex(pattern: str) -> Any:
 @functools.lru_cache(maxsize=256)
 def _jsonpath(query: str) -> Any:
     try:
-        return jsonpath.compile(query)
+        return _JSONPATH.compile(query)
     except jsonpath.JSONPathError as exc:
         raise CriterionError(f"'{query}' is not a JSONPath query ({exc})") from None
     except RecursionError:
@@ -191,7 +241,8 @@ def _xpath(query: str) -> str:
 def holds(kind: CriterionType, condition: str, context: Any) -> bool:
     """Whether pattern ``condition`` of ``kind`` holds for ``context`` (expression functions).
 
-    Raises :class:`CriterionError` when the pattern does not compile.
+    Raises :class:`CriterionError` when the pattern does not compile, and
+    :class:`~dynamic_tools.nesting.TooDeep` when ``context`` nests past the limit.
     """
     criterion = Criterion(condition=condition, type=kind)
     compile_criterion(criterion)

@@ -24,6 +24,7 @@ from dynamic_tools.engine.expression_values import (
     parse_iso,
 )
 from dynamic_tools.engine.references import describe, to_text
+from dynamic_tools.nesting import TooDeep
 
 MAX_RANGE_ITEMS = 10_000
 """The most items ``range()`` may produce."""
@@ -215,7 +216,10 @@ def _float(value: Any) -> float:
 
 
 def _str(value: Any) -> str:
-    return to_text(value)
+    try:
+        return to_text(value)
+    except TooDeep as exc:
+        raise OperandError(f"too deep: str() reads a value {exc}") from None
 
 
 def _date(value: Any) -> str:
@@ -236,6 +240,8 @@ def _pattern(kind: Any) -> Callable[[Any, Any], bool]:
             return holds(kind, pattern, value)
         except CriterionError as exc:
             raise OperandError(str(exc)) from None
+        except TooDeep as exc:
+            raise OperandError(f"too deep: {kind}() reads a value {exc}") from None
 
     return test
 

@@ -127,14 +127,29 @@ def truthy(value: Any) -> bool:
 
 
 def json_equal(left: Any, right: Any) -> bool:
-    """Equality of JSON values, where booleans never equal numbers (``1 == 1.0`` holds)."""
-    if isinstance(left, bool) or isinstance(right, bool):
-        return isinstance(left, bool) and isinstance(right, bool) and left == right
-    if isinstance(left, list | tuple) and isinstance(right, list | tuple):
-        return len(left) == len(right) and all(map(json_equal, left, right))
-    if isinstance(left, dict) and isinstance(right, dict):
-        return left.keys() == right.keys() and all(json_equal(left[k], right[k]) for k in left)
-    return bool(left == right)
+    """Equality of JSON values, where booleans never equal numbers (``1 == 1.0`` holds).
+
+    Pairs are compared from an explicit stack: values from an API may nest deeply.
+    """
+    pairs = [(left, right)]
+    while pairs:
+        a, b = pairs.pop()
+        if isinstance(a, bool) or isinstance(b, bool):
+            if not (isinstance(a, bool) and isinstance(b, bool) and a == b):
+                return False
+        elif isinstance(a, list | tuple) and isinstance(b, list | tuple):
+            if len(a) != len(b):
+                return False
+            pairs.extend(zip(a, b, strict=True))
+        elif isinstance(a, dict) and isinstance(b, dict):
+            if a.keys() != b.keys():
+                return False
+            pairs.extend((a[k], b[k]) for k in a)
+        elif isinstance(a, list | tuple | dict) or isinstance(b, list | tuple | dict):
+            return False  # a container never equals a scalar or the other kind of container
+        elif not bool(a == b):
+            return False
+    return True
 
 
 def compare(left: Any, right: Any, where: str) -> int:

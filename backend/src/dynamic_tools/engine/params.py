@@ -12,6 +12,7 @@ from jsonschema.exceptions import FormatError
 
 from dynamic_tools.engine.node_parts import ParamSpec
 from dynamic_tools.errors import InvalidInputError
+from dynamic_tools.nesting import MAX_VALUE_DEPTH, find_too_deep, shorten
 
 JSON_TYPES = {
     "str": "string",
@@ -51,8 +52,9 @@ def check_values(
     """Values with defaults applied; :class:`InvalidInputError` names every bad field.
 
     Unknown names, missing required values (a required param's default is only a suggestion),
-    wrong types, values outside ``enum`` and strings not of their ``format`` (``date`` is
-    YYYY-MM-DD) are each one violation with ``path`` ``<what>.<name>``.
+    values nested past :data:`~dynamic_tools.nesting.MAX_VALUE_DEPTH` levels, wrong types,
+    values outside ``enum`` and strings not of their ``format`` (``date`` is YYYY-MM-DD) are
+    each one violation with ``path`` ``<what>.<name>``.
     """
     violations: list[dict[str, Any]] = []
     result: dict[str, Any] = {}
@@ -82,6 +84,18 @@ def check_values(
                 result[name] = spec.default
             continue
         value = values[name]
+        deep = find_too_deep(value, MAX_VALUE_DEPTH)
+        if deep is not None:  # the value is not echoed: rendering it would recurse as deep
+            violations.append(
+                {
+                    "path": f"{what}.{name}",
+                    "rule": "max_depth",
+                    "message": f"too deep: nested past {MAX_VALUE_DEPTH} levels"
+                    + (f" at {shorten('.'.join(map(str, deep)))}" if deep else ""),
+                    "expected": MAX_VALUE_DEPTH,
+                }
+            )
+            continue
         rule, problem = _type_problem(spec, value)
         if problem:
             violations.append(

@@ -23,6 +23,7 @@ from datetime import timedelta
 from typing import Any
 
 from dynamic_tools.engine.errors import ExpressionError, UnresolvedReferenceError
+from dynamic_tools.nesting import MAX_VALUE_DEPTH, TooDeep, check_depth
 
 REFERENCE_PATTERN = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)((?:\.[A-Za-z0-9_]+)*)")
 """``$name`` plus ``.segment`` parts; group 1 is the name, group 2 the dotted path."""
@@ -148,7 +149,11 @@ def render(value: Any, lookup: Callable[[str], Any], *, node_id: str | None) -> 
 
 
 def to_text(value: Any) -> str:
-    """``value`` as it appears inside an interpolated string (and from ``str()``)."""
+    """``value`` as it appears inside an interpolated string (and from ``str()``).
+
+    Raises :class:`~dynamic_tools.nesting.TooDeep` for an object or list nested deeper than
+    :data:`~dynamic_tools.nesting.MAX_VALUE_DEPTH` levels (the JSON encoder recurses).
+    """
     if isinstance(value, str):
         return value
     if value is None:
@@ -156,6 +161,7 @@ def to_text(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, dict | list | tuple):
+        check_depth(value, MAX_VALUE_DEPTH)
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
     return str(value)
 
@@ -269,7 +275,15 @@ def _render_text(text: str, lookup: Callable[[str], Any], node_id: str | None) -
     parts: list[str] = []
     for piece in pieces:
         if isinstance(piece, Reference):
-            parts.append(to_text(resolve_reference(piece, lookup, node_id=node_id)))
+            value = resolve_reference(piece, lookup, node_id=node_id)
+            try:
+                parts.append(to_text(value))
+            except TooDeep as exc:
+                raise UnresolvedReferenceError(
+                    f"too deep: its value is nested past {exc.limit} levels",
+                    reference=piece.text,
+                    node_id=node_id,
+                ) from None
         else:
             parts.append(piece)
     return "".join(parts)

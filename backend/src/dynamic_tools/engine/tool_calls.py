@@ -5,6 +5,11 @@ Each attempt is one step named ``call:<node>:<attempt>`` whose recorded result i
 same for every attempt of the same node (and foreach item): the API can tell a retry from a
 new operation. ``sql_query`` runs here, in memory, over the run's named outputs.
 
+An answer nested deeper than :data:`~dynamic_tools.nesting.MAX_VALUE_DEPTH` levels (a JSON
+answer the HTTP sender kept as text for that reason, or a deeper value from another runner) is
+marked ``too_deep`` in its record: criteria, ``success``, ``retry_if`` and named outputs that
+read ``$result`` then fail naming the limit, instead of recursing into it.
+
 Whatever a tool runner raises fails that attempt with a recorded failure (kind ``transport``,
 ``timeout`` or ``refused`` from :class:`ToolCallFailed`, ``error`` for anything else, which is
 never retried); it never escapes the step, so no run is left without an outcome. A call that
@@ -31,6 +36,7 @@ from dynamic_tools.engine.retry import Failure, parse_retry_after, retry_delay, 
 from dynamic_tools.engine.scope import Scope
 from dynamic_tools.engine.sql_query import SqlQueryError, run_sql_query
 from dynamic_tools.engine.state import FallbackTriggered, RunFailed
+from dynamic_tools.nesting import MAX_VALUE_DEPTH, TooDeep, find_too_deep, loads_json
 
 if TYPE_CHECKING:
     from dynamic_tools.engine.nodes.call import CallNode
@@ -171,6 +177,8 @@ async def _call_tool(
         answer: dict[str, Any] = {"status_code": result.status_code, "body": result.body}
         if kept:
             answer["headers"] = kept
+        if _json_kept_as_text(result.body, result.headers):
+            answer["too_deep"] = MAX_VALUE_DEPTH
         if result.ok:
             return {"ok": True, **answer}
         headers = {k.lower(): v for k, v in result.headers.items()}
@@ -189,6 +197,26 @@ async def _call_tool(
         # Only the type is shown: an unknown exception's text may hold anything (a URL with
         # its query string, a header value); runners map what they know to ToolCallFailed.
         return _failed("error", f"the call raised an unexpected {type(exc).__name__}")
+
+
+def _json_kept_as_text(body: Any, headers: Any) -> bool:
+    """Whether a JSON answer came as text because it nests past the limit.
+
+    ``http/sender.py`` keeps such an answer as text; anything else that is not JSON stays
+    plain text.
+    """
+    if not isinstance(body, str) or not body.lstrip().startswith(("{", "[")):
+        return False
+    content_type = next((v for k, v in headers.items() if k.lower() == "content-type"), "")
+    if "json" not in content_type.lower():
+        return False
+    try:
+        loads_json(body, MAX_VALUE_DEPTH)
+    except TooDeep:
+        return True
+    except ValueError:  # not JSON after all (or cut short): plain text
+        return False
+    return False
 
 
 def status_message(status: int, body: Any) -> str:
@@ -265,12 +293,54 @@ def answer_headers(node: CallNode) -> frozenset[str]:
 
 
 def _answer(scope: Scope, record: dict[str, Any]) -> Scope:
-    """``scope`` plus the answer: ``$result``, ``$status``, ``$headers``."""
-    return (
+    """``scope`` plus the answer: ``$result``, ``$status``, ``$headers``.
+
+    When the answer nests past the limit, reading ``$result`` fails naming it.
+    """
+    answer = (
         scope.with_local("result", record.get("body"))
         .with_local("status", record.get("status_code"))
         .with_local("headers", record.get("headers") or {})
     )
+    limit = record.get("too_deep")
+    return _TooDeepAnswer(answer, int(limit)) if limit else answer
+
+
+class _TooDeepAnswer(Scope):
+    """An answer's scope whose ``$result`` nests too deep to be read."""
+
+    def __init__(self, scope: Scope, limit: int) -> None:
+        super().__init__(
+            params=scope.params,
+            outputs=scope.outputs,
+            yields=scope.yields,
+            local=scope.local,
+            failure=scope.failure,
+        )
+        self.limit = limit
+
+    def lookup(self, name: str) -> Any:
+        """The value of ``name``; ``result`` raises :class:`UnresolvedReferenceError`."""
+        if name == "result":
+            raise UnresolvedReferenceError(
+                f"too deep: the answer is nested past {self.limit} levels", reference="$result"
+            )
+        return super().lookup(name)
+
+
+def _depth_marked(node: CallNode, record: dict[str, Any]) -> dict[str, Any]:
+    """``record``, marked ``too_deep`` when the node reads an answer nested past the limit.
+
+    A JSON answer the sender kept as text was marked when it came; a value another runner
+    gave (parsed already) is measured here, only when something reads the answer.
+    """
+    body = record.get("body")
+    if "too_deep" in record or not isinstance(body, dict | list):
+        return record
+    reads = node.criteria or node.success or node.outputs is not None or node.on_error
+    if reads and find_too_deep(body, MAX_VALUE_DEPTH) is not None:
+        return {**record, "too_deep": MAX_VALUE_DEPTH}
+    return record
 
 
 def _judged(node: CallNode, record: dict[str, Any], scope: Scope, full_id: str) -> dict[str, Any]:
@@ -279,6 +349,7 @@ def _judged(node: CallNode, record: dict[str, Any], scope: Scope, full_id: str) 
     With ``criteria`` an answer (any status) succeeds exactly when they all hold; without,
     a 2xx/3xx answer succeeds when ``success`` (if any) holds. No answer stays a failure.
     """
+    record = _depth_marked(node, record)
     if node.criteria:
         if record.get("status_code") is None:
             return record
@@ -321,7 +392,11 @@ def _unmet_criterion(
                 context = render(criterion.context or "$result", local.lookup, node_id=full_id)
             except UnresolvedReferenceError as exc:
                 return f"{criterion.condition} ({exc.message})"
-            held = pattern_holds(criterion, context)
+            try:
+                held = pattern_holds(criterion, context)
+            except TooDeep as exc:
+                where = criterion.context or "$result"
+                return f"{criterion.condition} (too deep: {where} nested past {exc.limit} levels)"
         if not held:
             kind = "" if criterion.type == "simple" else f" ({criterion.type})"
             return f"{criterion.condition}{kind}"

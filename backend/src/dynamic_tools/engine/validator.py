@@ -10,6 +10,8 @@ Errors:
 - cycle: dependencies and activations form a cycle.
 - unknown_tool, unknown_workflow, workflow_cycle: a call or sub-workflow names nothing, or a
   workflow calls itself.
+- workflow_depth: sub-workflows calling sub-workflows nest deeper than
+  :data:`MAX_WORKFLOW_DEPTH` levels (each level is a nested run of the interpreter).
 - unknown_reference, unknown_yield_field: ``$name`` is not a param, output, foreach variable or
   yield node (or the yield does not expect that field); ``$error`` is known only in a node
   named as an ``on_error.fallback`` (the failure that activated it).
@@ -29,7 +31,7 @@ Warnings:
 from __future__ import annotations
 
 import difflib
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,8 +42,9 @@ from dynamic_tools.engine.graph import Path, WorkflowGraph
 from dynamic_tools.engine.loaders import LoadedDocument
 from dynamic_tools.engine.models import Workflow, WorkflowDocument
 from dynamic_tools.engine.node_parts import ParamSpec
-from dynamic_tools.engine.nodes import kind_of
+from dynamic_tools.engine.nodes import kind_of, sub_workflows
 from dynamic_tools.engine.nodes.kind import ReferenceSource
+from dynamic_tools.engine.nodes.workflow import MAX_WORKFLOW_DEPTH
 from dynamic_tools.engine.params import check_values, params_schema
 from dynamic_tools.engine.references import Reference, find_references
 from dynamic_tools.engine.state import FAILURE_NAME
@@ -95,6 +98,7 @@ def validate_document(
     for workflow_id, workflow in document.workflows.items():
         checker.check_workflow(workflow_id, workflow)
     checker.check_workflow_cycles()
+    checker.check_workflow_depth()
     order = {"error": 0, "warning": 1}
     checker.found.sort(key=lambda v: (order.get(v.severity, 2), v.line or 0, v.path))
     return ValidationReport(checker.found)
@@ -219,7 +223,7 @@ class _Checker:
         self, base: tuple[str | int, ...], workflow: Workflow, graph: WorkflowGraph
     ) -> None:
         params = set(workflow.params)
-        yields = _answering_nodes(workflow)
+        yields = graph.answering
         seen: dict[str, str] = {}
         for node_id, output, path in graph.outputs():
             where = (*base, "graph", *path)
@@ -353,8 +357,8 @@ class _Checker:
             return
         if (
             name == FAILURE_NAME
-            and consumer in _fallback_targets(graph)
-            and not (graph.producers(name) or name in _answering_nodes(workflow))
+            and consumer in graph.fallback_targets
+            and not (graph.producers(name) or name in graph.answering)
         ):
             return  # the failure that activated this fallback (engine/state.py)
         producers = graph.producers(name)
@@ -373,12 +377,7 @@ class _Checker:
                 )
             producers = [name]
         elif not producers:
-            names = (
-                set(workflow.params)
-                | set(graph.output_names())
-                | set(local)
-                | _answering_nodes(workflow)
-            )
+            names = set(workflow.params) | set(graph.output_names()) | set(local) | graph.answering
             hint = (
                 " ($error is set only in a node named as an on_error.fallback)"
                 if name == FAILURE_NAME
@@ -433,22 +432,62 @@ class _Checker:
                         seen.add(callee)
                         stack.append((callee, [*trail, callee]))
 
+    def check_workflow_depth(self) -> None:
+        """Each workflow of the document whose sub-workflow calls nest past the limit."""
+        deepest: dict[str, list[str]] = {}  # workflow → its longest chain of calls below it
+        for start in self.calls:
+            chain = _longest_calls(start, self._calls_of, deepest)
+            if len(chain) > MAX_WORKFLOW_DEPTH:
+                shown = [start, *chain]
+                trail = " → ".join(shown if len(shown) <= 8 else [*shown[:4], "…", *shown[-3:]])
+                self.add(
+                    ("workflows", start),
+                    "workflow_depth",
+                    f"sub-workflows nest {len(chain)} levels deep from '{start}' ({trail}); "
+                    f"at most {MAX_WORKFLOW_DEPTH} levels run",
+                    expected=MAX_WORKFLOW_DEPTH,
+                    actual=len(chain),
+                )
 
-def _fallback_targets(graph: WorkflowGraph) -> set[str]:
-    """Nodes named as an ``on_error.fallback`` (where ``$error`` is set)."""
-    return {
-        target
-        for node_id in graph.nodes
-        for where, target in graph.activation_targets(node_id)
-        if where[-1] == "fallback"
-    }
+    def _calls_of(self, workflow_id: str) -> Collection[str]:
+        if workflow_id in self.calls:
+            return self.calls[workflow_id]
+        other = self.workflow_defs.get(workflow_id)
+        return sub_workflows(other.graph.values()) if other is not None else ()
 
 
-def _answering_nodes(workflow: Workflow) -> set[str]:
-    """Nodes whose id reads as a name (a yield's answer: ``$<node id>.<field>``)."""
-    return {
-        n for n, node in workflow.graph.items() if kind_of(node).answer_fields(node) is not None
-    }
+def _longest_calls(
+    start: str, calls_of: Callable[[str], Collection[str]], known: dict[str, list[str]]
+) -> list[str]:
+    """The longest chain of sub-workflow calls below ``start`` (an explicit stack).
+
+    A call back to a workflow on the chain (a cycle, reported on its own) ends the chain.
+    ``known`` keeps each workflow's chain for the next start.
+    """
+    stack, on_path = [start], set()
+    while stack:
+        current = stack[-1]
+        if current in known:
+            stack.pop()
+            continue
+        callees = sorted(calls_of(current))
+        if current not in on_path:
+            on_path.add(current)
+            todo = [c for c in callees if c not in known and c not in on_path]
+            if todo:
+                stack.extend(todo)
+                continue
+        best: list[str] = []
+        for callee in callees:
+            below = known.get(callee) if callee not in on_path else None
+            if below is not None and len(below) + 1 > len(best):
+                best = [callee, *below]
+            elif callee in on_path and not best:
+                best = [callee]
+        known[current] = best
+        on_path.discard(current)
+        stack.pop()
+    return known[start]
 
 
 def node_reference_names(node: Any) -> frozenset[str]:
@@ -466,15 +505,17 @@ def _references_in(
 
 
 def _walk_references(value: Any, path: Path) -> Iterator[tuple[Reference, Path]]:
-    if isinstance(value, str):
-        for ref in find_references(value):
-            yield ref, path
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield from _walk_references(item, (*path, key))
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            yield from _walk_references(item, (*path, index))
+    """The references in the strings of ``value``, in document order (an explicit stack)."""
+    stack: list[tuple[Any, Path]] = [(value, path)]
+    while stack:
+        current, here = stack.pop()
+        if isinstance(current, str):
+            for ref in find_references(current):
+                yield ref, here
+        elif isinstance(current, dict):
+            stack.extend((item, (*here, key)) for key, item in reversed(current.items()))
+        elif isinstance(current, list):
+            stack.extend((current[i], (*here, i)) for i in reversed(range(len(current))))
 
 
 def _close(name: str, candidates: Collection[str]) -> list[str]:

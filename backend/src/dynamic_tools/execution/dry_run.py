@@ -15,6 +15,8 @@ from dynamic_tools.engine.interpreter import Interpreter
 from dynamic_tools.engine.local import EventList, LocalSteps, MockTools, Responses
 from dynamic_tools.engine.plan import RunPlan
 from dynamic_tools.engine.ports import ToolResult
+from dynamic_tools.errors import InvalidInputError
+from dynamic_tools.nesting import MAX_VALUE_DEPTH, find_too_deep
 
 DRY_RUN_TIMEOUT_S = 30.0
 
@@ -37,8 +39,11 @@ async def dry_run(
 ) -> dict[str, Any]:
     """Run the plan against ``mocks``: the outcome, the events and the calls made.
 
-    ``params`` are already checked (:meth:`RunPlan.check_params`).
+    ``params`` are already checked (:meth:`RunPlan.check_params`). A mock or an answer nested
+    past :data:`~dynamic_tools.nesting.MAX_VALUE_DEPTH` levels is refused
+    (:class:`InvalidInputError`, rule ``max_depth``), as an API's answer that deep would be.
     """
+    _check_depths({"mocks": mocks, "answers": answers})
     tools = MockTools({name: to_mock(spec) for name, spec in mocks.items()})
     steps, events = LocalSteps(), EventList()
     for node_id, values in answers.items():
@@ -61,6 +66,24 @@ async def dry_run(
             )
     outcome = await asyncio.wait_for(task, DRY_RUN_TIMEOUT_S)
     return _report(outcome.status, outcome.result, outcome.error, interpreter, events, tools)
+
+
+def _check_depths(parts: dict[str, dict[str, Any]]) -> None:
+    violations: list[dict[str, Any]] = [
+        {
+            "path": f"{part}.{name}",
+            "rule": "max_depth",
+            "message": f"too deep: nested past {MAX_VALUE_DEPTH} levels",
+            "expected": MAX_VALUE_DEPTH,
+        }
+        for part, values in parts.items()
+        for name, value in values.items()
+        # one level more: a mock may wrap its body in {status_code, body} or {responses: [...]}
+        if find_too_deep(value, MAX_VALUE_DEPTH + 2) is not None
+    ]
+    if violations:
+        names = ", ".join(str(v["path"]) for v in violations)
+        raise InvalidInputError(f"too deep: {names}", violations=violations)
 
 
 def _report(

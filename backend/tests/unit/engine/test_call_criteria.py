@@ -201,3 +201,19 @@ def test_a_deeply_nested_pattern_is_refused_at_save_not_a_crash(kind: str) -> No
     found = [v for v in report.errors if v.rule == "invalid_criterion"]
     assert found and "nests brackets 900 deep (at most 50)" in found[0].message
     assert found[0].path.endswith("criteria.0.condition")
+
+
+def test_a_jsonpath_over_text_that_is_not_json_is_not_met_and_dollar_selects_it() -> None:
+    text = _doc("""        call: find
+        criteria:
+          - condition: $[?@.ok]
+            type: jsonpath
+""")
+    outcome, _, _ = _run(text, {"find": ToolResult(200, "{not json", {})})
+    assert outcome.status == "failed"
+    assert "success criteria not met: $[?@.ok] (jsonpath)" in outcome.error["message"]
+    whole = _doc("""        call: find
+        criteria:
+          - {condition: $, type: jsonpath}
+""")
+    assert _run(whole, {"find": ToolResult(200, "plain text", {})})[0].status == "succeeded"

@@ -360,3 +360,16 @@ def test_long_expressions_are_shortened_in_the_message_only() -> None:
     error = ExpressionError("bad", expression=text, position=len(text) - 1)
     assert error.expression == text
     assert len(error.message) < 200
+
+
+def test_interpolating_a_value_nested_past_the_limit_names_the_reference() -> None:
+    from dynamic_tools.nesting import MAX_VALUE_DEPTH
+
+    deep: Any = 1
+    for _ in range(MAX_VALUE_DEPTH * 20):  # 2,000 levels: json.dumps alone would recurse
+        deep = [deep]
+    with pytest.raises(UnresolvedReferenceError) as caught:
+        render({"note": "got $v"}, {"v": deep}.__getitem__, node_id="n")
+    assert caught.value.reference == "$v"
+    assert f"too deep: its value is nested past {MAX_VALUE_DEPTH} levels" in caught.value.message
+    assert render("$v", {"v": deep}.__getitem__, node_id="n") is deep  # taken whole: no walk

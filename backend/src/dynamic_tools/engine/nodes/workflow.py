@@ -29,6 +29,14 @@ from dynamic_tools.errors import InvalidInputError
 if TYPE_CHECKING:
     from dynamic_tools.engine.plan import RunPlan
 
+MAX_WORKFLOW_DEPTH = 16
+"""How deep sub-workflows may nest (a workflow calling one that calls another is 2 deep).
+
+The validator refuses deeper documents (rule ``workflow_depth``); each level is a nested run
+of the interpreter, so the bound keeps a run far from Python's recursion limit.
+"""
+_MAX_PREFIX_LEVELS = 3 * MAX_WORKFLOW_DEPTH  # a level inside a foreach item is 3 in its id
+
 
 class WorkflowNode(NodeBase):
     """Run another workflow of the document; its result becomes this node's output."""
@@ -77,6 +85,13 @@ class WorkflowKind(StepKind[WorkflowNode]):
         child = run.plan.workflows.get(node.workflow)
         if child is None:
             raise RunFailed(f"sub-workflow '{node.workflow}' is not defined", node_id=full_id)
+        if full_id.count("/") >= _MAX_PREFIX_LEVELS:  # only a plan that skipped validation
+            raise RunFailed(
+                f"too deep: sub-workflows nest past {MAX_WORKFLOW_DEPTH} levels at "
+                f"'{node.workflow}'",
+                node_id=full_id,
+                context={"limit": MAX_WORKFLOW_DEPTH},
+            )
         try:
             values = check_values(child.workflow.params, args, what=f"{full_id}.args")
         except InvalidInputError as exc:
@@ -115,4 +130,4 @@ class WorkflowKind(StepKind[WorkflowNode]):
 
 KIND = WorkflowKind()
 
-__all__ = ["KIND", "WorkflowKind", "WorkflowNode"]
+__all__ = ["KIND", "MAX_WORKFLOW_DEPTH", "WorkflowKind", "WorkflowNode"]

@@ -431,16 +431,23 @@ def _enum(raw: dict[str, Any], key: str) -> Iterator[tuple[int, dict[str, Any]]]
 
 
 def _strings(value: Any, here: Path_) -> Iterator[tuple[Path_, str]]:
-    """Every string inside ``value`` with its path (steps' ids and names are strings too)."""
-    if isinstance(value, str):
-        yield here, value
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            if key not in ("inputs", "description", "summary"):  # schemas and prose
-                yield from _strings(item, (*here, key))
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            yield from _strings(item, (*here, index))
+    """Every string inside ``value`` with its path (steps' ids and names are strings too).
+
+    In document order, from an explicit stack (the document is data from outside).
+    """
+    stack: list[tuple[Any, Path_]] = [(value, here)]
+    while stack:
+        current, path = stack.pop()
+        if isinstance(current, str):
+            yield path, current
+        elif isinstance(current, dict):
+            stack.extend(
+                (item, (*path, key))
+                for key, item in reversed(current.items())
+                if key not in ("inputs", "description", "summary")  # schemas and prose
+            )
+        elif isinstance(current, list):
+            stack.extend((current[i], (*path, i)) for i in reversed(range(len(current))))
 
 
 def _as_dicts(exc: DynamicToolsError) -> list[dict[str, Any]]:
