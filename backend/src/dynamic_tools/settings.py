@@ -31,7 +31,7 @@ def _default_config_dir() -> Path:
 
 
 TOOL_SECRET_ENV_PREFIX = "DT_SECRET_"
-_TOOL_SECRET_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
+_TOOL_SECRET_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")  # fullmatch: "$" allows "\n"
 
 
 class Settings(BaseSettings):
@@ -355,7 +355,7 @@ class Settings(BaseSettings):
         variable (``API_TOKEN``, ``OPENAI_API_KEY``, ``DATABASE_URL``...). A file's trailing
         line break is dropped.
         """
-        if not _TOOL_SECRET_NAME.match(name):
+        if not _TOOL_SECRET_NAME.fullmatch(name):
             return None
         if self.secrets_dir is not None:
             path = self.secrets_dir / name

@@ -5361,9 +5361,11 @@ export interface operations {
                      * StaticParams
                      * @description Values sent with every call, by location. They are never shown to the LLM as inputs.
                      *
-                     *     Names that look like credentials (``Authorization``, ``X-API-Key``, ``*token*``,
-                     *     ``*secret*``, ``*password*``, ``api_key``...) are refused: a credential goes in ``auth``,
-                     *     as a secret reference. Header names must be HTTP tokens and values visible ASCII.
+                     *     No literal credential (README, "Tool configs"): header and query names that look
+                     *     like credentials (``Authorization``, ``X-API-Key``, ``*token*``, ``*secret*``,
+                     *     ``*password*``, ``api_key``...), credential-named body fields and values of a known token
+                     *     shape are refused, each naming its field: a credential goes in ``auth``, as a secret
+                     *     reference. Header names must be HTTP tokens and values visible ASCII.
                      */
                     static_params?: {
                         /** Body */
@@ -5645,9 +5647,11 @@ export interface operations {
                      * StaticParams
                      * @description Values sent with every call, by location. They are never shown to the LLM as inputs.
                      *
-                     *     Names that look like credentials (``Authorization``, ``X-API-Key``, ``*token*``,
-                     *     ``*secret*``, ``*password*``, ``api_key``...) are refused: a credential goes in ``auth``,
-                     *     as a secret reference. Header names must be HTTP tokens and values visible ASCII.
+                     *     No literal credential (README, "Tool configs"): header and query names that look
+                     *     like credentials (``Authorization``, ``X-API-Key``, ``*token*``, ``*secret*``,
+                     *     ``*password*``, ``api_key``...), credential-named body fields and values of a known token
+                     *     shape are refused, each naming its field: a credential goes in ``auth``, as a secret
+                     *     reference. Header names must be HTTP tokens and values visible ASCII.
                      */
                     static_params?: {
                         /** Body */
