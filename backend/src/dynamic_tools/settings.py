@@ -160,7 +160,13 @@ class Settings(BaseSettings):
     )
 
     # --- features --------------------------------------------------------------------------
-    enable_demo_api: bool = Field(default=True, description="Mount the travel demo API.")
+    enable_demo_api: bool | None = Field(
+        default=None,
+        description="Mount the travel demo API at /demo/travel. Unset ('auto'): on when no "
+        "access control is configured (API_TOKEN), off when it is. true with API_TOKEN: "
+        "/demo/* needs the token like every other route. Its fault and reset controls answer "
+        "loopback callers only.",
+    )
     enable_workflows: bool = True
     enable_tool_hints: bool = True
 
@@ -267,6 +273,13 @@ class Settings(BaseSettings):
     def _blank_is_none(cls, value: object) -> object:
         return None if isinstance(value, str) and not value.strip() else value
 
+    @field_validator("enable_demo_api", mode="before")
+    @classmethod
+    def _auto_is_none(cls, value: object) -> object:
+        if isinstance(value, str) and value.strip().lower() in ("", "auto"):
+            return None
+        return value
+
     # --- derived values --------------------------------------------------------------------
     @property
     def base_url(self) -> str:
@@ -337,6 +350,22 @@ class Settings(BaseSettings):
         if self.uses_postgres:
             return None
         return Path(self.durable_database_url.removeprefix("sqlite:///"))
+
+    @property
+    def access_control_configured(self) -> bool:
+        """Whether callers must authenticate (``API_TOKEN``).
+
+        The one place that says so: every access control the server gains joins this test, and
+        what depends on it (the demo API's default) follows.
+        """
+        return self.api_token is not None
+
+    @property
+    def demo_api_enabled(self) -> bool:
+        """Whether the demo API is mounted: ``ENABLE_DEMO_API``, else on without access control."""
+        if self.enable_demo_api is not None:
+            return self.enable_demo_api
+        return not self.access_control_configured
 
     @property
     def llm_configured(self) -> bool:

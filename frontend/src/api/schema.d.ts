@@ -4135,6 +4135,15 @@ export interface operations {
                     "application/json": components["schemas"]["TravelErrorBody"];
                 };
             };
+            /** @description Only loopback callers may use this control */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TravelErrorBody"];
+                };
+            };
             /** @description Invalid input */
             422: {
                 headers: {
@@ -4169,6 +4178,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description Only loopback callers may use this control */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TravelErrorBody"];
+                };
+            };
             /** @description Invalid input */
             422: {
                 headers: {
@@ -4198,6 +4216,15 @@ export interface operations {
                     "application/json": {
                         [key: string]: unknown;
                     };
+                };
+            };
+            /** @description Only loopback callers may use this control */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TravelErrorBody"];
                 };
             };
         };

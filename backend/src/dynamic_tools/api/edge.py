@@ -28,7 +28,9 @@ from dynamic_tools.errors import RequestTooLargeError
 from dynamic_tools.logs import bind_correlation_id
 
 OPEN_PATHS = frozenset({"/", "/healthz", "/readyz"})  # "/" only redirects to /ui/
-OPEN_PREFIXES = ("/demo/", "/ui")
+# The UI's files hold no data (its API calls carry the token). The demo API is not open: with
+# access control it is off unless asked for, and then it needs the token like every route.
+OPEN_PREFIXES = ("/ui",)
 
 
 class EdgeMiddleware:
