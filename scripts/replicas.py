@@ -206,7 +206,10 @@ def serve_env(layout: Layout, name: str) -> dict[str, str]:
         "LOG_LEVEL": "INFO",
     }
     if name == "demo":
-        return {**env, "DURABLE_RUNS": "false", "DATABASE_URL": ""}
+        # The replicas' travel tools call this process over HTTP with no token: like the demo
+        # service of docker-compose.yml, it runs without API_TOKEN (a token from the shell
+        # would switch its demo API off) and listens on 127.0.0.1 only.
+        return {**env, "DURABLE_RUNS": "false", "DATABASE_URL": "", "API_TOKEN": ""}
     return {
         **env,
         "DATABASE_URL": layout.database_url,

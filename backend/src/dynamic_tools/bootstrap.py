@@ -232,7 +232,7 @@ def make_guard(settings: Settings) -> TargetGuard:
     """
     guard = TargetGuard(settings.allowed_target_hosts, mode=settings.target_hosts_mode)
     url = httpx.URL(settings.base_url)
-    prefixes = [url.path.rstrip("/") + DEMO_API_PREFIX] if settings.enable_demo_api else []
+    prefixes = [url.path.rstrip("/") + DEMO_API_PREFIX] if settings.demo_api_enabled else []
     guard.protect_own_address(
         url.host,
         url.port or (443 if url.scheme == "https" else 80),

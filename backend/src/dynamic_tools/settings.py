@@ -31,7 +31,7 @@ def _default_config_dir() -> Path:
 
 
 TOOL_SECRET_ENV_PREFIX = "DT_SECRET_"
-_TOOL_SECRET_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
+_TOOL_SECRET_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")  # fullmatch: "$" allows "\n"
 
 
 class Settings(BaseSettings):
@@ -173,7 +173,13 @@ class Settings(BaseSettings):
     )
 
     # --- features --------------------------------------------------------------------------
-    enable_demo_api: bool = Field(default=True, description="Mount the travel demo API.")
+    enable_demo_api: bool | None = Field(
+        default=None,
+        description="Mount the travel demo API at /demo/travel. Unset ('auto'): on when no "
+        "access control is configured (API_TOKEN), off when it is. true with API_TOKEN: "
+        "/demo/* needs the token like every other route. Its fault and reset controls answer "
+        "loopback callers only.",
+    )
     enable_workflows: bool = True
     enable_tool_hints: bool = True
 
@@ -280,6 +286,13 @@ class Settings(BaseSettings):
     def _blank_is_none(cls, value: object) -> object:
         return None if isinstance(value, str) and not value.strip() else value
 
+    @field_validator("enable_demo_api", mode="before")
+    @classmethod
+    def _auto_is_none(cls, value: object) -> object:
+        if isinstance(value, str) and value.strip().lower() in ("", "auto"):
+            return None
+        return value
+
     # --- derived values --------------------------------------------------------------------
     @property
     def base_url(self) -> str:
@@ -352,6 +365,22 @@ class Settings(BaseSettings):
         return Path(self.durable_database_url.removeprefix("sqlite:///"))
 
     @property
+    def access_control_configured(self) -> bool:
+        """Whether callers must authenticate (``API_TOKEN``).
+
+        The one place that says so: every access control the server gains joins this test, and
+        what depends on it (the demo API's default) follows.
+        """
+        return self.api_token is not None
+
+    @property
+    def demo_api_enabled(self) -> bool:
+        """Whether the demo API is mounted: ``ENABLE_DEMO_API``, else on without access control."""
+        if self.enable_demo_api is not None:
+            return self.enable_demo_api
+        return not self.access_control_configured
+
+    @property
     def llm_configured(self) -> bool:
         """Whether an LLM endpoint can be called (a key, or a local OpenAI-compatible URL)."""
         return self.openai_api_key is not None or self.openai_base_url is not None
@@ -368,7 +397,7 @@ class Settings(BaseSettings):
         variable (``API_TOKEN``, ``OPENAI_API_KEY``, ``DATABASE_URL``...). A file's trailing
         line break is dropped.
         """
-        if not _TOOL_SECRET_NAME.match(name):
+        if not _TOOL_SECRET_NAME.fullmatch(name):
             return None
         if self.secrets_dir is not None:
             path = self.secrets_dir / name

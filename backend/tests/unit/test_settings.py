@@ -98,3 +98,40 @@ def test_a_path_that_cannot_be_expanded_is_refused_naming_the_setting(
     with pytest.raises(ValueError) as refused:
         Settings(_env_file=None, **{field: value})  # type: ignore[arg-type]
     assert field in str(refused.value) and said in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    ("token", "demo", "access_control", "enabled"),
+    [
+        (None, None, False, True),  # make run: no access control, the demo is on
+        ("tok-7f3a9c01", None, True, False),  # auto: a token switches the demo off
+        ("tok-7f3a9c01", "true", True, True),  # asked for: on, behind the token
+        (None, "false", False, False),
+        ("tok-7f3a9c01", "auto", True, False),
+        (None, "", False, True),  # blank is auto
+    ],
+)
+def test_the_demo_api_is_on_by_default_only_without_access_control(
+    monkeypatch: pytest.MonkeyPatch,
+    token: str | None,
+    demo: str | None,
+    access_control: bool,
+    enabled: bool,
+) -> None:
+    for name, value in (("API_TOKEN", token), ("ENABLE_DEMO_API", demo)):
+        if value is None:
+            monkeypatch.delenv(name, raising=False)
+        else:
+            monkeypatch.setenv(name, value)
+    settings = Settings(_env_file=None)  # type: ignore[call-arg]
+    assert settings.access_control_configured is access_control
+    assert settings.demo_api_enabled is enabled
+
+
+def test_a_tool_secret_name_with_a_line_break_reads_nothing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("DT_SECRET_GOOD", "value-1")
+    settings = Settings(_env_file=None)  # type: ignore[call-arg]
+    assert settings.secret("GOOD") == "value-1"
+    assert settings.secret("GOOD\n") is None

@@ -4676,6 +4676,24 @@ export interface operations {
                     "application/json": components["schemas"]["TravelErrorBody"];
                 };
             };
+            /** @description A credential is required ('Authorization: Bearer <token>'), or the one given is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Only loopback callers may use this control */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TravelErrorBody"];
+                };
+            };
             /** @description Invalid input */
             422: {
                 headers: {
@@ -4710,6 +4728,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description A credential is required ('Authorization: Bearer <token>'), or the one given is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Only loopback callers may use this control */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TravelErrorBody"];
+                };
+            };
             /** @description Invalid input */
             422: {
                 headers: {
@@ -4741,6 +4777,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description A credential is required ('Authorization: Bearer <token>'), or the one given is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Only loopback callers may use this control */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TravelErrorBody"];
+                };
+            };
         };
     };
     travel_stats_demo_travel__stats_get: {
@@ -4761,6 +4815,24 @@ export interface operations {
                     "application/json": {
                         [key: string]: unknown;
                     };
+                };
+            };
+            /** @description A credential is required ('Authorization: Bearer <token>'), or the one given is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The credential lacks the scope this operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
         };
@@ -4797,6 +4869,24 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TravelErrorBody"];
+                };
+            };
+            /** @description A credential is required ('Authorization: Bearer <token>'), or the one given is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The credential lacks the scope this operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
             /** @description Unknown id */
@@ -4851,6 +4941,24 @@ export interface operations {
                     "application/json": unknown;
                 };
             };
+            /** @description A credential is required ('Authorization: Bearer <token>'), or the one given is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The credential lacks the scope this operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Unknown id */
             404: {
                 headers: {
@@ -4900,6 +5008,24 @@ export interface operations {
                     }[];
                 };
             };
+            /** @description A credential is required ('Authorization: Bearer <token>'), or the one given is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The credential lacks the scope this operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Invalid input */
             422: {
                 headers: {
@@ -4931,6 +5057,24 @@ export interface operations {
                     "application/json": {
                         [key: string]: unknown;
                     };
+                };
+            };
+            /** @description A credential is required ('Authorization: Bearer <token>'), or the one given is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The credential lacks the scope this operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
             /** @description Unknown id */
@@ -4987,6 +5131,24 @@ export interface operations {
                     "application/json": components["schemas"]["TravelErrorBody"];
                 };
             };
+            /** @description A credential is required ('Authorization: Bearer <token>'), or the one given is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The credential lacks the scope this operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Unknown id */
             404: {
                 headers: {
@@ -5028,6 +5190,24 @@ export interface operations {
                 };
                 content: {
                     "application/json": unknown;
+                };
+            };
+            /** @description A credential is required ('Authorization: Bearer <token>'), or the one given is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The credential lacks the scope this operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
             /** @description Unknown id */
@@ -5079,6 +5259,24 @@ export interface operations {
                     }[];
                 };
             };
+            /** @description A credential is required ('Authorization: Bearer <token>'), or the one given is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The credential lacks the scope this operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Invalid input */
             422: {
                 headers: {
@@ -5122,6 +5320,24 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TravelErrorBody"];
+                };
+            };
+            /** @description A credential is required ('Authorization: Bearer <token>'), or the one given is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The credential lacks the scope this operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
             /** @description Unknown id */
@@ -5187,6 +5403,24 @@ export interface operations {
                     "application/json": components["schemas"]["TravelErrorBody"];
                 };
             };
+            /** @description A credential is required ('Authorization: Bearer <token>'), or the one given is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The credential lacks the scope this operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Unknown id */
             404: {
                 headers: {
@@ -5248,6 +5482,24 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TravelErrorBody"];
+                };
+            };
+            /** @description A credential is required ('Authorization: Bearer <token>'), or the one given is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The credential lacks the scope this operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
             /** @description Unknown id */
@@ -6269,9 +6521,11 @@ export interface operations {
                      * StaticParams
                      * @description Values sent with every call, by location. They are never shown to the LLM as inputs.
                      *
-                     *     Names that look like credentials (``Authorization``, ``X-API-Key``, ``*token*``,
-                     *     ``*secret*``, ``*password*``, ``api_key``...) are refused: a credential goes in ``auth``,
-                     *     as a secret reference. Header names must be HTTP tokens and values visible ASCII.
+                     *     No literal credential (README, "Tool configs"): header and query names that look
+                     *     like credentials (``Authorization``, ``X-API-Key``, ``*token*``, ``*secret*``,
+                     *     ``*password*``, ``api_key``...), credential-named body fields and values of a known token
+                     *     shape are refused, each naming its field: a credential goes in ``auth``, as a secret
+                     *     reference. Header names must be HTTP tokens and values visible ASCII.
                      */
                     static_params?: {
                         /** Body */
@@ -6627,9 +6881,11 @@ export interface operations {
                      * StaticParams
                      * @description Values sent with every call, by location. They are never shown to the LLM as inputs.
                      *
-                     *     Names that look like credentials (``Authorization``, ``X-API-Key``, ``*token*``,
-                     *     ``*secret*``, ``*password*``, ``api_key``...) are refused: a credential goes in ``auth``,
-                     *     as a secret reference. Header names must be HTTP tokens and values visible ASCII.
+                     *     No literal credential (README, "Tool configs"): header and query names that look
+                     *     like credentials (``Authorization``, ``X-API-Key``, ``*token*``, ``*secret*``,
+                     *     ``*password*``, ``api_key``...), credential-named body fields and values of a known token
+                     *     shape are refused, each naming its field: a credential goes in ``auth``, as a secret
+                     *     reference. Header names must be HTTP tokens and values visible ASCII.
                      */
                     static_params?: {
                         /** Body */

@@ -143,7 +143,7 @@ def _quoted(value: str) -> str:
 
 
 def www_authenticate(error: AccessError, base_url: str, *, resource_path: str = "") -> str:
-    """The ``WWW-Authenticate`` value for a refusal (RFC 6750 §3, RFC 9728 §5.1).
+    """The ``WWW-Authenticate`` value for a refusal (RFC 6750 section 3, RFC 9728 section 5.1).
 
     ``base_url`` is this server's origin; ``resource_path`` is ``/mcp`` for the MCP endpoint
     (whose metadata is at ``/.well-known/oauth-protected-resource/mcp``).

@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import httpx
-from fastapi import Depends, FastAPI
+from fastapi import APIRouter, Depends, FastAPI
 from starlette.middleware.gzip import GZipMiddleware
 
 from dynamic_tools import __version__
@@ -29,6 +29,7 @@ from dynamic_tools.api.routes import (
 )
 from dynamic_tools.api.routes.ui import install_ui
 from dynamic_tools.bootstrap import DEMO_API_PREFIX, build_services
+from dynamic_tools.demo.access import in_process_transport
 from dynamic_tools.engine.ports import ToolRunner
 from dynamic_tools.logs import configure_logging
 from dynamic_tools.observability.tracing import Tracing
@@ -46,6 +47,7 @@ def create_app(
 ) -> FastAPI:
     """A new app. ``llm``, ``http_transport``, ``tool_runner``, ``tracing``: test doubles."""
     settings = settings or get_settings()
+    demo = _demo(settings)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -53,7 +55,7 @@ def create_app(
         services = build_services(
             settings,
             llm=llm,
-            http_transport=http_transport,
+            http_transport=http_transport or _own_demo_transport(settings, demo),
             tool_runner=tool_runner,
             tracing=tracing,
         )
@@ -105,10 +107,31 @@ def create_app(
     app.include_router(authoring.router)
     app.include_router(authoring.history)
     app.include_router(access.router)
-    if settings.enable_demo_api:
-        from dynamic_tools.demo.travel_api import create_travel_router
-
-        app.include_router(create_travel_router(), prefix=DEMO_API_PREFIX, tags=["Demo travel API"])
+    if demo is not None:
+        app.include_router(demo, prefix=DEMO_API_PREFIX, tags=["Demo travel API"])
 
     install_ui(app)
     return app
+
+
+def _demo(settings: Settings) -> APIRouter | None:
+    """The demo travel API's router when the demo is enabled (``Settings.demo_api_enabled``)."""
+    if not settings.demo_api_enabled:
+        return None
+    from dynamic_tools.demo.travel_api import create_travel_router
+
+    return create_travel_router()
+
+
+def _own_demo_transport(
+    settings: Settings, demo: APIRouter | None
+) -> httpx.AsyncBaseTransport | None:
+    """With access control, the server's own calls to its demo, answered in-process.
+
+    ``/demo/*`` then needs the token from outside like every route, while the tools whose base
+    URL is this server (the travel example) reach the demo without one, on the same state.
+    None: plain HTTP (no demo, or no access control: the demo is open anyway).
+    """
+    if demo is None or not settings.access_control_configured:
+        return None
+    return in_process_transport(settings.base_url, demo, DEMO_API_PREFIX)

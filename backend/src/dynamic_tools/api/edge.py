@@ -39,7 +39,9 @@ from dynamic_tools.errors import RequestTooLargeError, UnauthenticatedError
 from dynamic_tools.logs import bind_correlation_id
 
 OPEN_PATHS = frozenset({"/", "/healthz", "/readyz"})  # "/" only redirects to /ui/
-OPEN_PREFIXES = ("/demo/", "/ui", METADATA_PATH)
+# The UI's files hold no data (its API calls carry a credential). The demo API is not open: with
+# access control it is off unless asked for, and then it needs a credential like every route.
+OPEN_PREFIXES = ("/ui", METADATA_PATH)
 _WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 

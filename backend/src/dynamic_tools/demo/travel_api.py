@@ -10,7 +10,10 @@ State-changing operations honour ``Idempotency-Key``: the first successful answe
 per (operation, key) and replayed with ``Idempotent-Replayed: true``; the same key with a
 different request → 422. Failed answers are not stored, so a retry with the key runs again.
 
-Controls: ``GET /_stats``, ``POST /_faults``, ``DELETE /_faults``, ``POST /_reset``.
+Controls: ``GET /_stats``, ``POST /_faults``, ``DELETE /_faults``, ``POST /_reset``. The ones
+that change the demo's behaviour (``_faults``, ``_reset``) answer only loopback callers (403
+``forbidden`` otherwise, whatever the access control): they are for tests and demos run on the
+same machine.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from pydantic.config import JsonDict
 from starlette.exceptions import HTTPException
 
 from dynamic_tools.demo import travel_data
+from dynamic_tools.demo.access import from_loopback
 from dynamic_tools.demo.travel_data import (
     MAX_PARTY,
     OPERATIONS,
@@ -197,6 +201,7 @@ class TravelErrorBody(BaseModel):
 
 _ERROR_TEXT = {
     400: "The body is not UTF-8 JSON text",
+    403: "Only loopback callers may use this control",
     404: "Unknown id",
     409: "State conflict",
     422: "Invalid input",
@@ -266,6 +271,10 @@ async def _answer(handler: Handler, request: Request) -> Response:
         return _error(_STATUS.get(exc.code, 422), exc.code, exc.message, exc.field)
 
 
+LOOPBACK_CONTROLS = frozenset({"travel_set_fault", "travel_clear_faults", "travel_reset"})
+"""Routes (by name) that change how the demo behaves: loopback callers only."""
+
+
 def _outcome(response: Response) -> Outcome:
     if response.status_code >= 400:
         return "failed"
@@ -284,6 +293,16 @@ def _route_class(controls: OperationControls) -> type[APIRoute]:
             operation = self.name if self.name in OPERATIONS else None
 
             async def serve(request: Request) -> Response:
+                if self.name in LOOPBACK_CONTROLS and not from_loopback(
+                    request.client.host if request.client else None
+                ):
+                    return _error(
+                        403,
+                        "forbidden",
+                        "the demo's fault and reset controls answer only callers on this "
+                        "machine (a loopback address)",
+                        None,
+                    )
                 if operation is None:
                     return await _answer(handler, request)
                 if latency := controls.latency_ms(operation):
@@ -482,7 +501,7 @@ def create_travel_router() -> APIRouter:
     async def stats() -> dict[str, Any]:
         return {**controls.stats(), "records": state.record_counts()}
 
-    @router.post("/_faults", name="travel_set_fault", responses=_errors(400, 422))
+    @router.post("/_faults", name="travel_set_fault", responses=_errors(400, 403, 422))
     async def set_fault(body: FaultRequest) -> dict[str, Any]:
         fault = controls.set_fault(
             body.operation,
@@ -493,7 +512,7 @@ def create_travel_router() -> APIRouter:
         )
         return {"operation": body.operation, **asdict(fault)}
 
-    @router.delete("/_faults", name="travel_clear_faults", responses=_errors(422))
+    @router.delete("/_faults", name="travel_clear_faults", responses=_errors(403, 422))
     async def clear_faults(
         operation: Annotated[
             str | None,
@@ -502,7 +521,7 @@ def create_travel_router() -> APIRouter:
     ) -> dict[str, Any]:
         return {"cleared": controls.clear_faults(operation)}
 
-    @router.post("/_reset", name="travel_reset")
+    @router.post("/_reset", name="travel_reset", responses=_errors(403))
     async def reset() -> dict[str, Any]:
         state.reset()
         controls.reset()

@@ -21,6 +21,9 @@ Errors:
 - error_node_always_runs: an error node is neither activated nor behind a dependency.
 - builtin_args, unknown_table: ``rest_call`` / ``sql_query`` arguments are incomplete or name
   no output.
+- literal_credential: a call's literal argument has a known token shape (a JWT, ``Bearer …``,
+  ``sk-…``, ``AKIA…``), or a ``rest_call`` header or query name looks like a credential
+  (``engine/credential_checks.py``).
 
 Warnings:
 - duplicate_output: two nodes write the same output name.
@@ -36,6 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dynamic_tools.engine.argument_checks import ArgumentProblem, argument_problems
+from dynamic_tools.engine.credential_checks import credential_problems
 from dynamic_tools.engine.errors import ExpressionError
 from dynamic_tools.engine.expressions import parse_expression, references
 from dynamic_tools.engine.graph import Path, WorkflowGraph
@@ -273,6 +277,7 @@ class _Checker:
         args: Mapping[str, Any] | None,
         params: Mapping[str, ParamSpec],
     ) -> None:
+        self._report_credentials(path, name, args)
         if self.tools is not None and name not in self.tools:
             self.add(
                 path,
@@ -300,6 +305,12 @@ class _Checker:
                 actual=problem.actual,
             )
 
+    def _report_credentials(
+        self, path: tuple[str | int, ...], tool: str, args: Mapping[str, Any] | None
+    ) -> None:
+        for problem in credential_problems(tool, args or {}):
+            self.add((*path[:-1], "args", *problem.where), problem.rule, problem.message)
+
     def _check_sub_workflow(
         self,
         path: tuple[str | int, ...],
@@ -309,6 +320,7 @@ class _Checker:
         params: Mapping[str, ParamSpec],
     ) -> None:
         self.calls[workflow_id].add(name)
+        self._report_credentials(path, f"workflow {name}", args)
         if name not in self.workflows:
             self.add(
                 path,

@@ -42,6 +42,7 @@ from dynamic_tools.tools.credentials import looks_like_credential
 from dynamic_tools.tools.models import ToolConfig
 from dynamic_tools.tools.registry import ToolRegistry
 from dynamic_tools.tools.scope import ToolScope
+from dynamic_tools.tools.static_credentials import RUN_VALUES
 
 ScopeLookup = Callable[[str], Awaitable[ToolScope | None]]
 """The tool scope of a run by its id (``RunScopeStore.get``)."""
@@ -210,6 +211,8 @@ def rest_call_tool(args: Mapping[str, Any]) -> ToolConfig:
     body = args.get("body")
     if body is not None and not isinstance(body, dict):
         raise ToolCallFailed("rest_call body must be an object", kind="refused")
+    # The static params hold this run's values (references rendered), not literals stored in
+    # a tool: the document's literals were checked when it was validated.
     return ToolConfig.model_validate(
         {
             "name": "rest_call",
@@ -224,18 +227,24 @@ def rest_call_tool(args: Mapping[str, Any]) -> ToolConfig:
                 "header": {str(k): str(v) for k, v in _object(args, "headers").items()},
                 "body": body or {},
             },
-        }
+        },
+        context={RUN_VALUES: True},
     )
 
 
 def _rest_call_problem(exc: ValidationError) -> str:
     """What is wrong with a rest_call, in the words of the workflow (``base_url``, headers)."""
-    where = {"api.base_url": "base_url", "static_params.header": "headers"}
+    where = {
+        "api.base_url": "base_url",
+        "static_params.header": "headers",
+        "static_params.body": "body",
+    }
     problems = []
-    for error in exc.errors()[:3]:
-        loc = ".".join(str(part) for part in error["loc"])
+    for error in exc.errors(include_url=False)[:3]:
+        loc = ".".join(str(part) for part in error["loc"][:2])
+        rest = "".join(f".{part}" for part in error["loc"][2:])
         message = str(error["msg"]).removeprefix("Value error, ")
-        problems.append(f"{where.get(loc, loc)}: {message}")
+        problems.append(f"{where.get(loc, loc)}{rest}: {message}")
     return "rest_call cannot be made: " + "; ".join(problems)
 
 

@@ -31,6 +31,7 @@ from loguru import logger
 from mcp.shared.exceptions import MCPError
 
 from dynamic_tools.errors import (
+    AccessError,
     ConfigurationError,
     ConflictError,
     DynamicToolsError,
@@ -48,6 +49,7 @@ RESOURCE_NOT_FOUND = -32002
 _CATEGORIES: list[tuple[type[DynamicToolsError], str]] = [
     (InvalidInputError, "validation"),
     (NotFoundError, "not_found"),
+    (AccessError, "permission"),
     (ConflictError, "conflict"),
     (ConfigurationError, "internal"),
     (LLMError, "execution"),
@@ -59,6 +61,8 @@ _SUGGESTIONS = {
     "not_found": "List what exists (tools/list, workflow.list or resources/list) and use one of "
     "those ids.",
     "conflict": "Read the message (it names what conflicts), change that, then call again.",
+    "permission": "Ask the server's admin for a credential with the scope named in "
+    "context.scope; do not retry with the same one.",
     "execution": "Read the message and the step's response_payload; retry if retryable is true, "
     "otherwise change the inputs.",
     "internal": "Report the correlation_id to the server's operators.",

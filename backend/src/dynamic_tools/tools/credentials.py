@@ -7,41 +7,29 @@ form ``env:DT_SECRET_NAME`` means the same. Any other ``env:`` reference (``env:
 ``env:OPENAI_API_KEY``, ``env:DATABASE_URL``...) is refused when the tool is loaded, so a tool
 file can never make the server send its own settings to an API.
 
+A reference is exactly ``secret:NAME`` (or ``env:DT_SECRET_NAME``): no surrounding spaces, no
+line break, no control character.
+
 A credential is never written into a tool: static header and query parameters whose names look
-like credentials (:func:`looks_like_credential`) and user info in URLs (``user:pass@``) are
-refused, with the field named; ``auth`` with a secret reference is the way to send them.
+like credentials (:func:`looks_like_credential`), credential-named body fields, values of a known
+token shape anywhere in static params and the URL (``dynamic_tools.literal_credentials``) and
+user info in URLs (``user:pass@``) are refused, with the field named; ``auth`` with a secret
+reference is the way to send them.
 """
 
 from __future__ import annotations
 
 import re
 
+from dynamic_tools.literal_credentials import looks_like_credential
 from dynamic_tools.settings import TOOL_SECRET_ENV_PREFIX
 
-SECRET_NAME = r"[A-Za-z_][A-Za-z0-9_]{0,127}"
-_REFERENCE = re.compile(rf"^(?:secret:(?P<name>{SECRET_NAME})|env:(?P<env>{SECRET_NAME}))$")
+__all__ = ["SECRET_NAME", "environment_variable", "looks_like_credential", "secret_name"]
 
-# Names compared lower-case with '-', '_' and '.' removed ("X-API-Key" -> "xapikey").
-_CREDENTIAL_PARTS = (
-    "token",
-    "secret",
-    "password",
-    "passwd",
-    "passphrase",
-    "apikey",
-    "authorization",
-    "credential",
-    "privatekey",
-    "accesskey",
-    "secretkey",
-    "subscriptionkey",
-    "sessionid",
-    "signature",
-    "cookie",
-)
-_CREDENTIAL_NAMES = frozenset(
-    {"auth", "xauth", "key", "sig", "pwd", "pass", "session", "jwt", "bearer", "sas"}
-)
+SECRET_NAME = r"[A-Za-z_][A-Za-z0-9_]{0,127}"
+# Used with fullmatch: "$" would also match before a trailing line break ("secret:X\n").
+_REFERENCE = re.compile(rf"secret:(?P<name>{SECRET_NAME})|env:(?P<env>{SECRET_NAME})")
+_NOT_VISIBLE = re.compile(r"[\s\x00-\x1f\x7f-\x9f]")
 
 
 def secret_name(reference: str) -> str:
@@ -51,7 +39,13 @@ def secret_name(reference: str) -> str:
         ValueError: ``reference`` is not a tool secret reference; the message says why and
             what to write instead (it never repeats a value that may be a secret).
     """
-    match = _REFERENCE.match(reference.strip())
+    if _NOT_VISIBLE.search(reference):
+        raise ValueError(
+            "must be exactly 'secret:NAME', with no spaces, line breaks or control characters "
+            f"(the secret is read from SECRETS_DIR/NAME or the environment variable "
+            f"{TOOL_SECRET_ENV_PREFIX}NAME)"
+        )
+    match = _REFERENCE.fullmatch(reference)
     if match is None:
         raise ValueError(
             "must be a tool secret reference like 'secret:NAME' (read from SECRETS_DIR/NAME or "
@@ -73,9 +67,3 @@ def secret_name(reference: str) -> str:
 def environment_variable(name: str) -> str:
     """The environment variable that holds the tool secret ``name``."""
     return f"{TOOL_SECRET_ENV_PREFIX}{name}"
-
-
-def looks_like_credential(name: str) -> bool:
-    """Whether a header or query parameter name suggests its value is a credential."""
-    flat = re.sub(r"[-_.\s]", "", name.lower())
-    return flat in _CREDENTIAL_NAMES or any(part in flat for part in _CREDENTIAL_PARTS)

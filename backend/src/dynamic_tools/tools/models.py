@@ -21,14 +21,18 @@ from pydantic import (
     Field,
     SerializerFunctionWrapHandler,
     StrictBool,
+    ValidationError,
     ValidationInfo,
     field_validator,
     model_serializer,
     model_validator,
 )
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
-from dynamic_tools.tools.credentials import looks_like_credential, secret_name
+from dynamic_tools.literal_credentials import HOW_TO_STORE, token_shape
+from dynamic_tools.tools.credentials import secret_name
 from dynamic_tools.tools.schema_check import check_schema
+from dynamic_tools.tools.static_credentials import RUN_VALUES, static_params_errors
 
 TOOL_NAME_PATTERN = r"^[a-zA-Z0-9_-]{1,64}$"
 HttpMethod = Literal["GET", "POST", "PUT", "PATCH", "DELETE"]
@@ -67,6 +71,30 @@ def check_url_authority(url: str) -> None:
         raise ValueError(f"has port {port}, outside 1..65535")
 
 
+def _no_token(text: str) -> None:
+    """Refuse ``text`` (a URL, a user name) when it holds a known token shape.
+
+    Raised as a located error whose input is masked: a ValueError's error would repeat the
+    value in its text.
+    """
+    shape = token_shape(text)
+    if shape is not None:
+        raise ValidationError.from_exception_data(
+            "literal_credential",
+            [
+                InitErrorDetails(
+                    type=PydanticCustomError(
+                        "literal_credential",
+                        f"holds what looks like {shape}, and a literal credential is never "
+                        f"stored in a tool: {HOW_TO_STORE}",
+                    ),
+                    loc=(),
+                    input="***",
+                )
+            ],
+        )
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
@@ -102,6 +130,7 @@ class ApiSpec(_Strict):
         if "?" in value or "#" in value:
             raise ValueError("must not contain a query or fragment; use static_params")
         check_url_authority(probe)
+        _no_token(value)
         return value.rstrip("/")
 
     @field_validator("path")
@@ -111,6 +140,7 @@ class ApiSpec(_Strict):
             raise ValueError("must start with '/'")
         if "?" in value or "#" in value:
             raise ValueError("must not contain a query or fragment; use static_params")
+        _no_token(value)
         return value
 
     @property
@@ -148,27 +178,16 @@ class Parameter(BaseModel):
 class StaticParams(_Strict):
     """Values sent with every call, by location. They are never shown to the LLM as inputs.
 
-    Names that look like credentials (``Authorization``, ``X-API-Key``, ``*token*``,
-    ``*secret*``, ``*password*``, ``api_key``...) are refused: a credential goes in ``auth``,
-    as a secret reference. Header names must be HTTP tokens and values visible ASCII.
+    No literal credential (README, "Tool configs"): header and query names that look
+    like credentials (``Authorization``, ``X-API-Key``, ``*token*``, ``*secret*``,
+    ``*password*``, ``api_key``...), credential-named body fields and values of a known token
+    shape are refused, each naming its field: a credential goes in ``auth``, as a secret
+    reference. Header names must be HTTP tokens and values visible ASCII.
     """
 
     query: dict[str, str | int | float | bool] = Field(default_factory=dict)
     header: dict[str, str] = Field(default_factory=dict)
     body: dict[str, Any] = Field(default_factory=dict)
-
-    @field_validator("query", "header")
-    @classmethod
-    def _no_literal_credentials(cls, value: dict[str, Any], info: ValidationInfo) -> Any:
-        where = "header" if info.field_name == "header" else "query"
-        for name in value:
-            if looks_like_credential(name):
-                raise ValueError(
-                    f"'{name}' looks like a credential, and a literal credential is never "
-                    f"stored in a tool: use auth instead (e.g. {{type: api_key, in: {where}, "
-                    f"name: {name}, secret: 'secret:NAME'}}, or type bearer / basic)"
-                )
-        return value
 
     @field_validator("header")
     @classmethod
@@ -182,6 +201,14 @@ class StaticParams(_Strict):
                     "(only visible ASCII, space and tab; no line breaks)"
                 )
         return value
+
+    @model_validator(mode="after")
+    def _no_literal_credentials(self, info: ValidationInfo) -> StaticParams:
+        run_values = bool(info.context and info.context.get(RUN_VALUES))
+        problems = static_params_errors(self.query, self.header, self.body, run_values=run_values)
+        if problems:
+            raise ValidationError.from_exception_data("StaticParams", problems)
+        return self
 
 
 class AuthSpec(_Strict):
@@ -200,6 +227,13 @@ class AuthSpec(_Strict):
     def _check_ref(cls, value: str | None) -> str | None:
         if value is not None:
             secret_name(value)  # ValueError: a literal, or a variable outside tool secrets
+        return value
+
+    @field_validator("username")
+    @classmethod
+    def _plain_username(cls, value: str | None) -> str | None:
+        if value is not None:
+            _no_token(value)
         return value
 
     @property

@@ -189,6 +189,7 @@ def _live_api(tmp: Path, api_token: str | None) -> Iterator[str]:
         log_level="WARNING",
         allowed_target_hosts=[],
         api_token=api_token,
+        enable_demo_api=True,  # with a token too: its routes then answer 401 without it
         durable_runs=False,
     )
     with serve(create_app(settings), port) as url:

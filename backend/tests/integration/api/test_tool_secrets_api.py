@@ -147,8 +147,8 @@ async def test_tool_files_naming_server_settings_or_literals_are_load_problems(
     problems = {(p["tool"], p["field"].split("].")[-1]) for p in listed["problems"]}
     assert problems == {
         ("leak_token", "auth.secret"),
-        ("static_authorization", "static_params.header"),
-        ("static_query_key", "static_params.query"),
+        ("static_authorization", "static_params.header.Authorization"),
+        ("static_query_key", "static_params.query.api_key"),
         ("userinfo_url", "api.base_url"),
     }
     assert "sk-live-literal" not in str(listed)
@@ -157,13 +157,22 @@ async def test_tool_files_naming_server_settings_or_literals_are_load_problems(
 @pytest.mark.parametrize(
     ("overrides", "field"),
     [
-        ({"static_params": {"header": {"X-API-Key": "sk-live-0009"}}}, "static_params.header"),
+        (
+            {"static_params": {"header": {"X-API-Key": "sk-live-0009"}}},
+            "static_params.header.X-API-Key",
+        ),
         (
             {"static_params": {"header": {"Authorization": "Basic Ym9iOnB3"}}},
-            "static_params.header",
+            "static_params.header.Authorization",
         ),
-        ({"static_params": {"query": {"access_token": "sk-live-0009"}}}, "static_params.query"),
-        ({"static_params": {"query": {"client_secret": "sk-live-0009"}}}, "static_params.query"),
+        (
+            {"static_params": {"query": {"access_token": "sk-live-0009"}}},
+            "static_params.query.access_token",
+        ),
+        (
+            {"static_params": {"query": {"client_secret": "sk-live-0009"}}},
+            "static_params.query.client_secret",
+        ),
     ],
 )
 async def test_literal_credentials_are_refused_when_tools_are_created(

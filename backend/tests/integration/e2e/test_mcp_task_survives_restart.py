@@ -39,6 +39,7 @@ async def test_a_waiting_task_outlives_kill_9_and_completes(tmp_path: Path) -> N
         "DURABLE_RUNS": "true",
         "EXECUTOR_ID": "mcp-replica",
         "API_TOKEN": "tok-restart-81c4",
+        "ENABLE_DEMO_API": "true",  # asked for: behind the token, the tools reach it in-process
     }
     auth = {"Authorization": "Bearer tok-restart-81c4"}
     log = tmp_path / "server.log"

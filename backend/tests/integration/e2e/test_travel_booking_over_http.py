@@ -93,13 +93,13 @@ def test_health_metrics_docs_and_tools(server: str) -> None:
     assert "dynamic_tools_http_requests_total" in metrics
 
 
-def test_api_token_guards_everything_but_health_and_demo(
+def test_api_token_guards_everything_but_health(
     make_settings: Callable[..., Settings],
 ) -> None:
-    settings = make_settings(api_token="token-abc-123456")
+    settings = make_settings(api_token="token-abc-123456", enable_demo_api=True)
     with serve(create_app(settings), port=settings.port) as url:
         assert httpx.get(f"{url}/healthz").status_code == 200
-        assert httpx.get(f"{url}/demo/travel/_stats").status_code == 200
+        assert httpx.get(f"{url}/demo/travel/_stats").status_code == 401
         denied = httpx.get(f"{url}/tools")
         assert denied.status_code == 401 and denied.json()["error_code"] == "unauthorized"
         assert (

@@ -67,7 +67,7 @@ async def test_a_second_session_cannot_reach_the_first_sessions_task(server: str
 async def test_with_an_api_token_tasks_belong_to_the_token_holder(
     start_server: Callable[..., str],
 ) -> None:
-    url = start_server(api_token="tok-tasks-5d2e")
+    url = start_server(api_token="tok-tasks-5d2e", enable_demo_api=True)
     auth = {"Authorization": "Bearer tok-tasks-5d2e"}
     async with RawMcp(url, headers=auth) as first:
         task = await call_as_task(first, "w_book_flight", BOOK)

@@ -102,3 +102,24 @@ async def test_a_rest_call_that_cannot_be_made_is_refused(
         {"method": "GET", "path": "/x", "base_url": "http://127.0.0.1:8000", **args},
     )
     assert failure.kind == "refused" and expected in failure.message
+
+
+async def test_a_rest_call_sends_run_values_but_never_a_credential_header(
+    runner: HttpToolRunner,
+) -> None:
+    """A rest_call's headers and body are the run's values ($references rendered): the document's
+    literals were checked at validation, so a value from a param is sent; a header named like a
+    credential is still refused, naming it."""
+    run_value = "Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.c2lnbmF0dXJl"
+    args = {"method": "POST", "path": "/login", "base_url": "http://127.0.0.1:8000"}
+    sent = await runner.call(
+        "rest_call",
+        {**args, "headers": {"X-Custom": run_value}, "body": {"password": "from-a-param"}},
+        idempotency_key="run:node",
+        timeout_s=None,
+    )
+    assert sent.status_code == 200
+    failure = await call(runner, "rest_call", {**args, "headers": {"Authorization": run_value}})
+    assert failure.kind == "refused"
+    assert "headers.Authorization: 'Authorization' looks like a credential" in failure.message
+    assert run_value not in failure.message

@@ -85,3 +85,13 @@ def test_openapi_servers_with_credentials_give_no_tool_and_no_password() -> None
     problems = [*result.violations, *result.warnings]
     assert any("credentials" in p.message for p in problems), problems
     assert "hunter22" not in str([p.message for p in problems])
+
+
+@pytest.mark.parametrize(
+    "reference",
+    ["secret:GOOD\n", "secret:GOOD\r", " secret:GOOD", "secret:GOOD ", "env:DT_SECRET_GOOD\n"],
+)
+def test_a_reference_is_exactly_secret_name_with_nothing_around_it(reference: str) -> None:
+    with pytest.raises(ValueError, match="exactly 'secret:NAME'"):
+        secret_name(reference)
+    assert secret_name(reference.strip()) == "GOOD"

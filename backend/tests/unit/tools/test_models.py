@@ -115,7 +115,7 @@ def test_tool_secrets_are_named_in_their_own_namespace(reference: str, name: str
 )
 def test_literal_credentials_in_static_params_are_refused(where: str, name: str) -> None:
     errs = errors_of(tool(static_params={where: {name: "sk-live-0123456789"}}))
-    assert errs[0][0] == f"static_params.{where}"
+    assert errs[0][0] == f"static_params.{where}.{name}"
     assert f"'{name}'" in errs[0][1] and "auth" in errs[0][1]
 
 

@@ -130,3 +130,45 @@ def test_documents_that_are_not_openapi_are_violations() -> None:
     assert [v.rule for v in empty.violations] == ["no_operations"]
     bad = convert_document({"openapi": "3.1.0", "paths": []})
     assert "invalid_paths" in {v.rule for v in bad.violations}
+
+
+def test_parameters_named_like_credentials_and_token_examples_still_import() -> None:
+    """Parameters the caller fills are not literals, and schema examples are never sent: an
+    operation declaring api_key, password or a JWT example imports like any other."""
+    jwt = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmN"
+    doc: dict[str, Any] = {
+        "openapi": "3.1.0",
+        "info": {"title": "t", "version": "1"},
+        "servers": [{"url": "https://api.example.com"}],
+        "paths": {
+            "/login": {
+                "post": {
+                    "operationId": "login",
+                    "parameters": [
+                        {"name": "api_key", "in": "query", "schema": {"type": "string"}},
+                        {"name": "X-Session", "in": "header", "example": f"Bearer {jwt}"},
+                    ],
+                    "requestBody": {
+                        "content": {
+                            "application/json": {
+                                "schema": {
+                                    "type": "object",
+                                    "properties": {
+                                        "username": {"type": "string"},
+                                        "password": {"type": "string", "example": "hunter2"},
+                                        "token": {"type": "string", "default": jwt},
+                                    },
+                                }
+                            }
+                        }
+                    },
+                    "responses": {},
+                }
+            }
+        },
+    }
+    result = convert_document(doc)
+    assert result.valid and not result.warnings, result.warnings
+    [login] = result.tools
+    assert {"api_key", "X-Session", "password", "token"} <= set(login.parameters)
+    assert login.static_params.body == {} and login.static_params.header == {}
