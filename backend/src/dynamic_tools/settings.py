@@ -49,6 +49,11 @@ class Settings(BaseSettings):
         description="URL under which this server is reachable; default http://HOST:PORT. "
         "Tool configs may use ${PUBLIC_BASE_URL} in api.base_url (the travel example does).",
     )
+    allow_open_access: bool = Field(
+        default=False,
+        description="Listen on a non-loopback HOST although no credential is configured (anyone "
+        "who reaches the server is its admin). Without it such a server listens on 127.0.0.1.",
+    )
     api_token: SecretStr | None = Field(
         default=None,
         description="When set, every non-health endpoint needs 'Authorization: Bearer <token>'.",

@@ -70,6 +70,11 @@ async def authorize(request: Request) -> None:
     require(get_principal(request), scope, f"{method} {template}")
 
 
+def note_audit_target(request: Request, target: str) -> None:
+    """Name what an authoring route acted on, for its audit entry (the edge records it)."""
+    request.scope.setdefault("state", {})["audit_target"] = target
+
+
 ServicesDep = Annotated[Services, Depends(get_services)]
 PrincipalDep = Annotated[Principal, Depends(get_principal)]
 RegistryDep = Annotated[ToolRegistry, Depends(get_registry)]

@@ -238,7 +238,8 @@ async def _audit(
     if not audited(action, needed):
         return
     params = scope.get("path_params") or {}
-    target = ", ".join(f"{k}={v}" for k, v in params.items()) or template
+    named = scope["state"].get("audit_target")  # what a creating route says it made
+    target = named or ", ".join(f"{k}={v}" for k, v in params.items()) or template
     if status < 400:
         outcome = "ok"
     elif status in (401, 403):

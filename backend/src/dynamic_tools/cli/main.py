@@ -15,6 +15,7 @@ from dynamic_tools.cli.catalogs import (
     import_graphql_command,
     import_openapi_command,
 )
+from dynamic_tools.cli.keys import keys_app
 from dynamic_tools.settings import Settings
 
 if TYPE_CHECKING:
@@ -29,6 +30,7 @@ runs_app = typer.Typer(
     help="List and show workflow runs (through the server's API).", no_args_is_help=True
 )
 app.add_typer(runs_app, name="runs")
+app.add_typer(keys_app, name="keys")
 ServerOption = Annotated[str | None, typer.Option(help="Server URL (default: this config's)")]
 app.command("import-openapi")(import_openapi_command)
 app.command("import-graphql")(import_graphql_command)
@@ -57,6 +59,7 @@ def serve(
     overrides = {k: v for k, v in given.items() if v is not None}
     settings = load_settings(**overrides)
     _refuse_if_journal_in_use(settings)
+    settings = _loopback_unless_protected(settings)
     console.print(
         f"Dynamic Tools on [bold]{settings.base_url}[/] — docs at {settings.base_url}/docs",
         highlight=False,
@@ -94,6 +97,44 @@ def load_settings(**overrides: object) -> Settings:
             said = message if message.startswith(name) else f"{name}: {message}"
             err.print(f"[red]error:[/] {said}", highlight=False)
         raise typer.Exit(1) from None
+
+
+def _loopback_unless_protected(settings: Settings) -> Settings:
+    """Settings that listen on loopback only when no credential is configured at all.
+
+    Without API_TOKEN, an issuer or an active API key, anyone who reaches the server is its
+    admin: it listens on 127.0.0.1 then, whatever HOST says, unless ALLOW_OPEN_ACCESS=true.
+    """
+    from dynamic_tools.access.keys import ApiKeyStore
+    from dynamic_tools.persistence.db import make_engine, migrate
+
+    if settings.access_control_configured:
+        return settings
+    engine = make_engine(settings.effective_database_url)
+    try:
+        migrate(engine)
+        if ApiKeyStore(engine).any_active_sync():
+            return settings
+    finally:
+        engine.dispose()
+    err = Console(stderr=True, soft_wrap=True)
+    if settings.host in LOOPBACK_HOSTS or settings.allow_open_access:
+        err.print(
+            "note: no credential is configured (API_TOKEN, an API key or an issuer): every "
+            f"request that reaches {settings.host}:{settings.port} acts as admin.",
+            highlight=False,
+        )
+        return settings
+    err.print(
+        f"[yellow]warning:[/] no credential is configured (API_TOKEN, an API key or an issuer): "
+        f"listening on 127.0.0.1 instead of {settings.host}. Configure one (README: Access "
+        "control), or set ALLOW_OPEN_ACCESS=true to let anyone who reaches it act as admin.",
+        highlight=False,
+    )
+    return settings.model_copy(update={"host": "127.0.0.1"})
+
+
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 
 
 def _refuse_if_journal_in_use(settings: Settings) -> None:

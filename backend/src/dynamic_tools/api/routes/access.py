@@ -6,13 +6,13 @@ import re
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
 
 from dynamic_tools.access.audit import AuditQuery
 from dynamic_tools.access.keys import parse_expiry
 from dynamic_tools.access.principals import parse_scopes
-from dynamic_tools.api.deps import PrincipalDep, ServicesDep
+from dynamic_tools.api.deps import PrincipalDep, ServicesDep, note_audit_target
 from dynamic_tools.api.responses import errors
 from dynamic_tools.errors import InvalidInputError
 
@@ -138,7 +138,9 @@ async def list_keys(services: ServicesDep) -> KeyList:
     response_model=CreatedKey,
     responses=errors(422),
 )
-async def create_key(body: NewKey, principal: PrincipalDep, services: ServicesDep) -> CreatedKey:
+async def create_key(
+    request: Request, body: NewKey, principal: PrincipalDep, services: ServicesDep
+) -> CreatedKey:
     """A new key; its text is in this answer only (store it now)."""
     try:
         scopes = parse_scopes(body.scopes)
@@ -152,6 +154,7 @@ async def create_key(body: NewKey, principal: PrincipalDep, services: ServicesDe
         created_by=principal.id,
         expires_at=parse_expiry(body.expires),
     )
+    note_audit_target(request, f"key_id={key.key_id}")
     return CreatedKey(**key.to_dict(), key=text)
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Depends, Query, status
+from fastapi import APIRouter, Depends, Query, Request, status
 from pydantic import BaseModel, ConfigDict, Field
 
 from dynamic_tools.api.catalog_models import (
@@ -21,7 +21,7 @@ from dynamic_tools.api.catalog_models import (
     Removed,
     Toggled,
 )
-from dynamic_tools.api.deps import ServicesDep
+from dynamic_tools.api.deps import ServicesDep, note_audit_target
 from dynamic_tools.api.params import JSON_INTEGER
 from dynamic_tools.api.responses import BODY, PARAMS, errors
 from dynamic_tools.tools.catalogs import CatalogService
@@ -171,7 +171,7 @@ async def preview_import(body: PreviewBody, catalogs: CatalogsDep) -> ImportPrev
     responses=errors(BODY, 409),
     response_model=Imported,
 )
-async def import_openapi(body: ImportBody, catalogs: CatalogsDep) -> Imported:
+async def import_openapi(request: Request, body: ImportBody, catalogs: CatalogsDep) -> Imported:
     """Write the catalog and its tools, then reload the registry; 409 if it exists.
 
     A GraphQL schema (SDL, or an introspection answer as JSON) becomes one tool per root field;
@@ -179,6 +179,7 @@ async def import_openapi(body: ImportBody, catalogs: CatalogsDep) -> Imported:
     An Arazzo document imports the operations its steps use as tools and its workflows as a
     workflow document (``<name>.arazzo.yaml``, each workflow also a ``w_*`` MCP tool).
     """
+    note_audit_target(request, f"name={body.name}")
     return await catalogs.import_openapi(
         body.source,
         body.name,

@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Path, Query, Response, status
+from fastapi import APIRouter, Body, Path, Query, Request, Response, status
 
-from dynamic_tools.api.deps import RegistryDep, ServicesDep
+from dynamic_tools.api.deps import RegistryDep, ServicesDep, note_audit_target
 from dynamic_tools.api.responses import BODY, PARAMS, errors, inline_schema
 from dynamic_tools.api.tool_models import ToolConfigSchema, ToolList, ToolsReloaded, ToolView
 from dynamic_tools.errors import InvalidInputError
@@ -136,10 +136,12 @@ async def get_tool(name: ToolName, registry: RegistryDep, services: ServicesDep)
     response_model=ToolView,
 )
 async def create_tool(
-    registry: RegistryDep, services: ServicesDep, body: ToolBody
+    request: Request, registry: RegistryDep, services: ServicesDep, body: ToolBody
 ) -> dict[str, Any]:
     """Validate and write a new tool file ``<name>.yaml``; 409 if the name exists."""
     config = without_derived(body, None)
+    if isinstance(config.get("name"), str):
+        note_audit_target(request, f"name={config['name'][:128]}")
     tool = await asyncio.to_thread(registry.create, config)  # validates, writes, reloads
     return tool_view(registry, tool.name, services.settings.secret)
 

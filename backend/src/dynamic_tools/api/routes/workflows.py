@@ -9,10 +9,10 @@ from __future__ import annotations
 import asyncio
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Path, Query, Response, status
+from fastapi import APIRouter, Path, Query, Request, Response, status
 from pydantic import BaseModel, ConfigDict, Field
 
-from dynamic_tools.api.deps import RegistryDep, RunsDep, WorkflowsDep
+from dynamic_tools.api.deps import RegistryDep, RunsDep, WorkflowsDep, note_audit_target
 from dynamic_tools.api.responses import BODY, PARAMS, errors
 from dynamic_tools.api.run_models import RunStarted
 from dynamic_tools.api.workflow_models import (
@@ -137,15 +137,19 @@ async def validate_workflow(body: DocumentBody, workflows: WorkflowsDep) -> dict
     responses=errors(BODY, 409),
     response_model=SavedDocument,
 )
-async def create_workflow(body: SaveBody, workflows: WorkflowsDep) -> SavedDocument:
+async def create_workflow(
+    request: Request, body: SaveBody, workflows: WorkflowsDep
+) -> SavedDocument:
     """Validate and write a document (to ``file``, default ``<first workflow id>.<ext>``)."""
-    return await workflows.save_checked(
+    saved = await workflows.save_checked(
         body.file,
         body.content,
         body.format,
         expected_version=body.expected_version,
         overwrite=body.overwrite,
     )
+    note_audit_target(request, f"file={saved.file}")
+    return saved
 
 
 @router.post("/_reload", summary="Reload workflow files", response_model=WorkflowsReloaded)
