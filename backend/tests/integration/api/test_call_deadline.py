@@ -106,3 +106,20 @@ async def test_an_mcp_tool_call_ends_at_the_deadline(server: str, mode: str) -> 
         result = await client.call_tool("slow_headers", {})
     assert result.is_error
     assert "did not finish within its 1 s deadline" in json.dumps(result.model_dump(mode="json"))
+
+
+async def test_a_document_fetch_ends_at_its_deadline(trickle: str) -> None:
+    from dynamic_tools.errors import TransportError
+    from dynamic_tools.http.document_fetch import DocumentFetcher
+    from dynamic_tools.http.target_guard import TargetGuard
+
+    async with httpx.AsyncClient(timeout=30) as client:
+        fetcher = DocumentFetcher(
+            client=client,
+            guard=TargetGuard([trickle.removeprefix("http://")]),
+            local_roots=[],
+            deadline_s=1,
+        )
+        with pytest.raises(TransportError) as stopped:
+            await fetcher.fetch(f"{trickle}/openapi.json")
+    assert stopped.value.timed_out and "did not finish within 1 s" in stopped.value.message
