@@ -9,11 +9,15 @@ or shown.
 from __future__ import annotations
 
 import base64
+import shutil
+from pathlib import Path
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, quote_plus
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
+
+from tests.conftest import FIXTURES
 
 
 def _dump(request: Request) -> str:
@@ -65,3 +69,50 @@ def echo_app() -> FastAPI:
         }
 
     return app
+
+
+ECHO = FIXTURES / "echo"
+GOOD = "good-secret-value-5c1"
+BASIC = "basic-password-77e9"
+QUERY = "query-key-value-31ab"
+SESSION = "session-header-value-9f2"
+BASIC_TOKEN = base64.b64encode(f"alice:{BASIC}".encode()).decode()
+VALUES = (GOOD, BASIC, QUERY, SESSION, BASIC_TOKEN)
+
+
+def forms(value: str) -> set[str]:
+    """How an echoing API shows ``value``: as is, URL-encoded, base64 at any offset."""
+    found = {value, quote(value, safe=""), quote_plus(value)}
+    raw = value.encode()
+    for offset in range(3):
+        encoded = base64.b64encode(b"\0" * offset + raw).decode()
+        part = encoded[-(-8 * offset // 6) : 8 * (offset + len(raw)) // 6]
+        found |= {part, part.replace("+", "-").replace("/", "_")}
+    return found
+
+
+FORMS = sorted({f for v in VALUES for f in forms(v)}, key=len, reverse=True)
+
+
+def leaks(text: str | bytes) -> list[str]:
+    """The forms of any credential found in ``text``."""
+    data = text.encode() if isinstance(text, str) else text
+    return [f for f in FORMS if f.encode() in data]
+
+
+def echo_registry(tmp: Path, echo: str) -> Path:
+    """A registry root with the echo tools and workflows, and ``tmp/secrets`` holding their
+    secrets (give it as ``SECRETS_DIR``)."""
+    root = tmp / "registry"
+    (root / "tools").mkdir(parents=True)
+    (root / "workflows").mkdir()
+    (root / "tools" / "echo.yaml").write_text(
+        (ECHO / "tools.yaml").read_text().replace("ECHO_URL", echo)
+    )
+    shutil.copy(ECHO / "echo_flows.yaml", root / "workflows")
+    shutil.copy(ECHO / "session_flows.yaml", root / "session_flows.yaml")
+    secrets = tmp / "secrets"
+    secrets.mkdir()
+    for name, value in {"GOOD": GOOD, "BASIC": BASIC, "QUERY": QUERY}.items():
+        (secrets / name).write_text(value)
+    return root

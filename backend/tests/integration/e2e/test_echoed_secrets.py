@@ -12,13 +12,10 @@ SQLite's main file and WAL, or every table of a PostgreSQL database.
 
 from __future__ import annotations
 
-import base64
 import json
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, quote_plus
 
 import httpx
 import pytest
@@ -27,42 +24,14 @@ from loguru import logger
 
 from dynamic_tools.api.app import create_app
 from dynamic_tools.settings import Settings
-from tests.conftest import FIXTURES, TEST_API_KEY
+from tests.conftest import TEST_API_KEY
 from tests.integration.e2e.test_hostile_runs_over_rest import wait_until_ended
-from tests.support.echo_api import echo_app
+from tests.support.echo_api import SESSION, echo_app, echo_registry, leaks
 from tests.support.fake_llm import FakeLLM, tool_call
 from tests.support.mcp_client import MODERN, mcp_client
 from tests.support.postgres import fresh_database
 from tests.support.servers import free_port, serve
 from tests.support.spans import SpanRecorder, everything_recorded
-
-ECHO = FIXTURES / "echo"
-GOOD = "good-secret-value-5c1"
-BASIC = "basic-password-77e9"
-QUERY = "query-key-value-31ab"
-SESSION = "session-header-value-9f2"
-BASIC_TOKEN = base64.b64encode(f"alice:{BASIC}".encode()).decode()
-VALUES = (GOOD, BASIC, QUERY, SESSION, BASIC_TOKEN)
-
-
-def forms(value: str) -> set[str]:
-    """How an echoing API shows ``value``: as is, URL-encoded, base64 at any offset."""
-    found = {value, quote(value, safe=""), quote_plus(value)}
-    raw = value.encode()
-    for offset in range(3):
-        encoded = base64.b64encode(b"\0" * offset + raw).decode()
-        part = encoded[-(-8 * offset // 6) : 8 * (offset + len(raw)) // 6]
-        found |= {part, part.replace("+", "-").replace("/", "_")}
-    return found
-
-
-FORMS = sorted({f for v in VALUES for f in forms(v)}, key=len, reverse=True)
-
-
-def leaks(text: str | bytes) -> list[str]:
-    """The forms of any credential found in ``text``."""
-    data = text.encode() if isinstance(text, str) else text
-    return [f for f in FORMS if f.encode() in data]
 
 
 @pytest.fixture(scope="module")
@@ -71,24 +40,8 @@ def echo() -> Iterator[str]:
         yield url
 
 
-def registry(tmp: Path, echo: str) -> Path:
-    root = tmp / "registry"
-    (root / "tools").mkdir(parents=True)
-    (root / "workflows").mkdir()
-    (root / "tools" / "echo.yaml").write_text(
-        (ECHO / "tools.yaml").read_text().replace("ECHO_URL", echo)
-    )
-    shutil.copy(ECHO / "echo_flows.yaml", root / "workflows")
-    shutil.copy(ECHO / "session_flows.yaml", root / "session_flows.yaml")
-    secrets = tmp / "secrets"
-    secrets.mkdir()
-    for name, value in {"GOOD": GOOD, "BASIC": BASIC, "QUERY": QUERY}.items():
-        (secrets / name).write_text(value)
-    return root
-
-
 def echo_settings(tmp: Path, echo: str, fake_llm: FakeLLM, **overrides: Any) -> Settings:
-    root = registry(tmp, echo)
+    root = echo_registry(tmp, echo)
     values: dict[str, Any] = {
         "host": "127.0.0.1",
         "port": free_port(),
