@@ -91,6 +91,7 @@ def create_app(
     app.add_middleware(
         EdgeMiddleware,
         metrics=app.state.metrics,
+        token=token,
         max_body_bytes=settings.max_request_bytes,
         max_tool_body_bytes=settings.max_tool_request_bytes,
     )

@@ -30,7 +30,7 @@ from typing import Any
 from loguru import logger
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from dynamic_tools.access.authenticate import METADATA_PATH, www_authenticate
+from dynamic_tools.access.authenticate import METADATA_PATH, Authenticator, www_authenticate
 from dynamic_tools.access.policy import UnknownAction, audited, route_scope
 from dynamic_tools.access.principals import Principal
 from dynamic_tools.api.errors import status_for
@@ -53,11 +53,14 @@ class EdgeMiddleware:
         app: ASGIApp,
         *,
         metrics: Metrics,
+        token: str | None = None,
         max_body_bytes: int = 4 * 1024 * 1024,
         max_tool_body_bytes: int = 256 * 1024,
     ) -> None:
         self.app = app
         self.metrics = metrics
+        # before the app's services exist (an app served without its lifespan), API_TOKEN alone
+        self.fallback = Authenticator(api_token=token, keys=None)
         self.max_body_bytes = max_body_bytes
         self.max_tool_body_bytes = max_tool_body_bytes
 
@@ -78,10 +81,10 @@ class EdgeMiddleware:
         scope.setdefault("state", {})["correlation_id"] = correlation_id
         bind_correlation_id(correlation_id)  # error payloads and log lines of this request
         path: str = scope["path"]
-        principal: Principal | None = None
+        principal: Principal | None = None  # None: an open path
         if path not in OPEN_PATHS and not path.startswith(OPEN_PREFIXES):
             try:
-                principal = await _principal(scope, authorization)
+                principal = await self._principal(scope, authorization)
             except UnauthenticatedError as exc:
                 await _unauthorized(send, correlation_id, exc, scope)
                 return
@@ -124,6 +127,13 @@ class EdgeMiddleware:
             self.metrics.latency.labels(method, label).observe(time.perf_counter() - started)
         if principal is not None and method in _WRITES and route is not None:
             await _audit(scope, principal, method, label, int(status), correlation_id)
+
+    async def _principal(self, scope: Scope, authorization: str | None) -> Principal:
+        """The request's principal, by the app's authenticator (or API_TOKEN alone before it)."""
+        services = getattr(scope["app"].state, "services", None)
+        authenticator = services.authenticator if services is not None else self.fallback
+        principal: Principal = await authenticator.principal(authorization)
+        return principal
 
     def _limit(self, method: str, path: str) -> tuple[int, str]:
         """The body limit of a request, and the setting that sets it."""
@@ -217,15 +227,6 @@ async def _send_error(send: Send, correlation_id: str, status: int, body: dict[s
     await send({"type": "http.response.body", "body": payload})
 
 
-async def _principal(scope: Scope, authorization: str | None) -> Principal | None:
-    """The request's principal; None before the app's services exist (nothing to check)."""
-    services = getattr(scope["app"].state, "services", None)
-    if services is None:
-        return None
-    principal: Principal = await services.authenticator.principal(authorization)
-    return principal
-
-
 async def _audit(
     scope: Scope, principal: Principal, method: str, template: str, status: int, correlation: str
 ) -> None:
@@ -246,7 +247,9 @@ async def _audit(
         outcome = "denied"
     else:
         outcome = f"failed ({status})"
-    services = scope["app"].state.services
+    services = getattr(scope["app"].state, "services", None)
+    if services is None:  # an app served without its lifespan keeps no records
+        return
     try:
         await services.audit.record(
             principal=principal.id,
