@@ -30,12 +30,22 @@ from typing import Any
 from loguru import logger
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from dynamic_tools.access.authenticate import METADATA_PATH, Authenticator, www_authenticate
+from dynamic_tools.access.authenticate import (
+    METADATA_PATH,
+    Authenticator,
+    require,
+    www_authenticate,
+)
 from dynamic_tools.access.policy import UnknownAction, audited, route_scope
 from dynamic_tools.access.principals import Principal
 from dynamic_tools.api.errors import status_for
 from dynamic_tools.api.metrics import Metrics
-from dynamic_tools.errors import RequestTooLargeError, UnauthenticatedError
+from dynamic_tools.errors import (
+    AccessError,
+    ForbiddenError,
+    RequestTooLargeError,
+    UnauthenticatedError,
+)
 from dynamic_tools.logs import bind_correlation_id
 
 OPEN_PATHS = frozenset({"/", "/healthz", "/readyz"})  # "/" only redirects to /ui/
@@ -86,10 +96,14 @@ class EdgeMiddleware:
             try:
                 principal = await self._principal(scope, authorization)
             except UnauthenticatedError as exc:
-                await _unauthorized(send, correlation_id, exc, scope)
+                await _refuse(send, correlation_id, exc, scope)
                 return
         if principal is not None:
             scope["state"]["principal"] = principal
+            refusal = _static_route_refusal(principal, scope["method"], path)
+            if refusal is not None:  # FastAPI's own pages (/docs, /openapi.json): no dependency
+                await _refuse(send, correlation_id, refusal, scope)
+                return
         limit, setting = self._limit(scope["method"], path)
         if declared is not None and declared.isdigit():  # servers refuse a malformed one
             if int(declared) > limit:
@@ -227,6 +241,24 @@ async def _send_error(send: Send, correlation_id: str, status: int, body: dict[s
     await send({"type": "http.response.body", "body": payload})
 
 
+_DOCUMENT_PAGES = frozenset({"/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc"})
+
+
+def _static_route_refusal(principal: Principal, method: str, path: str) -> ForbiddenError | None:
+    """The refusal of FastAPI's document pages when the principal lacks their scope.
+
+    Routes of the app are checked by ``api/deps.authorize``; these pages are not routes of
+    ours (no dependency runs for them), so their scope from the same table is checked here.
+    """
+    if path not in _DOCUMENT_PAGES or method not in ("GET", "HEAD"):
+        return None
+    try:
+        require(principal, route_scope("GET", path), f"GET {path}")
+    except ForbiddenError as exc:
+        return exc
+    return None
+
+
 async def _audit(
     scope: Scope, principal: Principal, method: str, template: str, status: int, correlation: str
 ) -> None:
@@ -262,9 +294,8 @@ async def _audit(
         logger.error("audit entry not written for {} ({})", action, type(exc).__name__)
 
 
-async def _unauthorized(
-    send: Send, correlation_id: str, error: UnauthenticatedError, scope: Scope
-) -> None:
+async def _refuse(send: Send, correlation_id: str, error: AccessError, scope: Scope) -> None:
+    """401 or 403 with the project's error body and the RFC 6750 challenge."""
     host = next((v for k, v in scope["headers"] if k == b"host"), b"").decode("latin-1")
     base = f"{scope.get('scheme', 'http')}://{host}" if host else ""
     mcp = "/mcp" if scope["path"].rstrip("/") == "/mcp" else ""
@@ -274,7 +305,7 @@ async def _unauthorized(
     await send(
         {
             "type": "http.response.start",
-            "status": 401,
+            "status": status_for(error),
             "headers": [
                 (b"content-type", b"application/json"),
                 (b"content-length", str(len(payload)).encode()),

@@ -260,3 +260,16 @@ def test_with_no_credential_at_all_the_server_listens_on_loopback_only(
     ApiKeyStore(engine).create_sync(name="k", scopes=parse_scopes("read"), created_by="t")
     engine.dispose()
     assert _loopback_unless_protected(keyed).host == "0.0.0.0"
+
+
+async def test_the_document_pages_need_read_like_the_table_says(guarded: Settings) -> None:
+    async with server(guarded) as client:
+        runner_only = await new_key(client, "runner-only", "run")
+        reader = await new_key(client, "docs-reader", "read")
+        refused = await client.get("/openapi.json", headers=bearer(runner_only))
+        docs = await client.get("/docs", headers=bearer(runner_only))
+        allowed = await client.get("/openapi.json", headers=bearer(reader))
+    assert refused.status_code == docs.status_code == 403
+    assert refused.json()["context"]["scope"] == "read"
+    assert 'error="insufficient_scope", scope="read"' in refused.headers["www-authenticate"]
+    assert allowed.status_code == 200 and "paths" in allowed.json()
