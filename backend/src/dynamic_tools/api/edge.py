@@ -35,7 +35,7 @@ from dynamic_tools.access.policy import UnknownAction, audited, route_scope
 from dynamic_tools.access.principals import Principal
 from dynamic_tools.api.errors import status_for
 from dynamic_tools.api.metrics import Metrics
-from dynamic_tools.errors import RequestTooLargeError, UnauthenticatedError
+from dynamic_tools.errors import DynamicToolsError, RequestTooLargeError, UnauthenticatedError
 from dynamic_tools.logs import bind_correlation_id
 
 OPEN_PATHS = frozenset({"/", "/healthz", "/readyz"})  # "/" only redirects to /ui/
@@ -84,6 +84,10 @@ class EdgeMiddleware:
                 principal = await _principal(scope, authorization)
             except UnauthenticatedError as exc:
                 await _unauthorized(send, correlation_id, exc, scope)
+                return
+            except DynamicToolsError as exc:  # the issuer could not be asked (502/503)
+                logger.warning("a credential could not be checked: {}", exc.message)
+                await _send_error(send, correlation_id, status_for(exc), exc.to_dict())
                 return
         if principal is not None:
             scope["state"]["principal"] = principal
@@ -263,6 +267,9 @@ async def _unauthorized(
 ) -> None:
     host = next((v for k, v in scope["headers"] if k == b"host"), b"").decode("latin-1")
     base = f"{scope.get('scheme', 'http')}://{host}" if host else ""
+    services = getattr(scope["app"].state, "services", None)
+    if services is not None and services.settings.public_base_url:  # behind a proxy: its URL
+        base = services.settings.base_url
     mcp = "/mcp" if scope["path"].rstrip("/") == "/mcp" else ""
     challenge = www_authenticate(error, base, resource_path=mcp)
     body: dict[str, Any] = {**error.to_dict(), "correlation_id": correlation_id}
