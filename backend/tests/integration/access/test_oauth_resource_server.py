@@ -26,7 +26,7 @@ from tests.support.oauth_server import (
     oauth_mcp_client,
     running_authorization_server,
 )
-from tests.support.servers import serve
+from tests.support.servers import free_port, serve
 
 PRM = "/.well-known/oauth-protected-resource"
 
@@ -293,3 +293,15 @@ async def test_without_an_issuer_the_metadata_is_not_found(
         assert answer.json()["error_code"] == "not_found"
         assert answer.json()["context"] == {"setting": "OAUTH_ISSUER"}
     assert challenge(refused)["resource_metadata"] == f"http://testserver{PRM}"
+
+
+async def test_an_issuer_that_cannot_be_reached_is_502(
+    start: Callable[..., str], issuer: AuthorizationServer
+) -> None:
+    gone = free_port()  # nothing listens there
+    server = start(
+        oauth_issuer=f"http://127.0.0.1:{gone}", allowed_target_hosts=[f"127.0.0.1:{gone}"]
+    )
+    answer = await get_me(server, issuer.mint(audience=server, scopes=["read"]))
+    assert answer.status_code == 502
+    assert answer.json()["error_code"] == "transport_error" and answer.json()["retryable"]
