@@ -305,3 +305,13 @@ async def test_an_issuer_that_cannot_be_reached_is_502(
     answer = await get_me(server, issuer.mint(audience=server, scopes=["read"]))
     assert answer.status_code == 502
     assert answer.json()["error_code"] == "transport_error" and answer.json()["retryable"]
+
+
+async def test_behind_a_proxy_the_challenge_points_at_the_public_url(
+    make_settings: Callable[..., Settings],
+) -> None:
+    settings = make_settings(api_token="tok-5b1d07", public_base_url="https://tools.example.com")
+    async with app_client(create_app(settings)) as api:
+        refused = await api.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+    assert refused.status_code == 401
+    assert challenge(refused)["resource_metadata"] == f"https://tools.example.com{PRM}/mcp"
