@@ -23,8 +23,10 @@ from loguru import logger
 from sqlalchemy import Engine
 
 from dynamic_tools.access.audit import AuditLog
-from dynamic_tools.access.authenticate import Authenticator
+from dynamic_tools.access.authenticate import Authenticator, BearerVerifier
+from dynamic_tools.access.issuer import IssuerClient
 from dynamic_tools.access.keys import ApiKeyStore
+from dynamic_tools.access.tokens import OAuthVerifier
 from dynamic_tools.definitions.authoring import WorkflowAuthoring
 from dynamic_tools.definitions.repository import WorkflowRepository
 from dynamic_tools.document_workers import DocumentWorkers
@@ -242,6 +244,31 @@ def make_guard(settings: Settings) -> TargetGuard:
     return guard
 
 
+def make_bearer_verifier(
+    settings: Settings, *, http_client: httpx.AsyncClient, guard: TargetGuard
+) -> BearerVerifier | None:
+    """The OAuth access-token verifier when ``OAUTH_ISSUER`` is set, else None.
+
+    README "Configuring an issuer"; the issuer is reached through the SSRF guard like every
+    outbound call.
+    """
+    if settings.oauth_issuer is None:
+        return None
+    secret = settings.oauth_client_secret
+    issuer = IssuerClient(
+        issuer=settings.oauth_issuer,
+        client=http_client,
+        guard=guard,
+        jwks_url=settings.oauth_jwks_url,
+        introspection_url=settings.oauth_introspection_url,
+        client_id=settings.oauth_client_id,
+        client_secret=secret.get_secret_value() if secret else None,
+        timeout_s=settings.http_timeout_s,
+        deadline_s=settings.tool_call_deadline_s,
+    )
+    return OAuthVerifier(issuer, audiences=settings.oauth_audiences)
+
+
 def make_launcher(
     settings: Settings, *, tools: ToolRunner, store: RunStore, events: EventSink | None = None
 ) -> RunLauncher:
@@ -437,5 +464,9 @@ def build_services(
         run_metrics=run_metrics,
         keys=keys,
         audit=AuditLog(database),
-        authenticator=Authenticator(api_token=api_token, keys=keys),
+        authenticator=Authenticator(
+            api_token=api_token,
+            keys=keys,
+            bearer=make_bearer_verifier(settings, http_client=http_client, guard=guard),
+        ),
     )

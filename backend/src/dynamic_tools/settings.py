@@ -13,8 +13,9 @@ import socket
 from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Literal
+from urllib.parse import urlsplit
 
-from pydantic import Field, SecretStr, ValidationInfo, field_validator
+from pydantic import Field, SecretStr, ValidationInfo, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 
@@ -57,6 +58,34 @@ class Settings(BaseSettings):
     api_token: SecretStr | None = Field(
         default=None,
         description="When set, every non-health endpoint needs 'Authorization: Bearer <token>'.",
+    )
+    # OAuth 2.1 resource server (access/tokens.py, README "Configuring an issuer")
+    oauth_issuer: str | None = Field(
+        default=None,
+        description="The authorization server whose access tokens this server accepts (its "
+        "issuer URL; metadata read from its /.well-known/oauth-authorization-server or "
+        "openid-configuration). Turns access control on.",
+    )
+    oauth_audience: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="Comma-separated audiences a token must name (one is enough). Default: "
+        "this server's resource URIs, PUBLIC_BASE_URL (or http://HOST:PORT) and the same + /mcp.",
+    )
+    oauth_jwks_url: str | None = Field(
+        default=None, description="The issuer's JWKS URL, instead of its metadata's jwks_uri."
+    )
+    oauth_introspection_url: str | None = Field(
+        default=None,
+        description="RFC 7662 introspection endpoint for opaque tokens, instead of the "
+        "metadata's introspection_endpoint (used only with OAUTH_CLIENT_ID).",
+    )
+    oauth_client_id: str | None = Field(
+        default=None,
+        description="This server's client id at the issuer, for token introspection (opaque "
+        "tokens); unset: only JWT access tokens are accepted.",
+    )
+    oauth_client_secret: SecretStr | None = Field(
+        default=None, description="The secret of OAUTH_CLIENT_ID (HTTP Basic at introspection)."
     )
 
     session_key: SecretStr | None = Field(
@@ -284,12 +313,52 @@ class Settings(BaseSettings):
             return [h.strip().lower() for h in value.split(",") if h.strip()]
         return value
 
+    @field_validator("oauth_audience", mode="before")
+    @classmethod
+    def _split_audiences(cls, value: object) -> object:
+        if isinstance(value, str):
+            return [a.strip() for a in value.split(",") if a.strip()]
+        return value
+
     @field_validator(
-        "openai_base_url", "public_base_url", "openai_api_key", "api_token", mode="before"
+        "openai_base_url",
+        "public_base_url",
+        "openai_api_key",
+        "api_token",
+        "oauth_issuer",
+        "oauth_jwks_url",
+        "oauth_introspection_url",
+        "oauth_client_id",
+        "oauth_client_secret",
+        mode="before",
     )
     @classmethod
     def _blank_is_none(cls, value: object) -> object:
         return None if isinstance(value, str) and not value.strip() else value
+
+    @field_validator("oauth_issuer", "oauth_jwks_url", "oauth_introspection_url")
+    @classmethod
+    def _oauth_url(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if value is None:
+            return None
+        value = value.strip()
+        parts = urlsplit(value)
+        setting = (info.field_name or "url").upper()
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ValueError(f"{setting} '{value}' is not an http(s) URL")
+        if parts.username or parts.password:
+            raise ValueError(f"{setting} must not carry credentials in the URL")
+        if info.field_name == "oauth_issuer" and (parts.query or parts.fragment):
+            raise ValueError(f"{setting} '{value}' must have no query and no fragment (RFC 8414)")
+        return value
+
+    @model_validator(mode="after")
+    def _introspection_pair(self) -> Settings:
+        if (self.oauth_client_id is None) != (self.oauth_client_secret is None):
+            raise ValueError("OAUTH_CLIENT_ID and OAUTH_CLIENT_SECRET go together: set both")
+        if self.oauth_client_id is not None and self.oauth_issuer is None:
+            raise ValueError("OAUTH_CLIENT_ID is for introspection at OAUTH_ISSUER: set it too")
+        return self
 
     @field_validator("enable_demo_api", mode="before")
     @classmethod
@@ -371,12 +440,21 @@ class Settings(BaseSettings):
 
     @property
     def access_control_configured(self) -> bool:
-        """Whether callers must authenticate (``API_TOKEN``).
+        """Whether callers must authenticate (``API_TOKEN``, or an issuer: ``OAUTH_ISSUER``).
 
         The one place that says so: every access control the server gains joins this test, and
         what depends on it (the demo API's default) follows.
         """
-        return self.api_token is not None
+        return self.api_token is not None or self.oauth_issuer is not None
+
+    @property
+    def oauth_audiences(self) -> list[str]:
+        """The audiences an access token may name: ``OAUTH_AUDIENCE``, else the resource URIs.
+
+        The resource URIs (RFC 8707, RFC 9728) are this server's base URL (the REST API) and
+        its MCP endpoint, ``<base>/mcp``: an MCP client asks its token for the latter.
+        """
+        return self.oauth_audience or [self.base_url, self.base_url + "/mcp"]
 
     @property
     def demo_api_enabled(self) -> bool:
@@ -414,7 +492,12 @@ class Settings(BaseSettings):
         """Secret values known from settings, for log and response redaction."""
         values = [
             s.get_secret_value()
-            for s in (self.openai_api_key, self.api_token, self.session_key)
+            for s in (
+                self.openai_api_key,
+                self.api_token,
+                self.session_key,
+                self.oauth_client_secret,
+            )
             if s
         ]
         return [v for v in values if len(v) >= 4]

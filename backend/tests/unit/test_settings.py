@@ -2,6 +2,7 @@ import socket
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from dynamic_tools.settings import Settings
 
@@ -135,3 +136,50 @@ def test_a_tool_secret_name_with_a_line_break_reads_nothing(
     settings = Settings(_env_file=None)  # type: ignore[call-arg]
     assert settings.secret("GOOD") == "value-1"
     assert settings.secret("GOOD\n") is None
+
+
+def test_an_issuer_turns_access_control_on_and_names_the_resource_uris(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("API_TOKEN", raising=False)
+    monkeypatch.delenv("OAUTH_AUDIENCE", raising=False)
+    monkeypatch.setenv("OAUTH_ISSUER", "https://login.example.com/realms/dt")
+    monkeypatch.setenv("PUBLIC_BASE_URL", "https://tools.example.com/")
+    settings = Settings(_env_file=None)  # type: ignore[call-arg]
+    assert settings.access_control_configured and not settings.demo_api_enabled
+    assert settings.oauth_audiences == [
+        "https://tools.example.com",
+        "https://tools.example.com/mcp",
+    ]
+    monkeypatch.setenv("OAUTH_AUDIENCE", "api://dynamic-tools, https://tools.example.com")
+    listed = Settings(_env_file=None)  # type: ignore[call-arg]
+    assert listed.oauth_audiences == ["api://dynamic-tools", "https://tools.example.com"]
+
+
+@pytest.mark.parametrize(
+    ("variables", "said"),
+    [
+        ({"OAUTH_ISSUER": "login.example.com"}, "OAUTH_ISSUER 'login.example.com' is not an http"),
+        ({"OAUTH_ISSUER": "https://as.example/?tenant=1"}, "must have no query"),
+        ({"OAUTH_JWKS_URL": "ftp://as.example/jwks"}, "OAUTH_JWKS_URL"),
+        ({"OAUTH_ISSUER": "https://user:pw@as.example"}, "must not carry credentials"),
+        (
+            {"OAUTH_ISSUER": "https://as.example", "OAUTH_CLIENT_ID": "dt"},
+            "OAUTH_CLIENT_ID and OAUTH_CLIENT_SECRET go together",
+        ),
+        (
+            {"OAUTH_CLIENT_ID": "dt", "OAUTH_CLIENT_SECRET": "s3cret-value"},
+            "set it too",
+        ),
+    ],
+)
+def test_bad_oauth_settings_are_refused_naming_the_setting(
+    monkeypatch: pytest.MonkeyPatch, variables: dict[str, str], said: str
+) -> None:
+    for name, value in variables.items():
+        monkeypatch.setenv(name, value)
+    with pytest.raises(ValidationError) as refused:
+        Settings(_env_file=None)  # type: ignore[call-arg]
+    messages = " ".join(str(e["msg"]) for e in refused.value.errors())  # what the CLI prints
+    assert said in messages
+    assert "s3cret-value" not in messages and "pw@" not in messages

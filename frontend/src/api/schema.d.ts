@@ -4,6 +4,46 @@
  */
 
 export interface paths {
+    "/.well-known/oauth-protected-resource": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Protected resource metadata (REST API)
+         * @description RFC 9728 metadata of the REST API: resource ``<base>``, the issuer, the scopes.
+         */
+        get: operations["protected_resource__well_known_oauth_protected_resource_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/.well-known/oauth-protected-resource/mcp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Protected resource metadata (MCP endpoint)
+         * @description RFC 9728 metadata of ``/mcp``: resource ``<base>/mcp``, the issuer, the scopes.
+         */
+        get: operations["protected_mcp_resource__well_known_oauth_protected_resource_mcp_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/audit": {
         parameters: {
             query?: never;
@@ -2643,6 +2683,34 @@ export interface components {
             [key: string]: unknown;
         };
         /**
+         * ProtectedResourceMetadata
+         * @description RFC 9728 section 2: this server as an OAuth protected resource.
+         */
+        ProtectedResourceMetadata: {
+            /**
+             * Authorization Servers
+             * @description The issuer whose tokens are taken.
+             */
+            authorization_servers: string[];
+            /**
+             * Bearer Methods Supported
+             * @description Only the Authorization header.
+             */
+            bearer_methods_supported: string[];
+            /**
+             * Resource
+             * @description The resource URI tokens must be issued for (aud).
+             */
+            resource: string;
+            /** Resource Name */
+            resource_name: string;
+            /**
+             * Scopes Supported
+             * @description read, run, author, admin.
+             */
+            scopes_supported: string[];
+        };
+        /**
          * Providers
          * @description The value providers of the registry's tools.
          */
@@ -3626,6 +3694,64 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    protected_resource__well_known_oauth_protected_resource_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProtectedResourceMetadata"];
+                };
+            };
+            /** @description Not found: the id names nothing */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    protected_mcp_resource__well_known_oauth_protected_resource_mcp_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProtectedResourceMetadata"];
+                };
+            };
+            /** @description Not found: the id names nothing */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     audit_audit_get: {
         parameters: {
             query?: {

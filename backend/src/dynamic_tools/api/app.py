@@ -24,6 +24,7 @@ from dynamic_tools.api.routes import (
     health,
     runs,
     tools,
+    well_known,
     workflow,
     workflows,
 )
@@ -87,19 +88,19 @@ def create_app(
     app.state.mcp = mcp
     app.state.metrics = Metrics()
     install_error_handlers(app)
-    token = settings.api_token.get_secret_value() if settings.api_token else None
     app.add_middleware(
         EdgeMiddleware,
         metrics=app.state.metrics,
-        token=token,
+        token=settings.api_token.get_secret_value() if settings.api_token else None,
         max_body_bytes=settings.max_request_bytes,
         max_tool_body_bytes=settings.max_tool_request_bytes,
     )
     # JSON answers compressed for clients that accept it (server-sent events never are; the
     # UI bundle is sent precompressed by its own route).
     app.add_middleware(GZipMiddleware, minimum_size=1024, compresslevel=6)
-    complete_document(app, token=bool(token))
+    complete_document(app, token=settings.access_control_configured)
     app.include_router(health.router)
+    app.include_router(well_known.router)
     app.include_router(workflow.router)
     app.include_router(tools.router)
     app.include_router(catalogs.router)

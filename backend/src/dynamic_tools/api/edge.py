@@ -42,6 +42,7 @@ from dynamic_tools.api.errors import status_for
 from dynamic_tools.api.metrics import Metrics
 from dynamic_tools.errors import (
     AccessError,
+    DynamicToolsError,
     ForbiddenError,
     RequestTooLargeError,
     UnauthenticatedError,
@@ -97,6 +98,10 @@ class EdgeMiddleware:
                 principal = await self._principal(scope, authorization)
             except UnauthenticatedError as exc:
                 await _refuse(send, correlation_id, exc, scope)
+                return
+            except DynamicToolsError as exc:  # the issuer could not be asked (502/503)
+                logger.warning("a credential could not be checked: {}", exc.message)
+                await _send_error(send, correlation_id, status_for(exc), exc.to_dict())
                 return
         if principal is not None:
             scope["state"]["principal"] = principal
@@ -298,6 +303,9 @@ async def _refuse(send: Send, correlation_id: str, error: AccessError, scope: Sc
     """401 or 403 with the project's error body and the RFC 6750 challenge."""
     host = next((v for k, v in scope["headers"] if k == b"host"), b"").decode("latin-1")
     base = f"{scope.get('scheme', 'http')}://{host}" if host else ""
+    services = getattr(scope["app"].state, "services", None)
+    if services is not None and services.settings.public_base_url:  # behind a proxy: its URL
+        base = services.settings.base_url
     mcp = "/mcp" if scope["path"].rstrip("/") == "/mcp" else ""
     challenge = www_authenticate(error, base, resource_path=mcp)
     body: dict[str, Any] = {**error.to_dict(), "correlation_id": correlation_id}

@@ -118,7 +118,9 @@ def install_error_handlers(app: FastAPI) -> None:
         status = status_for(exc)
         headers = None
         if isinstance(exc, AccessError):
-            base = str(request.base_url).rstrip("/")
+            settings = request.app.state.settings
+            base = settings.base_url if settings.public_base_url else str(request.base_url)
+            base = base.rstrip("/")
             headers = {"WWW-Authenticate": www_authenticate(exc, base)}
         return JSONResponse(
             error_body(request, exc.to_dict(), status), status_code=status, headers=headers
