@@ -194,7 +194,19 @@ class HttpSender:
         timer = asyncio.timeout(deadline)
         try:
             async with timer:
-                response, content, cut = await self._exchange(request, url, headers, timeout_s)
+                outbound = self.client.build_request(
+                    request.method,
+                    url,
+                    params=_query_params(request),
+                    headers=headers,
+                    json=request.body if request.body is not None else None,
+                    timeout=timeout_s if timeout_s else self.client.timeout,
+                )
+                response = await self.client.send(outbound, follow_redirects=False, stream=True)
+                try:
+                    content, cut = await read_response(response, self.max_response_bytes)
+                finally:
+                    await response.aclose()
         except Exception as exc:  # every failure of the HTTP stack, by kind (http.failures)
             expired = deadline if timer.expired() else None
             failure = self._failure(exc, what, where, scrubber, expired)
@@ -228,29 +240,6 @@ class HttpSender:
             execution_time_ms=elapsed_ms,
             truncated=body.truncated,
         )
-
-    async def _exchange(
-        self,
-        request: PreparedRequest,
-        url: httpx.URL,
-        headers: dict[str, str],
-        timeout_s: float | None,
-    ) -> tuple[httpx.Response, bytes, bool]:
-        """Send and read the answer (its body decoded up to the size limit)."""
-        outbound = self.client.build_request(
-            request.method,
-            url,
-            params=_query_params(request),
-            headers=headers,
-            json=request.body if request.body is not None else None,
-            timeout=timeout_s if timeout_s else self.client.timeout,
-        )
-        response = await self.client.send(outbound, follow_redirects=False, stream=True)
-        try:
-            content, cut = await read_response(response, self.max_response_bytes)
-        finally:
-            await response.aclose()
-        return response, content, cut
 
     @staticmethod
     def _failure(
