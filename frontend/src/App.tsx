@@ -1,7 +1,9 @@
-// The shell: navigation, the API token, and the page for the current hash route.
+// The shell: navigation, who is signed in, and the page for the current hash route — or the
+// sign-in form when the server needs a credential and there is none (or it was refused).
 import { lazy, Suspense, useEffect, useState } from 'react'
-import { TokenField } from './components/TokenField'
+import { SignIn, WhoAmI } from './components/Access'
 import { useRoute } from './lib/router'
+import { SessionProvider, useSession } from './lib/session'
 import { RunsPage } from './pages/RunsPage'
 import { SingleShotPage } from './pages/SingleShotPage'
 import { ToolsPage } from './pages/ToolsPage'
@@ -46,7 +48,44 @@ function Page() {
   }
 }
 
+/**
+ * The page, or the sign-in form. A session the server ends (a revoked or expired key) keeps the
+ * page mounted but hidden, so signing in again as the same principal returns to it with unsaved
+ * edits intact; another principal gets fresh pages, and signing out drops them.
+ */
+function Content() {
+  const session = useSession()
+  const [shownFor, setShownFor] = useState<string | null>(null)
+  const ready = session.phase === 'open' || session.phase === 'signed-in' || session.phase === 'unknown'
+  const principal = session.me?.id ?? '(unknown)'
+  useEffect(() => {
+    if (ready) setShownFor(principal)
+  }, [ready, principal])
+  if (session.phase === 'checking') return <div className="page muted">loading…</div>
+  const keep = ready ? principal : session.ended ? shownFor : null
+  return (
+    <>
+      {!ready && <SignIn />}
+      {keep !== null && (
+        <div hidden={!ready}>
+          <Suspense fallback={<div className="page muted">loading…</div>}>
+            <Page key={keep} />
+          </Suspense>
+        </div>
+      )}
+    </>
+  )
+}
+
 export function App() {
+  return (
+    <SessionProvider>
+      <Shell />
+    </SessionProvider>
+  )
+}
+
+function Shell() {
   const { path } = useRoute()
   const current = path[0] ?? 'single'
   const [menuOpen, setMenuOpen] = useState(false)
@@ -69,14 +108,12 @@ export function App() {
           </nav>
           <div className="topbar-right">
             <a href="/docs" target="_blank" rel="noreferrer">API docs</a>
-            <TokenField />
+            <WhoAmI />
           </div>
         </div>
       </header>
       <main>
-        <Suspense fallback={<div className="page muted">loading…</div>}>
-          <Page />
-        </Suspense>
+        <Content />
       </main>
     </div>
   )

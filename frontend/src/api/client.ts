@@ -1,24 +1,49 @@
-// The one way the UI talks to the backend: JSON over fetch, the API token as a Bearer header,
-// and every failure turned into an ApiError that says what went wrong and where.
+// The one way the UI talks to the backend: JSON over fetch, the signed-in API key as a Bearer
+// header, and every failure turned into an ApiError that says what went wrong and where. A 401
+// is also told to the session (lib/session.tsx), which then asks to sign in again.
 
-const TOKEN_KEY = 'dt.apiToken'
+const KEY_STORAGE = 'dt.apiKey'
+// Earlier versions kept the API token in localStorage; a credential does not outlive the tab now.
+const LEGACY_TOKEN_KEY = 'dt.apiToken'
 
-export function getToken(): string {
+/** The signed-in credential (an API key, or API_TOKEN): this tab's sessionStorage, else ''. */
+export function getApiKey(): string {
   try {
-    return localStorage.getItem(TOKEN_KEY) ?? ''
+    return sessionStorage.getItem(KEY_STORAGE) ?? ''
   } catch {
     return ''
   }
 }
 
-export function setToken(token: string): void {
-  if (token) localStorage.setItem(TOKEN_KEY, token)
-  else localStorage.removeItem(TOKEN_KEY)
+/** Keep `key` for this tab ('' forgets it); a token left in localStorage by an older UI goes. */
+export function setApiKey(key: string): void {
+  try {
+    if (key) sessionStorage.setItem(KEY_STORAGE, key)
+    else sessionStorage.removeItem(KEY_STORAGE)
+    localStorage.removeItem(LEGACY_TOKEN_KEY)
+  } catch {
+    /* storage disabled: the key lives as long as this call */
+  }
 }
 
 export function authHeaders(): Record<string, string> {
-  const token = getToken()
-  return token ? { Authorization: `Bearer ${token}` } : {}
+  const key = getApiKey()
+  return key ? { Authorization: `Bearer ${key}` } : {}
+}
+
+type AuthListener = (error: ApiError) => void
+const authListeners = new Set<AuthListener>()
+
+/** Call `listener` on every 401 (no credential, or one the server refused); returns an unsubscribe. */
+export function onUnauthorized(listener: AuthListener): () => void {
+  authListeners.add(listener)
+  return () => {
+    authListeners.delete(listener)
+  }
+}
+
+export function reportUnauthorized(error: ApiError): void {
+  for (const listener of [...authListeners]) listener(error)
 }
 
 export interface Violation {
@@ -41,6 +66,8 @@ export class ApiError extends Error {
   readonly violations: Violation[]
   readonly correlationId: string | null
   readonly body: unknown
+  /** For a 403: the scope the request needs (the server's `context.scope`). */
+  readonly scope: string | null
 
   constructor(opts: {
     status: number
@@ -50,6 +77,7 @@ export class ApiError extends Error {
     violations?: Violation[]
     correlationId?: string | null
     body?: unknown
+    scope?: string | null
   }) {
     super(opts.message)
     this.name = 'ApiError'
@@ -59,11 +87,41 @@ export class ApiError extends Error {
     this.violations = opts.violations ?? []
     this.correlationId = opts.correlationId ?? null
     this.body = opts.body
+    this.scope = opts.scope ?? null
   }
 }
 
+/** What to do about a 401 or 403, in words; null for any other error. */
+export function accessHint(error: ApiError): string | null {
+  if (error.status === 401) return 'Not signed in, or the key was refused: sign in with an API key.'
+  if (error.status === 403)
+    return error.scope
+      ? `Not allowed: this needs the '${error.scope}' scope. Sign in with a key that has it, or ask an admin for one.`
+      : 'Not allowed: the signed-in key may not do this.'
+  return null
+}
+
+/** An ApiError from a failed response's status and its (parsed) error body. */
+export function errorFromResponse(status: number, data: unknown, where: string, requestId: string | null): ApiError {
+  const err = (data && typeof data === 'object' ? data : {}) as Record<string, unknown>
+  const context = (err.context && typeof err.context === 'object' ? err.context : {}) as Record<string, unknown>
+  const error = new ApiError({
+    status,
+    code: String(err.error_code ?? 'http_error'),
+    message: String(err.message ?? (typeof data === 'string' && data ? data : describeStatus(status))),
+    where,
+    violations: Array.isArray(err.violations) ? (err.violations as Violation[]) : [],
+    correlationId: (err.correlation_id as string | undefined) ?? requestId,
+    body: data,
+    scope: typeof context.scope === 'string' ? context.scope : null,
+  })
+  if (status === 401) reportUnauthorized(error)
+  return error
+}
+
 function describeStatus(status: number): string {
-  if (status === 401) return 'the API token is missing or wrong (set it at the top right)'
+  if (status === 401) return 'a credential is required: sign in with an API key'
+  if (status === 403) return 'the signed-in key may not do this'
   if (status === 0) return 'the server could not be reached'
   return `HTTP ${status}`
 }
@@ -96,18 +154,7 @@ export async function api<T>(method: string, path: string, body?: unknown): Prom
       data = text
     }
   }
-  if (!response.ok) {
-    const err = (data && typeof data === 'object' ? data : {}) as Record<string, unknown>
-    throw new ApiError({
-      status: response.status,
-      code: String(err.error_code ?? 'http_error'),
-      message: String(err.message ?? (typeof data === 'string' && data ? data : describeStatus(response.status))),
-      where,
-      violations: Array.isArray(err.violations) ? (err.violations as Violation[]) : [],
-      correlationId: (err.correlation_id as string | undefined) ?? response.headers.get('x-request-id'),
-      body: data,
-    })
-  }
+  if (!response.ok) throw errorFromResponse(response.status, data, where, response.headers.get('x-request-id'))
   return data as T
 }
 

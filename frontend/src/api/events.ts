@@ -1,6 +1,7 @@
 // Server-sent events read over fetch (EventSource cannot send the Authorization header).
-// Reconnects after a dropped connection from the last event id; stops after a terminal event.
-import { ApiError, authHeaders } from './client'
+// Reconnects after a dropped connection from the last event id; stops after a terminal event,
+// and on 401/403/404 (a 401 also reaches the session, which asks to sign in again).
+import { ApiError, authHeaders, errorFromResponse } from './client'
 import type { RunEvent, RunEventType } from './types'
 
 export interface SseMessage {
@@ -60,14 +61,15 @@ export function followRunEvents(
         })
         if (!response.ok || !response.body) {
           const text = await response.text()
-          let message = `HTTP ${response.status}`
+          let data: unknown = text
           try {
-            message = JSON.parse(text).message ?? message
+            data = JSON.parse(text)
           } catch {
             /* not JSON */
           }
-          const error = new ApiError({ status: response.status, code: 'stream_error', message, where: `GET ${path}` })
-          if (response.status === 404 || response.status === 401) {
+          const error = errorFromResponse(response.status, data, `GET ${path}`, response.headers.get('x-request-id'))
+          // Not there, not signed in, or not allowed: trying again changes nothing.
+          if ([401, 403, 404].includes(response.status)) {
             handlers.onError(error)
             return
           }

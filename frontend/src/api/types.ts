@@ -172,6 +172,8 @@ export interface RunSummary {
   error?: RunErrorSummary | null
   /** The failed run whose succeeded outputs this run reuses (a redrive). */
   redrive_of?: string | null
+  /** Who started it: a principal id (`admin`, `key:<id>`, `oauth:<sub>`); absent on older servers. */
+  owner?: string | null
 }
 
 export type RunErrorSummary = Schemas['RunErrorSummary']

@@ -4,6 +4,7 @@
 // preview and linked once imported.
 import { useState } from 'react'
 import { api, type ApiError, toApiError, type Violation } from '../api/client'
+import { ScopedButton } from './Access'
 import { ErrorBox, violationText } from './ErrorBox'
 
 interface Operation {
@@ -184,9 +185,9 @@ export function CatalogImport({ onImported }: { onImported: () => void }) {
           </table>
           {preview.command_preview_truncated && <div className="muted small">the list is truncated</div>}
           <div className="row">
-            <button type="button" className="primary" disabled={busy || (!arazzo && chosen.size === 0) || !preview.valid} onClick={() => void doImport()}>
+            <ScopedButton scope="author" showReason type="button" className="primary" disabled={busy || (!arazzo && chosen.size === 0) || !preview.valid} onClick={() => void doImport()}>
               {arazzo ? `Import ${preview.projected_command_count} tool(s) and ${(preview.workflows ?? []).length} workflow(s)` : `Import ${chosen.size} operation(s)`}
-            </button>
+            </ScopedButton>
             <label className="inline"><input type="checkbox" checked={overwrite} onChange={(e) => setOverwrite(e.target.checked)} /> replace an existing catalog of this name</label>
           </div>
         </div>

@@ -5,6 +5,8 @@
 import { useState } from 'react'
 import type { Violation } from '../api/client'
 import { collectValues, initialText, type Field } from '../lib/fields'
+import { type Scope, useCan } from '../lib/session'
+import { ScopedButton } from './Access'
 import { OptionPicker } from './OptionPicker'
 
 interface Props {
@@ -16,6 +18,10 @@ interface Props {
   onSubmit: (values: Record<string, unknown>) => void
   extra?: React.ReactNode
   testId?: string
+  /** The scope submitting needs: refused, the button says why and nothing is sent. */
+  scope?: Scope
+  /** Whose data submitting acts on (a run's owner). */
+  owner?: string | null
 }
 
 function placeholder(f: Field): string {
@@ -25,7 +31,8 @@ function placeholder(f: Field): string {
   return f.jsonType
 }
 
-export function ParamsForm({ fields, submitLabel, busy, violations = [], violationPrefix, onSubmit, extra, testId }: Props) {
+export function ParamsForm({ fields, submitLabel, busy, violations = [], violationPrefix, onSubmit, extra, testId, scope, owner }: Props) {
+  const permit = useCan(scope, owner)
   const [texts, setTexts] = useState<Record<string, string>>(() => Object.fromEntries(fields.map((f) => [f.name, initialText(f)])))
   const [errors, setErrors] = useState<Record<string, string>>({})
   const [edited, setEdited] = useState<ReadonlySet<string>>(new Set())
@@ -46,6 +53,7 @@ export function ParamsForm({ fields, submitLabel, busy, violations = [], violati
       data-testid={testId}
       onSubmit={(e) => {
         e.preventDefault()
+        if (!permit.allowed) return
         const { values, errors } = collectValues(fields, texts)
         setErrors(errors)
         setEdited(new Set())
@@ -101,7 +109,11 @@ export function ParamsForm({ fields, submitLabel, busy, violations = [], violati
         </ul>
       )}
       <div className="row">
-        <button type="submit" className="primary" disabled={busy}>{busy ? 'Working…' : submitLabel}</button>
+        {scope ? (
+          <ScopedButton scope={scope} owner={owner} showReason type="submit" className="primary" disabled={busy}>{busy ? 'Working…' : submitLabel}</ScopedButton>
+        ) : (
+          <button type="submit" className="primary" disabled={busy}>{busy ? 'Working…' : submitLabel}</button>
+        )}
         {extra}
       </div>
     </form>

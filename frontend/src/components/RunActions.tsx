@@ -1,11 +1,13 @@
 // Run actions: cancel (while active), re-run with the same params (linked to the original),
 // re-run a failed run from the failed node (a redrive: what succeeded is reused), export the
-// run and its events as JSON.
+// run and its events as JSON. Acting on a run needs the 'run' scope and, unless admin, owning it.
 import { useState } from 'react'
 import { api, type ApiError, toApiError } from '../api/client'
 import type { RunDetail, RunEvent } from '../api/types'
 import { TERMINAL_RUN } from '../api/types'
 import { href, navigate } from '../lib/router'
+import { useCan } from '../lib/session'
+import { BlockedNote, ScopedButton } from './Access'
 import { ErrorBox } from './ErrorBox'
 
 const RERUN_KEY = 'dt.rerunOf'
@@ -44,6 +46,9 @@ export function exportRun(run: RunDetail, events: RunEvent[]): void {
 export function RunActions({ run, events, onChanged }: { run: RunDetail; events: RunEvent[]; onChanged: () => void }) {
   const [error, setError] = useState<ApiError | null>(null)
   const [busy, setBusy] = useState(false)
+  const owner = run.owner ?? null
+  const mayRun = useCan('run')
+  const permit = useCan('run', owner)
   const act = async (method: string, path: string, body: unknown, then: (r: { run_id: string }) => void) => {
     setBusy(true)
     setError(null)
@@ -68,21 +73,23 @@ export function RunActions({ run, events, onChanged }: { run: RunDetail; events:
     <div className="run-actions">
       <div className="row">
         {!TERMINAL_RUN.has(run.status) && (
-          <button type="button" className="danger" disabled={busy} onClick={() => void cancel()}>Cancel run</button>
+          <ScopedButton scope="run" owner={owner} type="button" className="danger" disabled={busy} onClick={() => void cancel()}>Cancel run</ScopedButton>
         )}
         {(run.status === 'failed' || run.status === 'cancelled') && (
-          <button type="button" className="primary" disabled={busy} onClick={() => void redrive(false)} title="A new run that reuses what succeeded and runs from the failed node on">
+          <ScopedButton scope="run" owner={owner} type="button" className="primary" disabled={busy} onClick={() => void redrive(false)} title="A new run that reuses what succeeded and runs from the failed node on">
             Re-run from the failed node
-          </button>
+          </ScopedButton>
         )}
-        <button type="button" disabled={busy} onClick={() => void rerun()} title="Start a new run with the same params">Re-run</button>
+        {/* a re-run is a new run of one's own: the scope matters, not who owns this one */}
+        <ScopedButton scope="run" type="button" disabled={busy} onClick={() => void rerun()} title="Start a new run with the same params">Re-run</ScopedButton>
         <button type="button" onClick={() => exportRun(run, events)}>Export JSON</button>
       </div>
+      <BlockedNote permit={permit} what={mayRun.allowed ? 'Cancel and re-run from the failed node' : 'Cancel and re-run'} testId="run-actions-blocked" />
       <ErrorBox error={error} />
       {changed && (
-        <button type="button" disabled={busy} onClick={() => void redrive(true)} data-testid="redrive-anyway">
+        <ScopedButton scope="run" owner={owner} type="button" disabled={busy} onClick={() => void redrive(true)} data-testid="redrive-anyway">
           Reuse the recorded outputs anyway
-        </button>
+        </ScopedButton>
       )}
     </div>
   )

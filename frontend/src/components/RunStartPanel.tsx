@@ -38,6 +38,7 @@ export function RunStartPanel({ workflowId, note }: { workflowId: string; note?:
           testId="run-params"
           fields={fieldsFromInputs(inputs.data.params)}
           submitLabel="Start run"
+          scope="run"
           busy={busy}
           violations={error?.violations}
           violationPrefix="params"

@@ -10,12 +10,14 @@ import { ParamsForm } from './ParamsForm'
 
 interface Props {
   runId: string
+  /** Who owns the run: only they (or an admin) may answer. */
+  owner?: string | null
   waiting: Waiting
   context: { nodeId: string; output: unknown }[]
   onAnswered: () => void
 }
 
-export function YieldForm({ runId, waiting, context, onAnswered }: Props) {
+export function YieldForm({ runId, owner, waiting, context, onAnswered }: Props) {
   const [busy, setBusy] = useState(false)
   const [error, setError] = useState<ApiError | null>(null)
   const where = `/runs/${encodeURIComponent(runId)}/resume`
@@ -52,6 +54,8 @@ export function YieldForm({ runId, waiting, context, onAnswered }: Props) {
         testId="yield-values"
         fields={fields}
         submitLabel="Send answer"
+        scope="run"
+        owner={owner}
         busy={busy}
         violations={error?.violations}
         violationPrefix="values"

@@ -1,11 +1,13 @@
 // Imported OpenAPI catalogs: list, enable/disable, remove; and the import with a preview.
 import { useState } from 'react'
 import { api, type ApiError, toApiError } from '../api/client'
+import { BlockedNote, ScopedButton } from '../components/Access'
 import { CatalogImport } from '../components/CatalogImport'
 import { ErrorBox } from '../components/ErrorBox'
 import { type SecretState, SecretStatus } from '../components/SecretStatus'
 import { formatTime } from '../lib/format'
 import { useApi } from '../lib/useApi'
+import { useCan } from '../lib/session'
 
 interface Catalog {
   name: string
@@ -24,6 +26,8 @@ interface Catalog {
 export function CatalogsPage() {
   const list = useApi(() => api<{ catalogs: Catalog[] }>('GET', '/catalogs'), [], 'GET /catalogs')
   const [error, setError] = useState<ApiError | null>(null)
+  const mayAuthor = useCan('author')
+  const mayRemove = useCan('admin')
   const act = async (method: string, path: string, body?: unknown) => {
     setError(null)
     try {
@@ -40,6 +44,8 @@ export function CatalogsPage() {
         <button type="button" onClick={list.reload}>Refresh</button>
       </div>
       <p className="lead">An OpenAPI document imported as a catalog registers one tool per chosen operation; an Arazzo document also saves its workflows, each served as a <code>w_*</code> tool.</p>
+      <BlockedNote permit={mayAuthor} what="Importing, enabling and disabling catalogs" />
+      {mayAuthor.allowed && <BlockedNote permit={mayRemove} what="Removing catalogs" />}
       <CatalogImport onImported={list.reload} />
       <ErrorBox error={list.error} title="Could not list the catalogs" />
       <ErrorBox error={error} />
@@ -60,14 +66,14 @@ export function CatalogsPage() {
                 <td data-label="updated" className="muted">{formatTime(c.updated_at)}</td>
                 <td data-label="enabled">
                   <label className="inline">
-                    <input type="checkbox" aria-label={`enable ${c.name}`} checked={c.enabled} onChange={(e) => void act('PATCH', `/catalogs/${encodeURIComponent(c.name)}/enabled`, { enabled: e.target.checked })} />
+                    <input type="checkbox" aria-label={`enable ${c.name}`} checked={c.enabled} disabled={!mayAuthor.allowed} title={mayAuthor.reason ?? undefined} onChange={(e) => void act('PATCH', `/catalogs/${encodeURIComponent(c.name)}/enabled`, { enabled: e.target.checked })} />
                     {c.enabled ? 'on' : 'off'}
                   </label>
                 </td>
                 <td data-label="actions">
-                  <button type="button" className="danger" onClick={() => window.confirm(`Remove catalog ${c.name} and its tools?`) && void act('DELETE', `/catalogs/${encodeURIComponent(c.name)}`)}>
+                  <ScopedButton scope="admin" type="button" className="danger" onClick={() => window.confirm(`Remove catalog ${c.name} and its tools?`) && void act('DELETE', `/catalogs/${encodeURIComponent(c.name)}`)}>
                     Remove
-                  </button>
+                  </ScopedButton>
                 </td>
               </tr>
             ))}

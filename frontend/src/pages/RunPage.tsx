@@ -19,10 +19,12 @@ import { childrenOf, retryInfo } from '../lib/runInfo'
 import { useApi } from '../lib/useApi'
 import { useNow } from '../lib/useNow'
 import { useRunView } from '../lib/useRunView'
+import { ownerText, useSession } from '../lib/session'
 import { JsonBlock } from '../components/JsonBlock'
 
 export function RunPage({ runId }: { runId: string }) {
   const view = useRunView(runId)
+  const { me } = useSession()
   const run = view.run
   const [selected, setSelected] = useState<string | null>(null)
   const now = useNow(Boolean(run && !['succeeded', 'failed', 'cancelled'].includes(run.status)))
@@ -83,6 +85,9 @@ export function RunPage({ runId }: { runId: string }) {
       <div className="muted small run-meta">
         created {formatTime(run.created_at)} · started {formatTime(run.started_at)} · finished {formatTime(run.finished_at)} · duration{' '}
         <span data-testid="run-duration">{run.duration_ms !== null ? formatDuration(run.duration_ms) : `${formatDuration(elapsedMs(run.started_at ?? run.created_at, null, now))} so far`}</span> · {run.event_count} events
+        {run.owner && (
+          <> · started by <span data-testid="run-owner">{ownerText(run.owner, me)}</span></>
+        )}
         {original && (
           <> · re-run of <a href={href('runs', original)} data-testid="rerun-of">{original.slice(0, 8)}</a></>
         )}
@@ -99,6 +104,7 @@ export function RunPage({ runId }: { runId: string }) {
       {run.waiting && (
         <YieldForm
           runId={run.run_id}
+          owner={run.owner}
           waiting={run.waiting}
           context={graph.edges
             .filter((e) => e.target === run.waiting?.node_id && e.kind === 'depends')

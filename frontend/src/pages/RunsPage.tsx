@@ -1,5 +1,5 @@
-// The run list: filter by status, workflow and time; newest first, with durations; refreshes
-// itself while any listed run is active.
+// The run list: filter by status, workflow and time (and, for admins, by owner); newest first,
+// with durations and who started each; refreshes itself while any listed run is active.
 import { useEffect, useState } from 'react'
 import { api, query } from '../api/client'
 import type { RunList, WorkflowList } from '../api/types'
@@ -9,9 +9,23 @@ import { apiSaid, elapsedMs, formatDuration, formatTime } from '../lib/format'
 import { useNow } from '../lib/useNow'
 import { href } from '../lib/router'
 import { useApi } from '../lib/useApi'
+import { type Me, ownerText, useSession } from '../lib/session'
 
 const STATUSES = ['pending', 'running', 'waiting_input', 'succeeded', 'failed', 'cancelled']
 const PAGE = 50
+
+interface KeyList {
+  keys: { key_id: string; name: string; principal: string; state: string }[]
+}
+
+/** The owners an admin can filter by: the admin, every key's principal, the owners listed. */
+function ownerChoices(me: Me | null, keys: KeyList | null, listed: (string | null | undefined)[], current: string) {
+  const names = new Map<string, string>([['admin', 'admin (API_TOKEN)']])
+  if (me) names.set(me.id, `${me.id} (you)`)
+  for (const k of keys?.keys ?? []) if (!names.has(k.principal)) names.set(k.principal, `${k.name} (${k.principal}${k.state === 'active' ? '' : `, ${k.state}`})`)
+  for (const owner of [...listed, current]) if (owner && !names.has(owner)) names.set(owner, owner)
+  return [...names.entries()]
+}
 
 function toIso(local: string): string | undefined {
   if (!local) return undefined
@@ -24,12 +38,17 @@ export function RunsPage({ initialWorkflow }: { initialWorkflow: string }) {
   const [workflowId, setWorkflowId] = useState(initialWorkflow)
   const [since, setSince] = useState('')
   const [until, setUntil] = useState('')
+  const [owner, setOwner] = useState('')
   const [offset, setOffset] = useState(0)
+  const { me } = useSession()
+  const admin = Boolean(me?.access_control && me.scopes.includes('admin'))
   useEffect(() => setWorkflowId(initialWorkflow), [initialWorkflow])
-  const path = `/runs${query({ status, workflow_id: workflowId, since: toIso(since), until: toIso(until), limit: PAGE, offset })}`
+  const path = `/runs${query({ status, workflow_id: workflowId, owner: admin ? owner : '', since: toIso(since), until: toIso(until), limit: PAGE, offset })}`
   const runs = useApi(() => api<RunList>('GET', path), [path], `GET ${path}`)
   const now = useNow(Boolean(runs.data?.runs.some((r) => r.duration_ms === null)))
   const workflows = useApi(() => api<WorkflowList>('GET', '/workflows'), [], 'GET /workflows')
+  const keys = useApi(() => (admin ? api<KeyList>('GET', '/keys') : Promise.resolve(null)), [admin], 'GET /keys')
+  const showOwner = (runs.data?.runs ?? []).some((r) => r.owner)
   const active = (runs.data?.runs ?? []).some((r) => ['pending', 'running', 'waiting_input'].includes(r.status))
   useEffect(() => {
     if (!active) return
@@ -68,6 +87,17 @@ export function RunsPage({ initialWorkflow }: { initialWorkflow: string }) {
             {workflowId && !(workflows.data?.workflows ?? []).some((w) => w.id === workflowId) && <option value={workflowId}>{workflowId}</option>}
           </select>
         </label>
+        {admin && (
+          <label>
+            owner{' '}
+            <select aria-label="Owner filter" value={owner} onChange={(e) => reset(() => setOwner(e.target.value))}>
+              <option value="">anyone</option>
+              {ownerChoices(me, keys.data, (runs.data?.runs ?? []).map((r) => r.owner), owner).map(([id, label]) => (
+                <option key={id} value={id}>{label}</option>
+              ))}
+            </select>
+          </label>
+        )}
         <label>
           since <input type="datetime-local" aria-label="Since" value={since} onChange={(e) => reset(() => setSince(e.target.value))} />
         </label>
@@ -84,6 +114,7 @@ export function RunsPage({ initialWorkflow }: { initialWorkflow: string }) {
                 <th>run</th>
                 <th>workflow</th>
                 <th>status</th>
+                {showOwner && <th>owner</th>}
                 <th>created</th>
                 <th>duration</th>
                 <th>error</th>
@@ -95,6 +126,7 @@ export function RunsPage({ initialWorkflow }: { initialWorkflow: string }) {
                   <td data-label="run"><a href={href('runs', r.run_id)}><code>{r.run_id.slice(0, 8)}</code></a></td>
                   <td data-label="workflow"><a href={href('workflows', r.workflow_id)}>{r.workflow_id}</a></td>
                   <td data-label="status"><StatusBadge status={r.status} /></td>
+                  {showOwner && <td data-label="owner" data-testid="run-owner">{r.owner ? ownerText(r.owner, me) : ''}</td>}
                   <td data-label="created" className="muted">{formatTime(r.created_at)}</td>
                   <td data-label="duration">{r.duration_ms !== null ? formatDuration(r.duration_ms) : <span className="muted">{formatDuration(elapsedMs(r.started_at ?? r.created_at, null, now))} so far</span>}</td>
                   <td data-label="error" className="run-list-error" data-testid="run-error" title={r.error?.message ?? undefined}>

@@ -2,7 +2,9 @@
 import { useState } from 'react'
 import { api, type ApiError, toApiError } from '../api/client'
 import type { PipelineRequest, PipelineResponse, ToolList } from '../api/types'
+import { ScopedButton } from '../components/Access'
 import { ErrorBox } from '../components/ErrorBox'
+import { useCan } from '../lib/session'
 import { StagePanel } from '../components/StagePanel'
 import { ToolPicker } from '../components/ToolPicker'
 import { loadHistory, remember, type PastInput } from '../lib/history'
@@ -16,6 +18,7 @@ export function SingleShotPage() {
   const tools = useApi(() => api<ToolList>('GET', '/tools'), [], 'GET /tools')
   const ready = useApi(() => api<Readiness>('GET', '/readyz'), [], 'GET /readyz')
   const llm = ready.data?.checks.llm
+  const permit = useCan('run')
   const [instructions, setInstructions] = useState('')
   const [selected, setSelected] = useState<string[]>([])
   const [formatResponse, setFormatResponse] = useState(false)
@@ -78,7 +81,7 @@ export function SingleShotPage() {
         className="card"
         onSubmit={(e) => {
           e.preventDefault()
-          void submit()
+          if (permit.allowed) void submit()
         }}
       >
         <div className="row spread">
@@ -106,9 +109,9 @@ export function SingleShotPage() {
           <textarea aria-label="Formatting instructions" rows={2} value={formatInstructions} onChange={(e) => setFormatInstructions(e.target.value)} placeholder="Formatting instructions (optional), e.g. one sentence with the cheapest flight" />
         )}
         <div className="row">
-          <button type="submit" className="primary" disabled={busy}>
+          <ScopedButton scope="run" showReason type="submit" className="primary" disabled={busy}>
             {busy ? 'Running…' : 'Run'}
-          </button>
+          </ScopedButton>
           {!instructions.trim() && <span className="muted">write instructions</span>}
           {instructions.trim() && selected.length === 0 && <span className="muted">choose at least one tool</span>}
         </div>

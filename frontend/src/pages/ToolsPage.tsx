@@ -4,7 +4,9 @@
 import { useState } from 'react'
 import { api, type ApiError, toApiError } from '../api/client'
 import type { ToolAuth, ToolList, ToolSummary } from '../api/types'
+import { BlockedNote, ScopedButton } from '../components/Access'
 import { ErrorBox } from '../components/ErrorBox'
+import { useCan } from '../lib/session'
 import { SchemaForm } from '../components/SchemaForm'
 import { SecretStatus } from '../components/SecretStatus'
 import { ToolParameters } from '../components/ToolParameters'
@@ -54,14 +56,14 @@ function ToolCard({ tool, onEdit, onDelete }: { tool: ToolSummary; onEdit: () =>
         </dl>
       )}
       <div className="row">
-        <button type="button" onClick={onEdit}>Edit</button>
+        <ScopedButton scope="author" type="button" onClick={onEdit}>Edit</ScopedButton>
         {confirming ? (
           <>
-            <button type="button" className="danger" onClick={() => void onDelete()}>Delete {tool.name} for good</button>
+            <ScopedButton scope="admin" type="button" className="danger" onClick={() => void onDelete()}>Delete {tool.name} for good</ScopedButton>
             <button type="button" onClick={() => setConfirming(false)}>Keep it</button>
           </>
         ) : (
-          <button type="button" className="danger" onClick={() => setConfirming(true)}>Delete</button>
+          <ScopedButton scope="admin" type="button" className="danger" onClick={() => setConfirming(true)}>Delete</ScopedButton>
         )}
       </div>
     </article>
@@ -78,6 +80,8 @@ export function ToolsPage() {
   const [error, setError] = useState<ApiError | null>(null)
   const [busy, setBusy] = useState(false)
   const [message, setMessage] = useState<string | null>(null)
+  const mayAuthor = useCan('author')
+  const mayDelete = useCan('admin')
   const needle = q.trim().toLowerCase()
   const tools = (list.data?.tools ?? []).filter(
     (t) =>
@@ -126,11 +130,13 @@ export function ToolsPage() {
       <div className="row spread">
         <h1>Tools</h1>
         <div className="row">
-          <button type="button" className="primary" onClick={() => setEditing({ mode: 'new' })} disabled={!schema.data}>New tool</button>
-          <button type="button" onClick={reload} disabled={busy} title="Read the tool files again after editing them by hand">Reload files</button>
+          <ScopedButton scope="author" type="button" className="primary" onClick={() => setEditing({ mode: 'new' })} disabled={!schema.data}>New tool</ScopedButton>
+          <ScopedButton scope="author" type="button" onClick={reload} disabled={busy} title="Read the tool files again after editing them by hand">Reload files</ScopedButton>
           <button type="button" onClick={list.reload}>Refresh</button>
         </div>
       </div>
+      <BlockedNote permit={mayAuthor} what="Creating, editing and reloading tools" />
+      {mayAuthor.allowed && <BlockedNote permit={mayDelete} what="Deleting tools" />}
       {message && <div className="ok-text" data-testid="tools-message">{message}</div>}
       <ErrorBox error={schema.error} title="Could not load the tool schema" />
       {missing.length > 0 && (

@@ -7,6 +7,7 @@ import { lazy, Suspense, useEffect, useRef, useState } from 'react'
 import { api, type ApiError, toApiError } from '../api/client'
 import type { WorkflowDetail } from '../api/types'
 import { DocumentPreview } from '../components/DocumentPreview'
+import { ScopedButton } from '../components/Access'
 import { ErrorBox } from '../components/ErrorBox'
 import { RunStartPanel } from '../components/RunStartPanel'
 import { ViolationList } from '../components/ViolationList'
@@ -165,9 +166,9 @@ export function WorkflowEditorPage({ workflowId, showRun }: { workflowId: string
             />
             <div className="row save-row">
               {isNew && <input aria-label="File name" value={fileName} onChange={(e) => setFileName(e.target.value)} />}
-              <button type="button" className="primary" disabled={busy || (!dirty && !isNew)} onClick={() => void save()}>
+              <ScopedButton scope="author" showReason type="button" className="primary" disabled={busy || (!dirty && !isNew)} onClick={() => void save()}>
                 {busy ? 'Saving…' : 'Save'}
-              </button>
+              </ScopedButton>
               {dirty && !isNew && <button type="button" onClick={() => setContent(saved.content)}>Discard edits</button>}
               {message && <span className="ok-text" data-testid="save-message">{message}</span>}
             </div>
@@ -177,7 +178,7 @@ export function WorkflowEditorPage({ workflowId, showRun }: { workflowId: string
                 <div className="error-where">{conflict.where} → 409 ({conflict.code}): {conflict.message}</div>
                 <div className="row">
                   <button type="button" onClick={() => void load()}>Reload (discard my edits)</button>
-                  {!isNew && <button type="button" onClick={() => void overwrite()}>Overwrite with my version</button>}
+                  {!isNew && <ScopedButton scope="author" type="button" onClick={() => void overwrite()}>Overwrite with my version</ScopedButton>}
                 </div>
               </div>
             )}

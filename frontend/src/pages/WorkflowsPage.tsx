@@ -2,19 +2,26 @@
 // did not load; links to open the editor or start a run.
 import { api } from '../api/client'
 import type { WorkflowList } from '../api/types'
+import { ScopedButton } from '../components/Access'
 import { ErrorBox } from '../components/ErrorBox'
 import { href } from '../lib/router'
 import { useApi } from '../lib/useApi'
+import { useCan } from '../lib/session'
 
 export function WorkflowsPage() {
   const list = useApi(() => api<WorkflowList>('GET', '/workflows'), [], 'GET /workflows')
+  const mayAuthor = useCan('author')
   return (
     <div className="page">
       <div className="row spread">
         <h1>Workflows</h1>
         <div className="row">
           <button type="button" onClick={list.reload}>Refresh</button>
-          <a className="button primary" href={href('workflows', '_new')}>New document</a>
+          {mayAuthor.allowed ? (
+            <a className="button primary" href={href('workflows', '_new')}>New document</a>
+          ) : (
+            <ScopedButton scope="author" type="button" className="primary">New document</ScopedButton>
+          )}
         </div>
       </div>
       <ErrorBox error={list.error} title="Could not load the workflows" />
