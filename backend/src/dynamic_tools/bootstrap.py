@@ -140,7 +140,8 @@ class Services:
 def seed_registry(settings: Settings) -> list[str]:
     """Copy the example folders into an empty registry root; returns what was copied.
 
-    The source directory is only read. A folder that already exists in the root is left as it
+    Each folder goes where the server reads it (the workflows to ``REGISTRY_WORKFLOWS_PATH``
+    when that is set). The source directory is only read. A folder that already exists in the root is left as it
     is, so a user's edits survive restarts.
     """
     source = settings.seed_examples_from
@@ -148,9 +149,15 @@ def seed_registry(settings: Settings) -> list[str]:
         return []
     root = settings.registry_root
     root.mkdir(parents=True, exist_ok=True)
+    # each folder where the server reads it: REGISTRY_WORKFLOWS_PATH moves the workflows
+    places = {
+        "tools": settings.tools_dir,
+        "workflows": settings.workflows_dir,
+        "catalogs": settings.catalogs_dir,
+    }
     copied = []
     for folder in SEEDED_FOLDERS:
-        src, dst = source / folder, root / folder
+        src, dst = source / folder, places.get(folder, root / folder)
         if src.is_dir() and not dst.exists():
             shutil.copytree(src, dst)
             _make_writable(dst)
