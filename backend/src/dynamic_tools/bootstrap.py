@@ -141,8 +141,8 @@ def seed_registry(settings: Settings) -> list[str]:
     """Copy the example folders into an empty registry root; returns what was copied.
 
     Each folder goes where the server reads it (the workflows to ``REGISTRY_WORKFLOWS_PATH``
-    when that is set). The source directory is only read. A folder that already exists in the root is left as it
-    is, so a user's edits survive restarts.
+    when that is set). The source directory is only read. A folder that already exists there
+    is left as it is, so a user's edits survive restarts.
     """
     source = settings.seed_examples_from
     if source is None or not source.is_dir():
