@@ -36,13 +36,16 @@ _SCALARS = frozenset({"string", "integer", "number"})
 class ProviderContract:
     """``provider`` returns items whose ``output_field`` feeds each ``tool.param`` in ``feeds``.
 
-    ``items_at`` is the property holding the items (empty when the result is the array).
+    ``items_at`` is the property holding the items (empty when the result is the array);
+    ``required_parameters`` are what calling the provider needs (a search's ``query``...), with
+    their JSON Schemas.
     """
 
     provider: str
     output_field: str
     feeds: tuple[str, ...]
     items_at: str = ""
+    required_parameters: tuple[tuple[str, dict[str, Any]], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
@@ -51,6 +54,9 @@ class ProviderContract:
             "output_field": self.output_field,
             "items_at": self.items_at,
             "feeds": list(self.feeds),
+            "required_parameters": [
+                {"name": name, "schema": schema} for name, schema in self.required_parameters
+            ],
         }
 
 
@@ -67,6 +73,9 @@ def find_provider_contracts(tools: Iterable[ToolConfig]) -> list[ProviderContrac
         if found is None:
             continue
         items_at, fields = found
+        required = tuple(
+            (name, param.schema_) for name, param in tool.parameters.items() if param.required
+        )
         resource = _resource(tool.api.path)
         naming = next((f for f in _NAMING_FIELDS if f in fields), None)
         for field in fields:
@@ -86,7 +95,9 @@ def find_provider_contracts(tools: Iterable[ToolConfig]) -> list[ProviderContrac
                 }
             )
             if feeds:
-                contracts.append(ProviderContract(tool.name, field, tuple(feeds), items_at))
+                contracts.append(
+                    ProviderContract(tool.name, field, tuple(feeds), items_at, required)
+                )
     return contracts
 
 

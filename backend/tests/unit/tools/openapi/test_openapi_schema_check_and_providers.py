@@ -74,6 +74,9 @@ def test_petstore_provider_contracts() -> None:
     assert "getPetById.petId" in feeds and "deletePet.petId" in feeds
     assert not any(f.startswith("findPetsByStatus.") for f in feeds)
     assert contracts[("findPetsByStatus", "id")].to_dict()["items_at"] == ""
+    # what calling the provider needs (the provider catalog lists it)
+    by_tags = contracts[("findPetsByTags", "id")].to_dict()["required_parameters"]
+    assert [p["name"] for p in by_tags] == ["tags"] and by_tags[0]["schema"]["type"] == "array"
 
 
 def test_wrapped_lists_and_resource_names() -> None:
