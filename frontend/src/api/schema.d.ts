@@ -155,7 +155,7 @@ export interface paths {
         put?: never;
         /**
          * Run a saved workflow or a draft
-         * @description Start a run; answers its id and status.
+         * @description Start a run (the caller's); answers its id and status.
          */
         post: operations["run_authoring_runs_post"];
         delete?: never;
@@ -665,7 +665,7 @@ export interface paths {
         };
         /**
          * List runs
-         * @description Runs, newest first, with their durations.
+         * @description Runs, newest first, with their durations and owners: the caller's own (admins: all).
          */
         get: operations["list_runs_runs_get"];
         put?: never;
@@ -713,10 +713,11 @@ export interface paths {
         };
         /**
          * Get a run
-         * @description Status, params, per-node state, result, error, waiting, and who executes it.
+         * @description Status, params, per-node state, result, error, waiting, owner, and who executes it.
          *
          *     Per node: input, output, error, attempts and timings. ``executor``: the executor holding
          *     the run in the journal, since when, whether it is alive, and a sentence saying so.
+         *     Another principal's run answers 404, as an unknown id does (admins see every run).
          */
         get: operations["get_run_runs__run_id__get"];
         put?: never;
@@ -1121,6 +1122,8 @@ export interface paths {
         /**
          * Start a run
          * @description Check the params (422 naming each field) and the document, then start the run.
+         *
+         *     The run belongs to the caller.
          */
         post: operations["start_run_workflows__workflow_id__runs_post"];
         delete?: never;
@@ -2983,6 +2986,12 @@ export interface components {
             nodes: {
                 [key: string]: components["schemas"]["NodeView"];
             };
+            /**
+             * Owner
+             * @description The principal who started the run (admin, key:<id>, oauth:<sub>); runs from before access control are the admin's
+             * @default admin
+             */
+            owner: string;
             /** Params */
             params: {
                 [key: string]: unknown;
@@ -3029,6 +3038,12 @@ export interface components {
             error?: components["schemas"]["RunErrorSummary"] | null;
             /** Finished At */
             finished_at: string | null;
+            /**
+             * Owner
+             * @description The principal who started the run (admin, key:<id>, oauth:<sub>); runs from before access control are the admin's
+             * @default admin
+             */
+            owner: string;
             /**
              * Redrive Of
              * @description The failed run whose succeeded outputs this run reuses
@@ -5942,6 +5957,8 @@ export interface operations {
                 until?: string | null;
                 limit?: number;
                 offset?: number;
+                /** @description Only this principal's runs (admins; others see only their own whatever they give) */
+                owner?: string | null;
             };
             header?: never;
             path?: never;

@@ -15,6 +15,9 @@ acts only on the principal's own runs.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from dynamic_tools.access.principals import Scope
 
 __all__ = [
@@ -26,6 +29,7 @@ __all__ = [
     "ROUTE_SCOPES",
     "UnknownAction",
     "audited",
+    "mcp_method_scope",
     "mcp_tool_scope",
     "route_scope",
 ]
@@ -139,6 +143,9 @@ MCP_TOOL_SCOPES: dict[str, Scope] = {
     "reset_workflow": RUN,
 }
 
+#: the seed's name of the planner tool, served as an alias of ``{prefix}_plan``
+PLANNER_ALIAS = "_plan"
+
 #: every resource (workflow guides and graphs, specs, schemas, catalogs) and every prompt
 MCP_RESOURCE_SCOPE = READ
 MCP_PROMPT_SCOPE = READ
@@ -194,6 +201,24 @@ def mcp_tool_scope(name: str, *, prefix: str) -> Scope:
     """
     if name in MCP_TOOL_SCOPES:
         return MCP_TOOL_SCOPES[name]
-    if name == f"{prefix}_plan":
+    if name in (f"{prefix}_plan", PLANNER_ALIAS):
         return READ
     return RUN
+
+
+def mcp_method_scope(method: str, params: Mapping[str, Any] | None, *, prefix: str) -> Scope | None:
+    """The scope an MCP request needs (None: any authenticated principal may send it).
+
+    ``tools/call`` by its tool (:func:`mcp_tool_scope`); reading resources and prompts needs
+    :data:`MCP_RESOURCE_SCOPE` / :data:`MCP_PROMPT_SCOPE`; ``tasks/*`` as
+    :data:`MCP_METHOD_SCOPES`; listing tools (filtered by scope), ``initialize``, ``ping`` and
+    notifications need none.
+    """
+    if method == "tools/call":
+        name = params.get("name") if params else None
+        return mcp_tool_scope(str(name), prefix=prefix) if isinstance(name, str) else None
+    if method.startswith("resources/") and method != "resources/unsubscribe":
+        return MCP_RESOURCE_SCOPE
+    if method.startswith("prompts/"):
+        return MCP_PROMPT_SCOPE
+    return MCP_METHOD_SCOPES.get(method)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
+from dynamic_tools.api.mcp_gate import gate
 from dynamic_tools.settings import Settings
 
 if TYPE_CHECKING:
@@ -71,9 +72,20 @@ class LazyMcp:
         return [Route("/mcp", endpoint=self), Route("/mcp/", endpoint=self)]
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """Serve one request, loading ``/mcp`` first if no request did yet."""
+        """Serve one request, loading ``/mcp`` first if no request did yet.
+
+        A request needing a scope its principal lacks is answered 403 first (``mcp_gate``).
+        """
         asgi = self._asgi if self._asgi is not None else await self._load()
-        await asgi(scope, receive, send)
+        settings = self._settings
+        await gate(
+            scope,
+            receive,
+            send,
+            asgi,
+            default_prefix=settings.mcp_api_name,
+            public_base=settings.base_url if settings.public_base_url else None,
+        )
 
     async def _load(self) -> Any:
         if self._loading is None:

@@ -55,6 +55,11 @@ class RunSummary(BaseModel):
     redrive_of: str | None = Field(
         default=None, description="The failed run whose succeeded outputs this run reuses"
     )
+    owner: str = Field(
+        default="admin",
+        description="The principal who started the run (admin, key:<id>, oauth:<sub>); runs "
+        "from before access control are the admin's",
+    )
 
 
 class RunList(BaseModel):

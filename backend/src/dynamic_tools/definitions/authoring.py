@@ -18,6 +18,7 @@ import asyncio
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from dynamic_tools.access.principals import Principal
 from dynamic_tools.definitions.repository import PreparedRun, WorkflowRepository
 from dynamic_tools.definitions.step_views import preview_inputs, step_order
 from dynamic_tools.definitions.views import (
@@ -48,12 +49,14 @@ MAX_HISTORY_DAYS = 36_500  # a century: every run ever recorded
 class RunStarter(Protocol):
     """What authoring needs of the run service: starting runs (``execution.runs.RunService``)."""
 
-    async def start(self, workflow_id: str, params: dict[str, Any]) -> RunRecord:
-        """Check params and start a run of a saved workflow."""
+    async def start(
+        self, workflow_id: str, params: dict[str, Any], *, principal: Principal
+    ) -> RunRecord:
+        """Check params and start a run of a saved workflow, owned by ``principal``."""
         ...
 
-    async def start_prepared(self, prepared: PreparedRun) -> RunRecord:
-        """Start a run of a checked plan (a draft's)."""
+    async def start_prepared(self, prepared: PreparedRun, *, principal: Principal) -> RunRecord:
+        """Start a run of a checked plan (a draft's), owned by ``principal``."""
         ...
 
 
@@ -232,15 +235,17 @@ class WorkflowAuthoring:
         )
 
     # --- runs ------------------------------------------------------------------------------
-    async def run(self, target: Target, inputs: dict[str, Any]) -> RunRecord:
-        """Start a run of a saved workflow or of a validated draft."""
+    async def run(
+        self, target: Target, inputs: dict[str, Any], *, principal: Principal
+    ) -> RunRecord:
+        """Start a run of a saved workflow or of a validated draft, owned by ``principal``."""
         if target.saved:
-            return await self.runs.start(target.workflow_id, inputs)
+            return await self.runs.start(target.workflow_id, inputs, principal=principal)
         params = check_values(target.workflow.params, inputs)
         prepared = PreparedRun.of_draft(
             target.document, target.workflow_id, params, target.version, target.scope
         )
-        return await self.runs.start_prepared(prepared)
+        return await self.runs.start_prepared(prepared, principal=principal)
 
     async def purge_history(
         self,

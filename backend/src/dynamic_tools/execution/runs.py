@@ -10,6 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from dynamic_tools.access.principals import Principal
 from dynamic_tools.definitions.repository import PreparedRun, WorkflowRepository
 from dynamic_tools.engine.params import answer_specs, check_values
 from dynamic_tools.engine.redrive import Redrive, plan_redrive
@@ -37,6 +38,11 @@ class Recovered(BaseModel):
     workflows: int = Field(description="How many DBOS workflows moved (children included)")
 
 
+def visible_to(principal: Principal) -> str | None:
+    """Whose runs ``principal`` sees: their own (their id), or every run (None: an admin)."""
+    return None if principal.is_admin else principal.id
+
+
 class RunService:
     """Starts, resumes and cancels runs (for REST, MCP and the CLI alike).
 
@@ -56,11 +62,17 @@ class RunService:
         self.launcher = launcher
         self.scopes = scopes
 
-    async def start(self, workflow_id: str, params: dict[str, Any]) -> RunRecord:
-        """Check params (422 per field) and the document, record the run, launch it."""
-        return await self.start_prepared(self.workflows.prepare_run(workflow_id, params))
+    async def start(
+        self, workflow_id: str, params: dict[str, Any], *, principal: Principal
+    ) -> RunRecord:
+        """Check params (422 per field) and the document, record the run, launch it.
 
-    async def start_prepared(self, prepared: PreparedRun) -> RunRecord:
+        The run belongs to ``principal``.
+        """
+        prepared = self.workflows.prepare_run(workflow_id, params)
+        return await self.start_prepared(prepared, principal=principal)
+
+    async def start_prepared(self, prepared: PreparedRun, *, principal: Principal) -> RunRecord:
         """Record and launch a checked run (e.g. of a document an MCP session brought)."""
         workflow_id = prepared.workflow_id
         run = await self.store.create_run(
@@ -68,6 +80,7 @@ class RunService:
             params=prepared.params,
             document_version=prepared.version,
             node_ids=prepared.node_ids,
+            owner=principal.id,
         )
         try:
             if prepared.scope is not None:
@@ -80,16 +93,20 @@ class RunService:
             raise
         return await self.store.get_run(run.run_id)
 
+    async def get(self, run_id: str, *, principal: Principal) -> RunRecord:
+        """One run as ``principal`` may see it: another's run answers as an unknown id."""
+        return await self.store.get_run(run_id, visible_to=visible_to(principal))
+
     async def redrive(
-        self, run_id: str, *, allow_changed_document: bool = False
+        self, run_id: str, *, principal: Principal, allow_changed_document: bool = False
     ) -> tuple[RunRecord, Redrive]:
         """Run a failed or cancelled run again from where it stopped.
 
         A new run, linked to it (``redrive_of``), reuses the outputs of the nodes that
         succeeded and executes the rest (``engine/redrive.py`` says which); 409 when that is
-        not possible.
+        not possible. The new run belongs to ``principal``, who must own the old one.
         """
-        old = await self.store.get_run(run_id)
+        old = await self.get(run_id, principal=principal)
         if old.status not in REDRIVABLE:
             raise ConflictError(
                 f"run '{run_id}' is {old.status}: only a failed or cancelled run can be "
@@ -127,6 +144,7 @@ class RunService:
             document_version=prepared.version,
             node_ids=prepared.node_ids,
             redrive_of=run_id,
+            owner=principal.id,
         )
         try:
             await self.launcher.start(
@@ -138,10 +156,18 @@ class RunService:
         return await self.store.get_run(run.run_id), redrive
 
     async def resume(
-        self, run_id: str, values: dict[str, Any], node_id: str | None = None
+        self,
+        run_id: str,
+        values: dict[str, Any],
+        node_id: str | None = None,
+        *,
+        principal: Principal,
     ) -> RunRecord:
-        """Answer the yield the run waits on; values are checked against its ``expects``."""
-        run = await self.store.get_run(run_id)
+        """Answer the yield the run waits on; values are checked against its ``expects``.
+
+        Only the run's owner (or an admin) may answer: another's run is an unknown id.
+        """
+        run = await self.get(run_id, principal=principal)
         prompt = run.waiting.get(node_id) if node_id else run.waiting_prompt()
         if run.status != "waiting_input" or prompt is None:
             raise ConflictError(
@@ -184,9 +210,9 @@ class RunService:
         """Who executes the run now, as the launcher's journal says (None when unknown)."""
         return await self.launcher.executor_of(run_id)
 
-    async def cancel(self, run_id: str) -> RunRecord:
-        """Cancel an active run (409 when it has already ended)."""
-        run = await self.store.get_run(run_id)
+    async def cancel(self, run_id: str, *, principal: Principal) -> RunRecord:
+        """Cancel an active run (409 when it has already ended); the owner's or an admin's."""
+        run = await self.get(run_id, principal=principal)
         if run.terminal:
             raise ConflictError(
                 f"run '{run_id}' has already ended ({run.status})",

@@ -84,6 +84,10 @@ class MarkdownWorkflowService:
         self.registry_root = registry_root
         self._clock = clock or (lambda: datetime.now(UTC))
 
+    def with_store(self, store: SessionStore) -> MarkdownWorkflowService:
+        """The same service over ``store`` (one principal's sessions)."""
+        return MarkdownWorkflowService(store, self.registry_root, clock=self._clock)
+
     # --- load_workflow ------------------------------------------------------------------------
     async def load(
         self,

@@ -33,6 +33,7 @@ from dynamic_tools.execution.runs import RunService
 from dynamic_tools.mcp.aliases import Alias, alias_property, apply_aliases, with_aliases
 from dynamic_tools.mcp.confirmation import DRY_RUN
 from dynamic_tools.mcp.entries import SessionView, ToolCall, ToolEntry
+from dynamic_tools.mcp.principal import current_principal
 from dynamic_tools.mcp.results import Operation, object_schema, operation_handler
 
 SAFETY_KEY = "dynamic-tools/safety"
@@ -412,13 +413,16 @@ class AuthoringTools:
         target = await self.authoring.checked_target(
             workflow_id=args.get("workflow_id"), content=args.get("content"), fmt=args.get("format")
         )
-        run = await self.authoring.run(target, dict(args.get("inputs") or {}))
+        inputs = dict(args.get("inputs") or {})
+        run = await self.authoring.run(target, inputs, principal=current_principal())
         return {"run_id": run.run_id, "workflow_id": run.workflow_id, "status": run.status}
 
     async def _redrive(self, args: dict[str, Any]) -> dict[str, Any]:
         old = str(args["run_id"])
         allow = bool(args.get("allow_changed_document", False))
-        run, plan = await self.runs.redrive(old, allow_changed_document=allow)
+        run, plan = await self.runs.redrive(
+            old, principal=current_principal(), allow_changed_document=allow
+        )
         return {
             "run_id": run.run_id,
             "workflow_id": run.workflow_id,
@@ -443,7 +447,7 @@ class AuthoringTools:
         run_id = str(args["run_id"])
         if self.tasks is not None and await self.tasks.cancel_job(run_id):  # a task before its run
             return {"operation_id": run_id, "run_id": None, "status": "cancelled"}
-        run = await self.runs.cancel(run_id)
+        run = await self.runs.cancel(run_id, principal=current_principal())
         return {"run_id": run.run_id, "status": run.status, "cancelled": True}
 
     async def _purge(self, args: dict[str, Any]) -> dict[str, Any]:
@@ -475,7 +479,7 @@ class AuthoringTools:
     async def _preview_cancel(self, args: dict[str, Any]) -> dict[str, Any]:
         run_id = str(args["run_id"])
         try:
-            run = await self.authoring.store.get_run(run_id)
+            run = await self.runs.get(run_id, principal=current_principal())
         except NotFoundError:
             state = None if self.tasks is None else await self.tasks.task_state(run_id)
             if state == "drafting":  # a task still drafting its workflow: no run yet

@@ -23,7 +23,9 @@ from mcp.shared.message import ServerMessageMetadata
 from mcp_types.jsonrpc import REQUEST_TIMEOUT
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from dynamic_tools.access.principals import Principal
 from dynamic_tools.mcp.errors import ToolError
+from dynamic_tools.mcp.principal import principal_of
 
 RELATED_TASK = "io.modelcontextprotocol/related-task"
 STDIO_SESSION = f"stdio-{uuid.uuid4().hex}"  # one stdio process serves one client session
@@ -62,6 +64,7 @@ class CallChannel:
 
     protocol_version: str
     progress: Progress
+    principal: Principal  # who the call speaks for (mcp/principal.py): runs are theirs
     elicit: Elicit | None = None  # None: no elicitation on this session
     input_responses: dict[str, Any] | None = None
     request_state: str | None = None
@@ -134,6 +137,7 @@ def channel_for(
     return CallChannel(
         protocol_version=ctx.protocol_version,
         progress=session.report_progress,
+        principal=principal_of(ctx),
         elicit=elicit if back_channel and caps.elicitation is not None else None,
         sample=sample if back_channel and caps.sampling is not None else None,
         tools_changed=tools_changed,

@@ -2,7 +2,8 @@
 
 State is kept per workflow session in the database (:class:`MarkdownSessionStore`); by default
 the workflow session is the MCP session (``Mcp-Session-Id`` over HTTP, the process on stdio),
-or the ``session_id`` a client passes. Tool names in a markdown step are checked against the
+or the ``session_id`` a client passes — within the sessions of the request's principal, so one
+principal never reaches another's. Tool names in a markdown step are checked against the
 tools this MCP session can call.
 """
 
@@ -16,6 +17,7 @@ from dynamic_tools.markdown.service import MarkdownWorkflowService
 from dynamic_tools.markdown.tool_specs import TOOL_SPECS, call_tool
 from dynamic_tools.mcp.entries import Handler, Result, SessionView, ToolCall, ToolEntry
 from dynamic_tools.mcp.results import data_result
+from dynamic_tools.persistence.markdown_store import MarkdownSessionStore
 
 
 def markdown_tool(spec: dict[str, Any]) -> types.Tool:
@@ -36,19 +38,26 @@ def markdown_tool(spec: dict[str, Any]) -> types.Tool:
     )
 
 
-def add_markdown_tools(view: SessionView, service: MarkdownWorkflowService) -> None:
-    """Offer the five tools in ``view``."""
+def add_markdown_tools(
+    view: SessionView, service: MarkdownWorkflowService, sessions: MarkdownSessionStore
+) -> None:
+    """Offer the five tools in ``view``; each principal's sessions are its own."""
     for spec in TOOL_SPECS:
-        view.add(ToolEntry(markdown_tool(spec), "markdown", _handler(service, spec["name"])))
+        handler = _handler(service, sessions, spec["name"])
+        view.add(ToolEntry(markdown_tool(spec), "markdown", handler))
 
 
-def _handler(service: MarkdownWorkflowService, name: str) -> Handler:
+def _handler(
+    service: MarkdownWorkflowService, sessions: MarkdownSessionStore, name: str
+) -> Handler:
     async def handle(call: ToolCall) -> Result:
+        # another principal's session id is a session of its own here (no existence leak)
+        owned = service.with_store(sessions.owned_by(call.channel.principal.id))
         callable_tools = {
             n for n, e in call.view.entries.items() if e.layer in ("api", "recipe", "workflow")
         }
         data = await call_tool(
-            service,
+            owned,
             name,
             call.arguments,
             transport_session_id=call.channel.session_id,

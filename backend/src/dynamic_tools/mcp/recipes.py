@@ -50,9 +50,17 @@ def schema_hash(config: ToolConfig) -> str:
 
 
 def scope_of(view: SessionView) -> str:
-    """The API a recipe belongs to: the registry, or one X-Target-URL."""
+    """The API a recipe belongs to (the registry, or one X-Target-URL), and whose it is.
+
+    Recipes are learned from one principal's questions and hold their values: another
+    principal's session neither sees nor replays them. The admin's keep their scope as before.
+    """
     target = view.config.target_url
-    return "registry" if target is None else hashlib.sha256(target.encode()).hexdigest()[:32]
+    api = "registry" if target is None else hashlib.sha256(target.encode()).hexdigest()[:32]
+    owner = view.config.recipe_owner
+    if owner == "admin":
+        return api
+    return f"{api}~{hashlib.sha256(owner.encode()).hexdigest()[:16]}"
 
 
 @dataclass(frozen=True)
@@ -206,6 +214,7 @@ class RecipeLayer:
             return
         _, created = await self.store.save(
             scope=scope_of(call.view),
+            owner=call.view.config.recipe_owner,
             name=draft.name,
             tool=draft.tool,
             fixed=draft.fixed,

@@ -32,8 +32,16 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from dynamic_tools import __version__
-from dynamic_tools.errors import DynamicToolsError, InvalidInputError
-from dynamic_tools.logs import bind_correlation_id
+from dynamic_tools.access.authenticate import require
+from dynamic_tools.access.policy import (
+    MCP_PROMPT_SCOPE,
+    MCP_RESOURCE_SCOPE,
+    audited,
+    mcp_tool_scope,
+)
+from dynamic_tools.access.principals import Principal
+from dynamic_tools.errors import DynamicToolsError, ForbiddenError, InvalidInputError
+from dynamic_tools.logs import bind_correlation_id, correlation_id
 from dynamic_tools.mcp.arguments import check_arguments
 from dynamic_tools.mcp.channel import channel_for
 from dynamic_tools.mcp.client_log import ClientLog, session_key
@@ -50,6 +58,7 @@ from dynamic_tools.mcp.errors import (
     unknown_tool,
 )
 from dynamic_tools.mcp.event_store import ResumableSessionManager
+from dynamic_tools.mcp.principal import bind_principal, principal_of
 from dynamic_tools.mcp.request_spans import RequestSpans
 from dynamic_tools.mcp.resource_updates import ResourceUpdates
 from dynamic_tools.mcp.resources import ResourceSet
@@ -146,7 +155,8 @@ class McpEndpoint:
         request = getattr(ctx, "request", None)
         headers = getattr(request, "headers", None)
         try:
-            return await self.surface.view(parse_session_headers(headers))
+            config = parse_session_headers(headers).for_principal(principal_of(ctx).id)
+            return await self.surface.view(config)
         except DynamicToolsError as exc:
             raise invalid_params(exc) from None
 
@@ -189,24 +199,28 @@ class McpEndpoint:
         view = await self.view_for(ctx)
         if view.problems:
             await self._report_problems(ctx, view)
+        listed = _callable(view, principal_of(ctx))
         cursor = params.cursor if params is not None else None
-        if cursor is None and len(view.tools) <= TOOLS_PAGE:
-            return types.ListToolsResult(tools=view.tools)
+        if cursor is None and len(listed) <= TOOLS_PAGE:
+            return types.ListToolsResult(tools=listed)
         if cursor is not None and not cursor.isdigit():
             raise MCPError(INVALID_PARAMS, f"cursor '{cursor[:40]}' is not one this server gave")
         start = int(cursor or 0)
         end = start + TOOLS_PAGE
-        following = str(end) if end < len(view.tools) else None
-        return types.ListToolsResult(tools=view.tools[start:end], next_cursor=following)
+        following = str(end) if end < len(listed) else None
+        return types.ListToolsResult(tools=listed[start:end], next_cursor=following)
 
     async def _call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> Result:
         view = await self.view_for(ctx)
         entry = view.entry(params.name)
         if entry is None:
             raise unknown_tool(params.name)
-        try:
+        principal = principal_of(ctx)
+        needed = mcp_tool_scope(entry.tool.name, prefix=view.prefix)
+        try:  # the HTTP gate answered 403 already; this holds for every transport
+            require(principal, needed, f"call {entry.tool.name}")
             arguments = check_arguments(entry.tool, params.arguments)
-        except InvalidInputError as exc:  # nothing runs with arguments its schema refuses
+        except (InvalidInputError, ForbiddenError) as exc:  # nothing runs then
             return await self._answer(ctx, entry, error_result(exc))
         timeout_s = self.surface.services.settings.mcp_client_request_timeout_s
         channel = channel_for(ctx, params, timeout_s=timeout_s)
@@ -223,7 +237,26 @@ class McpEndpoint:
             result = error_result(exc)
         except Exception as exc:  # a bug: the model gets a correlation id, the log the details
             result = unexpected_result(exc, tool=params.name)
+        if audited(entry.tool.name, needed):
+            await self._audit(principal, entry.tool.name, call.arguments, result)
         return await self._answer(ctx, entry, result)
+
+    async def _audit(
+        self, principal: Principal, tool: str, arguments: dict[str, Any], result: Result
+    ) -> None:
+        """Record an authoring or destructive tool call: who, what, on what, how it ended."""
+        named = [f"{k}={arguments[k]}" for k in AUDIT_TARGETS if isinstance(arguments.get(k), str)]
+        failed = isinstance(result, types.CallToolResult) and result.is_error
+        try:
+            await self.surface.services.audit.record(
+                principal=principal.id,
+                action=tool,
+                target=", ".join(named)[:1024] or tool,
+                outcome="failed" if failed else "ok",
+                correlation_id=correlation_id(),
+            )
+        except Exception as exc:  # the answer stands: a failed audit write is logged, loudly
+            logger.error("audit entry not written for {} ({})", tool, type(exc).__name__)
 
     async def _answer(self, ctx: Any, entry: ToolEntry, result: Result) -> Result:
         """``result`` as the client gets it; the session's log and subscriptions told."""
@@ -268,6 +301,10 @@ class McpEndpoint:
     ) -> types.ReadResourceResult:
         view = await self.view_for(ctx)
         try:
+            require(principal_of(ctx), MCP_RESOURCE_SCOPE, f"read {params.uri}")
+        except ForbiddenError as exc:
+            raise invalid_params(exc) from None
+        try:
             return await self.resources.read(view, str(params.uri))
         except DynamicToolsError as exc:
             raise resource_not_found(exc) from None
@@ -307,6 +344,7 @@ class McpEndpoint:
     async def _get_prompt(self, ctx: Any, params: types.GetPromptRequestParams) -> Any:
         view = await self.view_for(ctx)
         try:
+            require(principal_of(ctx), MCP_PROMPT_SCOPE, f"get the prompt {params.name}")
             # in a thread: workflow.fix_validation parses and validates the given document
             return await asyncio.to_thread(
                 self.surface.prompts.get, view, params.name, dict(params.arguments or {})
@@ -321,6 +359,7 @@ async def _correlate(ctx: Any, call_next: Callable[[Any], Awaitable[Any]]) -> An
     value = getattr(state, "correlation_id", None) if state is not None else None
     correlation_id = str(value) if value else uuid.uuid4().hex
     bind_correlation_id(correlation_id)
+    bind_principal(principal_of(ctx))  # whose runs and tasks the request's handlers see
     with logger.contextualize(correlation_id=correlation_id):
         return await call_next(ctx)
 
@@ -343,6 +382,17 @@ class _TaskJobs:
     async def cancel_job(self, task_id: str) -> bool:
         """Cancel a task whose run has not started (False: no such task, or it has a run)."""
         return await self.runtime.cancel_job(task_id)
+
+
+#: the arguments that name what an audited tool acts on (never bodies, documents or inputs)
+AUDIT_TARGETS = ("workflow_id", "new_id", "run_id", "operation_id", "name", "file")
+
+
+def _callable(view: SessionView, principal: Principal) -> list[types.Tool]:
+    """The view's tools ``principal`` may call (an admin: all of them, as listed)."""
+    if principal.is_admin:
+        return view.tools
+    return [t for t in view.tools if principal.may(mcp_tool_scope(t.name, prefix=view.prefix))]
 
 
 def _mentions_header(schema: Any) -> bool:

@@ -33,7 +33,7 @@ import hashlib
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from dynamic_tools.errors import InvalidInputError
@@ -70,6 +70,16 @@ class SessionConfig:
     workflow_url: str | None = None
     workflow_resources_url: str | None = None
     fingerprint: str = ""
+    #: whose learned recipes the session offers and learns (``admin``: a one-person setup's)
+    recipe_owner: str = "admin"
+
+    def for_principal(self, principal_id: str) -> SessionConfig:
+        """The same configuration for ``principal_id``'s session: its own recipes (and view)."""
+        if principal_id == self.recipe_owner:
+            return self
+        return replace(
+            self, recipe_owner=principal_id, fingerprint=f"{self.fingerprint}|{principal_id}"
+        )
 
     @property
     def brings_documents(self) -> bool:

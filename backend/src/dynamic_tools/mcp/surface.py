@@ -126,7 +126,10 @@ class McpSurface:
             FunctionLayer(
                 "listings", lambda view: add_listing_tools(view, self.authoring.providers)
             ),
-            FunctionLayer("markdown", lambda view: add_markdown_tools(view, markdown)),
+            FunctionLayer(
+                "markdown",
+                lambda view: add_markdown_tools(view, markdown, services.markdown_store),
+            ),
         ]
         return layers
 
@@ -522,7 +525,7 @@ def _run_starter(
                 False,
                 session_scope(view),
             )
-        run = await authoring.run(target, call.arguments)
+        run = await authoring.run(target, call.arguments, principal=call.channel.principal)
         return run.run_id
 
     return start

@@ -24,6 +24,7 @@ import mcp_types as types
 from dynamic_tools.definitions.authoring import Target, WorkflowAuthoring
 from dynamic_tools.engine.models import ParamSpec
 from dynamic_tools.errors import ConfigurationError, InvalidInputError, WorkflowInvalidError
+from dynamic_tools.execution.runs import visible_to
 from dynamic_tools.mcp.authoring_tools import ANNOTATIONS, SAFETY_KEY
 from dynamic_tools.mcp.channel import ClientRequestTimeout
 from dynamic_tools.mcp.entries import Result, SessionView, ToolCall, ToolEntry
@@ -143,7 +144,8 @@ class TaskFlows:
         target = await self.authoring.checked_target(
             workflow_id=args.get("workflow_id"), content=args.get("content")
         )
-        run = await self.authoring.run(target, dict(args.get("inputs") or {}))
+        inputs = dict(args.get("inputs") or {})
+        run = await self.authoring.run(target, inputs, principal=call.channel.principal)
         return run.run_id
 
     async def _author_and_run(self, call: ToolCall, job: Any) -> str:
@@ -162,7 +164,9 @@ class TaskFlows:
         return await self._start(call, job, target, dict(args.get("inputs") or {}))
 
     async def _repair_and_rerun(self, call: ToolCall, job: Any) -> str:
-        run = await self.authoring.store.get_run(str(call.arguments["run_id"]))
+        run = await self.authoring.store.get_run(
+            str(call.arguments["run_id"]), visible_to=visible_to(call.channel.principal)
+        )
         if run.status != "failed":
             raise InvalidInputError(
                 f"run '{run.run_id}' is {run.status}; only a failed run can be repaired",
@@ -194,7 +198,8 @@ class TaskFlows:
         """Start the saved workflow's run; missing inputs are asked for when the client can."""
         resolved = await self._inputs(call, job, target, inputs)
         await job.set_stage("starting the run")
-        return str(await job.start_run(self.authoring.run(target, resolved)))
+        started = self.authoring.run(target, resolved, principal=call.channel.principal)
+        return str(await job.start_run(started))
 
     async def _inputs(
         self, call: ToolCall, job: Any, target: Target, inputs: dict[str, Any]

@@ -16,10 +16,12 @@ in ``workflow.author_and_run``) is a job in this process until the run starts. T
 (:mod:`dynamic_tools.persistence.task_store`) keeps its owner, its ttl and its own end, so
 tasks survive restarts like runs do.
 
-Owner: the API token's holder when ``API_TOKEN`` is set (every client with the token is the
-same identity, across sessions and restarts); ``stdio`` on stdio; otherwise the MCP session.
-``tasks/get``, ``result``, ``list`` and ``cancel`` see the caller's own tasks only; anyone
-else's task answers the same "no task" error as an unknown id.
+Owner: the request's principal when access control is on (``access/``: an API key, an OAuth
+subject, ``admin`` for ``API_TOKEN`` — one principal's tasks across its sessions and restarts);
+``stdio`` on stdio; otherwise (a one-person setup, no credential) the MCP session.
+``tasks/get``, ``result``, ``list`` and ``cancel`` see the caller's own tasks only — an admin's
+every task — and anyone else's task answers the same "no task" error as an unknown id. The run
+a task starts belongs to the same principal.
 """
 
 from __future__ import annotations
@@ -38,8 +40,17 @@ from loguru import logger
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from dynamic_tools.access.authenticate import require
+from dynamic_tools.access.policy import MCP_METHOD_SCOPES, mcp_tool_scope
+from dynamic_tools.access.principals import LOCAL
 from dynamic_tools.engine import events as ev
-from dynamic_tools.errors import ConflictError, DynamicToolsError, InvalidInputError, NotFoundError
+from dynamic_tools.errors import (
+    ConflictError,
+    DynamicToolsError,
+    ForbiddenError,
+    InvalidInputError,
+    NotFoundError,
+)
 from dynamic_tools.mcp.arguments import check_arguments
 from dynamic_tools.mcp.channel import RELATED_TASK, CallChannel, ClientRequestTimeout, channel_for
 from dynamic_tools.mcp.entries import ToolCall
@@ -49,10 +60,12 @@ from dynamic_tools.mcp.errors import (
     TaskInterrupted,
     error_payload,
     error_result,
+    invalid_params,
     payload_result,
     unexpected_result,
     unknown_tool,
 )
+from dynamic_tools.mcp.principal import current_principal, principal_of
 from dynamic_tools.mcp.task_link import ClientLink
 from dynamic_tools.mcp.task_push import TaskPush
 from dynamic_tools.mcp.task_views import TERMINAL, task_view
@@ -119,6 +132,18 @@ TaskStarter = Callable[[ToolCall], Awaitable[str]]  # → the run id
 JobStarter = Callable[[ToolCall, TaskJob], Awaitable[str]]  # drafting, then → the run id
 
 
+def _allowed(ctx: Any, method: str) -> None:
+    """Refuse a ``tasks/*`` request whose principal lacks the scope the table gives it."""
+    try:
+        require(principal_of(ctx), MCP_METHOD_SCOPES[method], method)
+    except ForbiddenError as exc:
+        raise invalid_params(exc) from None
+
+
+#: the runtime acts on a task's run only after checking the task is the caller's
+ADMIN_OF_TASKS = LOCAL
+
+
 class TaskRuntime:
     """Creates and serves tasks for the endpoint's tools (see the module docstring)."""
 
@@ -169,8 +194,9 @@ class TaskRuntime:
         request = getattr(ctx, "request", None)
         if request is None:
             return "stdio"
-        if self._services.settings.api_token is not None:
-            return "api-token"  # the middleware let only the token's holder in
+        principal = principal_of(ctx)
+        if principal.kind != LOCAL.kind:  # access control is on: the principal, any session
+            return principal.id
         session_id = request.headers.get("mcp-session-id")
         if not session_id:
             raise MCPError(
@@ -213,6 +239,10 @@ class TaskRuntime:
         entry = view.entry(name)
         if entry is None:
             raise unknown_tool(name)
+        try:  # the HTTP gate answered 403 already; this holds for every transport
+            require(principal_of(ctx), mcp_tool_scope(entry.tool.name, prefix=view.prefix), name)
+        except ForbiddenError as exc:
+            raise invalid_params(exc) from None
         if entry.start_task is None and entry.start_job is None:
             raise MCPError(
                 INVALID_PARAMS,
@@ -272,6 +302,7 @@ class TaskRuntime:
         return CallChannel(
             protocol_version=ctx.protocol_version,
             progress=no_progress,
+            principal=principal_of(ctx),
             elicit=link.elicit if caps is not None and caps.elicitation is not None else None,
             sample=link.sample if caps is not None and caps.sampling is not None else None,
             task_id=job.task_id,
@@ -428,9 +459,16 @@ class TaskRuntime:
         quiet = max(3 * self._timeout_s, 600.0)  # a replica updates a live job's row sooner
         return now - row.updated_at > timedelta(seconds=quiet)
 
+    def _sees_all(self, ctx: Any) -> bool:
+        """An admin of a server with access control sees every principal's tasks."""
+        if getattr(ctx, "request", None) is None:
+            return False
+        principal = principal_of(ctx)
+        return principal.is_admin and principal.kind != LOCAL.kind
+
     async def _load(self, ctx: Any, task_id: str) -> tuple[TaskRow, RunRecord | None]:
         row = await self.store.get(task_id)
-        if row is None or row.owner != self.owner_of(ctx):
+        if row is None or (row.owner != self.owner_of(ctx) and not self._sees_all(ctx)):
             raise _no_task(task_id)
         settled = await self._settle([row])
         if not settled:
@@ -442,15 +480,17 @@ class TaskRuntime:
         return task_view(row, run, job.detail if job is not None and run is None else None)
 
     async def _get(self, ctx: Any, params: types.GetTaskRequestParams) -> dict[str, Any]:
+        _allowed(ctx, "tasks/get")
         row, run = await self._load(ctx, params.task_id)
         return self._view(row, run)
 
     async def _list(self, ctx: Any, params: types.PaginatedRequestParams) -> dict[str, Any]:
+        _allowed(ctx, "tasks/list")
         cursor = params.cursor
         if cursor is not None and not cursor.isdigit():
             raise MCPError(INVALID_PARAMS, f"cursor '{cursor[:40]}' is not one this server gave")
         offset = min(int(cursor or 0), 2**53)  # past every task; the database stops at 2**63
-        owner = self.owner_of(ctx)
+        owner = None if self._sees_all(ctx) else self.owner_of(ctx)
         await self._purge()
         rows, total = await self.store.page(owner, offset=offset, limit=PAGE_SIZE)
         tasks = [self._view(row, run) for row, run in await self._settle(rows)]
@@ -460,6 +500,7 @@ class TaskRuntime:
         return data
 
     async def _cancel(self, ctx: Any, params: types.CancelTaskRequestParams) -> dict[str, Any]:
+        _allowed(ctx, "tasks/cancel")
         task_id = params.task_id
         row, run = await self._load(ctx, task_id)
         status = self._view(row, run)["status"]
@@ -474,14 +515,19 @@ class TaskRuntime:
         await self.store.end(task_id, "cancelled", stage="cancelled", run_id=run_id)
         if run_id is not None:
             with contextlib.suppress(ConflictError, NotFoundError):  # it ended meanwhile
-                await self._services.runs.cancel(run_id)
+                await self._services.runs.cancel(run_id, principal=ADMIN_OF_TASKS)
         if job is not None:
             job.changed.set()
         row, run = await self._load(ctx, task_id)
         return self._view(row, run)
 
     async def task_state(self, task_id: str) -> str | None:
-        """A task that has no run: ``drafting`` or ``ended``; None for another id (or a run's)."""
+        """A task that has no run: ``drafting`` or ``ended``; None for another id (or a run's).
+
+        Another principal's task is "another id" (the current request's principal decides).
+        """
+        if not await self._visible(task_id):
+            return None
         job = self.jobs.get(task_id)
         if job is not None and job.run_id is None and not job.done.is_set():
             return "drafting"
@@ -510,9 +556,21 @@ class TaskRuntime:
         await self.store.end(task_id, "cancelled", stage="cancelled", run_id=run_id)
         if run_id is not None:
             with contextlib.suppress(ConflictError, NotFoundError):  # it ended meanwhile
-                await self._services.runs.cancel(run_id)
+                await self._services.runs.cancel(run_id, principal=ADMIN_OF_TASKS)
         job.changed.set()
         return True
+
+    async def _visible(self, task_id: str) -> bool:
+        """Whether the current request's principal may see task ``task_id``.
+
+        With access control, a principal sees its own tasks (an admin every task); without it,
+        every request is the one user's.
+        """
+        principal = current_principal()
+        if principal.is_admin:
+            return True
+        row = await self.store.get(task_id)
+        return row is not None and row.owner == principal.id
 
     @staticmethod
     async def _stop_job(job: TaskJob) -> str | None:
@@ -527,6 +585,7 @@ class TaskRuntime:
         return job.run_id
 
     async def _result(self, ctx: Any, params: types.GetTaskPayloadRequestParams) -> dict[str, Any]:
+        _allowed(ctx, "tasks/result")
         task_id = params.task_id
         row, _ = await self._load(ctx, task_id)
         job = self.jobs.get(task_id)

@@ -22,6 +22,7 @@ from typing import Any
 import anyio
 import mcp_types as types
 
+from dynamic_tools.access.principals import Principal
 from dynamic_tools.definitions.repository import PreparedRun
 from dynamic_tools.definitions.step_views import preview_inputs
 from dynamic_tools.engine import events as ev
@@ -123,7 +124,7 @@ class WorkflowCalls:
         if channel.modern and channel.request_state:
             return await self._continue_from_state(channel, workflow_id)
         try:
-            run = await self.runs.start(workflow_id, params)
+            run = await self.runs.start(workflow_id, params, principal=channel.principal)
         except DynamicToolsError as exc:
             return error_result(exc)
         return await self.follow(run.run_id, channel, after=0)
@@ -135,7 +136,7 @@ class WorkflowCalls:
         if channel.modern and channel.request_state:
             return await self._continue_from_state(channel, prepared.workflow_id)
         try:
-            run = await self.runs.start_prepared(prepared)
+            run = await self.runs.start_prepared(prepared, principal=channel.principal)
         except DynamicToolsError as exc:
             return error_result(exc)
         return await self.follow(run.run_id, channel, after=0)
@@ -147,8 +148,8 @@ class WorkflowCalls:
         if channel.modern and channel.request_state:
             return await self._continue_from_state(channel, None)
         try:
-            before = await self.store.get_run(run_id)
-            await self.runs.resume(run_id, values, node_id)
+            before = await self.runs.get(run_id, principal=channel.principal)
+            await self.runs.resume(run_id, values, node_id, principal=channel.principal)
         except DynamicToolsError as exc:
             return error_result(exc)
         return await self.follow(run_id, channel, after=before.event_count)
@@ -168,7 +169,7 @@ class WorkflowCalls:
                 )
             )
         try:
-            run = await self.store.get_run(run_id)
+            run = await self.runs.get(run_id, principal=channel.principal)
             if workflow_id is not None and run.workflow_id != workflow_id:
                 raise InvalidInputError(
                     f"requestState belongs to a run of '{run.workflow_id}', not '{workflow_id}'",
@@ -178,7 +179,7 @@ class WorkflowCalls:
             content = _elicit_content(answer)
             if content is None:  # declined or dismissed: the run stays waiting
                 return waiting_result(run)
-            await self.runs.resume(run_id, content, node_id)
+            await self.runs.resume(run_id, content, node_id, principal=channel.principal)
         except DynamicToolsError as exc:
             return error_result(exc)
         return await self.follow(run_id, channel, after=run.event_count)
@@ -191,7 +192,7 @@ class WorkflowCalls:
             return await self._follow(run_id, channel, after)
         except anyio.get_cancelled_exc_class():
             with anyio.CancelScope(shield=True):
-                await self._cancel_quietly(run_id)
+                await self._cancel_quietly(run_id, channel.principal)
             raise
 
     async def _follow(
@@ -253,13 +254,14 @@ class WorkflowCalls:
                     raise  # a task fails (and its run ends) when its client never answers
                 return waiting_result(run)  # the run keeps waiting for workflow.resume
             if answer.action == "decline":
-                await self._cancel_quietly(run.run_id)
+                await self._cancel_quietly(run.run_id, channel.principal)
                 final = await self.store.get_run(run.run_id)
                 return run_result(final, declined=node_id)
             if answer.action != "accept":
                 return waiting_result(run)
             try:
-                await self.runs.resume(run.run_id, dict(answer.content or {}), node_id)
+                answered = dict(answer.content or {})
+                await self.runs.resume(run.run_id, answered, node_id, principal=channel.principal)
                 return None
             except InvalidInputError as exc:
                 why = "; ".join(f"{v['path']}: {v['message']}" for v in exc.violations)
@@ -268,9 +270,9 @@ class WorkflowCalls:
                 return None  # answered elsewhere or no longer waiting: keep following
         return waiting_result(run)
 
-    async def _cancel_quietly(self, run_id: str) -> None:
+    async def _cancel_quietly(self, run_id: str, principal: Principal) -> None:
         with contextlib.suppress(DynamicToolsError):  # already ended: nothing to cancel
-            await self.runs.cancel(run_id)
+            await self.runs.cancel(run_id, principal=principal)
 
 
 def _elicit_content(answer: Any) -> dict[str, Any] | None:

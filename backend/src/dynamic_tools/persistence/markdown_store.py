@@ -15,6 +15,7 @@ two replicas, never both apply to the same state; a change that raises writes no
 from __future__ import annotations
 
 import asyncio
+import hashlib
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any, TypeVar
@@ -29,6 +30,10 @@ T = TypeVar("T")
 Change = Callable[[dict[str, Any] | None], tuple[dict[str, Any] | None, T]]
 
 _TITLE_MAX = 512
+
+
+ADMIN = "admin"  # access/principals.ADMIN_ID: the owner of sessions from before ownership
+MAX_KEY = 255
 
 
 class MarkdownSessionStore:
@@ -49,26 +54,30 @@ class MarkdownSessionStore:
             row = conn.execute(query).first()
         return dict(row[0]) if row is not None else None
 
-    async def update(self, session_id: str, change: Change[T]) -> T:
+    async def update(self, session_id: str, change: Change[T], *, owner: str = ADMIN) -> T:
         """Apply ``change`` to the session's state atomically; returns what ``change`` returns.
 
         ``change`` gets the current state (None when the session has none) and returns the new
         state (None: write nothing) and a result. It runs in a worker thread, inside the
-        transaction: it must not block on anything but CPU.
+        transaction: it must not block on anything but CPU. A new session is ``owner``'s.
         """
-        return await asyncio.to_thread(self._update_sync, session_id, change)
+        return await asyncio.to_thread(self._update_sync, session_id, change, owner)
 
-    def _update_sync(self, session_id: str, change: Change[T]) -> T:
+    def owned_by(self, owner: str) -> OwnedSessions:
+        """This store as ``owner`` sees it (see :class:`OwnedSessions`)."""
+        return OwnedSessions(self, owner)
+
+    def _update_sync(self, session_id: str, change: Change[T], owner: str = ADMIN) -> T:
         for attempt in range(3):
             try:
                 with write_transaction(self.engine) as conn:
-                    return self._apply(conn, session_id, change)
+                    return self._apply(conn, session_id, change, owner)
             except IntegrityError:  # another writer created the row first: read it and retry
                 if attempt == 2:
                     raise
         raise AssertionError("unreachable")
 
-    def _apply(self, conn: Connection, session_id: str, change: Change[T]) -> T:
+    def _apply(self, conn: Connection, session_id: str, change: Change[T], owner: str = ADMIN) -> T:
         table = markdown_sessions
         query = select(table.c.state, table.c.revision).where(table.c.session_id == session_id)
         row = conn.execute(query.with_for_update()).first()
@@ -85,7 +94,9 @@ class MarkdownSessionStore:
         }
         if row is None:
             conn.execute(
-                insert(table).values(session_id=session_id, revision=1, created_at=now, **values)
+                insert(table).values(
+                    session_id=session_id, revision=1, created_at=now, owner=owner, **values
+                )
             )
         else:
             conn.execute(
@@ -147,3 +158,34 @@ def _title(state: dict[str, Any]) -> str | None:
     workflow = state.get("workflow")
     title = workflow.get("title") if isinstance(workflow, dict) else None
     return str(title)[:_TITLE_MAX] if title else None
+
+
+class OwnedSessions:
+    """The markdown sessions of one principal: the same session ids, kept apart from others'.
+
+    A client names its workflow session (``session_id``, or its MCP session); two principals
+    naming the same id get two sessions, and neither can tell the other's exists. The admin
+    (and a one-person setup) keeps the ids as given, as before access control.
+    """
+
+    def __init__(self, store: MarkdownSessionStore, owner: str) -> None:
+        self.store = store
+        self.owner = owner
+
+    def key(self, session_id: str) -> str:
+        """The stored id of ``session_id`` for this owner (at most 255 characters)."""
+        if self.owner == ADMIN:
+            return session_id
+        tag = hashlib.sha256(self.owner.encode()).hexdigest()[:16]
+        key = f"p{tag}:{session_id}"
+        if len(key) > MAX_KEY:
+            key = f"p{tag}:{hashlib.sha256(session_id.encode()).hexdigest()}"
+        return key
+
+    async def get(self, session_id: str) -> dict[str, Any] | None:
+        """The state of this owner's ``session_id``, or None."""
+        return await self.store.get(self.key(session_id))
+
+    async def update(self, session_id: str, change: Change[T]) -> T:
+        """:meth:`MarkdownSessionStore.update` on this owner's ``session_id``."""
+        return await self.store.update(self.key(session_id), change, owner=self.owner)

@@ -70,8 +70,12 @@ class RecipeStore:
         parameters: dict[str, Any],
         schema_hash: str,
         question: str,
+        owner: str = "admin",
     ) -> tuple[Recipe, bool]:
-        """Store a verified recipe; ``(recipe, created)`` — an existing one counts a use."""
+        """Store a verified recipe; ``(recipe, created)`` — an existing one counts a use.
+
+        ``owner``: the principal whose question it was learned from (its scope names them too).
+        """
 
         def work() -> tuple[Recipe, bool]:
             now = utc_now()
@@ -99,6 +103,7 @@ class RecipeStore:
                             uses=1,
                             created_at=now,
                             verified_at=now,
+                            owner=owner,
                         )
                     )
                     created = True

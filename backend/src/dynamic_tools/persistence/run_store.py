@@ -76,6 +76,14 @@ MAX_QUEUED = 20_000
 """Events that may wait for the writer before emitting waits too."""
 
 
+ADMIN = "admin"  # access/principals.ADMIN_ID: the owner of runs from before ownership
+
+
+def unknown_run(run_id: str) -> NotFoundError:
+    """The answer for a run id that names no run — or another principal's run (the same)."""
+    return NotFoundError(f"run '{run_id}' does not exist", context={"run_id": run_id})
+
+
 class RunStore:
     """Runs and run events in one database (see the module docstring for the rules)."""
 
@@ -119,10 +127,12 @@ class RunStore:
         node_ids: list[str] | None = None,
         run_id: str | None = None,
         redrive_of: str | None = None,
+        owner: str = ADMIN,
     ) -> RunRecord:
         """Record a new ``pending`` run (nodes listed as pending) and its ``run_created`` event.
 
-        ``redrive_of`` links a redrive to the run whose outputs it reuses.
+        ``redrive_of`` links a redrive to the run whose outputs it reuses; ``owner`` is the
+        principal who started it.
         """
         run_id = run_id or uuid.uuid4().hex
         return await asyncio.to_thread(
@@ -133,6 +143,7 @@ class RunStore:
             document_version,
             node_ids or [],
             redrive_of,
+            owner,
         )
 
     def _create_sync(
@@ -143,6 +154,7 @@ class RunStore:
         version: str | None,
         node_ids: list[str],
         redrive_of: str | None = None,
+        owner: str = ADMIN,
     ) -> RunRecord:
         now = utc_now()
         try:
@@ -158,6 +170,7 @@ class RunStore:
                         created_at=now,
                         updated_at=now,
                         redrive_of=redrive_of,
+                        owner=owner,
                     )
                 )
                 if node_ids:
@@ -182,16 +195,22 @@ class RunStore:
         self._tell(stored)
         return self._get_sync(run_id)
 
-    async def get_run(self, run_id: str) -> RunRecord:
-        """One run; :class:`NotFoundError` when unknown."""
-        await self.writer.flush()
-        return await asyncio.to_thread(self._get_sync, run_id)
+    async def get_run(self, run_id: str, *, visible_to: str | None = None) -> RunRecord:
+        """One run; :class:`NotFoundError` when unknown.
 
-    def _get_sync(self, run_id: str, with_nodes: bool = True) -> RunRecord:
+        ``visible_to``: a principal who sees only their own runs — another's run answers
+        exactly as an unknown id (None: every run, as for admins and the engine itself).
+        """
+        await self.writer.flush()
+        return await asyncio.to_thread(self._get_sync, run_id, True, visible_to)
+
+    def _get_sync(
+        self, run_id: str, with_nodes: bool = True, visible_to: str | None = None
+    ) -> RunRecord:
         with self.engine.connect() as conn:
             row = conn.execute(select(runs).where(runs.c.run_id == run_id)).mappings().first()
-            if row is None:
-                raise NotFoundError(f"run '{run_id}' does not exist", context={"run_id": run_id})
+            if row is None or (visible_to is not None and row["owner"] != visible_to):
+                raise unknown_run(run_id)
             if not with_nodes:
                 return RunRecord.from_row(row)
             nodes = conn.execute(
@@ -210,11 +229,15 @@ class RunStore:
         until: datetime | None = None,
         limit: int = 50,
         offset: int = 0,
+        owner: str | None = None,
     ) -> tuple[list[RunRecord], int]:
-        """Runs matching the filters, newest first, and how many match in all (no node states)."""
+        """Runs matching the filters, newest first, and how many match in all (no node states).
+
+        ``owner``: only that principal's runs.
+        """
         await self.writer.flush()
         return await asyncio.to_thread(
-            self._list_sync, status, workflow_id, since, until, limit, offset
+            self._list_sync, status, workflow_id, since, until, limit, offset, owner
         )
 
     def _list_sync(
@@ -225,8 +248,11 @@ class RunStore:
         until: datetime | None,
         limit: int,
         offset: int,
+        owner: str | None = None,
     ) -> tuple[list[RunRecord], int]:
         conditions = []
+        if owner is not None:
+            conditions.append(runs.c.owner == owner)
         if status:
             conditions.append(runs.c.status == status)
         if workflow_id:

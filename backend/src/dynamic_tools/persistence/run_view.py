@@ -272,6 +272,8 @@ class RunRecord:
     started_at: datetime | None
     finished_at: datetime | None
     redrive_of: str | None = None
+    #: the principal who started the run (runs from before ownership: the admin)
+    owner: str = "admin"
 
     @classmethod
     def from_row(
@@ -294,6 +296,7 @@ class RunRecord:
             started_at=row["started_at"],
             finished_at=row["finished_at"],
             redrive_of=row.get("redrive_of"),
+            owner=row.get("owner") or "admin",
         )
 
     @property
@@ -325,6 +328,7 @@ class RunRecord:
             "duration_ms": self.duration_ms,
             "error": error_summary(self.error),
             "redrive_of": self.redrive_of,
+            "owner": self.owner,
         }
 
     def to_dict(self) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Engine, and_, delete, exists, func, insert, or_, select, update
+from sqlalchemy import Engine, and_, delete, exists, func, insert, or_, select, true, update
 
 from dynamic_tools.persistence.db import mcp_tasks, runs, utc_now, write_transaction
 from dynamic_tools.persistence.run_view import TERMINAL, RunRecord
@@ -113,11 +113,13 @@ class TaskStore:
 
         return await asyncio.to_thread(work)
 
-    async def page(self, owner: str, *, offset: int, limit: int) -> tuple[list[TaskRow], int]:
-        """The owner's tasks, newest first, and how many there are in all."""
+    async def page(
+        self, owner: str | None, *, offset: int, limit: int
+    ) -> tuple[list[TaskRow], int]:
+        """The owner's tasks (None: everyone's), newest first, and how many there are in all."""
 
         def work() -> tuple[list[TaskRow], int]:
-            mine = mcp_tasks.c.owner == owner
+            mine = true() if owner is None else mcp_tasks.c.owner == owner
             query = (
                 select(mcp_tasks)
                 .where(mine)

@@ -21,7 +21,7 @@ from dynamic_tools.api.authoring_models import (
     RenderedPreview,
     StepOrder,
 )
-from dynamic_tools.api.deps import ServicesDep
+from dynamic_tools.api.deps import PrincipalDep, ServicesDep
 from dynamic_tools.api.responses import BODY, PARAMS, errors
 from dynamic_tools.definitions.authoring import MAX_HISTORY_DAYS, Target, WorkflowAuthoring
 from dynamic_tools.engine.loaders import MAX_DOCUMENT_BYTES
@@ -117,10 +117,10 @@ async def resolve_inputs(body: TargetBody, services: ServicesDep) -> InputResolu
     responses=errors(BODY, 404),
     response_model=AuthoringRun,
 )
-async def run(body: TargetBody, services: ServicesDep) -> dict[str, Any]:
-    """Start a run; answers its id and status."""
+async def run(body: TargetBody, services: ServicesDep, principal: PrincipalDep) -> dict[str, Any]:
+    """Start a run (the caller's); answers its id and status."""
     a = services.authoring
-    record = await a.run(await _target(a, body), body.inputs)
+    record = await a.run(await _target(a, body), body.inputs, principal=principal)
     return {"run_id": record.run_id, "workflow_id": record.workflow_id, "status": record.status}
 
 

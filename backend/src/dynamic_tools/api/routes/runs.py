@@ -10,7 +10,7 @@ from fastapi import APIRouter, Header, Query
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from dynamic_tools.api.deps import RunsDep, RunStoreDep
+from dynamic_tools.api.deps import PrincipalDep, RunsDep, RunStoreDep
 from dynamic_tools.api.params import DateTime
 from dynamic_tools.api.responses import BODY, PARAMS, errors
 from dynamic_tools.api.run_models import Redriven, RunList, RunStarted, RunState
@@ -51,14 +51,23 @@ class RedriveBody(BaseModel):
 @router.get("", summary="List runs", responses=errors(PARAMS), response_model=RunList)
 async def list_runs(
     store: RunStoreDep,
+    principal: PrincipalDep,
     status: RunStatus | None = None,
     workflow_id: str | None = None,
     since: Annotated[DateTime | None, Query(description="Created at or after (ISO 8601)")] = None,
     until: Annotated[DateTime | None, Query(description="Created before (ISO 8601)")] = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     offset: Annotated[int, Query(ge=0, le=MAX_POSITION)] = 0,
+    owner: Annotated[
+        str | None,
+        Query(
+            max_length=255,
+            description="Only this principal's runs (admins; others see "
+            "only their own whatever they give)",
+        ),
+    ] = None,
 ) -> dict[str, Any]:
-    """Runs, newest first, with their durations."""
+    """Runs, newest first, with their durations and owners: the caller's own (admins: all)."""
     found, total = await store.list_runs(
         status=status,
         workflow_id=workflow_id,
@@ -66,6 +75,7 @@ async def list_runs(
         until=until,
         limit=limit,
         offset=offset,
+        owner=owner if principal.is_admin else principal.id,
     )
     return {
         "runs": [run.summary() for run in found],
@@ -78,13 +88,14 @@ async def list_runs(
 @router.get(
     "/{run_id}", summary="Get a run", responses=errors(PARAMS, 404), response_model=RunState
 )
-async def get_run(run_id: str, store: RunStoreDep, runs: RunsDep) -> dict[str, Any]:
-    """Status, params, per-node state, result, error, waiting, and who executes it.
+async def get_run(run_id: str, runs: RunsDep, principal: PrincipalDep) -> dict[str, Any]:
+    """Status, params, per-node state, result, error, waiting, owner, and who executes it.
 
     Per node: input, output, error, attempts and timings. ``executor``: the executor holding
     the run in the journal, since when, whether it is alive, and a sentence saying so.
+    Another principal's run answers 404, as an unknown id does (admins see every run).
     """
-    view = (await store.get_run(run_id)).to_dict()
+    view = (await runs.get(run_id, principal=principal)).to_dict()
     executor = await runs.executor_of(run_id)
     view["executor"] = None if executor is None else executor.model_dump()
     return view
@@ -99,6 +110,8 @@ async def get_run(run_id: str, store: RunStoreDep, runs: RunsDep) -> dict[str, A
 async def run_events(
     run_id: str,
     store: RunStoreDep,
+    runs: RunsDep,
+    principal: PrincipalDep,
     after: Annotated[
         int | None, Query(ge=0, le=MAX_POSITION, description="Resume after this event id")
     ] = None,
@@ -108,7 +121,7 @@ async def run_events(
 ) -> StreamingResponse:
     """Server-sent events, live, from ``after`` (or ``Last-Event-ID``) to the terminal event."""
     start = after if after is not None else _event_id(last_event_id)
-    await store.get_run(run_id)  # 404 before the stream starts
+    await runs.get(run_id, principal=principal)  # 404 before the stream starts
     return StreamingResponse(
         _stream(store, run_id, start),
         media_type="text/event-stream",
@@ -122,9 +135,11 @@ async def run_events(
     responses=errors(BODY, 404, 409),
     response_model=RunStarted,
 )
-async def resume_run(run_id: str, body: ResumeBody, runs: RunsDep) -> dict[str, Any]:
+async def resume_run(
+    run_id: str, body: ResumeBody, runs: RunsDep, principal: PrincipalDep
+) -> dict[str, Any]:
     """Validate ``values`` against the yield's ``expects`` (422) and resume (409 if not waiting)."""
-    run = await runs.resume(run_id, body.values, body.node_id)
+    run = await runs.resume(run_id, body.values, body.node_id, principal=principal)
     return {"run_id": run.run_id, "status": run.status}
 
 
@@ -136,7 +151,7 @@ async def resume_run(run_id: str, body: ResumeBody, runs: RunsDep) -> dict[str, 
     response_model=Redriven,
 )
 async def redrive_run(
-    run_id: str, runs: RunsDep, body: RedriveBody | None = None
+    run_id: str, runs: RunsDep, principal: PrincipalDep, body: RedriveBody | None = None
 ) -> dict[str, Any]:
     """Re-run a failed (or cancelled) run from the failed node: a new run, linked to it.
 
@@ -149,7 +164,9 @@ async def redrive_run(
     reused (its steps registered compensations).
     """
     options = body or RedriveBody()
-    run, plan = await runs.redrive(run_id, allow_changed_document=options.allow_changed_document)
+    run, plan = await runs.redrive(
+        run_id, principal=principal, allow_changed_document=options.allow_changed_document
+    )
     return {
         "run_id": run.run_id,
         "status": run.status,
@@ -165,9 +182,9 @@ async def redrive_run(
     responses=errors(PARAMS, 404, 409),
     response_model=RunStarted,
 )
-async def cancel_run(run_id: str, runs: RunsDep) -> dict[str, Any]:
+async def cancel_run(run_id: str, runs: RunsDep, principal: PrincipalDep) -> dict[str, Any]:
     """Cancel a run that has not ended (409 otherwise); compensations run."""
-    run = await runs.cancel(run_id)
+    run = await runs.cancel(run_id, principal=principal)
     return {"run_id": run.run_id, "status": run.status}
 
 

@@ -12,7 +12,13 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Path, Query, Request, Response, status
 from pydantic import BaseModel, ConfigDict, Field
 
-from dynamic_tools.api.deps import RegistryDep, RunsDep, WorkflowsDep, note_audit_target
+from dynamic_tools.api.deps import (
+    PrincipalDep,
+    RegistryDep,
+    RunsDep,
+    WorkflowsDep,
+    note_audit_target,
+)
 from dynamic_tools.api.responses import BODY, PARAMS, errors
 from dynamic_tools.api.run_models import RunStarted
 from dynamic_tools.api.workflow_models import (
@@ -274,9 +280,14 @@ async def workflow_inputs(workflow_id: WorkflowId, workflows: WorkflowsDep) -> I
     responses=errors(BODY, 404),
     response_model=RunStarted,
 )
-async def start_run(workflow_id: WorkflowId, body: RunBody, runs: RunsDep) -> dict[str, Any]:
-    """Check the params (422 naming each field) and the document, then start the run."""
-    run = await runs.start(workflow_id, body.params)
+async def start_run(
+    workflow_id: WorkflowId, body: RunBody, runs: RunsDep, principal: PrincipalDep
+) -> dict[str, Any]:
+    """Check the params (422 naming each field) and the document, then start the run.
+
+    The run belongs to the caller.
+    """
+    run = await runs.start(workflow_id, body.params, principal=principal)
     return {"run_id": run.run_id, "status": run.status}
 
 
