@@ -36,6 +36,7 @@ class RawMcp:
         self.session_id: str | None = None
         self.extra_headers: dict[str, str] = {}  # sent with every request (e.g. X-Request-ID)
         self.last_headers: dict[str, str] = {}  # the headers of the last request's response
+        self.last_response: httpx.Response | None = None  # the last request's response
         self.server_capabilities: dict[str, Any] = {}
         self.received: list[dict[str, Any]] = []
         self._listener: asyncio.Task[None] | None = None
@@ -113,6 +114,7 @@ class RawMcp:
             "POST", self.url, json=message, headers=self._headers()
         ) as response:
             self.last_headers = dict(response.headers)
+            self.last_response = response
             if "mcp-session-id" in response.headers:
                 self.session_id = response.headers["mcp-session-id"]
             kind = response.headers.get("content-type", "")
