@@ -18,6 +18,7 @@ from dynamic_tools.api.app import create_app
 from dynamic_tools.settings import Settings
 from tests.support.app_client import app_client
 from tests.support.mcp_client import LEGACY, MODERN
+from tests.support.mcp_raw import RawMcp
 from tests.support.oauth_server import (
     RESOURCE_SERVER,
     AuthorizationServer,
@@ -315,3 +316,23 @@ async def test_behind_a_proxy_the_challenge_points_at_the_public_url(
         refused = await api.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
     assert refused.status_code == 401
     assert challenge(refused)["resource_metadata"] == f"https://tools.example.com{PRM}/mcp"
+
+
+async def test_a_missing_scope_on_mcp_is_403_with_the_challenge_for_mcp(
+    server: str, issuer: AuthorizationServer
+) -> None:
+    token = issuer.mint(audience=f"{server}/mcp", scopes=["read"])
+    async with RawMcp(server, headers={"Authorization": f"Bearer {token}"}) as raw:
+        listed = {t["name"] for t in (await raw.request("tools/list"))["result"]["tools"]}
+        refused = await raw.request(
+            "tools/call", {"name": "search_flights", "arguments": {"origin": "AMS"}}
+        )
+        answer = raw.last_response
+        read = await raw.request("tools/call", {"name": "workflow.list", "arguments": {}})
+    assert answer is not None and answer.status_code == 403
+    assert challenge(answer)["error"] == "insufficient_scope"
+    assert challenge(answer)["scope"] == "run"
+    assert challenge(answer)["resource_metadata"] == f"{server}{PRM}/mcp"
+    assert refused["error"]["data"]["context"]["scope"] == "run"
+    assert "search_flights" not in listed and "workflow.list" in listed
+    assert read["result"]["isError"] is False
