@@ -18,7 +18,9 @@ from typing import Any
 
 import httpx
 import pytest
+from mcp.shared.exceptions import MCPError
 
+from tests.support.fake_llm import FakeLLM, tool_call
 from tests.support.mcp_client import LEGACY, MODERN, mcp_client
 from tests.support.mcp_raw import RawMcp
 from tests.support.mcp_tasks import BOOK, call_as_task, poll
@@ -248,3 +250,26 @@ async def test_authoring_tools_are_audited(guarded: tuple[str, str, str, str]) -
     alice_id = httpx.get(f"{url}/me", headers=bearer(alice)).json()["id"]
     assert ("admin", "workflow.delete", "workflow_id=find_cheapest_across_dates", "ok") in done
     assert (alice_id, "workflow.cancel", f"run_id={run_id}", "ok") in done
+
+
+async def test_a_recipe_is_its_teachers_own(
+    guarded: tuple[str, str, str, str], fake_llm: FakeLLM
+) -> None:
+    url, alice, bob, _ = guarded
+    search = {"origin": "AMS", "destination": "BCN", "date": "2026-12-01", "passengers": 2}
+    recipe = "r_search_flights_by_date_destination_origin_passengers"
+    fake_llm.script(tool_call("search_flights", search))
+    async with mcp_client(url, headers=bearer(alice)) as client:
+        taught = await client.call_tool(
+            "api_query", {"question": "2 seats from AMS to BCN on 2026-12-01 please"}
+        )
+        alices = {t.name for t in (await client.list_tools()).tools}
+    async with mcp_client(url, headers=bearer(bob)) as client:
+        bobs = {t.name for t in (await client.list_tools()).tools}
+        with pytest.raises(MCPError) as refused:
+            await client.call_tool(
+                recipe, {"origin": "LIS", "destination": "MAD", "date": "2026-12-02"}
+            )
+    assert not taught.is_error, taught.content
+    assert recipe in alices and recipe not in bobs
+    assert "Unknown tool" in str(refused.value)  # for bob it does not exist
