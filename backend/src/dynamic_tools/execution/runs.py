@@ -1,6 +1,8 @@
 """RunService: start, resume and cancel runs — the one path REST, MCP and the CLI share.
 
 The repository checks params and the document, the store records the run, the launcher runs it.
+The span current when a run starts (an MCP request's) is stored with it for the run span to
+link to, and gets the run id (``observability/tracing.py``).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from dynamic_tools.errors import (
     NotFoundError,
 )
 from dynamic_tools.execution.launcher import ExecutorView, RunLauncher
+from dynamic_tools.observability.tracing import current_traceparent, note_run
 from dynamic_tools.persistence.run_scopes import RunScopeStore
 from dynamic_tools.persistence.run_store import RunRecord, RunStore
 
@@ -81,7 +84,9 @@ class RunService:
             document_version=prepared.version,
             node_ids=prepared.node_ids,
             owner=principal.id,
+            trace_link=current_traceparent(),
         )
+        note_run(run.run_id)
         try:
             if prepared.scope is not None:
                 if self.scopes is None:
@@ -145,7 +150,9 @@ class RunService:
             node_ids=prepared.node_ids,
             redrive_of=run_id,
             owner=principal.id,
+            trace_link=current_traceparent(),
         )
+        note_run(run.run_id)
         try:
             await self.launcher.start(
                 run_id=run.run_id, plan=prepared.plan, params=prepared.params, redrive=redrive
@@ -168,6 +175,7 @@ class RunService:
         Only the run's owner (or an admin) may answer: another's run is an unknown id.
         """
         run = await self.get(run_id, principal=principal)
+        note_run(run_id)
         prompt = run.waiting.get(node_id) if node_id else run.waiting_prompt()
         if run.status != "waiting_input" or prompt is None:
             raise ConflictError(

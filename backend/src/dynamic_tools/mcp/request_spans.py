@@ -5,8 +5,12 @@ one uses the :class:`~dynamic_tools.observability.tracing.Tracing` the services 
 with, so it is off exactly when the rest is, and tests can give it a provider of their own.
 It follows the MCP semantic conventions: a SERVER span named ``{method} {tool}`` with
 ``mcp.method.name``, ``mcp.protocol.version``, ``jsonrpc.request.id`` and, for a tool call,
-``gen_ai.operation.name`` and ``gen_ai.tool.name``; the trace context a client put in
-``_meta`` (``traceparent``) is its parent. Neither the arguments nor the session id (a
+``gen_ai.operation.name`` and ``gen_ai.tool.name``. Its parent is the caller's trace context:
+the ``traceparent`` (and ``tracestate``) a client put in ``params._meta`` (2026-07-28 carries
+it there; 2025-11-25 clients may too), else the HTTP request's ``traceparent`` header (either
+revision) unless an HTTP server span is already current. A run the request starts or resumes
+puts its ``dt.run_id`` on the span, and the run span links back to it
+(``observability/tracing.py``). Neither the arguments nor the session id (a
 credential of sorts) are recorded. A JSON-RPC error sets ``error.type`` to its code; a tool
 result with ``isError`` sets it to ``tool_error``.
 """
@@ -57,7 +61,7 @@ class RequestSpans:
             attributes["gen_ai.prompt.name"] = target
         span_name = f"{ctx.method} {target}" if target else ctx.method
         with tracing.span(
-            span_name, kind=SpanKind.SERVER, attributes=attributes, context=_parent(ctx.meta)
+            span_name, kind=SpanKind.SERVER, attributes=attributes, context=_caller(ctx)
         ) as span:
             try:
                 result = await call_next(ctx)
@@ -75,8 +79,25 @@ class RequestSpans:
             return result
 
 
+def _caller(ctx: ServerRequestContext[Any, Any]) -> Context | None:
+    """The caller's trace context: ``_meta`` first, then the HTTP headers (None: neither).
+
+    When a span is already current (an instrumented HTTP server's, which continued the header
+    itself), it stays the parent rather than the header it came from.
+    """
+    found = _parent(ctx.meta)
+    if found is None and not trace.get_current_span().get_span_context().is_valid:
+        headers = getattr(ctx.request, "headers", None)  # a Starlette request over HTTP
+        if isinstance(headers, Mapping):
+            found = _parent({k: headers[k] for k in _TRACE_HEADERS if k in headers})
+    return found
+
+
+_TRACE_HEADERS = ("traceparent", "tracestate")
+
+
 def _parent(meta: Mapping[str, Any] | None) -> Context | None:
-    """The client's trace context from ``_meta``; None (the current context) when absent."""
+    """The trace context of a carrier (``_meta`` or headers); None when it has no valid one."""
     if not meta:
         return None
     try:

@@ -1,6 +1,7 @@
 """Spans of workflow runs, made around the engine (which knows nothing of tracing).
 
-The tree of a run, in the trace whose id is the run id (``tracing.py`` explains why):
+The tree of a run, in the trace whose id is the run id (``tracing.py`` explains why); the
+run span links to the span the run was started from (stored with the run as ``trace_link``):
 
     run <workflow>                    the run: dt.run_id, dt.workflow_id, dt.outcome
     ├── node <node_id>                one attempt of a call: dt.node_id, dt.tool, dt.attempt,
@@ -55,6 +56,7 @@ from dynamic_tools.observability.tracing import (
     WORKFLOW_ID,
     Tracing,
     mark_error,
+    span_link,
 )
 from dynamic_tools.persistence.run_view import StoredEvent, parse_time
 
@@ -140,6 +142,7 @@ class RunTracing:
             end=run.finished_at,
             attributes={RUN_ID: run.run_id, WORKFLOW_ID: run.workflow_id, OUTCOME: run.status},
             error=error,
+            links=[link] if (link := span_link(run.trace_link)) else None,
         )
 
     def _record_node(self, stored: StoredEvent) -> None:

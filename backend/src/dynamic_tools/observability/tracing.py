@@ -30,6 +30,11 @@ start time the run store recorded. So a run resumed after a restart, or taken ov
 replica, is still one tree. :class:`RunIds` gives the tracer those fixed ids for the one span
 that needs them, and the provider's own ids otherwise.
 
+**What started a run.** The span current when a run is started (the MCP request of a
+``tools/call``, ...) is stored with the run as a ``traceparent`` (:func:`current_traceparent`),
+and the run span links to it (:func:`span_link`); that span gets the run's ``dt.run_id``
+(:func:`note_run`). Both ways survive a restart: the link is read from the stored run.
+
 Attributes follow the semantic conventions where they exist (``http.request.method``,
 ``url.full``, ``server.address``, ``http.response.status_code``, ``error.type``,
 ``mcp.method.name``, ``gen_ai.tool.name``) plus ``dt.*`` ones (:data:`RUN_ID` ...). They never
@@ -62,6 +67,7 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExport
 from opentelemetry.sdk.trace.id_generator import IdGenerator, RandomIdGenerator
 from opentelemetry.sdk.trace.sampling import Decision
 from opentelemetry.trace import (
+    Link,
     NonRecordingSpan,
     Span,
     SpanContext,
@@ -70,6 +76,7 @@ from opentelemetry.trace import (
     StatusCode,
     TraceFlags,
 )
+from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 from dynamic_tools import __version__
 from dynamic_tools.errors import ConfigurationError
@@ -200,6 +207,41 @@ class RunIds(IdGenerator):
         return _FIXED_IDS.get() is None and self.ids.is_trace_id_random()
 
 
+# --- what started a run ---------------------------------------------------------------------------
+_W3C = TraceContextTextMapPropagator()
+STARTED_BY = "dt.link"
+
+
+def current_traceparent() -> str | None:
+    """The W3C ``traceparent`` of the current span, None when there is no valid one.
+
+    Read from OpenTelemetry's context, so whichever provider made the span (ours, or a
+    library's on the global one) it names the caller of a run.
+    """
+    carrier: dict[str, str] = {}
+    if trace.get_current_span().get_span_context().is_valid:
+        _W3C.inject(carrier)
+    return carrier.get("traceparent")
+
+
+def span_link(traceparent: str | None) -> Link | None:
+    """A link to the span a stored ``traceparent`` names (None when absent or malformed)."""
+    if not traceparent:
+        return None
+    context = trace.get_current_span(_W3C.extract({"traceparent": traceparent}))
+    span_context = context.get_span_context()
+    if not span_context.is_valid:
+        return None
+    return Link(span_context, {STARTED_BY: "started_by"})
+
+
+def note_run(run_id: str) -> None:
+    """Put ``dt.run_id`` on the current span (the request that started or resumed a run)."""
+    span = trace.get_current_span()
+    if span.is_recording():
+        span.set_attribute(RUN_ID, run_id)
+
+
 def _nanos(moment: datetime) -> int:
     return int(moment.timestamp() * 1_000_000_000)
 
@@ -301,14 +343,22 @@ class Tracing:
         end: datetime,
         attributes: Mapping[str, Any],
         error: str | None = None,
+        links: list[Link] | None = None,
     ) -> None:
-        """Record the root span of a run, with the ids derived from ``run_id``."""
+        """Record the root span of a run, with the ids derived from ``run_id``.
+
+        ``links`` name the spans it relates to (the request that started it).
+        """
         if not self.enabled:
             return
         token = _FIXED_IDS.set((run_trace_id(run_id), run_span_id(run_id)))
         try:
             span = self.tracer.start_span(
-                name, context=Context(), attributes=dict(attributes), start_time=_nanos(start)
+                name,
+                context=Context(),
+                attributes=dict(attributes),
+                links=links,
+                start_time=_nanos(start),
             )
         finally:
             _FIXED_IDS.reset(token)
@@ -371,8 +421,11 @@ __all__ = [
     "WORKFLOW_ID",
     "RunIds",
     "Tracing",
+    "current_traceparent",
     "mark_error",
+    "note_run",
     "run_span_id",
     "run_trace_id",
+    "span_link",
     "tracing_requested",
 ]

@@ -105,6 +105,8 @@ runs = Table(
     Column("redrive_of", String(64), nullable=True),
     # the principal who started the run (access/principals.py); earlier runs are the admin's
     Column("owner", String(255), nullable=False, server_default="admin"),
+    # the traceparent of the span that started the run: the run span links to it
+    Column("trace_link", String(64), nullable=True),
     Index("ix_runs_workflow_id", "workflow_id"),
     Index("ix_runs_owner_created_at", "owner", "created_at"),
     Index("ix_runs_status", "status"),
@@ -341,7 +343,7 @@ def write_transaction(engine: Engine) -> Iterator[Connection]:
             yield connection
 
 
-HEAD_REVISION = "0009"
+HEAD_REVISION = "0010"
 """The newest migration (``migrations/versions``); a test checks it is Alembic's head."""
 
 

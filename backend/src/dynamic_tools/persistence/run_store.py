@@ -128,11 +128,13 @@ class RunStore:
         run_id: str | None = None,
         redrive_of: str | None = None,
         owner: str = ADMIN,
+        trace_link: str | None = None,
     ) -> RunRecord:
         """Record a new ``pending`` run (nodes listed as pending) and its ``run_created`` event.
 
         ``redrive_of`` links a redrive to the run whose outputs it reuses; ``owner`` is the
-        principal who started it.
+        principal who started it; ``trace_link`` the ``traceparent`` of the span it was
+        started from (its run span links to it).
         """
         run_id = run_id or uuid.uuid4().hex
         return await asyncio.to_thread(
@@ -144,6 +146,7 @@ class RunStore:
             node_ids or [],
             redrive_of,
             owner,
+            trace_link,
         )
 
     def _create_sync(
@@ -155,6 +158,7 @@ class RunStore:
         node_ids: list[str],
         redrive_of: str | None = None,
         owner: str = ADMIN,
+        trace_link: str | None = None,
     ) -> RunRecord:
         now = utc_now()
         try:
@@ -171,6 +175,7 @@ class RunStore:
                         updated_at=now,
                         redrive_of=redrive_of,
                         owner=owner,
+                        trace_link=trace_link,
                     )
                 )
                 if node_ids:

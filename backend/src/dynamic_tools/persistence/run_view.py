@@ -274,6 +274,8 @@ class RunRecord:
     redrive_of: str | None = None
     #: the principal who started the run (runs from before ownership: the admin)
     owner: str = "admin"
+    #: the W3C traceparent of the span the run was started from (its run span links to it)
+    trace_link: str | None = None
 
     @classmethod
     def from_row(
@@ -297,6 +299,7 @@ class RunRecord:
             finished_at=row["finished_at"],
             redrive_of=row.get("redrive_of"),
             owner=row.get("owner") or "admin",
+            trace_link=row.get("trace_link"),
         )
 
     @property

@@ -3,6 +3,8 @@ helper's rules (no exception message recorded; nothing at all when off)."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 from opentelemetry import trace
 from opentelemetry.sdk.trace.export import ConsoleSpanExporter
@@ -12,10 +14,13 @@ from dynamic_tools.errors import ConfigurationError
 from dynamic_tools.observability.tracing import (
     RunIds,
     Tracing,
+    current_traceparent,
+    note_run,
     run_span_id,
     run_trace_id,
     service_resource,
     span_exporters,
+    span_link,
     tracing_requested,
 )
 from tests.support.spans import SpanRecorder, attr
@@ -135,3 +140,31 @@ def test_off_records_nothing_and_injects_nothing() -> None:
         assert headers == {}
     assert tracing.run_context("0af7651916cd43dd8448eb211c80319c") is not None
     tracing.shutdown()  # nothing to stop
+
+
+def test_the_span_a_run_starts_from_is_kept_as_a_traceparent_and_linked_back() -> None:
+    recorder = SpanRecorder()
+    assert current_traceparent() is None  # no span: nothing to link to
+    note_run("r-0")  # and nothing to note it on (no error)
+    with recorder.tracing.span("tools/call w_x") as request:
+        started_from = current_traceparent()
+        note_run("r-1")
+    assert started_from is not None
+    recorder.tracing.record_run_span(
+        "r-1",
+        "run x",
+        start=datetime(2026, 1, 1, tzinfo=UTC),
+        end=datetime(2026, 1, 1, 0, 1, tzinfo=UTC),
+        attributes={},
+        links=[link] if (link := span_link(started_from)) else None,
+    )
+    assert attr(recorder.one("tools/call w_x"), "dt.run_id") == "r-1"
+    (linked,) = recorder.one("run x").links
+    assert linked.context.span_id == request.get_span_context().span_id
+    assert linked.context.trace_id == request.get_span_context().trace_id
+    recorder.shutdown()
+
+
+@pytest.mark.parametrize("stored", [None, "", "garbage", "00-" + "0" * 32 + "-" + "0" * 16 + "-01"])
+def test_a_missing_or_malformed_stored_traceparent_gives_no_link(stored: str | None) -> None:
+    assert span_link(stored) is None
