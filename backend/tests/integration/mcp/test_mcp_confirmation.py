@@ -74,11 +74,13 @@ def refused(answer: dict[str, Any]) -> bool:
 
 @pytest.mark.parametrize("mode", MODES)
 async def test_a_client_that_can_answer_is_asked_and_a_decline_changes_nothing(
-    server: str, mode: str
+    server: str, travel_root: Path, mode: str
 ) -> None:
     ended_runs(server, 1)
+    run_id = waiting_run(server)
+    source = import_pets(travel_root)
     asked: list[str] = []
-    answers = ["decline", "accept", "decline", "accept"]
+    answers = ["decline", "accept"] * 4
 
     async def answer(context: Any, params: Any) -> types.ElicitResult:
         asked.append(params.message)
@@ -87,20 +89,39 @@ async def test_a_client_that_can_answer_is_asked_and_a_decline_changes_nothing(
         return types.ElicitResult(action=action, content=content)  # type: ignore[arg-type]
 
     async with mcp_client(server, mode=mode, elicitation_callback=answer) as client:
-        kept = await call(client, "workflow.delete", workflow_id=CHEAPEST)
-        assert workflow_exists(server, CHEAPEST)
-        deleted = await call(client, "workflow.delete", workflow_id=CHEAPEST)
-        kept_runs = await call(client, "workflow.purge_history", all=True)
-        assert total_runs(server) == 1
-        purged = await call(client, "workflow.purge_history", all=True)
-    assert kept["confirmed"] is False and kept["changed"] is False, kept
-    assert "confirmation_token" not in kept
-    assert not deleted["is_error"] and not workflow_exists(server, CHEAPEST), deleted
-    assert kept_runs["confirmed"] is False
-    assert purged["removed_runs"] == 1 and total_runs(server) == 0
-    assert len(asked) == 4
+        imported = await call(client, "catalog.import_openapi", source=source, catalog="pets")
+        assert not imported["is_error"], imported
+        cases: list[tuple[str, dict[str, Any], Callable[[], bool]]] = [
+            (
+                "workflow.delete",
+                {"workflow_id": CHEAPEST},
+                lambda: workflow_exists(server, CHEAPEST),
+            ),
+            ("workflow.purge_history", {"all": True}, lambda: total_runs(server) == 2),
+            (
+                "workflow.cancel",
+                {"run_id": run_id},
+                lambda: run_status(server, run_id) == "waiting_input",
+            ),
+            (
+                "catalog.remove",
+                {"catalog": "pets"},
+                lambda: httpx.get(f"{server}/catalogs/pets").status_code == 200,
+            ),
+        ]
+        for name, arguments, unchanged in cases:
+            kept = await call(client, name, **arguments)
+            assert kept["confirmed"] is False and kept["changed"] is False, (name, kept)
+            assert "confirmation_token" not in kept
+            assert unchanged(), name
+            done = await call(client, name, **arguments)
+            assert not done["is_error"] and "confirmed" not in done, (name, done)
+            assert not unchanged(), name
+    assert len(asked) == 8 and not answers
     assert asked[0].startswith(f"workflow.delete: Delete the saved workflow '{CHEAPEST}'")
     assert asked[2].startswith("workflow.purge_history: Delete 1 ended run(s)")
+    assert asked[4].startswith(f"workflow.cancel: Cancel run '{run_id}'")
+    assert asked[6].startswith("catalog.remove: Remove the catalog 'pets'")
 
 
 @pytest.mark.parametrize("mode", MODES)
