@@ -235,6 +235,13 @@ class Settings(BaseSettings):
         description="How long the server waits for a client to answer an elicitation or sampling "
         "request; a task waiting on it then fails with CLIENT_REQUEST_TIMEOUT.",
     )
+    mcp_confirmation_ttl_s: float = Field(
+        default=300.0,
+        gt=0,
+        le=86_400,
+        description="How long the confirmation token a destructive MCP tool answers (with its "
+        "preview) stays valid for the confirming second call.",
+    )
     mcp_task_max_ttl_s: int = Field(
         default=30 * 86_400,
         ge=1,

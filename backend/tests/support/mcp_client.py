@@ -40,3 +40,15 @@ def error_payload(result: Any) -> dict[str, Any] | None:
     payload = json.loads(rest)
     assert isinstance(payload, dict) and first.startswith(payload["error_code"]), text
     return payload
+
+
+async def confirmed_call(client: Client, name: str, **arguments: Any) -> dict[str, Any]:
+    """A destructive tool called the two-step way: the preview's token, then the call with it.
+
+    Any other first answer (an error, a result of a client that was asked) comes back as is.
+    """
+    first = await call(client, name, **arguments)
+    token = first.get("confirmation_token")
+    if first["is_error"] or token is None:
+        return first
+    return await call(client, name, **arguments, confirmation_token=token)

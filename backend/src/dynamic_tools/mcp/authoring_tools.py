@@ -31,7 +31,7 @@ from dynamic_tools.definitions.repository import WorkflowRepository
 from dynamic_tools.errors import ConflictError, InvalidInputError, NotFoundError
 from dynamic_tools.execution.runs import RunService
 from dynamic_tools.mcp.aliases import Alias, alias_property, apply_aliases, with_aliases
-from dynamic_tools.mcp.confirmation import DRY_RUN
+from dynamic_tools.mcp.confirmation import CONFIRMATION_TOKEN, DRY_RUN
 from dynamic_tools.mcp.entries import SessionView, ToolCall, ToolEntry
 from dynamic_tools.mcp.principal import current_principal
 from dynamic_tools.mcp.results import Operation, object_schema, operation_handler
@@ -53,6 +53,7 @@ _CONTENT = {"type": "string", "minLength": 1, "description": "A workflow documen
 _FORMAT = {"type": "string", "enum": ["yaml", "json", "xml"], "description": "Of content."}
 _INPUTS = {"type": "object", "description": "Input values by param name.", "default": {}}
 _VERSION = {"type": "string", "description": "The version workflow.get gave (optimistic lock)."}
+_CONFIRM = {"confirmation_token": CONFIRMATION_TOKEN}
 MANIFEST = Alias("manifest", "content")
 VERSION = Alias("version", "expected_version")
 OPERATION = Alias("operation_id", "run_id")
@@ -244,10 +245,16 @@ class AuthoringTools:
                 "workflow.delete",
                 "destructive",
                 "Delete a saved workflow (its file when it held only this workflow). Only when "
-                "the user asked for it. The user is asked to confirm (elicitation) when the "
-                "client can; dry_run=true only says what would be removed.",
+                "the user asked for it. The user is asked to confirm when the client can; "
+                "otherwise the answer is a preview and a confirmation_token to call again with. "
+                "dry_run=true only says what would be removed.",
                 object_schema(
-                    {"workflow_id": _ID, "expected_version": _VERSION, "dry_run": DRY_RUN},
+                    {
+                        "workflow_id": _ID,
+                        "expected_version": _VERSION,
+                        "dry_run": DRY_RUN,
+                        **_CONFIRM,
+                    },
                     ["workflow_id"],
                 ),
                 self._delete,
@@ -258,9 +265,16 @@ class AuthoringTools:
                 "destructive",
                 "Cancel an active run (its running steps stop and compensations run). Give "
                 "run_id, or operation_id: a run id or an MCP task's taskId. The user is asked "
-                "to confirm when the client can; dry_run=true only says what it would cancel.",
+                "to confirm when the client can; otherwise the answer is a preview and a "
+                "confirmation_token to call again with. dry_run=true only says what it would "
+                "cancel.",
                 object_schema(
-                    {"run_id": _RUN_ID, "operation_id": _OPERATION_ID, "dry_run": DRY_RUN}
+                    {
+                        "run_id": _RUN_ID,
+                        "operation_id": _OPERATION_ID,
+                        "dry_run": DRY_RUN,
+                        **_CONFIRM,
+                    }
                 ),
                 self._cancel,
                 False,
@@ -271,7 +285,8 @@ class AuthoringTools:
                 "Delete ended runs and their events. Needs a scope: workflow_id, "
                 "older_than_days, input_keys (runs whose inputs have all these keys), or "
                 "all=true for every ended run. Active runs are never removed. The user is "
-                "asked to confirm when the client can; dry_run=true only counts.",
+                "asked to confirm when the client can; otherwise the answer is a preview and a "
+                "confirmation_token to call again with. dry_run=true only counts.",
                 {
                     **object_schema(
                         {
@@ -291,6 +306,7 @@ class AuthoringTools:
                                 "description": "true: every ended run of every workflow.",
                             },
                             "dry_run": DRY_RUN,
+                            **_CONFIRM,
                         }
                     ),
                     "anyOf": [

@@ -26,7 +26,7 @@ from pydantic import BaseModel
 from dynamic_tools.errors import InvalidInputError
 from dynamic_tools.mcp.aliases import Alias, alias_property, apply_aliases
 from dynamic_tools.mcp.authoring_tools import ANNOTATIONS, SAFETY_KEY
-from dynamic_tools.mcp.confirmation import DRY_RUN
+from dynamic_tools.mcp.confirmation import CONFIRMATION_TOKEN, DRY_RUN
 from dynamic_tools.mcp.entries import SessionView, ToolEntry
 from dynamic_tools.mcp.results import Operation, object_schema, operation_handler
 from dynamic_tools.tools.catalogs import CatalogService, catalog_name_for
@@ -265,12 +265,14 @@ def add_catalog_tools(view: SessionView, catalogs: CatalogService) -> None:
             "Remove an imported catalog (and, with remove_manifest=true, its generated tools "
             "file). Only when the user explicitly asks for deletion. Name it by catalog (or "
             "catalog_id) or by catalog_title. The user is asked to confirm when the client "
-            "can; dry_run=true only says what would be removed.",
+            "can; otherwise the answer is a preview and a confirmation_token to call again "
+            "with. dry_run=true only says what would be removed.",
             object_schema(
                 {
                     **naming,
                     "remove_manifest": {"type": "boolean", "default": False},
                     "dry_run": DRY_RUN,
+                    "confirmation_token": CONFIRMATION_TOKEN,
                 },
             ),
             remove,

@@ -72,6 +72,7 @@ class CallChannel:
     session_id: str | None = None  # the MCP session (None on stateless requests)
     sample: Callable[[str], Awaitable[str]] | None = None  # client LLM (MCP sampling), if any
     task_id: str | None = None  # the MCP task this call serves (its requests are tagged)
+    elicits: bool = False  # the client declared elicitation (on 2026-07-28: in this request)
 
     @property
     def modern(self) -> bool:
@@ -145,6 +146,7 @@ def channel_for(
         input_responses=dict(responses) if responses else None,
         request_state=params.request_state if params is not None else None,
         task_id=related_task,
+        elicits=caps is not None and caps.elicitation is not None,
     )
 
 

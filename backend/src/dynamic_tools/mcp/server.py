@@ -46,7 +46,7 @@ from dynamic_tools.mcp.arguments import check_arguments
 from dynamic_tools.mcp.channel import channel_for
 from dynamic_tools.mcp.client_log import ClientLog, session_key
 from dynamic_tools.mcp.completion import complete
-from dynamic_tools.mcp.confirmation import confirmed, not_confirmed
+from dynamic_tools.mcp.confirmation import ConfirmationTokens, gate
 from dynamic_tools.mcp.entries import Result, SessionView, ToolCall, ToolEntry
 from dynamic_tools.mcp.errors import (
     INVALID_PARAMS,
@@ -62,11 +62,11 @@ from dynamic_tools.mcp.principal import bind_principal, principal_of
 from dynamic_tools.mcp.request_spans import RequestSpans
 from dynamic_tools.mcp.resource_updates import ResourceUpdates
 from dynamic_tools.mcp.resources import ResourceSet
-from dynamic_tools.mcp.results import data_result
 from dynamic_tools.mcp.session_config import parse_session_headers
 from dynamic_tools.mcp.surface import McpSurface
 from dynamic_tools.mcp.tasks import TaskRuntime
 from dynamic_tools.observability.tracing import Tracing
+from dynamic_tools.persistence import run_scopes
 from dynamic_tools.settings import Settings
 
 # Lists longer than this are paged: one 1,000-tool answer is ~1.5 MB, over the 1 MiB event
@@ -94,6 +94,7 @@ class McpEndpoint:
         self.resources = resources or ResourceSet()
         self.client_log = ClientLog()
         self._reported: OrderedDict[tuple[str | None, int], None] = OrderedDict()
+        self._tokens: ConfirmationTokens | None = None
         self.updates = ResourceUpdates(self.resources.read, self._view_of, self._generation)
         self.server: Server[Any] = _TaskAwareServer(
             "dynamic-tools",
@@ -228,8 +229,8 @@ class McpEndpoint:
         await self.client_log.send(ctx, "debug", {"event": "tool_call", "tool": params.name})
         try:
             stop = None
-            if entry.preview is not None:  # destructive: say what goes, ask, then do it
-                stop = await self._confirm(entry, call)
+            if entry.preview is not None:  # destructive: say what goes, confirm, then do it
+                stop = await gate(self.tokens(), entry.tool.name, entry.preview, call)
             result = stop if stop is not None else await entry.handler(call)
         except MCPError:
             raise
@@ -238,21 +239,31 @@ class McpEndpoint:
         except Exception as exc:  # a bug: the model gets a correlation id, the log the details
             result = unexpected_result(exc, tool=params.name)
         if audited(entry.tool.name, needed):
-            await self._audit(principal, entry.tool.name, call.arguments, result)
+            await self._audit(principal, entry.tool.name, call.arguments, result, stop is None)
         return await self._answer(ctx, entry, result)
 
     async def _audit(
-        self, principal: Principal, tool: str, arguments: dict[str, Any], result: Result
+        self,
+        principal: Principal,
+        tool: str,
+        arguments: dict[str, Any],
+        result: Result,
+        acted: bool,
     ) -> None:
-        """Record an authoring or destructive tool call: who, what, on what, how it ended."""
+        """Record an authoring or destructive tool call: who, what, on what, how it ended.
+
+        ``acted`` is False for a destructive call answered before it acted (a preview, a
+        question, a refusal): its outcome says so.
+        """
         named = [f"{k}={arguments[k]}" for k in AUDIT_TARGETS if isinstance(arguments.get(k), str)]
         failed = isinstance(result, types.CallToolResult) and result.is_error
+        outcome = "failed" if failed else "ok" if acted else "not_confirmed"
         try:
             await self.surface.services.audit.record(
                 principal=principal.id,
                 action=tool,
                 target=", ".join(named)[:1024] or tool,
-                outcome="failed" if failed else "ok",
+                outcome=outcome,
                 correlation_id=correlation_id(),
             )
         except Exception as exc:  # the answer stands: a failed audit write is logged, loudly
@@ -271,17 +282,14 @@ class McpEndpoint:
         answered: Result = for_tool(result, entry.tool)
         return answered
 
-    async def _confirm(self, entry: ToolEntry, call: ToolCall) -> Result | None:
-        """A destructive call's preview: its answer for a dry run or a refusal, else None."""
-        assert entry.preview is not None
-        dry_run = bool(call.arguments.pop("dry_run", False))
-        plan = await entry.preview(call.arguments)
-        if dry_run:
-            return data_result({**plan, "dry_run": True, "changed": False})
-        answer = await confirmed(call.channel, entry.tool.name, str(plan.get("summary", "")))
-        if answer is False:
-            return data_result(not_confirmed(plan))
-        return None
+    def tokens(self) -> ConfirmationTokens:
+        """The confirmation tokens of destructive tools, under the server's session key."""
+        if self._tokens is None:
+            settings = self.surface.services.settings
+            key = settings.session_key.get_secret_value() if settings.session_key else None
+            server_key = run_scopes.session_key(key, settings.data_dir)
+            self._tokens = ConfirmationTokens(server_key, settings.mcp_confirmation_ttl_s)
+        return self._tokens
 
     # --- resources -------------------------------------------------------------------------
     async def _list_resources(

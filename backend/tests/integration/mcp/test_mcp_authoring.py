@@ -10,7 +10,7 @@ import httpx
 import mcp_types as types
 
 from tests.support.documents import draft
-from tests.support.mcp_client import call, mcp_client
+from tests.support.mcp_client import call, confirmed_call, mcp_client
 
 DRAFT = draft("cheapest_seat")
 DESTRUCTIVE = ("workflow.delete", "workflow.purge_history", "workflow.cancel", "catalog.remove")
@@ -187,7 +187,7 @@ async def test_previews_inputs_and_history(server: str) -> None:
             inputs={"origin": "LIS", "destination": "MAD", "date": "2026-12-02"},
         )
         await _finished(server, draft_run["run_id"])
-        purged = await call(client, "workflow.purge_history", workflow_id="cheapest_seat")
+        purged = await confirmed_call(client, "workflow.purge_history", workflow_id="cheapest_seat")
     search = rendered["steps"][0]
     assert search["args"] == {"origin": "AMS", "destination": "BCN", "date": "2026-12-01"}
     seats = rendered["steps"][1]

@@ -13,7 +13,7 @@ from starlette.applications import Starlette
 from starlette.routing import Route
 
 from tests.conftest import FIXTURES
-from tests.support.mcp_client import call, mcp_client
+from tests.support.mcp_client import call, confirmed_call, mcp_client
 from tests.support.servers import serve
 from tests.support.shop_api import Shop
 
@@ -52,7 +52,9 @@ async def test_import_disable_enable_remove_with_the_tool_list_following(
         on = await call(client, "catalog.set_enabled", catalog="pets", enabled=True)
         assert on["enabled"] is True and added <= await names(client)
 
-        removed = await call(client, "catalog.remove", catalog="pets", remove_manifest=True)
+        removed = await confirmed_call(
+            client, "catalog.remove", catalog="pets", remove_manifest=True
+        )
         assert removed["removed_catalog_id"] == "pets" and removed["manifest_removed"] is True
         assert await names(client) == before
 

@@ -4,7 +4,8 @@
   ``all=true``); an empty call or an unknown key removes nothing.
 - Every destructive tool says what it would remove (``dry_run``), and asks the user through
   elicitation when the client can: a decline changes nothing, a confirmation goes ahead, and
-  the question names what will be removed.
+  the question names what will be removed. Other clients confirm with a token
+  (``test_mcp_confirmation.py``).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 import httpx
 import mcp_types as types
 
-from tests.support.mcp_client import call, mcp_client
+from tests.support.mcp_client import call, confirmed_call, mcp_client
 
 PARAMS = {"origin": "AMS", "destination": "BCN", "date": "2026-12-01", "passenger": "Ada"}
 
@@ -45,9 +46,13 @@ async def test_purge_needs_a_scope_and_counts_before_removing(server: str) -> No
         unknown = await call(client, "workflow.purge_history", input_key=["a"])
         assert total_runs(server) == 2
         dry = await call(client, "workflow.purge_history", all=True, dry_run=True)
-        none_match = await call(client, "workflow.purge_history", input_keys=["no_such_param"])
+        none_match = await confirmed_call(
+            client, "workflow.purge_history", input_keys=["no_such_param"]
+        )
         assert total_runs(server) == 2
-        by_keys = await call(client, "workflow.purge_history", input_keys=["origin", "passenger"])
+        by_keys = await confirmed_call(
+            client, "workflow.purge_history", input_keys=["origin", "passenger"]
+        )
     assert empty["is_error"] and empty["error_code"] == "INVALID_INPUT"
     assert "workflow_id, older_than_days, input_keys, all" in empty["violations"][0]["message"]
     assert unknown["is_error"] and {v["path"] for v in unknown["violations"]} >= {"input_key"}
@@ -124,8 +129,8 @@ async def test_cancel_and_delete_say_what_they_do_and_ask_first(server: str) -> 
     assert asked[1].startswith("workflow.delete: Delete the saved workflow 'book_flight'")
     assert len(asked) == 2  # nothing is asked about a workflow that does not exist
 
-    async with mcp_client(server) as client:  # no elicitation: the call goes ahead
-        cancelled = await call(client, "workflow.cancel", run_id=started["run_id"])
+    async with mcp_client(server) as client:  # no elicitation: a preview, then the token acts
+        cancelled = await confirmed_call(client, "workflow.cancel", run_id=started["run_id"])
         again = await call(client, "workflow.cancel", run_id=started["run_id"])
     assert cancelled["status"] == "cancelled"
     assert again["is_error"] and "already ended" in again["message"]

@@ -16,7 +16,7 @@ import httpx
 import pytest
 from loguru import logger
 
-from tests.support.mcp_client import call, error_payload, mcp_client
+from tests.support.mcp_client import call, confirmed_call, error_payload, mcp_client
 from tests.support.mcp_raw import RawMcp
 
 BOOK = {"origin": "AMS", "destination": "BCN", "date": "2026-12-01", "passenger": "Ada"}
@@ -99,7 +99,7 @@ def test_a_rest_error_is_logged_with_the_request_id(
 async def test_each_conflict_kind_suggests_its_own_next_action(server: str) -> None:
     async with mcp_client(server) as client:
         run = await call(client, "workflow.run", workflow_id="book_with_approval", inputs=BOOK)
-        first = await call(client, "workflow.cancel", run_id=run["run_id"])
+        first = await confirmed_call(client, "workflow.cancel", run_id=run["run_id"])
         again = await call(client, "workflow.cancel", operation_id=run["run_id"])
         current = await call(client, "workflow.get", workflow_id="book_flight")
         stale = await call(
@@ -109,7 +109,7 @@ async def test_each_conflict_kind_suggests_its_own_next_action(server: str) -> N
             workflow_id="book_flight",
             version="0" * 16,
         )
-        used = await call(client, "workflow.delete", workflow_id="book_flight")
+        used = await confirmed_call(client, "workflow.delete", workflow_id="book_flight")
     assert first["status"] == "cancelled"
     assert again["is_error"] and again["category"] == "conflict"
     assert again["suggested_action"].startswith("Nothing to do: the run has already ended")

@@ -25,7 +25,7 @@ from dynamic_tools.mcp.errors import category_of
 from dynamic_tools.settings import Settings
 from tests.conftest import FIXTURES
 from tests.support.documents import draft
-from tests.support.mcp_client import call, mcp_client
+from tests.support.mcp_client import call, confirmed_call, mcp_client
 from tests.support.mcp_raw import RawMcp
 
 TABLE = Path(__file__).resolve().parents[4] / "docs" / "seed-names.md"
@@ -202,7 +202,7 @@ async def _sample_results(client: Client, root: Path, server: str) -> dict[str, 
     results: dict[str, dict[str, Any]] = {}
 
     async def sample(name: str, **arguments: Any) -> dict[str, Any]:
-        answer = await call(client, name, **arguments)
+        answer = await confirmed_call(client, name, **arguments)  # destructive: two steps
         assert not answer.pop("is_error"), (name, answer)
         results[name] = answer
         return answer
@@ -319,7 +319,11 @@ async def test_task_methods_and_fields(server: str) -> None:
             assert row.product in details, row
         assert details["progress_state"] in {r.product for r in of("progress state")}
         assert details["run_id"] == task_id
-        cancelled = await call_raw(raw, "workflow.cancel", operation_id=task_id)
+        preview = await call_raw(raw, "workflow.cancel", operation_id=task_id)
+        token = preview["confirmation_token"]
+        cancelled = await call_raw(
+            raw, "workflow.cancel", operation_id=task_id, confirmation_token=token
+        )
         assert cancelled["status"] == "cancelled"
         result = (await raw.request("tasks/result", {"taskId": task_id}))["result"]
         assert result["isError"] is True
@@ -490,7 +494,7 @@ async def test_aliases_work_and_disagreeing_ones_fail(server: str, travel_root: 
         )
         wrong = await call(client, "catalog.remove", catalog="pets", catalog_id="cats")
         unknown = await call(client, "catalog.remove", catalog_title="Cats Inc")
-        removed = await call(client, "catalog.remove", catalog_title="pets inc api")
+        removed = await confirmed_call(client, "catalog.remove", catalog_title="pets inc api")
         cancel = await call(client, "workflow.cancel")
     assert not both["is_error"], both
     assert clash["is_error"] and clash["error_code"] == "INVALID_INPUT"

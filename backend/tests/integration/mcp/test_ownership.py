@@ -21,7 +21,7 @@ import pytest
 from mcp.shared.exceptions import MCPError
 
 from tests.support.fake_llm import FakeLLM, tool_call
-from tests.support.mcp_client import LEGACY, MODERN, mcp_client
+from tests.support.mcp_client import LEGACY, MODERN, confirmed_call, mcp_client
 from tests.support.mcp_raw import RawMcp
 from tests.support.mcp_tasks import BOOK, call_as_task, poll
 
@@ -241,14 +241,21 @@ async def test_read_only_is_refused_running_with_the_scope_named(
 async def test_authoring_tools_are_audited(guarded: tuple[str, str, str, str]) -> None:
     url, alice, _, _ = guarded
     async with mcp_client(url, headers=bearer(ADMIN_TOKEN)) as client:
-        await client.call_tool("workflow.delete", {"workflow_id": "find_cheapest_across_dates"})
+        await confirmed_call(client, "workflow.delete", workflow_id="find_cheapest_across_dates")
     async with mcp_client(url, headers=bearer(alice)) as client:
         run_id = waiting_run(url, alice)
-        await client.call_tool("workflow.cancel", {"run_id": run_id})
+        await confirmed_call(client, "workflow.cancel", run_id=run_id)
     entries = httpx.get(f"{url}/audit", headers=bearer(ADMIN_TOKEN)).json()["entries"]
     done = [(e["principal"], e["action"], e["target"], e["outcome"]) for e in entries]
     alice_id = httpx.get(f"{url}/me", headers=bearer(alice)).json()["id"]
     assert ("admin", "workflow.delete", "workflow_id=find_cheapest_across_dates", "ok") in done
+    # the first, previewing call of the two-step confirmation is recorded as not confirmed
+    assert (
+        "admin",
+        "workflow.delete",
+        "workflow_id=find_cheapest_across_dates",
+        "not_confirmed",
+    ) in done
     assert (alice_id, "workflow.cancel", f"run_id={run_id}", "ok") in done
 
 
