@@ -132,3 +132,43 @@ async def test_repair_and_rerun_takes_the_values_the_caller_gives(
         rerun = (await http.get(f"{server}/runs/{done['_meta'][RUN]['run_id']}")).json()
     assert done["status"] == "completed", done
     assert rerun["params"]["flight_id"] == other
+
+
+SEATS_TOOL = {
+    "name": "seats_of_flight",
+    "description": "Seats left on a flight",
+    "api": {
+        "method": "GET",
+        "base_url": "${PUBLIC_BASE_URL}/demo/travel",
+        "path": "/flights/{flight_id}/availability",
+    },
+    "parameters": {"flight_id": {"type": "string", "in": "path", "required": True}},
+}
+
+
+async def test_repair_and_rerun_of_a_document_that_no_longer_validates_lists_its_violations(
+    server: str, fake_llm: FakeLLM
+) -> None:
+    fake_llm.script(text("```yaml\n" + REPAIRED + "```"))
+    uses_tool = SEAT_CHECK.replace("call: check_availability", "call: seats_of_flight")
+    async with httpx.AsyncClient() as http:
+        created = await http.post(f"{server}/tools", json=SEATS_TOOL)
+        assert created.status_code == 201, created.text
+    async with RawMcp(server) as mcp:
+        saved = await mcp.request(
+            "tools/call", {"name": "workflow.save", "arguments": {"content": uses_tool}}
+        )
+        assert not saved["result"].get("isError"), saved
+        broken = await call_as_task(mcp, "w_seat_check", {"flight_id": "FL-NOPE-1"})
+        await poll(mcp, broken["taskId"], {"failed"})
+        async with httpx.AsyncClient() as http:  # the tool goes: the document is now invalid
+            removed = await http.delete(f"{server}/tools/seats_of_flight")
+            assert removed.status_code in (200, 204), removed.text
+        repair = await call_as_task(mcp, "workflow.repair_and_rerun", {"run_id": broken["taskId"]})
+        done = await poll(mcp, repair["taskId"], {"completed", "failed"})
+    assert done["status"] == "completed", done
+    prompt = fake_llm.requests[0]["messages"][0]["content"]
+    assert "does not validate" in prompt and "## Violations" in prompt
+    violations = prompt.split("## Violations")[1]
+    assert '"rule": "unknown_tool"' in violations and "seats_of_flight" in violations
+    assert "execution failed" not in prompt
