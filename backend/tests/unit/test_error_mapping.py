@@ -54,6 +54,7 @@ TABLE: dict[str, tuple[int, str, str]] = {
     "StageFailed": (500, "X_FAILED", "execution"),
     "TaskCapabilityRequired": (500, "TASK_CAPABILITY_REQUIRED", "execution"),
     "TaskInterrupted": (500, "TASK_INTERRUPTED", "execution"),
+    "TaskExpired": (500, "TASK_EXPIRED", "execution"),
     "TaskCancelled": (500, "TASK_CANCELLED", "execution"),
     "WorkflowFailed": (500, "WORKFLOW_FAILED", "execution"),
     "WorkflowCancelled": (500, "WORKFLOW_CANCELLED", "execution"),

@@ -160,6 +160,12 @@ class TaskInterrupted(ToolError):
     code = "task_interrupted"
 
 
+class TaskExpired(ToolError):
+    """A task's ttl ran out while its run still waited for input."""
+
+    code = "task_expired"
+
+
 class TaskCancelled(ToolError):
     """A task was cancelled before its run started."""
 

@@ -99,11 +99,18 @@ class AuthoringPrompts:
                     types.Prompt(
                         name="workflow.fix_validation",
                         title="Fix validation errors",
-                        description="Correct a draft so that it validates.",
+                        description="Correct a draft so that it validates, or a document "
+                        "whose run failed so that it runs.",
                         arguments=[
                             _argument("content", "The draft document."),
                             _argument(
                                 "violations", "Its violations (JSON); computed if omitted.", False
+                            ),
+                            _argument(
+                                "failure",
+                                "How a run of the (valid) document failed: 'execution failed "
+                                "at node <id>: <the API's message>', then the details.",
+                                False,
                             ),
                         ],
                     ),
@@ -181,6 +188,8 @@ class AuthoringPrompts:
         )
 
     def _fix(self, view: SessionView, args: dict[str, str]) -> str:
+        if args.get("failure") and not args.get("violations"):
+            return self._fix_run(view, args)
         violations: Any = args.get("violations")
         if not violations:
             violations = json.dumps(self.workflows.validate(args["content"]), indent=1)
@@ -191,6 +200,21 @@ class AuthoringPrompts:
             + args["content"]
             + "\n```\n\n## Violations\n\n```json\n"
             + str(violations)
+            + "\n```\n\n"
+            + _context(view)
+            + _CLOSING
+        )
+
+    def _fix_run(self, view: SessionView, args: dict[str, str]) -> str:
+        """A valid document whose run failed: the failure as it happened, not as violations."""
+        return (
+            "This workflow document validates, but a run of it failed: "
+            + args["failure"]
+            + "\n\nChange the document so that a new run succeeds: the step that failed, its "
+            "arguments, or the default of the param whose value caused the failure (a re-run "
+            "uses the repaired defaults). Change nothing else; keep the workflow's id and its "
+            "nodes' ids. Answer with the whole corrected document.\n\n## Document\n\n```\n"
+            + args["content"]
             + "\n```\n\n"
             + _context(view)
             + _CLOSING

@@ -16,6 +16,7 @@ declines). The task's client requests travel over its ``tasks/result`` stream
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -31,6 +32,7 @@ from dynamic_tools.mcp.entries import Result, SessionView, ToolCall, ToolEntry
 from dynamic_tools.mcp.errors import TaskCapabilityRequired, error_result
 from dynamic_tools.mcp.prompts import AuthoringPrompts
 from dynamic_tools.mcp.workflow_tools import elicitation_schema
+from dynamic_tools.persistence.run_view import RunRecord, error_summary
 from dynamic_tools.selection.llm import LLMClient
 
 MAX_REPAIRS = 3
@@ -124,10 +126,19 @@ class TaskFlows:
                 _tool(
                     "workflow.repair_and_rerun",
                     "Take a failed run: repair its workflow from the failure (validated), save "
-                    "it, and run it again with the same inputs, as one task.",
+                    "it, and run it again, as one task. The re-run takes the failed run's "
+                    "inputs, except where the repair changed a param's default (the repaired "
+                    "default is used) and except the values given in 'inputs'.",
                     {
                         "type": "object",
-                        "properties": {"run_id": {"type": "string", "minLength": 1}},
+                        "properties": {
+                            "run_id": {"type": "string", "minLength": 1},
+                            "inputs": {
+                                **_INPUTS,
+                                "description": "Input values for the re-run, by param name "
+                                "(over the failed run's and the repaired defaults).",
+                            },
+                        },
                         "required": ["run_id"],
                         "additionalProperties": False,
                     },
@@ -173,18 +184,16 @@ class TaskFlows:
                 violations=[{"path": "run_id", "rule": "status", "message": run.status}],
             )
         current = self.authoring.workflows.get(run.workflow_id)
-        failure = {
-            "run_error": run.error,
-            "failed_steps": {
-                n: s.get("error") for n, s in run.nodes.items() if s.get("status") == "failed"
-            },
-        }
+        before = self.authoring.target(workflow_id=run.workflow_id, content=None)
         await job.set_stage("repairing")
-        prompt = self.prompts.get(
-            call.view,
-            "workflow.fix_validation",
-            {"content": current.content, "violations": str(failure)},
-        )
+        violations = await self.authoring.workflows.check(current.content)
+        errors = [v for v in violations if v.get("severity", "error") == "error"]
+        arguments = {"content": current.content}
+        if errors:  # the saved document no longer validates (a tool changed, say)
+            arguments["violations"] = json.dumps(errors, indent=1, default=str)
+        else:
+            arguments["failure"] = _execution_failure(run, before.workflow.params)
+        prompt = self.prompts.get(call.view, "workflow.fix_validation", arguments)
         draft = await self._draft(call, _text(prompt))
         content = await self._until_valid(call, job, draft)
         await job.set_stage("saving")
@@ -192,7 +201,10 @@ class TaskFlows:
             run.workflow_id, content, expected_version=current.version
         )
         target = self.authoring.target(workflow_id=run.workflow_id, content=None)
-        return await self._start(call, job, target, dict(run.params))
+        inputs = _rerun_inputs(before.workflow.params, target.workflow.params, dict(run.params))
+        return await self._start(
+            call, job, target, {**inputs, **(call.arguments.get("inputs") or {})}
+        )
 
     async def _start(self, call: ToolCall, job: Any, target: Target, inputs: dict[str, Any]) -> str:
         """Start the saved workflow's run; missing inputs are asked for when the client can."""
@@ -276,6 +288,56 @@ class TaskFlows:
             )
         answer = await self.llm.complete([{"role": "user", "content": prompt}])
         return _extract(answer.content or "")
+
+
+def _execution_failure(run: RunRecord, params: dict[str, ParamSpec]) -> str:
+    """A failed run in words for the repair: where and why, then the run's inputs and steps.
+
+    The first line is ``execution failed at node <id>: <the API's message>`` (the engine's
+    message when no API answered); inputs that look like secrets are masked.
+    """
+    error = run.error or {}
+    summary = error_summary(error) or {}
+    failed = {n: s.get("error") for n, s in run.nodes.items() if s.get("status") == "failed"}
+    node = summary.get("node_id") or next(iter(failed), None) or "(none)"
+    said = summary.get("api_message") or summary.get("message") or "no message"
+    status = summary.get("status_code")
+    inputs = {
+        name: "***" if _secret_like(name, params[name]) else value
+        for name, value in run.params.items()
+        if name in params
+    }
+    details = {
+        "error": {k: v for k, v in error.items() if k != "body"},
+        "http_status": status,
+        "inputs": inputs,
+        "failed_steps": failed,
+    }
+    return (
+        f"execution failed at node {node}: {said}\n\n## Failure\n\n```json\n"
+        + json.dumps(details, indent=1, default=str)
+        + "\n```"
+    )
+
+
+def _rerun_inputs(
+    before: dict[str, ParamSpec], after: dict[str, ParamSpec], used: dict[str, Any]
+) -> dict[str, Any]:
+    """The failed run's inputs the repaired document still accepts.
+
+    A param the repair removed is dropped; so is the value of a param whose default the repair
+    set or changed: that value is what failed, and the repaired default replaces it.
+    """
+    kept: dict[str, Any] = {}
+    for name, value in used.items():
+        spec = after.get(name)
+        if spec is None:
+            continue
+        prior = before.get(name)
+        if spec.default is not None and (prior is None or prior.default != spec.default):
+            continue
+        kept[name] = value
+    return kept
 
 
 def _missing_inputs(target: Target, missing: list[str], why: str) -> InvalidInputError:

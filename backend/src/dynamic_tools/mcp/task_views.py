@@ -4,8 +4,10 @@ Status: the task's own end when it has one (``failed``, ``cancelled``: final, wh
 does next); else its run's — ``pending``/``running`` → ``working``, ``waiting_input`` →
 ``input_required``, ``succeeded`` → ``completed``, ``failed``, ``cancelled``; before it has a run,
 the task's row (``working``, or ``input_required`` while it waits for the client). ``_meta``
-carries the run id, current step, progress state (``pending``, ``running``, ``succeeded``,
-``failed``, ``canceled``) and a summary.
+carries the run id, the steps done and in all and the current step
+(:func:`~dynamic_tools.persistence.run_view.step_progress`, the one snapshot of where a run is),
+the progress state (``pending``, ``running``, ``succeeded``, ``failed``, ``canceled``) and a
+summary. The run must be loaded with its nodes.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Any
 
 import mcp_types as types
 
-from dynamic_tools.persistence.run_view import RunRecord, iso
+from dynamic_tools.persistence.run_view import RunRecord, iso, step_progress
 from dynamic_tools.persistence.task_store import TaskRow
 
 RUN_META = "dynamic-tools/run"
@@ -66,13 +68,12 @@ def task_view(row: TaskRow, run: RunRecord | None, stage: str | None = None) -> 
 
 
 def _run_part(run: RunRecord) -> tuple[str, str, dict[str, Any]]:
-    current = current_step(run)
-    done = sum(1 for n in run.nodes.values() if n.get("status") in ("succeeded", "skipped"))
-    total = len(run.nodes)
+    progress = step_progress(run)
+    current, done, total = progress.current, progress.done, progress.total
     summary = {
         "waiting_input": f"waiting for input at '{current}': "
         + str((run.waiting_prompt() or {}).get("message", "")),
-        "succeeded": "the run succeeded",
+        "succeeded": f"the run succeeded; {done}/{total} steps done",
         "failed": "the run failed: " + str((run.error or {}).get("message", "")),
         "cancelled": "the run was cancelled",
     }.get(run.status, f"step {current or '-'} running; {done}/{total} steps done")
@@ -86,18 +87,6 @@ def _run_part(run: RunRecord) -> tuple[str, str, dict[str, Any]]:
         "summary": summary,
     }
     return STATUS.get(run.status, "working"), summary, details
-
-
-def current_step(run: RunRecord) -> str | None:
-    """The step a run waits at, runs, or failed at."""
-    prompt = run.waiting_prompt()
-    if prompt:
-        return str(prompt["node_id"])
-    running = [n for n, s in run.nodes.items() if s.get("status") == "running"]
-    if running:
-        return running[-1]
-    failed = [n for n, s in run.nodes.items() if s.get("status") == "failed"]
-    return failed[0] if failed else None
 
 
 def _failure_message(row: TaskRow) -> str | None:

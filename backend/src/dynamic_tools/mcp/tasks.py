@@ -57,6 +57,7 @@ from dynamic_tools.mcp.entries import ToolCall
 from dynamic_tools.mcp.errors import (
     INVALID_PARAMS,
     TaskCancelled,
+    TaskExpired,
     TaskInterrupted,
     error_payload,
     error_result,
@@ -376,7 +377,7 @@ class TaskRuntime:
         store = self._services.run_store
         assert row.run_id is not None
         run = await store.get_run(row.run_id)
-        top_level = set(run.nodes)
+        top_level = {n for n in run.nodes if "/" not in n}  # the graph's steps
         total = float(push.count + len(top_level)) if push.progress_token is not None else None
         waiting: set[str] = set()  # the yields waiting as of the event at hand (from the first)
         async for event in store.subscribe(row.run_id, after=0):
@@ -401,13 +402,18 @@ class TaskRuntime:
     async def _tell(self, task_id: str, push: TaskPush, status: str | None = None) -> None:
         row = await self.store.get(task_id)
         if row is not None:
-            runs = await self.store.runs_of([row])
+            runs = await self._runs_of([row])
             view = task_view(row, runs.get(row.run_id or ""))
             if status is not None and not row.ended:
                 view = {**view, "status": status}
             await push.task_changed(view)
 
     # --- reading ---------------------------------------------------------------------------
+    async def _runs_of(self, rows: list[TaskRow]) -> dict[str, RunRecord]:
+        """The tasks' runs with their steps, after the events this process queued are stored."""
+        await self._services.run_store.flush()
+        return await self.store.runs_of(rows)
+
     async def _purge(self) -> None:
         """Delete expired, ended tasks (at most once a second)."""
         now = time.monotonic()
@@ -421,7 +427,7 @@ class TaskRuntime:
         Expired ended tasks, and tasks whose run was purged, are deleted; a job that died with
         its process fails.
         """
-        runs = await self.store.runs_of(rows)
+        runs = await self._runs_of(rows)
         now = utc_now()
         alive: list[tuple[TaskRow, RunRecord | None]] = []
         for row in rows:
@@ -442,7 +448,7 @@ class TaskRuntime:
                     if fresh is None:
                         continue
                     row = fresh
-                    run = (await self.store.runs_of([row])).get(row.run_id or "")
+                    run = (await self._runs_of([row])).get(row.run_id or "")
             ended = row.ended or (run is not None and run.terminal)
             if ended and row.expired(now):
                 await self.store.delete(row.task_id)
@@ -608,6 +614,10 @@ class TaskRuntime:
         final = await self.store.get(task_id)
         if final is not None and final.failure is not None:
             return _related(final.failure, task_id)
+        run = await self._services.run_store.get_run(row.run_id)
+        if not run.terminal and isinstance(result, types.CallToolResult):
+            # the ttl ran out while the run still waited: the task ends, it is not a result
+            return _related(await self._expire(row, run), task_id)
         return _related(_dump(result), task_id)
 
     async def _follow_to_end(
@@ -617,7 +627,8 @@ class TaskRuntime:
 
         A yield this stream could not get answered (no elicitation, or the form dismissed) is
         waited out: the run may be answered elsewhere (workflow.resume, the REST API) or
-        cancelled. The wait ends at the task's expiry at the latest.
+        cancelled. The wait ends at the task's expiry at the latest (the caller then ends the
+        task as expired).
         """
         assert row.run_id is not None
         store = self._services.run_store
@@ -645,8 +656,31 @@ class TaskRuntime:
         raise MCPError(INVALID_PARAMS, f"task '{row.task_id}' has no run yet; poll tasks/get")
 
     async def _fail_on_timeout(self, row: TaskRow, exc: ClientRequestTimeout) -> dict[str, Any]:
+        return await self._fail(row, exc, "client timeout")
+
+    async def _expire(self, row: TaskRow, run: RunRecord) -> dict[str, Any]:
+        """End a task whose ttl ran out while its run waited for input: failed, run stopped.
+
+        2025-11-25 has no ``expired`` status: the task is ``failed`` with a ``task_expired``
+        error saying where the run waited; its run fails too, so both tell the same story.
+        """
+        prompt = run.waiting_prompt() or {}
+        node = prompt.get("node_id")
+        where = f" at '{node}' ({prompt.get('message', '')})" if node else ""
+        error = TaskExpired(
+            f"the task's ttl ({row.ttl_ms} ms) ran out while its run waited for input{where}; "
+            "the run was stopped",
+            context={"task_id": row.task_id, "run_id": run.run_id, "node_id": node},
+            suggestion=f"Call {row.tool} as a task again with a longer params.task.ttl, and "
+            "answer its question (tasks/result with elicitation, or workflow.resume) in time.",
+            correlation=row.task_id,
+        )
+        return await self._fail(row, error, "expired")
+
+    async def _fail(self, row: TaskRow, exc: DynamicToolsError, stage: str) -> dict[str, Any]:
+        """End the task and its run as failed with ``exc``; the failure the task keeps."""
         failure = _dump(error_result(exc))
-        if await self.store.end(row.task_id, "failed", failure=failure, stage="client timeout"):
+        if await self.store.end(row.task_id, "failed", failure=failure, stage=stage):
             assert row.run_id is not None
             with contextlib.suppress(ConflictError, NotFoundError):
                 await self._services.runs.fail(

@@ -208,6 +208,48 @@ def error_summary(error: Mapping[str, Any] | None) -> dict[str, Any] | None:
 
 
 @dataclass(frozen=True)
+class StepProgress:
+    """Where a run is: its graph's steps done, their number, and the step at hand."""
+
+    done: int
+    total: int
+    current: str | None
+
+
+#: a step counts as done once it succeeded or was skipped (a branch not taken)
+DONE_STEP = frozenset({"succeeded", "skipped"})
+
+
+def step_progress(run: RunRecord) -> StepProgress:
+    """The run's top-level steps done and in all, and its current step (loaded with its nodes).
+
+    Steps are the graph's nodes: a child's id (a foreach item, a parallel branch) holds a ``/``
+    after its parent's, which a graph node's identifier never does. The current step is the one
+    the run waits at, else the step running (the last started of several), else the one it
+    failed at; once the run has ended otherwise, the last step that ended.
+    """
+    steps = {n: s for n, s in run.nodes.items() if "/" not in n}
+    done = sum(1 for s in steps.values() if s.get("status") in DONE_STEP)
+    return StepProgress(done=done, total=len(steps), current=_current(run, steps))
+
+
+def _current(run: RunRecord, steps: Mapping[str, Mapping[str, Any]]) -> str | None:
+    prompt = run.waiting_prompt()
+    if prompt:
+        return str(prompt["node_id"])
+    running = [n for n, s in steps.items() if s.get("status") in ("running", "waiting_input")]
+    if running:
+        return max(running, key=lambda n: str(steps[n].get("started_at") or ""))
+    failed = [n for n, s in steps.items() if s.get("status") == "failed"]
+    if failed:
+        return failed[0]
+    ended = [n for n, s in steps.items() if s.get("ended_at")]
+    if run.terminal and ended:
+        return max(ended, key=lambda n: str(steps[n].get("ended_at")))
+    return None
+
+
+@dataclass(frozen=True)
 class RunEvent:
     """One stored event; ``position`` orders a run's events (SSE id, ``after``)."""
 

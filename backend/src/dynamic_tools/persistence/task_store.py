@@ -19,7 +19,14 @@ from typing import Any
 
 from sqlalchemy import Engine, and_, delete, exists, func, insert, or_, select, true, update
 
-from dynamic_tools.persistence.db import mcp_tasks, runs, utc_now, write_transaction
+from dynamic_tools.persistence.db import (
+    mcp_tasks,
+    run_nodes,
+    runs,
+    utc_now,
+    write_transaction,
+)
+from dynamic_tools.persistence.event_batch import LATER
 from dynamic_tools.persistence.run_view import TERMINAL, RunRecord
 
 OPEN = frozenset({"working", "input_required"})
@@ -136,15 +143,28 @@ class TaskStore:
         return await asyncio.to_thread(work)
 
     async def runs_of(self, rows: list[TaskRow]) -> dict[str, RunRecord]:
-        """The runs the given tasks follow, by run id (runs that no longer exist are absent)."""
+        """The runs the given tasks follow, by run id (runs that no longer exist are absent).
+
+        Each comes with its graph's nodes (not the children of foreach items or branches, so a
+        task's snapshot costs the same whatever a loop's length): what its steps done, total
+        and current step are made from.
+        """
         ids = sorted({r.run_id for r in rows if r.run_id})
 
         def work() -> dict[str, RunRecord]:
             if not ids:
                 return {}
+            steps: dict[str, dict[str, dict[str, Any]]] = {run_id: {} for run_id in ids}
+            graph_nodes = (
+                select(run_nodes.c.run_id, run_nodes.c.node_id, run_nodes.c.state)
+                .where(run_nodes.c.run_id.in_(ids), run_nodes.c.ordinal < LATER)
+                .order_by(run_nodes.c.run_id, run_nodes.c.ordinal)
+            )
             with self.engine.connect() as conn:
-                found = conn.execute(select(runs).where(runs.c.run_id.in_(ids))).mappings()
-                return {row["run_id"]: RunRecord.from_row(row) for row in found}
+                found = list(conn.execute(select(runs).where(runs.c.run_id.in_(ids))).mappings())
+                for run_id, node_id, state in conn.execute(graph_nodes):
+                    steps[str(run_id)][str(node_id)] = dict(state or {})
+            return {row["run_id"]: RunRecord.from_row(row, steps[row["run_id"]]) for row in found}
 
         return await asyncio.to_thread(work)
 
