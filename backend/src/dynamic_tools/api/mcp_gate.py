@@ -9,6 +9,10 @@ handlers check the same table again (every transport), so nothing relies on this
 
 Admins (and a server without access control) pass at once; the body is read only for others,
 within the edge's size limit, and replayed to the SDK unchanged.
+
+Sessions are bound to their principal: the gate hands the SDK the request's principal as its
+``user``, and the SDK serves an ``Mcp-Session-Id`` only to the principal that opened it —
+anyone else's request naming that session is answered as an unknown session (404).
 """
 
 from __future__ import annotations
@@ -45,6 +49,8 @@ async def gate(
     ``public_base``: this server's URL behind a proxy (``PUBLIC_BASE_URL``), for the challenge.
     """
     principal = (scope.get("state") or {}).get("principal")
+    if isinstance(principal, Principal):
+        scope["user"] = _session_user(principal)
     if scope["method"] != "POST" or not isinstance(principal, Principal) or principal.is_admin:
         await app(scope, receive, send)
         return
@@ -55,6 +61,21 @@ async def gate(
         return
     error, request_id = refusal
     await _forbidden(scope, send, error, request_id, public_base)
+
+
+def _session_user(principal: Principal) -> Any:
+    """The SDK's user of a request: what binds an MCP session to the principal that opened it."""
+    # imported here: the MCP SDK loads with /mcp's first request, never at start-up
+    from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+    from mcp.server.auth.provider import AccessToken
+
+    token = AccessToken(
+        token="",  # the credential itself is never kept here
+        client_id=principal.id,
+        subject=principal.id,
+        scopes=sorted(s.value for s in principal.scopes),
+    )
+    return AuthenticatedUser(token)
 
 
 def _prefix(scope: Scope, default: str) -> str:

@@ -280,3 +280,23 @@ async def test_a_recipe_is_its_teachers_own(
     assert not taught.is_error, taught.content
     assert recipe in alices and recipe not in bobs
     assert "Unknown tool" in str(refused.value)  # for bob it does not exist
+
+
+async def test_an_mcp_session_serves_only_the_principal_that_opened_it(
+    guarded: tuple[str, str, str, str],
+) -> None:
+    url, alice, bob, _ = guarded
+    async with RawMcp(url, headers=bearer(alice)) as mine:
+        assert mine.session_id
+        async with httpx.AsyncClient(timeout=30) as http:
+            headers = {
+                "Accept": "application/json, text/event-stream",
+                "Content-Type": "application/json",
+                "MCP-Protocol-Version": "2025-11-25",
+                "Mcp-Session-Id": mine.session_id,
+            }
+            message = {"jsonrpc": "2.0", "id": 7, "method": "tools/list", "params": {}}
+            hijack = await http.post(f"{url}/mcp", json=message, headers={**headers, **bearer(bob)})
+        still = await mine.request("tools/list")
+    assert hijack.status_code == 404
+    assert "result" in still
