@@ -17,7 +17,7 @@ from __future__ import annotations
 import copy
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,8 +26,9 @@ from xml.parsers import expat
 import yaml
 
 from dynamic_tools.atomic_files import content_version
-from dynamic_tools.engine.loaders import DocumentFormat, LoadedDocument, load_document
+from dynamic_tools.engine.loaders import DocumentFormat, LoadedDocument, load_document, parse_raw
 from dynamic_tools.engine.models import (
+    IDENTIFIER,
     Workflow,
     WorkflowDocument,
 )
@@ -399,3 +400,28 @@ def _element_removal(
     elif data[end : end + 1] == b"\n":
         end += 1
     return begin, end, b""
+
+
+def target_file(
+    target: str | None, content: str, fmt: DocumentFormat, owner: Callable[[str], str | None]
+) -> tuple[str | None, str | None]:
+    """The workflow id and the file name a save of ``content`` to ``target`` is about.
+
+    ``target`` is a file name, a workflow id or None (the document's first workflow id, when
+    it parses that far); the file is the one holding that workflow (``owner``) or the one a
+    save would create. Either is None when it cannot be told.
+    """
+    if target and FILE_NAME.match(target):
+        return None, target
+    workflow_id = target if target and re.match(IDENTIFIER, target) else None
+    if workflow_id is None:
+        try:
+            raw, _ = parse_raw(content, fmt)
+        except WorkflowInvalidError:
+            return None, None
+        workflows = raw.get("workflows") if isinstance(raw, dict) else None
+        first = next(iter(workflows), None) if isinstance(workflows, dict) else None
+        workflow_id = first if isinstance(first, str) and re.match(IDENTIFIER, first) else None
+    if workflow_id is None:
+        return None, None
+    return workflow_id, owner(workflow_id) or workflow_id + EXTENSIONS[fmt]

@@ -38,6 +38,7 @@ from dynamic_tools.definitions.files import (
     check_version,
     read_document_file,
     rewrite_document,
+    target_file,
     violation,
     workflow_calls,
 )
@@ -319,7 +320,13 @@ class WorkflowRepository:
         if not FILE_NAME.match(name):
             raise InvalidInputError(
                 f"'{name}' is not a document file name",
-                violations=[{"path": "file", "message": "expected <name>.yaml|yml|json|xml"}],
+                violations=[
+                    {
+                        "path": "file",
+                        "rule": "file_name",
+                        "message": "expected <name>.yaml|yml|json|xml",
+                    }
+                ],
             )
         with self._lock:
             path = self.directory / name
@@ -351,10 +358,24 @@ class WorkflowRepository:
         if fmt is None:
             by_name = SUFFIXES.get(Path(target).suffix) if target else None
             fmt = by_name or detect_format("", content)
-        await self.check_errors(content, fmt, "document")
+        try:
+            await self.check_errors(content, fmt, "document")
+        except WorkflowInvalidError as exc:
+            raise await asyncio.to_thread(self.located, exc, target, content, fmt) from None
         return await asyncio.to_thread(
             self.save, target, content, fmt, expected_version=expected_version, overwrite=overwrite
         )
+
+    def located(
+        self, exc: WorkflowInvalidError, target: str | None, content: str, fmt: DocumentFormat
+    ) -> WorkflowInvalidError:
+        """``exc`` with the workflow id, file name and file ``path`` of the save in its context."""
+        workflow_id, name = target_file(target, content, fmt, self.file_of)
+        where: dict[str, Any] = {"workflow_id": workflow_id} if workflow_id else {}
+        if name is not None:
+            where |= {"file": name, "path": str(self.directory / name)}
+        exc.context = {**where, **exc.context}
+        return exc
 
     def step_order(self, workflow_id: str) -> StepOrder:
         """The nodes in the order the interpreter takes them, with how each gets to run."""
@@ -379,7 +400,7 @@ class WorkflowRepository:
             raise WorkflowInvalidError(
                 f"workflow '{workflow_id}' cannot run: {doc.name} has {len(doc.errors)} error(s)",
                 violations=doc.violations,
-                context={"workflow_id": workflow_id, "file": doc.name},
+                context={"workflow_id": workflow_id, "file": doc.name, "path": str(doc.path)},
             )
         extra: dict[str, Workflow] = {}
         pending = [w for wf in document.workflows.values() for w in workflow_calls(wf)]
@@ -412,36 +433,39 @@ class WorkflowRepository:
         nothing is written; a stale ``expected_version``, an existing file without a version
         or ``overwrite``, or a workflow id defined in another file raise :class:`ConflictError`.
         """
+        if fmt is None:
+            by_name = SUFFIXES.get(Path(target).suffix) if target else None
+            fmt = by_name or detect_format("", content)
         with self._lock:
-            if fmt is None:
-                by_name = SUFFIXES.get(Path(target).suffix) if target else None
-                fmt = by_name or detect_format("", content)
-            loaded = parse_document(content, fmt=fmt)
-            path, required = self._target(target, fmt, loaded.document)
-            if required is not None and required not in loaded.document.workflows:
-                raise WorkflowInvalidError(
-                    f"the document does not define workflow '{required}'",
-                    violations=[
-                        violation("workflows", "missing_workflow", f"'{required}' is missing")
-                    ],
-                )
-            for workflow_id in loaded.document.workflows:
-                owner = self._index.get(workflow_id)
-                if owner is not None and owner.path != path:
-                    raise ConflictError(
-                        f"workflow '{workflow_id}' is already defined in {owner.name}",
-                        kind="exists",
-                        context={"workflow_id": workflow_id, "file": owner.name},
+            try:
+                loaded = parse_document(content, fmt=fmt)
+                path, required = self._target(target, fmt, loaded.document)
+                if required is not None and required not in loaded.document.workflows:
+                    raise WorkflowInvalidError(
+                        f"the document does not define workflow '{required}'",
+                        violations=[
+                            violation("workflows", "missing_workflow", f"'{required}' is missing")
+                        ],
                     )
-            violations = self.validate(content, fmt)
-            errors = [v for v in violations if v.get("severity") == "error"]
-            if errors:
-                raise WorkflowInvalidError(
-                    f"the document has {len(errors)} error(s)", violations=violations
-                )
-            check_version(path, expected_version, overwrite)
-            write_atomic(path, content)
-            self.reload()
+                for workflow_id in loaded.document.workflows:
+                    owner = self._index.get(workflow_id)
+                    if owner is not None and owner.path != path:
+                        raise ConflictError(
+                            f"workflow '{workflow_id}' is already defined in {owner.name}",
+                            kind="exists",
+                            context={"workflow_id": workflow_id, "file": owner.name},
+                        )
+                violations = self.validate(content, fmt)
+                errors = [v for v in violations if v.get("severity") == "error"]
+                if errors:
+                    raise WorkflowInvalidError(
+                        f"the document has {len(errors)} error(s)", violations=violations
+                    )
+                check_version(path, expected_version, overwrite)
+                write_atomic(path, content)
+                self.reload()
+            except WorkflowInvalidError as exc:
+                raise self.located(exc, target, content, fmt) from None
         return SavedDocument(
             file=path.name,
             format=fmt,
@@ -459,7 +483,9 @@ class WorkflowRepository:
             if SUFFIXES[Path(target).suffix] != fmt:
                 raise InvalidInputError(
                     f"{target} is not a {fmt} file name",
-                    violations=[{"path": "format", "message": f"{target} needs its own format"}],
+                    violations=[
+                        {"path": "format", "rule": "format", "message": f"{target} needs its own"}
+                    ],
                 )
             return self.directory / target, None
         if re.match(IDENTIFIER, target):
@@ -467,12 +493,20 @@ class WorkflowRepository:
             if owner is not None and owner.format != fmt:
                 raise InvalidInputError(
                     f"workflow '{target}' is kept in {owner.name}; send {owner.format}",
-                    violations=[{"path": "format", "message": f"expected {owner.format}"}],
+                    violations=[
+                        {"path": "format", "rule": "format", "message": f"expected {owner.format}"}
+                    ],
                 )
             return (owner.path if owner else self.directory / (target + EXTENSIONS[fmt])), target
         raise InvalidInputError(
             f"'{target}' is neither a workflow id nor a file name",
-            violations=[{"path": "file", "message": "expected <name>.yaml|yml|json|xml"}],
+            violations=[
+                {
+                    "path": "file",
+                    "rule": "file_name",
+                    "message": "expected <name>.yaml|yml|json|xml",
+                }
+            ],
         )
 
     def rename(
@@ -484,7 +518,10 @@ class WorkflowRepository:
             if not re.match(IDENTIFIER, new_id):
                 raise InvalidInputError(
                     f"'{new_id}' is not a valid workflow id",
-                    violations=[{"path": "new_id", "message": f"must match {IDENTIFIER}"}],
+                    violations=[
+                        {"path": "new_id", "rule": "pattern", "message": f"must match {IDENTIFIER}"}
+                    ],
+                    context={"workflow_id": workflow_id, "new_id": new_id},
                 )
             if new_id in self._index:
                 owner = self._index[new_id].name

@@ -122,7 +122,9 @@ def parse_raw(text: str, fmt: DocumentFormat) -> tuple[Any, dict[tuple[str | int
         except json.JSONDecodeError as exc:
             raise WorkflowInvalidError(
                 f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}",
-                violations=[_violation("(document)", "syntax", exc.msg, line=exc.lineno)],
+                violations=[
+                    _violation("(document)", "syntax", exc.msg, line=exc.lineno, column=exc.colno)
+                ],
             ) from None
         return data, {}
     if fmt == "xml":
@@ -207,10 +209,12 @@ def _parse_yaml(text: str) -> tuple[Any, dict[tuple[str | int, ...], int]]:
 def _yaml_error(exc: Exception) -> WorkflowInvalidError:
     mark = getattr(exc, "problem_mark", None)
     line = mark.line + 1 if mark is not None else None
+    column = mark.column + 1 if mark is not None else None
     problem = getattr(exc, "problem", None) or str(exc)
+    where = f" at line {line}, column {column}" if line else ""
     return WorkflowInvalidError(
-        f"invalid YAML{f' at line {line}' if line else ''}: {problem}",
-        violations=[_violation("(document)", "syntax", str(problem), line=line)],
+        f"invalid YAML{where}: {problem}",
+        violations=[_violation("(document)", "syntax", str(problem), line=line, column=column)],
     )
 
 
@@ -284,10 +288,11 @@ def _violation(
     message: str,
     *,
     line: int | None = None,
+    column: int | None = None,
     expected: Any = None,
     actual: Any = None,
 ) -> dict[str, Any]:
-    return {
+    found = {
         "path": path,
         "rule": rule,
         "message": message,
@@ -296,6 +301,9 @@ def _violation(
         "actual": actual,
         "severity": "error",
     }
+    if column is not None:  # known for syntax errors (the parser's mark), 1-based
+        found["column"] = column
+    return found
 
 
 __all__ = [

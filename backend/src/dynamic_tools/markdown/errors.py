@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 from typing import Any, Literal
 
-from dynamic_tools.errors import MarkdownWorkflowError
+from dynamic_tools.errors import InvalidInputError, MarkdownWorkflowError
 
 __all__ = [
     "ERROR_TYPES",
@@ -18,6 +18,7 @@ __all__ = [
     "MarkdownWorkflowError",
     "empty_workflow",
     "file_not_found",
+    "invalid_arguments",
     "invalid_format",
     "invalid_request",
     "missing_tool_spec",
@@ -162,3 +163,19 @@ def invalid_request(
 ) -> MarkdownWorkflowError:
     """The arguments of a call do not fit (nothing was changed)."""
     return MarkdownWorkflowError("invalid_request", message, suggestion=suggestion, line=line)
+
+
+def invalid_arguments(tool: str, exc: InvalidInputError) -> MarkdownWorkflowError:
+    """The server's check of a markdown tool's arguments, as an ``invalid_request`` error.
+
+    Every markdown error carries ``error_type`` and ``suggestion`` (docs/markdown-workflows.md),
+    those the input schema catches before the tool runs too; the violations are kept.
+    """
+    return MarkdownWorkflowError(
+        "invalid_request",
+        exc.message,
+        suggestion=f"Call {tool} again with the arguments its input schema describes: fix each "
+        "argument named in violations (nothing was changed).",
+        violations=exc.violations,
+        context=exc.context,
+    )

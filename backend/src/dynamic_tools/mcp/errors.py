@@ -24,6 +24,7 @@ every payload.
 from __future__ import annotations
 
 import json
+from contextvars import ContextVar
 from typing import Any
 
 import mcp_types as types
@@ -45,6 +46,11 @@ from dynamic_tools.redaction import redactor
 
 INVALID_PARAMS = -32602
 RESOURCE_NOT_FOUND = -32002
+
+#: the tool call being served: its tool and arguments (see :func:`bind_call`)
+_CALL: ContextVar[tuple[str, dict[str, Any]] | None] = ContextVar("mcp_call", default=None)
+#: the call's arguments that name what it acts on, by the context key they fill
+_NAMED_BY = {"workflow_id": ("workflow_id",), "run_id": ("run_id", "operation_id")}
 
 _CATEGORIES: list[tuple[type[DynamicToolsError], str]] = [
     (InvalidInputError, "validation"),
@@ -204,14 +210,63 @@ def suggestion_for(exc: DynamicToolsError) -> str:
     return _SUGGESTIONS[category_of(exc)]
 
 
+def bind_call(tool: str, arguments: Any) -> None:
+    """Remember the tool call being served, so every error of it names what it acted on.
+
+    Bound per request (and copied into the tasks a call starts, as context variables are), it
+    gives :func:`error_payload` the tool, the workflow id and the run id the call named.
+    """
+    _CALL.set((tool, dict(arguments) if isinstance(arguments, dict) else {}))
+
+
+def _context(exc: DynamicToolsError) -> dict[str, Any]:
+    """The error's context, completed from the call and the violations (docs/mcp-conformance.md).
+
+    What the raiser said wins; the call adds its ``tool``, ``workflow_id`` and ``run_id``, and
+    the first violation with a position adds its ``line`` and ``column``.
+    """
+    context = dict(exc.context)
+    call = _CALL.get()
+    if call is not None:
+        tool, arguments = call
+        context.setdefault("tool", tool)
+        for key, names in _NAMED_BY.items():
+            given = next((arguments[n] for n in names if isinstance(arguments.get(n), str)), None)
+            if given and key not in context:
+                context[key] = given
+    located = next((v for v in _violations(exc) if v.get("line") is not None), None)
+    if located is not None and "line" not in context:
+        context["line"] = located["line"]
+        if located.get("column") is not None:
+            context["column"] = located["column"]
+    line = getattr(exc, "line", None)  # a markdown error's line
+    if isinstance(line, int) and "line" not in context:
+        context["line"] = line
+    return context
+
+
+def _violations(exc: DynamicToolsError) -> list[dict[str, Any]]:
+    found = getattr(exc, "violations", None)
+    return [v for v in found if isinstance(v, dict)] if isinstance(found, list) else []
+
+
 def error_payload(
     exc: DynamicToolsError,
     *,
     suggested_action: str | None = None,
     **extra: Any,
 ) -> dict[str, Any]:
-    """The error payload of a project error (secrets scrubbed)."""
+    """The error payload of a project error (secrets scrubbed).
+
+    ``context`` is completed from the call being served (:func:`bind_call`) and the violations;
+    every violation has a ``rule`` (``invalid`` when its raiser named none).
+    """
     payload = exc.to_dict()
+    payload["context"] = _context(exc)
+    if "violations" in payload:
+        payload["violations"] = [
+            v if v.get("rule") else {**v, "rule": "invalid"} for v in _violations(exc)
+        ]
     payload["error_code"] = str(payload["error_code"]).upper()
     payload["category"] = category_of(exc)
     payload["suggested_action"] = suggested_action or suggestion_for(exc)
@@ -300,6 +355,10 @@ def unknown_tool(name: str) -> MCPError:
         "error_code": "UNKNOWN_TOOL",
         "category": "not_found",
         "message": f"'{name}' is not offered in this session (see tools/list)",
+        "context": {"tool": name},
+        "retryable": False,
+        "suggested_action": "List the tools this session offers (tools/list) and call one of "
+        "those; a tool may be hidden by the session's headers or your credential's scopes.",
         "tool": name,
         "correlation_id": correlation_id(),
     }
@@ -316,6 +375,12 @@ def invalid_params(exc: DynamicToolsError) -> MCPError:
     payload = error_payload(exc)
     record_error(payload, where="request")
     return MCPError(INVALID_PARAMS, str(redactor.scrub(exc.message)), payload)
+
+
+def bad_request(message: str, field: str, rule: str, **context: Any) -> MCPError:
+    """The JSON-RPC invalid-params error of a request field that is wrong (a cursor, a ttl)."""
+    violation = {"path": field, "rule": rule, "message": message}
+    return invalid_params(InvalidInputError(message, violations=[violation], context=context))
 
 
 def resource_not_found(exc: DynamicToolsError) -> MCPError:

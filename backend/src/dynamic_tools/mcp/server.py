@@ -42,6 +42,7 @@ from dynamic_tools.access.policy import (
 from dynamic_tools.access.principals import Principal
 from dynamic_tools.errors import DynamicToolsError, ForbiddenError, InvalidInputError
 from dynamic_tools.logs import bind_correlation_id, correlation_id
+from dynamic_tools.markdown.errors import invalid_arguments
 from dynamic_tools.mcp.arguments import check_arguments
 from dynamic_tools.mcp.channel import channel_for
 from dynamic_tools.mcp.client_log import ClientLog, session_key
@@ -49,7 +50,8 @@ from dynamic_tools.mcp.completion import complete
 from dynamic_tools.mcp.confirmation import ConfirmationTokens, gate
 from dynamic_tools.mcp.entries import Result, SessionView, ToolCall, ToolEntry
 from dynamic_tools.mcp.errors import (
-    INVALID_PARAMS,
+    bad_request,
+    bind_call,
     error_result,
     for_tool,
     invalid_params,
@@ -205,7 +207,9 @@ class McpEndpoint:
         if cursor is None and len(listed) <= TOOLS_PAGE:
             return types.ListToolsResult(tools=listed)
         if cursor is not None and not cursor.isdigit():
-            raise MCPError(INVALID_PARAMS, f"cursor '{cursor[:40]}' is not one this server gave")
+            raise bad_request(
+                f"cursor '{cursor[:40]}' is not one this server gave", "cursor", "cursor"
+            )
         start = int(cursor or 0)
         end = start + TOOLS_PAGE
         following = str(end) if end < len(listed) else None
@@ -216,12 +220,15 @@ class McpEndpoint:
         entry = view.entry(params.name)
         if entry is None:
             raise unknown_tool(params.name)
+        bind_call(entry.tool.name, params.arguments)
         principal = principal_of(ctx)
         needed = mcp_tool_scope(entry.tool.name, prefix=view.prefix)
         try:  # the HTTP gate answered 403 already; this holds for every transport
             require(principal, needed, f"call {entry.tool.name}")
             arguments = check_arguments(entry.tool, params.arguments)
         except (InvalidInputError, ForbiddenError) as exc:  # nothing runs then
+            if entry.layer == "markdown" and isinstance(exc, InvalidInputError):
+                exc = invalid_arguments(entry.tool.name, exc)  # its error_type and suggestion
             return await self._answer(ctx, entry, error_result(exc))
         timeout_s = self.surface.services.settings.mcp_client_request_timeout_s
         channel = channel_for(ctx, params, timeout_s=timeout_s)

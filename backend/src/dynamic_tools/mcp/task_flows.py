@@ -26,7 +26,8 @@ from dynamic_tools.definitions.authoring import Target, WorkflowAuthoring
 from dynamic_tools.engine.models import ParamSpec
 from dynamic_tools.errors import ConfigurationError, InvalidInputError, WorkflowInvalidError
 from dynamic_tools.execution.runs import visible_to
-from dynamic_tools.mcp.authoring_tools import ANNOTATIONS, SAFETY_KEY
+from dynamic_tools.mcp.aliases import alias_property, apply_aliases
+from dynamic_tools.mcp.authoring_tools import ANNOTATIONS, MANIFEST, SAFETY_KEY
 from dynamic_tools.mcp.channel import ClientRequestTimeout
 from dynamic_tools.mcp.entries import Result, SessionView, ToolCall, ToolEntry
 from dynamic_tools.mcp.errors import TaskCapabilityRequired, error_result
@@ -34,12 +35,14 @@ from dynamic_tools.mcp.prompts import AuthoringPrompts
 from dynamic_tools.mcp.workflow_tools import elicitation_schema
 from dynamic_tools.persistence.run_view import RunRecord, error_summary
 from dynamic_tools.selection.llm import LLMClient
+from dynamic_tools.selection.pipeline import LLM_SETTINGS
 
 MAX_REPAIRS = 3
 MAX_ASKS = 3  # elicitation rounds for missing inputs
 _SECRET_NAME = re.compile(r"pass(word)?|secret|token|api[_-]?key|credential", re.IGNORECASE)
 _FENCE = re.compile(r"```[a-zA-Z]*\n(.*?)```", re.DOTALL)
 _INPUTS = {"type": "object", "description": "Input values by param name.", "default": {}}
+_CONTENT = {"type": "string", "description": "A workflow document (a draft)."}
 
 
 def task_required_result(name: str) -> types.CallToolResult:
@@ -88,7 +91,8 @@ class TaskFlows:
                         "type": "object",
                         "properties": {
                             "workflow_id": {"type": "string"},
-                            "content": {"type": "string"},
+                            "content": _CONTENT,
+                            "manifest": alias_property(MANIFEST, _CONTENT),
                             "inputs": _INPUTS,
                         },
                         "additionalProperties": False,
@@ -151,7 +155,8 @@ class TaskFlows:
 
     # --- flows -----------------------------------------------------------------------------
     async def _execute(self, call: ToolCall) -> str:
-        args = call.arguments
+        # ``manifest`` is the design's name for ``content``, as on workflow.run
+        args = apply_aliases("workflow.execute", call.arguments, (MANIFEST,))
         target = await self.authoring.checked_target(
             workflow_id=args.get("workflow_id"), content=args.get("content")
         )
@@ -284,7 +289,8 @@ class TaskFlows:
         if self.llm is None:
             raise ConfigurationError(
                 "no model to draft with: the client offers no MCP sampling and the server has "
-                "no LLM configured (set OPENAI_API_KEY or OPENAI_BASE_URL)"
+                "no LLM configured (set OPENAI_API_KEY or OPENAI_BASE_URL)",
+                context={"settings": list(LLM_SETTINGS), "stage": "drafting"},
             )
         answer = await self.llm.complete([{"role": "user", "content": prompt}])
         return _extract(answer.content or "")

@@ -55,10 +55,11 @@ from dynamic_tools.mcp.arguments import check_arguments
 from dynamic_tools.mcp.channel import RELATED_TASK, CallChannel, ClientRequestTimeout, channel_for
 from dynamic_tools.mcp.entries import ToolCall
 from dynamic_tools.mcp.errors import (
-    INVALID_PARAMS,
     TaskCancelled,
     TaskExpired,
     TaskInterrupted,
+    bad_request,
+    bind_call,
     error_payload,
     error_result,
     invalid_params,
@@ -200,9 +201,10 @@ class TaskRuntime:
             return principal.id
         session_id = request.headers.get("mcp-session-id")
         if not session_id:
-            raise MCPError(
-                INVALID_PARAMS,
+            raise bad_request(
                 "MCP Tasks need a session: send initialize, then the Mcp-Session-Id it returns",
+                "Mcp-Session-Id",
+                "required",
             )
         return f"session:{session_id}"
 
@@ -220,15 +222,19 @@ class TaskRuntime:
 
     def _ttl(self, task: Any) -> int:
         if not isinstance(task, Mapping):
-            raise MCPError(INVALID_PARAMS, 'params.task must be an object such as {"ttl": 60000}')
+            raise bad_request(
+                'params.task must be an object such as {"ttl": 60000}', "params.task", "type"
+            )
         most = self._services.settings.mcp_task_max_ttl_s * 1000
         raw = task.get("ttl")
         if raw is None:
             return min(DEFAULT_TTL_MS, most)
         if isinstance(raw, bool) or not isinstance(raw, int | float) or raw < 0 or raw != int(raw):
-            raise MCPError(
-                INVALID_PARAMS,
-                f"params.task.ttl must be a whole number of milliseconds, 0 or more (got {raw!r})",
+            raise bad_request(
+                "params.task.ttl must be a whole number of milliseconds, 0 or more "
+                f"(got {raw!r:.40})",
+                "params.task.ttl",
+                "minimum",
             )
         return min(int(raw), most)
 
@@ -240,15 +246,18 @@ class TaskRuntime:
         entry = view.entry(name)
         if entry is None:
             raise unknown_tool(name)
+        bind_call(entry.tool.name, params.get("arguments"))
         try:  # the HTTP gate answered 403 already; this holds for every transport
             require(principal_of(ctx), mcp_tool_scope(entry.tool.name, prefix=view.prefix), name)
         except ForbiddenError as exc:
             raise invalid_params(exc) from None
         if entry.start_task is None and entry.start_job is None:
-            raise MCPError(
-                INVALID_PARAMS,
+            raise bad_request(
                 f"tool '{name}' does not support task execution (execution.taskSupport is "
                 "forbidden); call it without params.task",
+                "params.task",
+                "task_support",
+                tool=name,
             )
         call_params = types.CallToolRequestParams.model_validate(dict(params))
         await self._purge()
@@ -494,7 +503,9 @@ class TaskRuntime:
         _allowed(ctx, "tasks/list")
         cursor = params.cursor
         if cursor is not None and not cursor.isdigit():
-            raise MCPError(INVALID_PARAMS, f"cursor '{cursor[:40]}' is not one this server gave")
+            raise bad_request(
+                f"cursor '{cursor[:40]}' is not one this server gave", "cursor", "cursor"
+            )
         offset = min(int(cursor or 0), 2**53)  # past every task; the database stops at 2**63
         owner = None if self._sees_all(ctx) else self.owner_of(ctx)
         await self._purge()
@@ -511,8 +522,12 @@ class TaskRuntime:
         row, run = await self._load(ctx, task_id)
         status = self._view(row, run)["status"]
         if status in TERMINAL:
-            raise MCPError(
-                INVALID_PARAMS, f"Cannot cancel task '{task_id}': it has already ended ({status})"
+            raise invalid_params(
+                ConflictError(
+                    f"Cannot cancel task '{task_id}': it has already ended ({status})",
+                    kind="run_ended",
+                    context={"task_id": task_id, "status": status},
+                )
             )
         run_id = row.run_id
         job = self.jobs.get(task_id)
@@ -653,7 +668,13 @@ class TaskRuntime:
                 return row
             await asyncio.sleep(0.5)
             row, _ = await self._load(ctx, row.task_id)
-        raise MCPError(INVALID_PARAMS, f"task '{row.task_id}' has no run yet; poll tasks/get")
+        raise invalid_params(
+            ConflictError(
+                f"task '{row.task_id}' has no run yet; poll tasks/get",
+                kind="not_waiting",
+                context={"task_id": row.task_id},
+            )
+        )
 
     async def _fail_on_timeout(self, row: TaskRow, exc: ClientRequestTimeout) -> dict[str, Any]:
         return await self._fail(row, exc, "client timeout")
@@ -697,10 +718,12 @@ def _moved_on(asked: dict[str, Any]) -> Callable[[RunRecord], bool]:
 
 def _no_task(task_id: str) -> MCPError:
     """The one answer for an unknown, expired or someone else's task."""
-    return MCPError(
-        INVALID_PARAMS,
-        f"no task '{task_id[:80]}': unknown, expired (its ttl ran out) or not created by this "
-        "client; tasks/list shows yours",
+    return invalid_params(
+        NotFoundError(
+            f"no task '{task_id[:80]}': unknown, expired (its ttl ran out) or not created by this "
+            "client; tasks/list shows yours",
+            context={"task_id": task_id[:80]},
+        )
     )
 
 

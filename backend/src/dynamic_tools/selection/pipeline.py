@@ -60,6 +60,9 @@ from dynamic_tools.tools.context import CONTEXT_HEADER
 from dynamic_tools.tools.models import ToolConfig
 from dynamic_tools.tools.registry import ToolRegistry
 
+#: the settings that configure an LLM (either one), named in a "not configured" error
+LLM_SETTINGS = ("OPENAI_API_KEY", "OPENAI_BASE_URL")
+
 
 @dataclass(frozen=True)
 class PipelineOptions:
@@ -343,7 +346,10 @@ class SingleShotPipeline:
         started = time.perf_counter()
         try:
             if self.llm is None:
-                raise ConfigurationError(self.options.not_configured_message)
+                raise ConfigurationError(
+                    self.options.not_configured_message,
+                    context={"settings": list(LLM_SETTINGS), "stage": "response_formatting"},
+                )
             assert response.raw_response is not None
             shown = response.raw_response
             if response.sql is not None:  # what the SQL made of the answer

@@ -2,9 +2,10 @@
 
 The cases are generated from ``tools/list`` (so a new tool is covered the day it appears):
 for each tool, an empty object when it has required arguments, an unknown key, and for every
-typed argument a value of another type. Each call must answer ``INVALID_INPUT`` with a
-violation naming the argument (never ``INTERNAL_ERROR``), and the registry, the workflows and
-the run store must be exactly as before.
+typed argument a value of another type. Each call must answer ``INVALID_INPUT`` (the markdown
+tools: ``INVALID_REQUEST``, their ``error_type`` for arguments that do not fit) with a violation
+naming the argument (never ``INTERNAL_ERROR``), and the registry, the workflows and the run
+store must be exactly as before.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 import httpx
 import mcp_types as types
 
+from dynamic_tools.markdown.tool_specs import TOOL_NAMES
 from tests.support.mcp_client import error_payload, mcp_client
 
 UNKNOWN = "zz_not_an_argument"
@@ -95,7 +97,10 @@ async def test_every_tool_refuses_bad_arguments_and_changes_nothing(server: str)
                 data = dict(result.structured_content or error_payload(result) or {})
                 where = f"{tool.name} ({what}): {data or result.content}"
                 assert result.is_error, where
-                assert data.get("error_code") == "INVALID_INPUT", where
+                markdown = tool.name in TOOL_NAMES
+                wanted = "INVALID_REQUEST" if markdown else "INVALID_INPUT"
+                assert data.get("error_code") == wanted, where
+                assert ("error_type" in data) is markdown, where
                 paths = [str(v.get("path", "")) for v in data.get("violations") or []]
                 assert any(p == named or p.startswith(f"{named}.") for p in paths), where
                 checked += 1

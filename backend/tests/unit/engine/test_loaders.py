@@ -53,14 +53,15 @@ workflows:
     assert isinstance(doc.workflows["w"].graph["d"], BranchNode)
 
 
-def test_syntax_errors_name_the_line() -> None:
+def test_syntax_errors_name_the_line_and_column() -> None:
     with pytest.raises(WorkflowInvalidError) as info:
         load_document("workflows:\n  w: [unclosed\n", name="w.yaml")
     assert info.value.violations[0]["rule"] == "syntax"
-    assert info.value.violations[0]["line"] == 3
+    assert (info.value.violations[0]["line"], info.value.violations[0]["column"]) == (3, 1)
+    assert "line 3, column 1" in info.value.message
     with pytest.raises(WorkflowInvalidError) as info:
         load_document('{"workflows": }', name="w.json")
-    assert info.value.violations[0]["line"] == 1
+    assert (info.value.violations[0]["line"], info.value.violations[0]["column"]) == (1, 15)
 
 
 def test_model_errors_carry_paths_and_lines() -> None:

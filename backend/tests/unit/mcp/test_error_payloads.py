@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import mcp_types as types
 
-from dynamic_tools.errors import ConflictError, NotFoundError
+from dynamic_tools.errors import ConflictError, InvalidInputError, NotFoundError
 from dynamic_tools.logs import bind_correlation_id
 from dynamic_tools.mcp.errors import (
     CONFLICT_SUGGESTIONS,
+    bind_call,
     error_payload,
     error_result,
     for_tool,
@@ -43,3 +44,25 @@ def test_an_error_of_a_tool_with_an_output_schema_is_text_only() -> None:
     assert for_tool(result, typed).structured_content is None
     assert for_tool(result, typed).content == result.content
     assert for_tool(result, untyped) is result
+
+
+async def test_the_context_names_what_the_call_acted_on_and_where() -> None:
+    bind_call("workflow.cancel", {"operation_id": "run-9", "workflow_id": "trip", "n": 1})
+    located = InvalidInputError(
+        "bad",
+        violations=[
+            {"path": "a", "message": "no rule given"},
+            {"path": "b", "rule": "syntax", "message": "m", "line": 4, "column": 7},
+        ],
+        context={"workflow_id": "said-by-the-raiser"},
+    )
+    payload = error_payload(located)
+    assert payload["context"] == {
+        "workflow_id": "said-by-the-raiser",  # the raiser's word wins
+        "tool": "workflow.cancel",
+        "run_id": "run-9",  # operation_id is another name for it
+        "line": 4,
+        "column": 7,
+    }
+    assert [v["rule"] for v in payload["violations"]] == ["invalid", "syntax"]
+    assert located.context == {"workflow_id": "said-by-the-raiser"}  # the error is not changed
