@@ -80,7 +80,7 @@ PAGES: dict[str, tuple[str, str]] = {
     "new-workflow": ("#/workflows/_new", ".cm-editor"),
     "runs": ("#/runs", "[data-testid=run-list]"),
     "run-view": ("#/runs/{done}", "[data-testid=workflow-graph] [data-status=succeeded]"),
-    "run-approval": ("#/runs/{waiting}", "[data-testid=yield-form] tbody tr"),
+    "run-approval": ("#/runs/{waiting}", "[data-testid=yield-form] .yield-message"),
     "run-failed": ("#/runs/{failed}", "[data-testid=error-summary]"),
 }
 
