@@ -13,7 +13,7 @@ DynamicToolsError                 root; carries ``code``, ``message``, ``context
 │   ├── ProcessingLimitError      a document needs more time or memory than allowed  → 422
 │   ├── RequestTooLargeError      a request body over the size limit                 → 413
 │   └── MarkdownWorkflowError     a markdown workflow problem: ``error_type``, ``line``,
-│                                 ``suggestion`` (seed 004's error types)            → 422
+│                                 ``suggestion`` (docs/markdown-workflows.md)        → 422
 ├── NotFoundError                 an unknown id (or another principal's)             → 404
 ├── AccessError                   who asks may not do this
 │   ├── UnauthenticatedError      no credential, or one that is not valid            → 401
@@ -283,7 +283,8 @@ class TransportError(OutboundError):
 class MarkdownWorkflowError(InvalidInputError):
     """A markdown workflow could not be loaded, or a step call does not fit the session's state.
 
-    ``error_type`` is one of seed 004's types (``file_not_found``, ``invalid_format``,
+    ``error_type`` is one of the types of docs/markdown-workflows.md (``file_not_found``,
+    ``invalid_format``,
     ``empty_workflow``, ``missing_tool_spec``, ``variable_missing``, ``step_out_of_order``,
     ``no_workflow_loaded``) or one of two additions (``unknown_tool``: a step names a tool the
     session cannot call; ``invalid_request``: the arguments of a call do not fit). It is also the

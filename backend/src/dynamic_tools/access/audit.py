@@ -10,6 +10,7 @@ or the tool's arguments that name things) and the outcome.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -108,27 +109,9 @@ class AuditLog:
             correlation_id=correlation_id,
         ).info("audit: {} {} {} ({})", principal, action, target, outcome)
 
-    async def record(
-        self,
-        *,
-        principal: str,
-        action: str,
-        target: str,
-        outcome: str,
-        correlation_id: str | None = None,
-        detail: dict[str, Any] | None = None,
-    ) -> None:
-        """:meth:`record_sync` off the event loop."""
-        await anyio.to_thread.run_sync(
-            lambda: self.record_sync(
-                principal=principal,
-                action=action,
-                target=target,
-                outcome=outcome,
-                correlation_id=correlation_id,
-                detail=detail,
-            )
-        )
+    async def record(self, **entry: Any) -> None:
+        """:meth:`record_sync` (same keyword arguments) off the event loop."""
+        await anyio.to_thread.run_sync(functools.partial(self.record_sync, **entry))
 
     def page_sync(self, query: AuditQuery) -> tuple[list[AuditEntry], int]:
         """The entries matching ``query``, newest first, and how many match in all."""

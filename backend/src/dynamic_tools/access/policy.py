@@ -143,7 +143,7 @@ MCP_TOOL_SCOPES: dict[str, Scope] = {
     "reset_workflow": RUN,
 }
 
-#: the seed's name of the planner tool, served as an alias of ``{prefix}_plan``
+#: the planner's short name (docs/seed-names.md), served as an alias of ``{prefix}_plan``
 PLANNER_ALIAS = "_plan"
 
 #: every resource (workflow guides and graphs, specs, schemas, catalogs) and every prompt

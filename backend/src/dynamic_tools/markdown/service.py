@@ -1,6 +1,7 @@
 r"""MarkdownWorkflowService: the five markdown workflow tools, per session, state in a store.
 
-The model drives the workflow (seed 004): ``load`` parses it, ``execute_step`` hands out the
+The model drives the workflow (docs/markdown-workflows.md): ``load`` parses it,
+``execute_step`` hands out the
 enriched prompt of the step at hand, the model calls the step's tools, evaluates the assertions
 and ``report``\ s back; the service records the outcome, merges the output variables and
 answers with the next step's prompt, or the completion, or the failure (fail-fast: the steps
@@ -71,7 +72,7 @@ def session_key(transport_session_id: str | None, requested: str | None) -> str:
 
 
 class MarkdownWorkflowService:
-    """The five tools of seed 004 over a :class:`SessionStore` (see the module docstring)."""
+    """The five markdown workflow tools over a :class:`SessionStore` (see the module docstring)."""
 
     def __init__(
         self,
