@@ -132,3 +132,65 @@ class RawMcp:
                     posted = await self.http.post(self.url, json=reply, headers=self._headers())
                     assert posted.status_code in (200, 202), posted.text
         raise AssertionError(f"no response to {method}")
+
+
+MODERN = "2026-07-28"
+TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
+
+
+class RawModern:
+    """Stateless 2026-07-28 requests over raw HTTP: each carries the revision, the client's
+    info and its capabilities in ``_meta`` (``tasks=True`` declares the Tasks extension)."""
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        tasks: bool = True,
+        capabilities: dict[str, Any] | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        self.url = f"{base_url}/mcp"
+        self.http = httpx.AsyncClient(timeout=60, headers=headers or {})
+        self.capabilities = dict(capabilities or {})
+        if tasks:
+            self.capabilities["extensions"] = {TASKS_EXTENSION: {}}
+        self._next_id = 0
+
+    async def __aenter__(self) -> RawModern:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.http.aclose()
+
+    async def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Send a request; the whole JSON-RPC response (``result`` or ``error``)."""
+        self._next_id += 1
+        body = dict(params or {})
+        body["_meta"] = {
+            **(body.get("_meta") or {}),
+            "io.modelcontextprotocol/protocolVersion": MODERN,
+            "io.modelcontextprotocol/clientInfo": {"name": "raw-modern", "version": "1"},
+            "io.modelcontextprotocol/clientCapabilities": self.capabilities,
+        }
+        message = {"jsonrpc": "2.0", "id": self._next_id, "method": method, "params": body}
+        headers = {
+            "Accept": "application/json, text/event-stream",
+            "Content-Type": "application/json",
+            "MCP-Protocol-Version": MODERN,
+            "Mcp-Method": method,
+        }
+        name = body.get("name") if method == "tools/call" else body.get("taskId")
+        if isinstance(name, str):
+            headers["Mcp-Name"] = name
+        async with self.http.stream("POST", self.url, json=message, headers=headers) as response:
+            kind = response.headers.get("content-type", "")
+            if kind.startswith("application/json"):
+                return dict(json.loads(await response.aread()))
+            async for line in response.aiter_lines():
+                if not line.startswith("data:") or not line[5:].strip():
+                    continue
+                data = json.loads(line[5:].strip())
+                if data.get("id") == self._next_id and ("result" in data or "error" in data):
+                    return dict(data)
+        raise AssertionError(f"no response to {method}")

@@ -156,6 +156,7 @@ MCP_METHOD_SCOPES: dict[str, Scope] = {
     "tasks/list": READ,
     "tasks/result": READ,
     "tasks/cancel": RUN,
+    "tasks/update": RUN,  # 2026-07-28: answers a task's input requests (resumes its run)
 }
 
 

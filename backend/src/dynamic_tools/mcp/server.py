@@ -420,7 +420,11 @@ def _mentions_header(schema: Any) -> bool:
 
 
 class _TaskAwareServer(Server[Any]):
-    """The SDK server announcing list-changed notifications and (2025-11-25) tasks."""
+    """The SDK server announcing list-changed notifications and tasks.
+
+    Tasks are a core capability on 2025-11-25 and the ``io.modelcontextprotocol/tasks``
+    extension on 2026-07-28 (``Server.extensions``, set by :meth:`TaskRuntime.install`).
+    """
 
     def get_capabilities(self, *args: Any, **kwargs: Any) -> types.ServerCapabilities:
         caps = super().get_capabilities(*args, **kwargs)
@@ -431,6 +435,7 @@ class _TaskAwareServer(Server[Any]):
             if capability is not None:
                 capability.list_changed = True
         caps.tasks = TaskRuntime.capability()
+        caps.extensions = None  # the Tasks extension is 2026-07-28's; Tasks are core here
         return caps
 
 

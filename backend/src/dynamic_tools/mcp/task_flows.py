@@ -49,8 +49,9 @@ def task_required_result(name: str) -> types.CallToolResult:
     """The error for a task-required tool called without task support."""
     return error_result(
         TaskCapabilityRequired(
-            f"'{name}' runs as an MCP task: call it with params.task (MCP Tasks, 2025-11-25); "
-            "it is never run synchronously because long runs would time out",
+            f"'{name}' runs as an MCP task: call it with params.task (MCP Tasks, 2025-11-25), "
+            "or declare the io.modelcontextprotocol/tasks extension (2026-07-28); it is never "
+            "run synchronously because long runs would time out",
             context={"tool": name},
             suggestion="Connect with a tasks-capable MCP client and call the tool as a task, "
             "or use w_<workflow_id> / workflow.run instead.",

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 import mcp_types as types
 from loguru import logger
 from mcp.shared.exceptions import MCPError
+from mcp_types.jsonrpc import METHOD_NOT_FOUND
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from dynamic_tools.access.authenticate import require
@@ -71,6 +72,15 @@ from dynamic_tools.mcp.principal import current_principal, principal_of
 from dynamic_tools.mcp.task_link import ClientLink
 from dynamic_tools.mcp.task_push import TaskPush
 from dynamic_tools.mcp.task_views import TERMINAL, task_view
+from dynamic_tools.mcp.tasks_extension import (
+    EXTENSION,
+    PolledInputs,
+    UpdateTaskRequestParams,
+    answered_yields,
+    declares_tasks,
+    detailed_task,
+    missing_capability,
+)
 from dynamic_tools.mcp.workflow_tools import WorkflowCalls
 from dynamic_tools.persistence.db import utc_now
 from dynamic_tools.persistence.run_view import RunRecord
@@ -81,6 +91,8 @@ if TYPE_CHECKING:
     from dynamic_tools.mcp.server import McpEndpoint
 
 DEFAULT_TTL_MS = 7 * 24 * 3600 * 1000
+#: how long a task that failed because its ttl ran out stays visible (then it is purged)
+EXPIRED_KEPT = timedelta(minutes=10)
 PAGE_SIZE = 50
 PURGE_EVERY_S = 1.0
 EXECUTOR = uuid.uuid4().hex  # this process: the jobs it runs are in its memory
@@ -100,7 +112,7 @@ class TaskJob:
     changed: asyncio.Event = field(default_factory=asyncio.Event)
     worker: asyncio.Task[None] | None = None
     starting: asyncio.Future[RunRecord] | None = None
-    link: ClientLink | None = None
+    link: ClientLink | PolledInputs | None = None
     waiting_for: str | None = None
 
     async def set_stage(self, stage: str) -> None:
@@ -120,7 +132,8 @@ class TaskJob:
         """The stage, and what the task waits for from the client, if anything."""
         if self.waiting_for is None:
             return self.stage
-        return f"{self.stage}: waiting for the client's {self.waiting_for} (call tasks/result)"
+        how = "tasks/update" if isinstance(self.link, PolledInputs) else "tasks/result"
+        return f"{self.stage}: waiting for the client's {self.waiting_for} (answer with {how})"
 
     async def waiting(self, what: str | None) -> None:
         """The task waits for the client (``input_required``) for ``what``, or no more (None)."""
@@ -165,6 +178,8 @@ class TaskRuntime:
         server.add_request_handler("tasks/result", types.GetTaskPayloadRequestParams, self._result)
         server.add_request_handler("tasks/list", types.PaginatedRequestParams, self._list)
         server.add_request_handler("tasks/cancel", types.CancelTaskRequestParams, self._cancel)
+        server.add_request_handler("tasks/update", UpdateTaskRequestParams, self._update)
+        server.extensions[EXTENSION] = {}  # 2026-07-28: advertised in server/discover
 
     @staticmethod
     def capability() -> types.ServerTasksCapability:
@@ -199,6 +214,8 @@ class TaskRuntime:
         principal = principal_of(ctx)
         if principal.kind != LOCAL.kind:  # access control is on: the principal, any session
             return principal.id
+        if _modern(ctx):  # stateless requests of the one user a server without access has
+            return LOCAL.id
         session_id = request.headers.get("mcp-session-id")
         if not session_id:
             raise bad_request(
@@ -211,14 +228,24 @@ class TaskRuntime:
     # --- creation --------------------------------------------------------------------------
     async def _middleware(self, ctx: Any, call_next: Callable[[Any], Awaitable[Any]]) -> Any:
         params = ctx.params
-        if (
-            ctx.method == "tools/call"
-            and isinstance(params, Mapping)
-            and params.get("task") is not None
-            and ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS
-        ):
-            return await self._create(ctx, params)
-        return await call_next(ctx)
+        if ctx.method != "tools/call" or not isinstance(params, Mapping):
+            return await call_next(ctx)
+        if not _modern(ctx):
+            if params.get("task") is not None:
+                return await self._create(ctx, params, self._ttl(params.get("task")))
+            return await call_next(ctx)
+        # 2026-07-28: the server decides; the task-required tools always become tasks
+        view = await self.endpoint.view_for(ctx)
+        entry = view.entry(str(params.get("name", "")))
+        execution = entry.tool.execution if entry is not None else None
+        if entry is None or execution is None or execution.task_support != "required":
+            return await call_next(ctx)
+        if not declares_tasks(ctx):
+            name = entry.tool.name
+            raise missing_capability(f"'{name}' runs as a task: it", tool=name)
+        most = self._services.settings.mcp_task_max_ttl_s * 1000
+        created = await self._create(ctx, params, min(DEFAULT_TTL_MS, most))
+        return {"resultType": "task", **created}
 
     def _ttl(self, task: Any) -> int:
         if not isinstance(task, Mapping):
@@ -238,9 +265,9 @@ class TaskRuntime:
             )
         return min(int(raw), most)
 
-    async def _create(self, ctx: Any, params: Mapping[str, Any]) -> dict[str, Any]:
+    async def _create(self, ctx: Any, params: Mapping[str, Any], ttl: int) -> dict[str, Any]:
+        """Start the task of a ``tools/call``; its ``CreateTaskResult`` in the revision asked."""
         name = str(params.get("name", ""))
-        ttl = self._ttl(params.get("task"))
         owner = self.owner_of(ctx)
         view = await self.endpoint.view_for(ctx)
         entry = view.entry(name)
@@ -269,7 +296,8 @@ class TaskRuntime:
             return await self._failed_start(ctx, token, task, error_result(exc))
         if entry.start_job is not None:
             job = TaskJob(f"task-{uuid.uuid4().hex}", self.store)
-            job.link = ClientLink(job.task_id, self._timeout_s, job.waiting)
+            link = PolledInputs if _modern(ctx) else ClientLink
+            job.link = link(job.task_id, self._timeout_s, job.waiting)
             self.jobs[job.task_id] = job  # before its row exists: never taken for an orphan
             try:
                 row = await self.store.create(task_id=job.task_id, **task)
@@ -279,7 +307,7 @@ class TaskRuntime:
             call = ToolCall(view, dict(arguments), self._job_channel(ctx, job))
             job.worker = asyncio.create_task(self._run_job(entry.start_job, call, job))
             self._push(ctx, token, row.task_id)
-            return {"task": task_view(row, None, job.detail)}
+            return self._created(ctx, row, None)
         assert entry.start_task is not None
         channel = channel_for(ctx, call_params, timeout_s=self._timeout_s)
         try:
@@ -289,7 +317,13 @@ class TaskRuntime:
         row = await self.store.create(task_id=run_id, run_id=run_id, stage="running", **task)
         run = await self._services.run_store.get_run(run_id)
         self._push(ctx, token, run_id)
-        return {"task": created(task_view(row, run))}
+        return self._created(ctx, row, run)
+
+    def _created(self, ctx: Any, row: TaskRow, run: RunRecord | None) -> dict[str, Any]:
+        """The created task as the request's revision gives it."""
+        if _modern(ctx):
+            return self._detailed(row, run)
+        return {"task": created(self._view(row, run))}
 
     async def _failed_start(
         self, ctx: Any, token: Any, task: dict[str, Any], failure: types.CallToolResult
@@ -298,6 +332,9 @@ class TaskRuntime:
         row = await self.store.create(task_id=f"task-{uuid.uuid4().hex}", **task)
         await self.store.end(row.task_id, "failed", failure=_dump(failure), stage="not started")
         self._push(ctx, token, row.task_id)
+        if _modern(ctx):
+            ended = await self.store.get(row.task_id)
+            return self._detailed(ended or row, None)
         return {"task": task_view(row, None)}
 
     def _job_channel(self, ctx: Any, job: TaskJob) -> CallChannel:
@@ -344,7 +381,12 @@ class TaskRuntime:
         return len(self._pushers)
 
     def _push(self, ctx: Any, token: Any, task_id: str) -> None:
-        """Push the task's status changes and progress to its session until it ends."""
+        """Push the task's status changes and progress to its session until it ends.
+
+        Not on 2026-07-28: its stateless requests have no session stream; clients poll.
+        """
+        if _modern(ctx):
+            return
         push = TaskPush(ctx.session, task_id, token if isinstance(token, str | int) else None)
         pusher = asyncio.create_task(self._push_changes(task_id, push))
         self._pushers.add(pusher)
@@ -458,6 +500,17 @@ class TaskRuntime:
                         continue
                     row = fresh
                     run = (await self._runs_of([row])).get(row.run_id or "")
+            if (
+                not row.ended
+                and run is not None
+                and run.status == "waiting_input"
+                and row.expired(now)
+            ):  # nobody answered in its lifetime: the task fails, and is kept a while to say so
+                await self._expire(row, run)
+                fresh = await self.store.get(row.task_id)
+                if fresh is None:
+                    continue
+                row, run = fresh, (await self._runs_of([fresh])).get(row.run_id or "")
             ended = row.ended or (run is not None and run.terminal)
             if ended and row.expired(now):
                 await self.store.delete(row.task_id)
@@ -494,12 +547,67 @@ class TaskRuntime:
         job = self.jobs.get(row.task_id)
         return task_view(row, run, job.detail if job is not None and run is None else None)
 
+    def _detailed(self, row: TaskRow, run: RunRecord | None) -> dict[str, Any]:
+        """The task as 2026-07-28 gives it (result, error or input requests inlined)."""
+        job = self.jobs.get(row.task_id)
+        stage = job.detail if job is not None and run is None else None
+        inputs = job.link if job is not None and isinstance(job.link, PolledInputs) else None
+        return detailed_task(row, run, stage, inputs)
+
+    @staticmethod
+    def _revision_allows(ctx: Any, method: str) -> None:
+        """On 2026-07-28, ``tasks/*`` is the extension's: declared, and no list or result."""
+        if not _modern(ctx):
+            if method == "tasks/update":
+                raise MCPError(METHOD_NOT_FOUND, "Method not found", method)
+            return
+        if method in ("tasks/list", "tasks/result"):
+            raise MCPError(METHOD_NOT_FOUND, "Method not found", method)
+        if not declares_tasks(ctx):
+            raise missing_capability(method)
+
     async def _get(self, ctx: Any, params: types.GetTaskRequestParams) -> dict[str, Any]:
+        self._revision_allows(ctx, "tasks/get")
         _allowed(ctx, "tasks/get")
         row, run = await self._load(ctx, params.task_id)
+        if _modern(ctx):
+            return self._detailed(row, run)
         return self._view(row, run)
 
+    async def _update(self, ctx: Any, params: UpdateTaskRequestParams) -> dict[str, Any]:
+        """``tasks/update`` (2026-07-28): answers to the task's outstanding input requests."""
+        self._revision_allows(ctx, "tasks/update")
+        _allowed(ctx, "tasks/update")
+        row, run = await self._load(ctx, params.task_id)
+        job = self.jobs.get(row.task_id)
+        if job is not None and isinstance(job.link, PolledInputs):
+            job.link.answer(params.input_responses)
+        if run is None or run.status != "waiting_input" or row.ended:
+            return {}
+        principal = principal_of(ctx)
+        for node_id, response in answered_yields(run, params.input_responses):
+            action = response.get("action") if isinstance(response, Mapping) else None
+            try:
+                if action == "accept":
+                    content = response.get("content") or {}
+                    if not isinstance(content, Mapping):
+                        raise InvalidInputError(
+                            "an accepted answer's content must be an object",
+                            violations=[{"path": "content", "rule": "type", "message": "object"}],
+                        )
+                    await self._services.runs.resume(
+                        run.run_id, dict(content), node_id, principal=principal
+                    )
+                elif action == "decline":  # as declining the 2025-11-25 elicitation: cancelled
+                    await self._services.runs.cancel(run.run_id, principal=principal)
+            except InvalidInputError as exc:  # the yield did not take it: it still waits
+                raise invalid_params(exc) from None
+            except (ConflictError, NotFoundError):
+                continue  # answered or ended meanwhile: not outstanding any more
+        return {}
+
     async def _list(self, ctx: Any, params: types.PaginatedRequestParams) -> dict[str, Any]:
+        self._revision_allows(ctx, "tasks/list")
         _allowed(ctx, "tasks/list")
         cursor = params.cursor
         if cursor is not None and not cursor.isdigit():
@@ -517,10 +625,13 @@ class TaskRuntime:
         return data
 
     async def _cancel(self, ctx: Any, params: types.CancelTaskRequestParams) -> dict[str, Any]:
+        self._revision_allows(ctx, "tasks/cancel")
         _allowed(ctx, "tasks/cancel")
         task_id = params.task_id
         row, run = await self._load(ctx, task_id)
         status = self._view(row, run)["status"]
+        if _modern(ctx) and status in TERMINAL:
+            return {}  # 2026-07-28: an acknowledgement; the task ended as it ended
         if status in TERMINAL:
             raise invalid_params(
                 ConflictError(
@@ -539,6 +650,8 @@ class TaskRuntime:
                 await self._services.runs.cancel(run_id, principal=ADMIN_OF_TASKS)
         if job is not None:
             job.changed.set()
+        if _modern(ctx):
+            return {}
         row, run = await self._load(ctx, task_id)
         return self._view(row, run)
 
@@ -606,12 +719,13 @@ class TaskRuntime:
         return job.run_id
 
     async def _result(self, ctx: Any, params: types.GetTaskPayloadRequestParams) -> dict[str, Any]:
+        self._revision_allows(ctx, "tasks/result")
         _allowed(ctx, "tasks/result")
         task_id = params.task_id
         row, _ = await self._load(ctx, task_id)
         job = self.jobs.get(task_id)
         if job is not None:
-            assert job.link is not None
+            assert isinstance(job.link, ClientLink)
             channel = channel_for(ctx, None, related_task=task_id, timeout_s=self._timeout_s)
             with job.link.attach(channel):  # the job's own client requests can come this way
                 await job.done.wait()
@@ -682,8 +796,11 @@ class TaskRuntime:
     async def _expire(self, row: TaskRow, run: RunRecord) -> dict[str, Any]:
         """End a task whose ttl ran out while its run waited for input: failed, run stopped.
 
-        2025-11-25 has no ``expired`` status: the task is ``failed`` with a ``task_expired``
-        error saying where the run waited; its run fails too, so both tell the same story.
+        Neither revision has an ``expired`` status: the task is ``failed`` with a
+        ``task_expired`` error saying where the run waited (a result on 2025-11-25, the task's
+        JSON-RPC error on 2026-07-28); its run fails too, so both tell the same story. Noticed by
+        ``tasks/result`` and by any look at the task (``tasks/get``, ``tasks/list``); the failed
+        task is then kept for :data:`EXPIRED_KEPT` so its client can read why.
         """
         prompt = run.waiting_prompt() or {}
         node = prompt.get("node_id")
@@ -692,16 +809,27 @@ class TaskRuntime:
             f"the task's ttl ({row.ttl_ms} ms) ran out while its run waited for input{where}; "
             "the run was stopped",
             context={"task_id": row.task_id, "run_id": run.run_id, "node_id": node},
-            suggestion=f"Call {row.tool} as a task again with a longer params.task.ttl, and "
-            "answer its question (tasks/result with elicitation, or workflow.resume) in time.",
+            suggestion=f"Call {row.tool} as a task again (with a longer params.task.ttl on "
+            "2025-11-25), and answer its question in time (its elicitation, tasks/update, or "
+            "workflow.resume).",
             correlation=row.task_id,
         )
-        return await self._fail(row, error, "expired")
+        return await self._fail(row, error, "expired", kept_until=utc_now() + EXPIRED_KEPT)
 
-    async def _fail(self, row: TaskRow, exc: DynamicToolsError, stage: str) -> dict[str, Any]:
+    async def _fail(
+        self,
+        row: TaskRow,
+        exc: DynamicToolsError,
+        stage: str,
+        *,
+        kept_until: datetime | None = None,
+    ) -> dict[str, Any]:
         """End the task and its run as failed with ``exc``; the failure the task keeps."""
         failure = _dump(error_result(exc))
-        if await self.store.end(row.task_id, "failed", failure=failure, stage=stage):
+        ended = await self.store.end(
+            row.task_id, "failed", failure=failure, stage=stage, expires_at=kept_until
+        )
+        if ended:
             assert row.run_id is not None
             with contextlib.suppress(ConflictError, NotFoundError):
                 await self._services.runs.fail(
@@ -709,6 +837,11 @@ class TaskRuntime:
                 )
         final = await self.store.get(row.task_id)
         return final.failure if final is not None and final.failure else failure
+
+
+def _modern(ctx: Any) -> bool:
+    """A 2026-07-28 request (Tasks through the extension, :mod:`.tasks_extension`)."""
+    return ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
 
 
 def _moved_on(asked: dict[str, Any]) -> Callable[[RunRecord], bool]:

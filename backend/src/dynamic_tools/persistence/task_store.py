@@ -192,11 +192,12 @@ class TaskStore:
         stage: str | None = None,
         run_id: str | None = None,
         unless_started: bool = False,
+        expires_at: datetime | None = None,
     ) -> bool:
         """End an open task as ``failed`` or ``cancelled``; False if it had already ended.
 
         ``unless_started``: only while it has no run yet (its job may have started one since
-        the row was read); False otherwise.
+        the row was read); False otherwise. ``expires_at``: keep the ended task until then.
         """
         if status not in ENDED:
             raise ValueError(f"a task cannot end as '{status}'")
@@ -204,6 +205,8 @@ class TaskStore:
         values["stage"] = (stage or status)[:255]
         if run_id is not None:
             values["run_id"] = run_id
+        if expires_at is not None:
+            values["expires_at"] = expires_at
 
         def work() -> bool:
             query = update(mcp_tasks).where(

@@ -1,5 +1,6 @@
-"""A task's lifetime (MCP Tasks, 2025-11-25): the ttl asked is the ttl kept, expired ended tasks
-are purged (their runs stay), a cancel shows everywhere, and a client that never answers a
+"""A task's lifetime (MCP Tasks, 2025-11-25): the ttl asked is the ttl kept, a task still waiting
+for input when its ttl runs out fails (TASK_EXPIRED, its run stopped), expired ended tasks are
+purged (their runs stay), a cancel shows everywhere, and a client that never answers a
 sampling or elicitation request fails the task after MCP_CLIENT_REQUEST_TIMEOUT_S."""
 
 from __future__ import annotations
@@ -50,7 +51,8 @@ async def test_an_expired_task_is_purged_once_it_ended_and_its_run_is_kept(serve
     async with RawMcp(server) as mcp:
         done = await call_as_task(mcp, "w_book_flight", BOOK, ttl=1)
         waiting = await call_as_task(mcp, "w_book_with_approval", BOOK, ttl=1)
-        await poll(mcp, waiting["taskId"], {"input_required"})  # past its ttl but not ended
+        # past its ttl while it waits for input: the task fails, and is kept to say why
+        expired = await poll(mcp, waiting["taskId"], {"failed"})
         gone: dict[str, Any] = {}
         for _ in range(400):
             gone = await mcp.request("tasks/get", {"taskId": done["taskId"]})
@@ -59,17 +61,20 @@ async def test_an_expired_task_is_purged_once_it_ended_and_its_run_is_kept(serve
             await asyncio.sleep(0.05)
         listed = {t["taskId"] for t in (await mcp.request("tasks/list"))["result"]["tasks"]}
         result = await mcp.request("tasks/result", {"taskId": done["taskId"]})
-        still = (await mcp.request("tasks/get", {"taskId": waiting["taskId"]}))["result"]
-        await mcp.request("tasks/cancel", {"taskId": waiting["taskId"]})
-        after_cancel = await mcp.request("tasks/get", {"taskId": waiting["taskId"]})
+        why = (await mcp.request("tasks/result", {"taskId": waiting["taskId"]}))["result"]
+        cancel = await mcp.request("tasks/cancel", {"taskId": waiting["taskId"]})
     async with httpx.AsyncClient() as http:
         run = (await http.get(f"{server}/runs/{done['taskId']}")).json()
+        stopped = (await http.get(f"{server}/runs/{waiting['taskId']}")).json()
     assert gone["error"]["code"] == -32602 and "expired" in gone["error"]["message"]
     assert result["error"]["code"] == -32602
     assert done["taskId"] not in listed and waiting["taskId"] in listed
-    assert still["status"] == "input_required"
-    assert "error" in after_cancel, "a cancelled task past its ttl is purged"
+    assert expired["statusMessage"].startswith("TASK_EXPIRED: the task's ttl (1 ms) ran out")
+    assert "present_options" in expired["statusMessage"]
+    assert why["isError"] and why["structuredContent"]["error_code"] == "TASK_EXPIRED"
+    assert cancel["error"]["code"] == -32602, "it has ended: nothing to cancel"
     assert run["status"] == "succeeded", "the run stays in the run history"
+    assert stopped["status"] == "failed", "the run that waited was stopped with its task"
 
 
 async def test_a_cancelled_task_is_cancelled_everywhere(server: str) -> None:
