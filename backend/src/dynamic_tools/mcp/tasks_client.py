@@ -12,6 +12,11 @@ is bounded (``timeout_s``).
 A client without the callback an input request needs cannot answer it: the call raises
 ``MCPError`` naming the task, which stays waiting (answer it elsewhere, e.g. with
 ``workflow.resume``, or cancel it). Server side: :mod:`dynamic_tools.mcp.tasks_extension`.
+
+:func:`call_task` calls a task-required tool the same way on both revisions: through the
+extension on 2026-07-28, and on 2025-11-25 (``mode="legacy"``) with ``params.task`` and then
+``tasks/result``, whose stream carries the task's elicitation and sampling requests to the same
+callbacks.
 """
 
 from __future__ import annotations
@@ -21,9 +26,11 @@ from typing import Any, Literal
 
 import anyio
 import mcp_types as types
+from mcp.client import Client
 from mcp.client.extension import ClaimContext, ClientExtension, ResultClaim
 from mcp.client.session import ClientRequestContext
 from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ConfigDict, Field, TypeAdapter
 
 EXTENSION = "io.modelcontextprotocol/tasks"
@@ -156,3 +163,32 @@ class TasksExtension(ClientExtension):
             answered.add(key)
             responses[key] = answer.model_dump(by_alias=True, mode="json", exclude_none=True)
         return responses
+
+
+async def call_task(
+    client: Client, name: str, arguments: dict[str, Any] | None = None, *, ttl_ms: int | None = None
+) -> types.CallToolResult:
+    """Call a task-required tool as a task on either revision; its final ``CallToolResult``.
+
+    On 2026-07-28 the client must have :class:`TasksExtension`. On 2025-11-25 the call carries
+    ``params.task`` (``ttl_ms``: the ttl asked) and ``tasks/result`` waits for the end.
+    """
+    if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        return await client.call_tool(name, arguments or {})
+    session = client.session
+    task = {} if ttl_ms is None else {"ttl": ttl_ms}
+    data: dict[str, Any] = {
+        "method": "tools/call",
+        "params": {"name": name, "arguments": arguments or {}, "task": task},
+    }
+    options: Any = {}
+    # The SDK checks a tools/call answer as a CallToolResult, which a CreateTaskResult is not,
+    # so the request goes out below that check, stamped like any other request of the session.
+    session._stamp(data, options)
+    raw = await session._dispatcher.send_raw_request("tools/call", data["params"], options)
+    if "task" not in raw:  # the server answered at once (an error, say)
+        return types.CallToolResult.model_validate(raw)
+    request = types.GetTaskPayloadRequest(
+        params=types.GetTaskPayloadRequestParams(task_id=str(raw["task"]["taskId"]))
+    )
+    return await session.send_request(request, types.CallToolResult)

@@ -176,8 +176,11 @@ class WorkflowCalls:
                     violations=[{"path": "requestState", "rule": "run", "message": "wrong run"}],
                 )
             answer = (channel.input_responses or {}).get(YIELD_KEY)
+            if _action(answer) == "decline":  # as on 2025-11-25: declining cancels the run
+                await self._cancel_quietly(run.run_id, channel.principal)
+                return run_result(await self.store.get_run(run.run_id), declined=node_id)
             content = _elicit_content(answer)
-            if content is None:  # declined or dismissed: the run stays waiting
+            if content is None:  # dismissed (cancel) or not answered: the run stays waiting
                 return waiting_result(run)
             await self.runs.resume(run_id, content, node_id, principal=channel.principal)
         except DynamicToolsError as exc:
@@ -273,6 +276,12 @@ class WorkflowCalls:
     async def _cancel_quietly(self, run_id: str, principal: Principal) -> None:
         with contextlib.suppress(DynamicToolsError):  # already ended: nothing to cancel
             await self.runs.cancel(run_id, principal=principal)
+
+
+def _action(answer: Any) -> str | None:
+    """The action of an elicitation response (``accept``, ``decline``, ``cancel``), if any."""
+    action = answer.get("action") if isinstance(answer, dict) else getattr(answer, "action", None)
+    return action if isinstance(action, str) else None
 
 
 def _elicit_content(answer: Any) -> dict[str, Any] | None:
