@@ -28,6 +28,18 @@ if TYPE_CHECKING:
 ENDPOINT_MODULE = "dynamic_tools.mcp.server"
 
 
+def _without_ows(headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
+    """``headers`` with the whitespace around each value removed (RFC 9110, section 5.5).
+
+    The HTTP parser (httptools) keeps trailing spaces, and the SDK compares the 2026-07-28
+    ``Mcp-Name``/``Mcp-Method`` headers with the body as they come: ``Mcp-Name: add  `` would
+    be refused as not matching ``add``.
+    """
+    if not any(v[-1:] in b" \t" or v[:1] in b" \t" for _, v in headers if v):
+        return headers
+    return [(k, v.strip(b" \t")) for k, v in headers]
+
+
 class LazyMcp:
     """The ``/mcp`` routes of the app; ``endpoint`` is built on first use."""
 
@@ -77,6 +89,7 @@ class LazyMcp:
         A request needing a scope its principal lacks is answered 403 first (``mcp_gate``).
         """
         asgi = self._asgi if self._asgi is not None else await self._load()
+        scope["headers"] = _without_ows(scope["headers"])
         settings = self._settings
         await gate(
             scope,

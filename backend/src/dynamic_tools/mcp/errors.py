@@ -383,8 +383,12 @@ def bad_request(message: str, field: str, rule: str, **context: Any) -> MCPError
     return invalid_params(InvalidInputError(message, violations=[violation], context=context))
 
 
-def resource_not_found(exc: DynamicToolsError) -> MCPError:
-    """The JSON-RPC error of a resource read that failed (-32002, with the error payload)."""
-    payload = error_payload(exc)
+def resource_not_found(exc: DynamicToolsError, uri: str, *, modern: bool) -> MCPError:
+    """The JSON-RPC error of a resource read that failed, the error payload plus the ``uri``.
+
+    -32002 on 2025-11-25; -32602 on 2026-07-28, which retired -32002 (SEP-2164).
+    """
+    payload = {**error_payload(exc), "uri": uri}
     record_error(payload, where="resource read")
-    return MCPError(RESOURCE_NOT_FOUND, str(redactor.scrub(exc.message)), payload)
+    code = INVALID_PARAMS if modern else RESOURCE_NOT_FOUND
+    return MCPError(code, str(redactor.scrub(exc.message)), payload)

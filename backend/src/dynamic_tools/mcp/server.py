@@ -322,7 +322,8 @@ class McpEndpoint:
         try:
             return await self.resources.read(view, str(params.uri))
         except DynamicToolsError as exc:
-            raise resource_not_found(exc) from None
+            modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+            raise resource_not_found(exc, str(params.uri), modern=modern) from None
 
     async def _subscribe(self, ctx: Any, params: types.SubscribeRequestParams) -> types.EmptyResult:
         view = await self.view_for(ctx)

@@ -3,6 +3,10 @@
 The Inspector is installed once (pinned) into ``backend/test-artifacts/npm-inspector``
 (git-ignored); without node and npm the tests fail (DT_NO_NODE=1 skips them). It runs with
 its own HOME so it writes nothing to the user's ``~/.mcp-inspector``.
+
+Every test runs for both revisions: ``--protocol-era legacy`` (the CLI's default: initialize,
+2025-11-25) and ``--protocol-era modern`` (pinned to 2026-07-28: ``server/discover``, stateless
+requests). The Inspector 2.12.0 is built on the TypeScript SDK 2.3.1 (@modelcontextprotocol/client).
 """
 
 from __future__ import annotations
@@ -20,13 +24,17 @@ from tests.support.node_peers import ARTIFACTS, npm_install, opted_out, require
 VERSION = "2.12.0"
 PACKAGE = "@modelcontextprotocol/inspector"
 TRIP = {"origin": "AMS", "destination": "BCN", "date": "2026-12-01"}
+#: the Inspector's protocol era -> the revision it negotiates with this server
+REVISIONS = {"legacy": "2025-11-25", "modern": "2026-07-28"}
+
+Inspector = tuple[Path, dict[str, str], str]
 
 if opted_out():
     pytest.skip("DT_NO_NODE=1: node-based MCP peers are not run", allow_module_level=True)
 
 
 @pytest.fixture(scope="session")
-def inspector(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
+def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
     """The pinned Inspector CLI and the environment to run it in (a private HOME)."""
     require("node", "npm")
     prefix = npm_install(ARTIFACTS / "npm-inspector", {PACKAGE: VERSION})
@@ -34,16 +42,20 @@ def inspector(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str,
     return prefix / "node_modules" / ".bin" / "mcp-inspector", env
 
 
-def cli(
-    inspector: tuple[Path, dict[str, str]], server: str, *args: str
-) -> subprocess.CompletedProcess[str]:
-    binary, env = inspector
+@pytest.fixture(params=list(REVISIONS))
+def inspector(installed: tuple[Path, dict[str, str]], request: pytest.FixtureRequest) -> Inspector:
+    """The Inspector CLI, its environment and the protocol era it is run with."""
+    return (*installed, request.param)
+
+
+def cli(inspector: Inspector, server: str, *args: str) -> subprocess.CompletedProcess[str]:
+    binary, env, era = inspector
     command = [str(binary), "--cli", f"{server}/mcp", "--transport", "http"]
-    command += ["--format", "json", "--quiet", *args]
+    command += ["--protocol-era", era, "--format", "json", "--quiet", *args]
     return subprocess.run(command, capture_output=True, text=True, timeout=120, env=env)
 
 
-def run(inspector: tuple[Path, dict[str, str]], server: str, *args: str) -> dict[str, Any]:
+def run(inspector: Inspector, server: str, *args: str) -> dict[str, Any]:
     """The result object of a successful Inspector call."""
     done = cli(inspector, server, *args)
     assert done.returncode == 0, done.stderr + done.stdout
@@ -51,7 +63,22 @@ def run(inspector: tuple[Path, dict[str, str]], server: str, *args: str) -> dict
     return result
 
 
-def test_the_inspector_lists_and_calls(inspector: tuple[Path, dict[str, str]], server: str) -> None:
+def test_the_inspector_negotiates_the_revision_of_its_era(
+    inspector: Inspector, server: str
+) -> None:
+    # `--method initialize` prints what the connection negotiated: on the modern era the
+    # Inspector sends no initialize but server/discover, and our answer has no logging
+    # capability (deprecated in 2026-07-28) and no list-changed notifications (no sessions).
+    answered = run(inspector, server, "--method", "initialize")
+    era = inspector[2]
+    assert answered["protocolVersion"] == REVISIONS[era]
+    assert answered["serverInfo"]["name"] == "dynamic-tools"
+    capabilities = answered["capabilities"]
+    assert ("logging" in capabilities) is (era == "legacy")
+    assert capabilities["tools"]["listChanged"] is (era == "legacy")
+
+
+def test_the_inspector_lists_and_calls(inspector: Inspector, server: str) -> None:
     # --strict exits 6 when a tool schema has an error-severity portability problem.
     listed = run(inspector, server, "--method", "tools/list", "--strict")
     tools = {t["name"]: t for t in listed["tools"]}
@@ -86,9 +113,7 @@ def test_the_inspector_lists_and_calls(inspector: tuple[Path, dict[str, str]], s
     assert booked["structuredContent"]["result"]["passenger"] == "Ada"
 
 
-def test_the_inspector_reads_resources_and_sends_headers(
-    inspector: tuple[Path, dict[str, str]], server: str
-) -> None:
+def test_the_inspector_reads_resources_and_sends_headers(inspector: Inspector, server: str) -> None:
     resources = run(inspector, server, "--method", "resources/list")
     assert "workflow://travel_booking/overview" in {r["uri"] for r in resources["resources"]}
     guide = run(
@@ -105,9 +130,7 @@ def test_the_inspector_reads_resources_and_sends_headers(
     assert {"travel_query", "travel_plan"} <= names and "api_query" not in names
 
 
-def test_the_inspector_shows_a_tool_error(
-    inspector: tuple[Path, dict[str, str]], server: str
-) -> None:
+def test_the_inspector_shows_a_tool_error(inspector: Inspector, server: str) -> None:
     # api_execute has no outputSchema, so the Inspector prints our isError result and exits 5.
     done = cli(
         inspector,
@@ -128,7 +151,7 @@ def test_the_inspector_shows_a_tool_error(
 
 
 def test_the_inspector_shows_an_error_of_a_tool_with_an_output_schema(
-    inspector: tuple[Path, dict[str, str]], server: str
+    inspector: Inspector, server: str
 ) -> None:
     # The Inspector checks structuredContent against the tool's outputSchema even on errors;
     # our error results of such tools carry the payload as text only, so it shows the error.
@@ -157,7 +180,7 @@ def test_the_inspector_shows_an_error_of_a_tool_with_an_output_schema(
 
 
 def test_the_inspector_lists_with_strict_schemas_and_routing_meta(
-    inspector: tuple[Path, dict[str, str]], server: str
+    inspector: Inspector, server: str
 ) -> None:
     listed = run(inspector, server, "--method", "tools/list", "--strict")
     tools = {t["name"]: t for t in listed["tools"]}

@@ -1,0 +1,74 @@
+"""Raw 2026-07-28 requests (stateless, per-request ``_meta``) where the wire itself matters.
+
+Found by the conformance suite (docs/mcp-conformance.md): routing headers are compared
+without the whitespace around them (RFC 9110, section 5.5), and a resource that is not there
+is -32602 with the ``uri`` in ``data`` (SEP-2164; 2026-07-28 retired -32002, which 2025-11-25
+still uses).
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+from typing import Any
+from urllib.parse import urlsplit
+
+from tests.support.mcp_raw import RawMcp
+
+MODERN = "2026-07-28"
+TRIP = {"origin": "AMS", "destination": "BCN", "date": "2026-12-01"}
+
+
+def post(
+    server: str, method: str, params: dict[str, Any], **headers: str
+) -> tuple[int, dict[str, Any]]:
+    """One stateless 2026-07-28 request (``headers`` replace the routing headers): status, body.
+
+    ``http.client`` sends header values as given (httpx refuses surrounding whitespace).
+    """
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": {**params, "_meta": meta}}
+    sent = {
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": MODERN,
+        "Mcp-Method": method,
+        **headers,
+    }
+    address = urlsplit(server)
+    connection = http.client.HTTPConnection(address.hostname or "", address.port, timeout=30)
+    try:
+        connection.request("POST", "/mcp", body=json.dumps(body), headers=sent)
+        answer = connection.getresponse()
+        return answer.status, json.loads(answer.read())
+    finally:
+        connection.close()
+
+
+def test_routing_headers_are_compared_without_surrounding_whitespace(server: str) -> None:
+    call = {"name": "search_flights", "arguments": TRIP}
+    status, padded = post(server, "tools/call", call, **{"Mcp-Name": "  search_flights \t"})
+    assert status == 200, padded
+    assert padded["result"]["isError"] is False
+    status, listed = post(server, "tools/list", {}, **{"Mcp-Method": "tools/list  "})
+    assert status == 200 and listed["result"]["tools"]
+    # Whitespace inside a value still counts: another name is refused.
+    status, other = post(server, "tools/call", call, **{"Mcp-Name": "search  flights"})
+    assert status == 400
+    assert other["error"]["code"] == -32020  # header mismatch
+
+
+async def test_a_missing_resource_is_invalid_params_with_its_uri_on_2026(server: str) -> None:
+    uri = "workflow.manifest:nope"
+    _, missing = post(server, "resources/read", {"uri": uri}, **{"Mcp-Name": uri})
+    error = missing["error"]
+    assert error["code"] == -32602
+    assert error["data"]["uri"] == uri
+    assert error["data"]["error_code"] and error["data"]["correlation_id"]
+    async with RawMcp(server) as raw:  # 2025-11-25 keeps its -32002, with the uri too
+        legacy = await raw.request("resources/read", {"uri": uri})
+    assert legacy["error"]["code"] == -32002
+    assert legacy["error"]["data"]["uri"] == uri
