@@ -38,6 +38,7 @@ import mcp_types as types
 from dynamic_tools.errors import InvalidInputError
 from dynamic_tools.mcp.channel import CallChannel
 from dynamic_tools.mcp.entries import Result, ToolCall
+from dynamic_tools.mcp.errors import invalid_params
 from dynamic_tools.mcp.results import data_result
 
 Preview = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
@@ -141,15 +142,21 @@ async def gate(
     them).
 
     Raises:
-        InvalidInputError: a token (argument or ``requestState``) that does not confirm this
-            call; the preview's own errors (an unknown workflow, an ended run …).
+        InvalidInputError: a ``confirmation_token`` that does not confirm this call; the
+            preview's own errors (an unknown workflow, an ended run …).
+        MCPError: a ``requestState`` that does not confirm this call (``-32602``, as the
+            2026-07-28 revision wants for state a server cannot accept).
     """
     channel, arguments = call.channel, call.arguments
     dry_run = bool(arguments.pop("dry_run", False))
     token = arguments.pop(TOKEN_ARGUMENT, None)
     caller = Caller(channel.principal.id, channel.session_id)
     if channel.modern and channel.request_state and not dry_run:  # the answer to our question
-        tokens.check(channel.request_state, tool, arguments, caller)
+        try:
+            tokens.check(channel.request_state, tool, arguments, caller)
+        except InvalidInputError as exc:  # a tampered or foreign requestState: a request error
+            where = [{**v, "path": "requestState"} for v in exc.violations]
+            raise invalid_params(InvalidInputError(exc.message, violations=where)) from None
         if accepted(channel.input_responses):
             return None
         return data_result(not_confirmed(await preview(dict(arguments))))

@@ -32,7 +32,12 @@ from dynamic_tools.engine.params import answer_specs, param_schema
 from dynamic_tools.errors import DynamicToolsError, InvalidInputError
 from dynamic_tools.execution.runs import RunService
 from dynamic_tools.mcp.channel import CallChannel, ClientRequestTimeout
-from dynamic_tools.mcp.errors import WorkflowCancelled, WorkflowFailed, error_result
+from dynamic_tools.mcp.errors import (
+    WorkflowCancelled,
+    WorkflowFailed,
+    error_result,
+    invalid_params,
+)
 from dynamic_tools.mcp.results import data_result
 from dynamic_tools.persistence.run_store import RunStore
 from dynamic_tools.persistence.run_view import RunRecord
@@ -161,19 +166,24 @@ class WorkflowCalls:
         try:
             state = json.loads(channel.request_state or "")
             run_id, node_id = str(state["run_id"]), str(state["node_id"])
-        except (ValueError, KeyError, TypeError, RecursionError):
-            return error_result(
+        except (ValueError, KeyError, TypeError, RecursionError):  # a request error (-32602)
+            raise invalid_params(
                 InvalidInputError(
                     "requestState is not one this server issued",
                     violations=[{"path": "requestState", "rule": "format", "message": "unknown"}],
                 )
-            )
+            ) from None
         try:
             run = await self.runs.get(run_id, principal=channel.principal)
             if workflow_id is not None and run.workflow_id != workflow_id:
-                raise InvalidInputError(
-                    f"requestState belongs to a run of '{run.workflow_id}', not '{workflow_id}'",
-                    violations=[{"path": "requestState", "rule": "run", "message": "wrong run"}],
+                raise invalid_params(
+                    InvalidInputError(
+                        f"requestState belongs to a run of '{run.workflow_id}', not "
+                        f"'{workflow_id}'",
+                        violations=[
+                            {"path": "requestState", "rule": "run", "message": "wrong run"}
+                        ],
+                    )
                 )
             answer = (channel.input_responses or {}).get(YIELD_KEY)
             if _action(answer) == "decline":  # as on 2025-11-25: declining cancels the run

@@ -13,7 +13,7 @@ import json
 from typing import Any
 from urllib.parse import urlsplit
 
-from tests.support.mcp_raw import RawMcp
+from tests.support.mcp_raw import RawMcp, RawModern
 
 MODERN = "2026-07-28"
 TRIP = {"origin": "AMS", "destination": "BCN", "date": "2026-12-01"}
@@ -72,3 +72,52 @@ async def test_a_missing_resource_is_invalid_params_with_its_uri_on_2026(server:
         legacy = await raw.request("resources/read", {"uri": uri})
     assert legacy["error"]["code"] == -32002
     assert legacy["error"]["data"]["uri"] == uri
+
+
+async def test_a_tampered_request_state_is_a_request_error_and_changes_nothing(
+    server: str,
+) -> None:
+    # conformance input-required-result-tampered-state (it calls a fixture tool; ours here)
+    book = {**TRIP, "passenger": "Ada"}
+    accept = {"action": "accept", "content": {"confirm": True}}
+    async with RawModern(server, capabilities={"elicitation": {"form": {}}}) as mcp:
+        asked = (
+            await mcp.request(
+                "tools/call",
+                {"name": "workflow.delete", "arguments": {"workflow_id": "book_flight"}},
+            )
+        )["result"]
+        [key] = asked["inputRequests"]
+        tampered = asked["requestState"][:-4] + "AAAA"
+        deleted = await mcp.request(
+            "tools/call",
+            {
+                "name": "workflow.delete",
+                "arguments": {"workflow_id": "book_flight"},
+                "inputResponses": {key: accept},
+                "requestState": tampered,
+            },
+        )
+        waiting = (
+            await mcp.request("tools/call", {"name": "w_book_with_approval", "arguments": book})
+        )["result"]
+        [yield_key] = waiting["inputRequests"]
+        answered = await mcp.request(
+            "tools/call",
+            {
+                "name": "w_book_with_approval",
+                "arguments": book,
+                "inputResponses": {yield_key: {"action": "accept", "content": {}}},
+                "requestState": "not-json",
+            },
+        )
+        still = await mcp.request(
+            "tools/call", {"name": "workflow.get", "arguments": {"workflow_id": "book_flight"}}
+        )
+    assert asked["resultType"] == "input_required"
+    for error in (deleted["error"], answered["error"]):
+        assert error["code"] == -32602, error
+        assert error["data"]["error_code"] == "INVALID_INPUT"
+    for error in (deleted["error"], answered["error"]):
+        assert error["data"]["violations"][0]["path"] == "requestState", error
+    assert not still["result"].get("isError"), "the workflow was not deleted"
