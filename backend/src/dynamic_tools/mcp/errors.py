@@ -392,3 +392,27 @@ def resource_not_found(exc: DynamicToolsError, uri: str, *, modern: bool) -> MCP
     record_error(payload, where="resource read")
     code = INVALID_PARAMS if modern else RESOURCE_NOT_FOUND
     return MCPError(code, str(redactor.scrub(exc.message)), payload)
+
+
+def protocol_params_error(method: str, params: Any, message: str) -> MCPError:
+    """The SDK's own ``-32602`` (params that do not match the protocol schema), with a payload.
+
+    The SDK answers such requests with a bare message and no ``data``; this gives them the
+    payload every other error has, naming the method (and the tool of a ``tools/call``).
+    """
+    tool = params.get("name") if method == "tools/call" and isinstance(params, dict) else None
+    context: dict[str, Any] = {"method": method}
+    if isinstance(tool, str):
+        context["tool"] = tool
+    exc = InvalidInputError(
+        f"the {method} request's params do not match the protocol's schema ({message})",
+        violations=[{"path": "params", "rule": "schema", "message": message}],
+        context=context,
+    )
+    payload = error_payload(
+        exc,
+        suggested_action=f"Send {method} with params as the MCP specification defines them "
+        "(field names and types).",
+    )
+    record_error(payload, where="request")
+    return MCPError(INVALID_PARAMS, message, payload)

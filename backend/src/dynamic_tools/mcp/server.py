@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import mcp_types as types
@@ -30,6 +30,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, Streamable
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import ValidationError
 
 from dynamic_tools import __version__
 from dynamic_tools.access.authenticate import require
@@ -50,11 +51,13 @@ from dynamic_tools.mcp.completion import complete
 from dynamic_tools.mcp.confirmation import ConfirmationTokens, gate
 from dynamic_tools.mcp.entries import Result, SessionView, ToolCall, ToolEntry
 from dynamic_tools.mcp.errors import (
+    INVALID_PARAMS,
     bad_request,
     bind_call,
     error_result,
     for_tool,
     invalid_params,
+    protocol_params_error,
     resource_not_found,
     unexpected_result,
     unknown_tool,
@@ -377,7 +380,19 @@ async def _correlate(ctx: Any, call_next: Callable[[Any], Awaitable[Any]]) -> An
     bind_correlation_id(correlation_id)
     bind_principal(principal_of(ctx))  # whose runs and tasks the request's handlers see
     with logger.contextualize(correlation_id=correlation_id):
-        return await call_next(ctx)
+        params = dict(ctx.params) if isinstance(ctx.params, Mapping) else None
+        try:
+            return await call_next(ctx)
+        except ValidationError as exc:  # the SDK's own params check: give it the payload
+            where = "; ".join(
+                f"{'.'.join(str(p) for p in e['loc']) or 'params'}: {e['msg']}"
+                for e in exc.errors()[:5]
+            )  # locations and messages only: pydantic's text would echo the values
+            raise protocol_params_error(ctx.method, params, where) from None
+        except MCPError as exc:
+            if exc.error.code != INVALID_PARAMS or isinstance(exc.error.data, dict):
+                raise
+            raise protocol_params_error(ctx.method, params, exc.error.message) from None
 
 
 class _TaskJobs:

@@ -121,3 +121,27 @@ async def test_a_tampered_request_state_is_a_request_error_and_changes_nothing(
     for error in (deleted["error"], answered["error"]):
         assert error["data"]["violations"][0]["path"] == "requestState", error
     assert not still["result"].get("isError"), "the workflow was not deleted"
+
+
+async def test_params_the_protocol_refuses_get_the_whole_error_payload(server: str) -> None:
+    async with RawModern(server) as modern, RawMcp(server) as legacy:
+        answers = [
+            await modern.request(
+                "tools/call",
+                {"name": "w_book_flight", "arguments": {}, "inputResponses": "not-an-object"},
+            ),
+            await modern.request("tasks/get", {}),
+            await legacy.request("tasks/get", {"taskId": 7}),
+        ]
+    for answer in answers:
+        error = answer["error"]
+        assert error["code"] == -32602, answer
+        data = error["data"]
+        assert data["error_code"] == "INVALID_INPUT" and data["retryable"] is False, data
+        assert data["suggested_action"] and data["correlation_id"], data
+        assert data["violations"][0]["rule"] == "schema", data
+    assert answers[0]["error"]["data"]["context"] == {
+        "method": "tools/call",
+        "tool": "w_book_flight",
+    }
+    assert answers[1]["error"]["data"]["context"] == {"method": "tasks/get"}
