@@ -84,7 +84,13 @@ async def test_every_mcp_tool_resource_and_prompt_has_a_declared_scope(
     assert named <= set(view.entries), (
         f"the table names tools nobody serves: {named - set(view.entries)}"
     )
-    assert set(MCP_METHOD_SCOPES) == {"tasks/get", "tasks/list", "tasks/result", "tasks/cancel"}
+    assert set(MCP_METHOD_SCOPES) == {
+        "tasks/get",
+        "tasks/list",
+        "tasks/result",
+        "tasks/cancel",
+        "tasks/update",
+    }
     with serve(create_app(served), port=served.port) as url:
         for mode in (MODERN, LEGACY):
             async with mcp_client(url, mode=mode) as mcp:
