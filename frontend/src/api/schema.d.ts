@@ -1359,6 +1359,49 @@ export interface components {
             format?: ("yaml" | "json" | "xml") | null;
         };
         /**
+         * DrawnEdge
+         * @description A node that a node can hand over to, and how.
+         */
+        DrawnEdge: {
+            /** Target */
+            target: string;
+            /**
+             * Via
+             * @description branch, branch_default, loop (a branch's goto back), fallback, on_partial_failure
+             */
+            via: string;
+            /**
+             * When
+             * @description The condition, when there is one
+             */
+            when?: string | null;
+        };
+        /**
+         * DrawnNode
+         * @description One node of a workflow's graph as the UI draws it (kind and label from its node kind).
+         */
+        DrawnNode: {
+            /**
+             * Activates
+             * @description The nodes it can hand over to
+             */
+            activates: components["schemas"]["DrawnEdge"][];
+            /** Depends On */
+            depends_on: string[];
+            /** Id */
+            id: string;
+            /**
+             * Kind
+             * @description The node's kind (its `type`)
+             */
+            kind: string;
+            /**
+             * Label
+             * @description A few words for the node, from its kind
+             */
+            label: string;
+        };
+        /**
          * DryRunBody
          * @description A dry run: params, a mock answer per tool, answers to yields.
          */
@@ -3433,6 +3476,13 @@ export interface components {
          * @description Whether a document can be saved and run, and every violation.
          */
         ValidationResult: {
+            /**
+             * Graphs
+             * @description Each workflow of the document as the UI draws it (none when it does not load)
+             */
+            graphs: {
+                [key: string]: components["schemas"]["DrawnNode"][];
+            };
             /** Valid */
             valid: boolean;
             /** Violations */
@@ -3482,7 +3532,7 @@ export interface components {
         };
         /**
          * WorkflowDetail
-         * @description One workflow: its document's text, its parsed form and its violations.
+         * @description One workflow: its document's text, its parsed form, its graph as drawn, its violations.
          */
         WorkflowDetail: {
             /** Content */
@@ -3510,6 +3560,11 @@ export interface components {
             format: "yaml" | "json" | "xml";
             /** Id */
             id: string;
+            /**
+             * Nodes
+             * @description Its graph's nodes in document order, as drawn
+             */
+            nodes: components["schemas"]["DrawnNode"][];
             /** Params */
             params: {
                 [key: string]: {

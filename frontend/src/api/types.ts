@@ -121,6 +121,8 @@ export interface WorkflowList {
 export interface WorkflowDetail extends WorkflowSummary {
   content: string
   parsed: { graph?: Record<string, unknown>; params?: Record<string, ParamSpec> } | null
+  /** Its graph as drawn: each node's kind and label come from the server's node kinds. */
+  nodes: DrawnNode[]
   document_workflows: string[]
   violations: import('./client').Violation[]
 }
@@ -139,6 +141,9 @@ export interface InputParam {
 
 // Generated from the server's OpenAPI document (schema.d.ts, `make api-types`).
 type Schemas = components['schemas']
+
+/** One node of a workflow's graph as the server draws it (kind, label, what it hands over to). */
+export type DrawnNode = Schemas['DrawnNode']
 
 export type RunStatus = Schemas['RunSummary']['status']
 

@@ -1,29 +1,30 @@
 // The graph preview of the document being edited (before saving): one workflow of the document
-// at a time, read from the editor's text; the last readable version stays while typing.
+// at a time, as the server drew it when it last checked the editor's text (POST
+// /workflows/validate); the last readable version stays while the text does not load.
 import { useMemo, useRef, useState } from 'react'
-import { readDocument, type DocFormat } from '../lib/documents'
+import type { DrawnNode } from '../api/types'
 import { buildGraph } from '../lib/graph'
 import { EdgeLegend, WorkflowGraphView } from './WorkflowGraphView'
 
+type Graphs = Record<string, DrawnNode[]>
+
 interface Props {
-  content: string
-  format: DocFormat
+  /** The workflows of the last checked text as drawn (empty: it did not load; null: not checked yet). */
+  graphs: Graphs | null
   preferred: string | null
-  fallbackGraph?: unknown
+  /** What to show before anything readable was checked (the saved workflow). */
+  fallback?: Graphs
 }
 
-export function DocumentPreview({ content, format, preferred, fallbackGraph }: Props) {
-  const read = useMemo(() => readDocument(content, format), [content, format])
-  const lastGood = useRef(read)
-  if (!read.error) lastGood.current = read
-  const shown = read.error ? lastGood.current : read
-  const ids = Object.keys(shown.workflows)
+export function DocumentPreview({ graphs, preferred, fallback }: Props) {
+  const readable = graphs !== null && Object.keys(graphs).length > 0
+  const lastGood = useRef<Graphs | null>(null)
+  if (readable) lastGood.current = graphs
+  const shown = lastGood.current ?? fallback ?? {}
+  const ids = Object.keys(shown)
   const [choice, setChoice] = useState<string | null>(null)
   const current = choice && ids.includes(choice) ? choice : preferred && ids.includes(preferred) ? preferred : (ids[0] ?? null)
-  const graph = useMemo(() => {
-    const source = current ? shown.workflows[current]?.graph : format === 'xml' ? fallbackGraph : undefined
-    return buildGraph(source)
-  }, [shown, current, format, fallbackGraph])
+  const graph = useMemo(() => buildGraph(current ? shown[current] : undefined), [shown, current])
 
   return (
     <div className="document-preview" data-testid="graph-preview">
@@ -37,7 +38,9 @@ export function DocumentPreview({ content, format, preferred, fallbackGraph }: P
           </select>
         )}
       </div>
-      {read.error && <div className="muted small">preview: {read.error}{ids.length ? ' (showing the last readable version)' : ''}</div>}
+      {graphs !== null && !readable && (
+        <div className="muted small">preview: the document does not load{ids.length ? ' (showing the last readable version)' : ''}</div>
+      )}
       <WorkflowGraphView graph={graph} height={380} />
       <EdgeLegend />
     </div>

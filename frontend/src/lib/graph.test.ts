@@ -1,55 +1,74 @@
 import { describe, expect, it } from 'vitest'
-import { parse } from 'yaml'
+import type { DrawnNode } from '../api/types'
 import { buildGraph, layoutGraph } from './graph'
 
-const DOC = `
-graph:
-  search: { call: search_flights, output: flights }
-  check: { call: check_availability, depends_on: [search] }
-  decide:
-    type: branch
-    depends_on: [check]
-    on:
-      - when: "$a > 0"
-        goto: reserve
-      - default:
-        goto: waitlist
-  reserve:
-    call: create_booking
-    on_error: { retry: 2, fallback: fail_booking }
-  waitlist: { call: add_to_waitlist }
-  fail_booking: { type: error, message: no }
-  both:
-    type: parallel
-    branches: { a: { call: x }, b: { call: y } }
-    on_partial_failure: undo
-  undo: { type: compensate, steps: [{ call: cancel_booking }] }
-  loop: { type: foreach, items: "$xs", as: x, step: { call: z }, depends_on: [ghost] }
-`
+const node = (id: string, kind: string, label: string, more: Partial<DrawnNode> = {}): DrawnNode => ({
+  id,
+  kind,
+  label,
+  depends_on: [],
+  activates: [],
+  ...more,
+})
+
+// What GET /workflows/{id} answers as `nodes` (the server's node kinds give kind and label).
+const DRAWN: DrawnNode[] = [
+  node('search', 'call', 'search_flights'),
+  node('check', 'call', 'check_availability', { depends_on: ['search'] }),
+  node('decide', 'branch', 'branch decide', {
+    depends_on: ['check'],
+    activates: [
+      { target: 'reserve', via: 'branch', when: '$a > 0' },
+      { target: 'waitlist', via: 'branch_default', when: null },
+      { target: 'search', via: 'loop', when: '$retry' },
+    ],
+  }),
+  node('reserve', 'call', 'create_booking', {
+    activates: [{ target: 'fail_booking', via: 'fallback', when: 'the call gave up' }],
+  }),
+  node('waitlist', 'call', 'add_to_waitlist'),
+  node('fail_booking', 'error', 'fail (fail_booking)'),
+  node('both', 'parallel', 'parallel(x + y)', {
+    activates: [{ target: 'undo', via: 'on_partial_failure', when: 'a branch failed' }],
+  }),
+  node('undo', 'compensate', 'undo: cancel_booking'),
+  node('loop', 'foreach', 'foreach x: z', { depends_on: ['ghost'] }),
+]
 
 describe('buildGraph', () => {
-  const g = buildGraph(parse(DOC).graph)
+  const g = buildGraph(DRAWN)
   const edge = (s: string, t: string) => g.edges.find((e) => e.source === s && e.target === t)
 
-  it('infers kinds and describes nodes', () => {
+  it('takes each node kind and label from the server', () => {
     const kinds = Object.fromEntries(g.nodes.map((n) => [n.id, n.kind]))
     expect(kinds).toMatchObject({ search: 'call', decide: 'branch', both: 'parallel', undo: 'compensate', loop: 'foreach', fail_booking: 'error' })
-    expect(g.nodes.find((n) => n.id === 'both')?.detail).toBe('‖ a, b')
-    expect(g.nodes.find((n) => n.id === 'loop')?.detail).toBe('each x: z')
+    expect(g.nodes.find((n) => n.id === 'both')?.detail).toBe('parallel(x + y)')
+    expect(g.nodes.find((n) => n.id === 'loop')?.detail).toBe('foreach x: z')
   })
 
-  it('draws dependencies, branch cases (with the raw default form), fallbacks and failure targets', () => {
+  it('draws dependencies, branch cases (default and loops too), fallbacks and failure targets', () => {
     expect(edge('search', 'check')?.kind).toBe('depends')
     expect(edge('decide', 'reserve')).toMatchObject({ kind: 'branch', label: '$a > 0' })
     expect(edge('decide', 'waitlist')).toMatchObject({ kind: 'branch', label: 'default' })
-    expect(edge('reserve', 'fail_booking')?.kind).toBe('fallback')
-    expect(edge('both', 'undo')?.kind).toBe('failure')
+    expect(edge('decide', 'search')).toMatchObject({ kind: 'branch', label: '$retry' })
+    expect(edge('reserve', 'fail_booking')).toMatchObject({ kind: 'fallback', label: 'fallback' })
+    expect(edge('both', 'undo')).toMatchObject({ kind: 'failure', label: 'on failure' })
   })
 
-  it('leaves out edges to unknown nodes and accepts the parsed default field', () => {
+  it('draws a kind it has never heard of from its kind and label', () => {
+    const drawn = buildGraph([
+      node('hello', 'note', 'note (hello)', { activates: [{ target: 'next', via: 'handover', when: null }] }),
+      node('next', 'call', 't', { depends_on: ['hello'] }),
+    ])
+    expect(drawn.nodes[0]).toEqual({ id: 'hello', kind: 'note', detail: 'note (hello)' })
+    expect(drawn.edges).toEqual([
+      expect.objectContaining({ source: 'hello', target: 'next', kind: 'branch', label: 'handover' }),
+      expect.objectContaining({ source: 'hello', target: 'next', kind: 'depends' }),
+    ])
+  })
+
+  it('leaves out edges to unknown nodes', () => {
     expect(g.edges.some((e) => e.source === 'ghost')).toBe(false)
-    const parsed = buildGraph({ d: { type: 'branch', on: [], default: 'w' }, w: { call: 't' } })
-    expect(parsed.edges).toEqual([expect.objectContaining({ source: 'd', target: 'w', label: 'default' })])
   })
 
   it('lays nodes out top to bottom', () => {
@@ -58,8 +77,8 @@ describe('buildGraph', () => {
     expect(pos.get('decide')!.y).toBeGreaterThan(pos.get('check')!.y)
   })
 
-  it('returns nothing for something that is not a graph', () => {
+  it('returns nothing for something that is not a drawn graph', () => {
     expect(buildGraph(null)).toEqual({ nodes: [], edges: [] })
-    expect(buildGraph([1, 2])).toEqual({ nodes: [], edges: [] })
+    expect(buildGraph(undefined)).toEqual({ nodes: [], edges: [] })
   })
 })

@@ -1,10 +1,15 @@
-// A workflow's graph (raw document or the backend's parsed form) as nodes and edges, laid out
-// top to bottom with dagre. Pure: used by the editor preview and the run view.
+// A workflow's graph as nodes and edges, laid out top to bottom with dagre. Pure: used by the
+// editor preview and the run view. What each node is (its kind and label) and what it hands
+// over to come from the server, which asks the node's kind (GET /workflows/{id} `nodes`,
+// POST /workflows/validate `graphs`): nothing here knows a node kind, so a kind added on the
+// server is drawn without a change here.
 import { Graph, layout } from '@dagrejs/dagre'
+import type { DrawnNode } from '../api/types'
 
 export interface GraphNode {
   id: string
   kind: string
+  /** The node's label, from its kind. */
   detail: string
 }
 
@@ -23,81 +28,31 @@ export interface WorkflowGraph {
   edges: GraphEdge[]
 }
 
-type Obj = Record<string, unknown>
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v)
-
-export function nodeKind(node: Obj): string {
-  if (typeof node.type === 'string') return node.type
-  if ('call' in node) return 'call'
-  if ('workflow' in node) return 'workflow'
-  if ('branches' in node) return 'parallel'
-  if ('step' in node || 'items' in node) return 'foreach'
-  if ('on' in node) return 'branch'
-  if ('expects' in node) return 'yield'
-  if ('steps' in node) return 'compensate'
-  return 'call'
+/** How an activation (`via`) is drawn: its edge style, and its label when not its condition. */
+const EDGES: Record<string, { kind: EdgeKind; label?: string }> = {
+  fallback: { kind: 'fallback', label: 'fallback' },
+  on_partial_failure: { kind: 'failure', label: 'on failure' },
+  branch_default: { kind: 'branch', label: 'default' },
 }
 
-function describe(kind: string, node: Obj): string {
-  switch (kind) {
-    case 'call':
-      return String(node.call ?? '')
-    case 'workflow':
-      return `↳ ${String(node.workflow ?? '')}`
-    case 'parallel':
-      return isObj(node.branches) ? `‖ ${Object.keys(node.branches).join(', ')}` : 'parallel'
-    case 'foreach': {
-      const step = isObj(node.step) ? node.step : {}
-      const what = String(step.call ?? step.workflow ?? 'step')
-      return `each ${String(node.as ?? 'item')}: ${what}`
-    }
-    case 'yield':
-      return isObj(node.expects) ? `asks ${Object.keys(node.expects).join(', ')}` : 'waits for input'
-    case 'compensate':
-      return Array.isArray(node.steps)
-        ? `undo: ${node.steps.map((s) => (isObj(s) ? String(s.call ?? '') : '')).join(', ')}`
-        : 'compensate'
-    case 'error':
-      return 'fails the run'
-    case 'branch':
-      return 'chooses a path'
-    default:
-      return ''
-  }
-}
-
-function list(value: unknown): string[] {
-  if (Array.isArray(value)) return value.map(String)
-  if (typeof value === 'string' && value) return [value]
-  return []
-}
-
-/** Nodes and edges of one workflow's `graph` mapping. Unknown targets are left out. */
-export function buildGraph(graph: unknown): WorkflowGraph {
-  if (!isObj(graph)) return { nodes: [], edges: [] }
+/** Nodes and edges of a workflow's graph as the server drew it. Unknown targets are left out. */
+export function buildGraph(drawn: readonly DrawnNode[] | null | undefined): WorkflowGraph {
+  if (!Array.isArray(drawn)) return { nodes: [], edges: [] }
   const nodes: GraphNode[] = []
   const edges: GraphEdge[] = []
-  const ids = new Set(Object.keys(graph))
+  const ids = new Set(drawn.map((n) => n.id))
   const add = (source: string, target: string, kind: EdgeKind, label?: string) => {
     if (!ids.has(source) || !ids.has(target)) return
     const id = `${source}->${target}:${kind}:${edges.length}`
     edges.push({ id, source, target, kind, label })
   }
-  for (const [id, raw] of Object.entries(graph)) {
-    const node = isObj(raw) ? raw : {}
-    const kind = nodeKind(node)
-    nodes.push({ id, kind, detail: describe(kind, node) })
-    for (const dep of list(node.depends_on)) add(dep, id, 'depends')
-    if (kind === 'branch') {
-      for (const c of Array.isArray(node.on) ? node.on : []) {
-        if (!isObj(c) || typeof c.goto !== 'string') continue
-        add(id, c.goto, 'branch', typeof c.when === 'string' ? c.when : 'default')
-      }
-      if (typeof node.default === 'string') add(id, node.default, 'branch', 'default')
+  for (const node of drawn) {
+    nodes.push({ id: node.id, kind: node.kind, detail: node.label })
+    for (const dep of node.depends_on) add(dep, node.id, 'depends')
+    for (const a of node.activates) {
+      const style = EDGES[a.via]
+      add(node.id, a.target, style?.kind ?? 'branch', style?.label ?? a.when ?? a.via)
     }
-    const onError = isObj(node.on_error) ? node.on_error : isObj(node.step) && isObj(node.step.on_error) ? node.step.on_error : null
-    if (onError && typeof onError.fallback === 'string') add(id, onError.fallback, 'fallback', 'fallback')
-    if (typeof node.on_partial_failure === 'string') add(id, node.on_partial_failure, 'failure', 'on failure')
   }
   return { nodes, edges }
 }

@@ -1,27 +1,31 @@
 // Live validation: the document is sent to POST /workflows/validate after a pause in typing.
+// The answer also draws each workflow of the document (`graphs`), for the graph preview.
 import { useEffect, useState } from 'react'
 import { api, type ApiError, toApiError, type Violation } from '../api/client'
+import type { DrawnNode } from '../api/types'
 
 export interface ValidationState {
   checking: boolean
   valid: boolean | null
   violations: Violation[]
+  /** Each workflow of the checked document as drawn (empty when it does not load). */
+  graphs: Record<string, DrawnNode[]>
   error: ApiError | null
   checkedContent: string | null
 }
 
 export function useValidation(content: string, format: string, delayMs = 400): ValidationState {
-  const [state, setState] = useState<ValidationState>({ checking: false, valid: null, violations: [], error: null, checkedContent: null })
+  const [state, setState] = useState<ValidationState>({ checking: false, valid: null, violations: [], graphs: {}, error: null, checkedContent: null })
   useEffect(() => {
     if (!content.trim()) {
-      setState({ checking: false, valid: false, violations: [{ message: 'the document is empty', severity: 'error' }], error: null, checkedContent: content })
+      setState({ checking: false, valid: false, violations: [{ message: 'the document is empty', severity: 'error' }], graphs: {}, error: null, checkedContent: content })
       return
     }
     let live = true
     setState((s) => ({ ...s, checking: true }))
     const timer = setTimeout(() => {
-      api<{ valid: boolean; violations: Violation[] }>('POST', '/workflows/validate', { content, format })
-        .then((r) => live && setState({ checking: false, valid: r.valid, violations: r.violations, error: null, checkedContent: content }))
+      api<{ valid: boolean; violations: Violation[]; graphs?: Record<string, DrawnNode[]> }>('POST', '/workflows/validate', { content, format })
+        .then((r) => live && setState({ checking: false, valid: r.valid, violations: r.violations, graphs: r.graphs ?? {}, error: null, checkedContent: content }))
         .catch((exc: unknown) => live && setState((s) => ({ ...s, checking: false, error: toApiError(exc, 'POST /workflows/validate') })))
     }, delayMs)
     return () => {

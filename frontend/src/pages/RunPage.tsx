@@ -36,7 +36,7 @@ export function RunPage({ runId }: { runId: string }) {
   )
 
   const graph: WorkflowGraph = useMemo(() => {
-    const g = buildGraph(workflow.data?.parsed?.graph)
+    const g = buildGraph(workflow.data?.nodes)
     const known = new Set(g.nodes.map((n) => n.id))
     // Top-level nodes the run knows but the (possibly edited) document does not.
     const extra = Object.entries(run?.nodes ?? {})

@@ -5,17 +5,18 @@
 import type { EditorView } from '@codemirror/view'
 import { lazy, Suspense, useEffect, useRef, useState } from 'react'
 import { api, type ApiError, toApiError } from '../api/client'
-import type { WorkflowDetail } from '../api/types'
+import type { WorkflowDetail, WorkflowSummary } from '../api/types'
 import { DocumentPreview } from '../components/DocumentPreview'
 import { ScopedButton } from '../components/Access'
 import { ErrorBox } from '../components/ErrorBox'
 import { RunStartPanel } from '../components/RunStartPanel'
 import { ViolationList } from '../components/ViolationList'
-import type { DocFormat } from '../lib/documents'
 import { href, navigate } from '../lib/router'
 import { useValidation } from '../lib/useValidation'
 
 const YamlEditor = lazy(() => import('../components/YamlEditor').then((m) => ({ default: m.YamlEditor })))
+
+type DocFormat = WorkflowSummary['format']
 
 const TEMPLATE = `domain: my_domain
 version: "1.0"
@@ -185,7 +186,11 @@ export function WorkflowEditorPage({ workflowId, showRun }: { workflowId: string
             <ErrorBox error={saveError} title="Not saved" />
           </div>
           <div className="preview-column">
-            <DocumentPreview content={content} format={format} preferred={isNew ? null : workflowId} fallbackGraph={detail?.parsed?.graph} />
+            <DocumentPreview
+              graphs={validation.checkedContent === null ? null : validation.graphs}
+              preferred={isNew ? null : workflowId}
+              fallback={detail ? { [workflowId]: detail.nodes } : undefined}
+            />
           </div>
         </div>
       )}

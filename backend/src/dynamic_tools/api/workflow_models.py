@@ -8,6 +8,7 @@ from pydantic import BaseModel, Field
 
 from dynamic_tools.api.run_models import NodeView
 from dynamic_tools.definitions.views import (
+    DrawnNode,
     FileProblem,
     InputParam,
     InputsPreview,
@@ -40,6 +41,9 @@ class ValidationResult(BaseModel):
 
     valid: bool
     violations: list[Problem]
+    graphs: dict[str, list[DrawnNode]] = Field(
+        description="Each workflow of the document as the UI draws it (none when it does not load)"
+    )
 
 
 class WorkflowsReloaded(BaseModel):

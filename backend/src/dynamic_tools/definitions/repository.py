@@ -42,7 +42,7 @@ from dynamic_tools.definitions.files import (
     violation,
     workflow_calls,
 )
-from dynamic_tools.definitions.step_views import preview_inputs, step_order
+from dynamic_tools.definitions.step_views import drawn_graph, preview_inputs, step_order
 from dynamic_tools.definitions.views import (
     Deleted,
     InputsPreview,
@@ -277,6 +277,7 @@ class WorkflowRepository:
                 **self._summary(workflow_id, doc),
                 "content": doc.text,
                 "parsed": workflow.model_dump(mode="json", by_alias=True, exclude_none=True),
+                "nodes": drawn_graph(workflow),
                 "document_workflows": builtins.list(doc.loaded.document.workflows),
                 "violations": _scoped(doc.violations, workflow_id),
             }
@@ -306,6 +307,19 @@ class WorkflowRepository:
             content,
             fmt,
             tools,
+            self._workflow_defs(),
+            field="content",
+        )
+
+    async def check_and_draw(
+        self, content: str, fmt: DocumentFormat | None = None
+    ) -> tuple[Violations, dict[str, builtins.list[dict[str, Any]]]]:
+        """:meth:`check`, and each workflow of ``content`` as drawn (none when it does not load)."""
+        return await self.workers.run(
+            check_and_draw_workflow,
+            content,
+            fmt,
+            self._tools(),
             self._workflow_defs(),
             field="content",
         )
@@ -592,6 +606,22 @@ def check_workflow(
         return exc.violations
     report = validate_document(loaded, known_tools=known_tools, known_workflows=known_workflows)
     return [v.to_dict() for v in report.violations]
+
+
+def check_and_draw_workflow(
+    content: str,
+    fmt: DocumentFormat | None,
+    known_tools: Collection[str] | Mapping[str, Any],
+    known_workflows: Mapping[str, Workflow],
+) -> tuple[Violations, dict[str, list[dict[str, Any]]]]:
+    """:func:`check_workflow`, and each workflow's graph as drawn (a document worker's task)."""
+    try:
+        loaded = parse_document(content, fmt=fmt)
+    except WorkflowInvalidError as exc:
+        return exc.violations, {}
+    report = validate_document(loaded, known_tools=known_tools, known_workflows=known_workflows)
+    drawn = {wid: drawn_graph(w) for wid, w in loaded.document.workflows.items()}
+    return [v.to_dict() for v in report.violations], drawn
 
 
 def _scoped(violations: Violations, workflow_id: str) -> Violations:

@@ -115,6 +115,39 @@ def step_order(workflow: Workflow) -> list[dict[str, Any]]:
     return steps
 
 
+def drawn_graph(workflow: Workflow) -> list[dict[str, Any]]:
+    """The nodes of ``workflow`` as the UI draws them: kind, label, what each hands over to.
+
+    Everything comes from the node's kind, so a kind the UI has never heard of is drawn too.
+    """
+    graph = WorkflowGraph(workflow)
+    drawn = []
+    for node_id, node in graph.nodes.items():
+        kind = kind_of(node)
+        activates = [
+            {"target": target, **_edge(kind.activation(node, path))}
+            for path, target in graph.activation_targets(node_id)
+        ]
+        activates += [
+            {"target": target, "via": "loop", "when": kind.activation(node, path).get("when")}
+            for path, target, _bound in kind.loop_targets(node)
+        ]
+        drawn.append(
+            {
+                "id": node_id,
+                "kind": kind.name,
+                "label": kind.label(node_id, node),
+                "depends_on": list(node.depends_on),
+                "activates": activates,
+            }
+        )
+    return drawn
+
+
+def _edge(activation: dict[str, Any]) -> dict[str, Any]:
+    return {"via": activation["via"], "when": activation.get("when")}
+
+
 def preview_inputs(workflow: Workflow) -> dict[str, Any]:
     """The parameters, their JSON Schema and an example params object.
 

@@ -13,6 +13,8 @@ from dynamic_tools.violations import Problem
 
 __all__ = [
     "Deleted",
+    "DrawnEdge",
+    "DrawnNode",
     "FileProblem",
     "InputParam",
     "InputResolution",
@@ -54,11 +56,33 @@ class WorkflowSummary(BaseModel):
     errors: int = Field(description="How many errors its document has for it")
 
 
+class DrawnEdge(BaseModel):
+    """A node that a node can hand over to, and how."""
+
+    target: str
+    via: str = Field(
+        description="branch, branch_default, loop (a branch's goto back), fallback, "
+        "on_partial_failure"
+    )
+    when: str | None = Field(default=None, description="The condition, when there is one")
+
+
+class DrawnNode(BaseModel):
+    """One node of a workflow's graph as the UI draws it (kind and label from its node kind)."""
+
+    id: str
+    kind: str = Field(description="The node's kind (its `type`)")
+    label: str = Field(description="A few words for the node, from its kind")
+    depends_on: list[str]
+    activates: list[DrawnEdge] = Field(description="The nodes it can hand over to")
+
+
 class WorkflowDetail(WorkflowSummary):
-    """One workflow: its document's text, its parsed form and its violations."""
+    """One workflow: its document's text, its parsed form, its graph as drawn, its violations."""
 
     content: str
     parsed: dict[str, Any]
+    nodes: list[DrawnNode] = Field(description="Its graph's nodes in document order, as drawn")
     document_workflows: list[str] = Field(description="Every workflow of its document")
     violations: list[Problem]
 

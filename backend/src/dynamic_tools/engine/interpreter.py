@@ -124,8 +124,8 @@ class Interpreter:
     async def run(self, params: Mapping[str, Any]) -> RunOutcome:
         """Run the plan's workflow with checked ``params``; never raises for a failure of the run.
 
-        ``params`` are the values :meth:`RunPlan.check_params` returned when the run was
-        prepared (they are not checked again here).
+        ``params`` are the values :func:`~dynamic_tools.engine.params.check_values` returned
+        when the run was prepared (they are not checked again here).
         """
         root = self.plan.root
         workflow = root.workflow

@@ -120,9 +120,12 @@ class RunPlan:
         return self.document.base_url
 
     def check_params(self, params: Mapping[str, Any]) -> dict[str, Any]:
-        """The run's parameters checked against the workflow's (the one check before a run).
+        """The run's parameters checked against the root workflow's, with defaults applied.
 
-        Raises :class:`~dynamic_tools.errors.InvalidInputError` naming each bad field.
+        This is :func:`~dynamic_tools.engine.params.check_values`, the one check of a run's
+        parameters; production runs it before a plan exists (``prepare_run``, a draft's run,
+        a session document's tool), this is the same check where a plan is at hand. Raises
+        :class:`~dynamic_tools.errors.InvalidInputError` naming each bad field.
         """
         return check_values(self.root.workflow.params, params)
 

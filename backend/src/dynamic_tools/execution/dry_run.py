@@ -39,8 +39,8 @@ async def dry_run(
 ) -> dict[str, Any]:
     """Run the plan against ``mocks``: the outcome, the events and the calls made.
 
-    ``params`` are already checked (:meth:`RunPlan.check_params`). A mock or an answer nested
-    past :data:`~dynamic_tools.nesting.MAX_VALUE_DEPTH` levels is refused
+    ``params`` are already checked (:func:`~dynamic_tools.engine.params.check_values`). A mock
+    or an answer nested past :data:`~dynamic_tools.nesting.MAX_VALUE_DEPTH` levels is refused
     (:class:`InvalidInputError`, rule ``max_depth``), as an API's answer that deep would be.
     """
     _check_depths({"mocks": mocks, "answers": answers})

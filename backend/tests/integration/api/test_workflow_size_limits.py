@@ -87,7 +87,10 @@ async def _save_and_run(
 ) -> dict[str, Any]:
     checked = await client.post("/workflows/validate", json={"content": content, "format": "json"})
     assert checked.status_code == 200, checked.text
-    assert checked.json() == {"valid": True, "violations": []}
+    answer = checked.json()
+    assert (answer["valid"], answer["violations"]) == (True, [])
+    drawn = answer["graphs"][workflow_id]  # every node drawn, however many
+    assert len(drawn) == len(json.loads(content)["workflows"][workflow_id]["graph"])
     saved = await client.post(
         "/workflows", json={"content": content, "format": "json", "file": file}
     )

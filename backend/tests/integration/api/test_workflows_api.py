@@ -84,17 +84,38 @@ async def test_list_and_get(client: httpx.AsyncClient, settings: Settings) -> No
         "fail_booking",
     ]
     assert got["parsed"]["graph"]["decide"]["type"] == "branch"
+    # The graph as the UI draws it: each node's kind and label come from its node kind.
+    drawn = {node["id"]: node for node in got["nodes"]}
+    assert list(drawn) == list(got["parsed"]["graph"])
+    assert (drawn["check"]["kind"], drawn["check"]["label"]) == ("call", "check_availability")
+    assert (drawn["decide"]["kind"], drawn["decide"]["label"]) == ("branch", "branch decide")
+    assert drawn["check"]["depends_on"] == ["search"]
+    assert drawn["decide"]["activates"] == [
+        {"target": "reserve", "via": "branch", "when": "$availability.seats_available > 0"},
+        {"target": "waitlist", "via": "branch_default", "when": None},
+    ]
+    assert drawn["reserve"]["activates"] == [
+        {"target": "fail_booking", "via": "fallback", "when": "the call gave up"}
+    ]
     missing = await client.get("/workflows/nope")
     assert missing.status_code == 404 and missing.json()["error_code"] == "not_found"
 
 
 async def test_validate_reports_every_violation(client: httpx.AsyncClient) -> None:
     ok = await client.post("/workflows/validate", json={"content": example("travel.yaml")})
-    assert ok.json() == {"valid": True, "violations": []}
+    assert ok.json()["valid"] is True and ok.json()["violations"] == []
+    # each workflow of the document as drawn, for the editor's preview
+    trip = {node["id"]: node for node in ok.json()["graphs"]["book_trip"]}
+    fan_out = trip["flight_and_hotel"]
+    assert (fan_out["kind"], fan_out["label"]) == (
+        "parallel",
+        "parallel(w_book_flight + w_book_hotel)",
+    )
+    assert fan_out["activates"][0]["target"] == "rollback_all"
     xml = await client.post(
         "/workflows/validate", json={"content": example("cancel_trip.xml"), "format": "xml"}
     )
-    assert xml.json()["valid"] is True
+    assert xml.json()["valid"] is True and list(xml.json()["graphs"]) == ["cancel_trip"]
     many = (FIXTURES / "workflows" / "invalid" / "many_violations.yaml").read_text()
     bad = (await client.post("/workflows/validate", json={"content": many})).json()
     assert bad["valid"] is False and len(bad["violations"]) >= 5
@@ -104,7 +125,7 @@ async def test_validate_reports_every_violation(client: httpx.AsyncClient) -> No
     }
     assert all(v["line"] for v in bad["violations"] if v["severity"] == "error")
     broken = await client.post("/workflows/validate", json={"content": "workflows: [\n  x: 1"})
-    assert broken.json()["valid"] is False
+    assert broken.json()["valid"] is False and broken.json()["graphs"] == {}
     assert broken.json()["violations"][0]["rule"] == "syntax"
     assert (await client.post("/workflows/validate", json={"format": "yaml"})).status_code == 422
     wrong = await client.post("/workflows/validate", json={"content": "x", "format": "toml"})

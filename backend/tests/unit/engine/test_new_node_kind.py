@@ -1,9 +1,10 @@
 """A new node kind is one module: this file is that module, for a ``note`` kind.
 
 ``note`` records an interpolated text in the run (it calls nothing). Everything it needs — its
-model, a rule of its own, its references, its execution and its views — is written here and
-nowhere else; the validator, the plan, the interpreter, the step view, the MCP description and
-the node-kind reference then handle it without a change. (A kind of the product is listed in
+model, a rule of its own, its references, its execution, its views and why it has no Arazzo
+equivalent — is written here and nowhere else; the validator, the plan, the interpreter, the
+step view, the MCP description, the node-kind reference, the Arazzo exporter and the graph the
+UI draws then handle it without a change. (A kind of the product is listed in
 ``engine/nodes/__init__.py:KINDS``, which also puts its model in the document's node union;
 here the test registers it and builds a document model whose graph takes it.)
 """
@@ -17,7 +18,7 @@ import pytest
 from pydantic import Field
 
 from dynamic_tools.definitions.node_reference import node_kind_reference
-from dynamic_tools.definitions.step_views import step_order
+from dynamic_tools.definitions.step_views import drawn_graph, step_order
 from dynamic_tools.engine import events as ev
 from dynamic_tools.engine.interpreter import Interpreter
 from dynamic_tools.engine.local import EventList, LocalSteps, MockTools
@@ -36,6 +37,9 @@ from dynamic_tools.engine.nodes.kind import (
 from dynamic_tools.engine.plan import compile_plan
 from dynamic_tools.engine.validator import validate_document
 from dynamic_tools.mcp.workflow_text import tool_description
+from dynamic_tools.tools.arazzo.export import export_arazzo
+from dynamic_tools.tools.registry import ToolRegistry
+from tests.conftest import EXAMPLES
 
 
 # --- the module of the new kind ----------------------------------------------------------------
@@ -50,6 +54,7 @@ class NoteKind(Kind[NoteNode]):
     name = "note"
     model = NoteNode
     written_as = "type: note"
+    no_arazzo_equivalent = "a note node has no Arazzo equivalent: Arazzo steps call APIs"
 
     def reference_sources(self, node: NoteNode, here: Path) -> list[ReferenceSource]:
         return [ReferenceSource(node.text, (*here, "text"))]
@@ -151,3 +156,37 @@ def test_the_views_and_the_reference_show_it() -> None:
     assert "note (hello) → search_flights → note (bye)" in text
     reference = node_kind_reference([*KINDS, NoteKind()])
     assert "## note" in reference and "| `text` | str | default `''` |" in reference
+
+
+def test_the_arazzo_export_lists_it_as_having_no_equivalent_with_its_reason() -> None:
+    document = NoteDocument.model_validate(DOCUMENT)
+    tools = ToolRegistry(EXAMPLES / "tools", variables={"PUBLIC_BASE_URL": "https://t.example"})
+    tools.reload()
+    export = export_arazzo("greet", document.workflows, tools.find)
+    steps = export.arazzo["workflows"][0]["steps"]
+    assert [step["stepId"] for step in steps] == ["lookup"]
+    assert steps[0]["operationId"] == "search_flights"
+    notes = [w for w in export.warnings if w["path"].startswith("workflows.greet.graph.")]
+    assert notes == [
+        {
+            "path": f"workflows.greet.graph.{node}",
+            "rule": "no_arazzo_equivalent",
+            "message": "a note node has no Arazzo equivalent: Arazzo steps call APIs",
+        }
+        for node in ("hello", "bye")
+    ]
+
+
+def test_the_graph_the_ui_draws_has_its_kind_and_label() -> None:
+    workflow = NoteDocument.model_validate(DOCUMENT).workflows["greet"]
+    drawn = {node["id"]: node for node in drawn_graph(workflow)}
+    assert drawn["hello"] == {
+        "id": "hello",
+        "kind": "note",
+        "label": "note (hello)",
+        "depends_on": [],
+        "activates": [],
+    }
+    assert (drawn["bye"]["kind"], drawn["bye"]["label"]) == ("note", "note (bye)")
+    assert drawn["bye"]["depends_on"] == ["lookup"]
+    assert (drawn["lookup"]["kind"], drawn["lookup"]["label"]) == ("call", "search_flights")

@@ -129,10 +129,11 @@ async def list_workflows(workflows: WorkflowsDep) -> dict[str, Any]:
 )
 async def validate_workflow(body: DocumentBody, workflows: WorkflowsDep) -> dict[str, Any]:
     """Every violation (path, rule, message, line, expected, actual, severity); nothing saved."""
-    violations = await workflows.check(body.content, body.format)
+    violations, graphs = await workflows.check_and_draw(body.content, body.format)
     return {
         "valid": not any(v.get("severity") == "error" for v in violations),
         "violations": violations,
+        "graphs": graphs,
     }
 
 

@@ -2,9 +2,13 @@
 
 Adding a node kind means writing one module here — its pydantic model and a
 :class:`~dynamic_tools.engine.nodes.kind.Kind` with its graph facts, validation rules,
-execution and views — and adding it to :data:`KINDS`. Nothing else switches on a node's
-kind: the graph, the validator, the interpreter, the step views, the MCP text and the
-node-kind reference all ask :func:`kind_of`.
+execution, views and Arazzo export (or why it has none) — and adding it to :data:`KINDS` (a
+step kind, which a parallel branch or a foreach step may be, also to ``steps.py``'s
+``STEP_KINDS``; this module refuses to load when it is missing there). A plug-in's or a
+test's kind is registered with :func:`register` instead. Nothing else switches on a node's
+kind: the graph, the validator, the interpreter, the step views, the MCP text, the
+node-kind reference, the Arazzo exporter and the graph the UI draws (each node's ``kind``
+and :meth:`~dynamic_tools.engine.nodes.kind.Kind.label`) all ask :func:`kind_of`.
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ from dynamic_tools.engine.nodes.foreach import ForeachNode
 from dynamic_tools.engine.nodes.kind import Kind
 from dynamic_tools.engine.nodes.parallel import ParallelNode
 from dynamic_tools.engine.nodes.pause import YieldNode
-from dynamic_tools.engine.nodes.steps import StepNode
+from dynamic_tools.engine.nodes.steps import STEP_KINDS, StepNode
 from dynamic_tools.engine.nodes.workflow import WorkflowNode
 
 KINDS: tuple[Kind[Any], ...] = (
@@ -47,6 +51,9 @@ KINDS: tuple[Kind[Any], ...] = (
     error.KIND,
 )
 """Every node kind, in the order the reference lists them."""
+
+if {kind.name for kind in KINDS if kind.is_step} != {kind.name for kind in STEP_KINDS}:
+    raise ImportError("engine/nodes/steps.py:STEP_KINDS must list every step kind of KINDS")
 
 
 def node_union(*extra: type[NodeBase]) -> Any:

@@ -14,6 +14,7 @@ from pydantic import Field, model_validator
 
 from dynamic_tools.engine.node_parts import FrozenModel, NodeBase
 from dynamic_tools.engine.nodes.kind import (
+    ArazzoSteps,
     Kind,
     NodeAt,
     NodeChecks,
@@ -194,6 +195,41 @@ class BranchKind(Kind[BranchNode]):
     def reuse(self, node: BranchNode, at: NodeAt, output: Any, run: RunServices) -> NodeOutcome:
         target = output.get("goto") if isinstance(output, dict) else None
         return NodeOutcome(output=output, activates=frozenset({target}) if target else frozenset())
+
+    def arazzo_step(
+        self, node_id: str, node: BranchNode, out: ArazzoSteps
+    ) -> dict[str, Any] | None:
+        return None  # written by arazzo_actions, once the step it follows is
+
+    def arazzo_actions(self, node_id: str, node: BranchNode, out: ArazzoSteps) -> None:
+        """The cases as ``onSuccess`` actions of the one step the branch follows."""
+        previous = [d for d in node.depends_on if out.step(d) is not None]
+        if len(previous) != 1:
+            out.warn(
+                node_id,
+                "a branch is the onSuccess of the one step it follows; this one "
+                f"follows {len(previous)} steps and is left out",
+            )
+            return
+        actions = []
+        for index, case in enumerate(node.on):
+            action: dict[str, Any] = {"name": f"{node_id}_{index}"}
+            target = case.goto
+            if case.end or target is None:
+                action["type"] = "end"
+            else:
+                goto = out.goto(target)
+                action.update(goto)
+                if goto["type"] == "end":
+                    out.warn(target, "an error node reached by a branch ends the workflow instead")
+            if case.when:
+                action["criteria"] = [{"condition": out.condition(case.when, node_id)}]
+            actions.append(action)
+        if node.default:
+            actions.append({"name": f"{node_id}_default", "type": "goto", "stepId": node.default})
+        step = out.step(previous[0])
+        assert step is not None
+        step.setdefault("onSuccess", []).extend(actions)
 
     def label(self, node_id: str, node: BranchNode) -> str:
         return f"branch {node_id}"

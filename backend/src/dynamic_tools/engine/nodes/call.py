@@ -27,6 +27,7 @@ from dynamic_tools.engine.node_parts import (
     ToolStep,
 )
 from dynamic_tools.engine.nodes.kind import (
+    ArazzoSteps,
     NodeAt,
     NodeChecks,
     NodeOutcome,
@@ -180,6 +181,54 @@ class CallKind(StepKind[CallNode]):
             )
         return outcome
 
+    def arazzo_step(self, node_id: str, node: CallNode, out: ArazzoSteps) -> dict[str, Any] | None:
+        """An ``operationId`` step: args are parameters (by the tool's ``in``) and a payload."""
+        operation = out.operation(node.call)
+        if operation is None:
+            out.warn(node_id, f"'{node.call}' is not a registered operation: the call is left out")
+            return None
+        step: dict[str, Any] = {"stepId": node_id, "operationId": operation.operation_id}
+        parameters, payload = [], {}
+        for name, value in node.args.items():
+            where = operation.param_in(name)
+            converted = out.value(value, node_id)
+            if where == "body":
+                payload[name] = converted
+            else:
+                parameters.append({"name": name, "in": where or "query", "value": converted})
+        if parameters:
+            step["parameters"] = parameters
+        if payload:
+            step["requestBody"] = {"contentType": "application/json", "payload": payload}
+        criteria = []
+        for criterion in node.criteria:
+            if criterion.type == "simple":
+                criteria.append({"condition": out.condition(criterion.condition, node_id)})
+            else:
+                item = {"condition": criterion.condition, "type": criterion.type}
+                item["context"] = out.value(
+                    criterion.context or "$result", node_id, answer=_ARAZZO_ANSWER
+                )
+                criteria.append(item)
+        if node.success:
+            criteria.append({"condition": out.condition(node.success, node_id)})
+        if criteria:
+            step["successCriteria"] = criteria
+        if node.outputs:
+            step["outputs"] = {
+                k: out.value(v, node_id, answer=_ARAZZO_ANSWER) for k, v in node.outputs.items()
+            }
+        elif node.output:
+            step["outputs"] = {"body": "$response.body"}
+        if node.compensate_with is not None:
+            out.warn(
+                node_id,
+                f"compensate_with ({node.compensate_with.call}) has no Arazzo "
+                "equivalent: nothing undoes this call when a later step fails",
+            )
+        out.on_error(step, node_id, node.on_error)
+        return step
+
     def label(self, node_id: str, node: CallNode) -> str:
         return node.call
 
@@ -213,6 +262,14 @@ class CallKind(StepKind[CallNode]):
         if node.compensate_with:
             notes.append(f"{node_id}: undone by {node.compensate_with.call} if the run aborts")
         return notes
+
+
+_ARAZZO_ANSWER = {
+    "result": "$response.body",
+    "status": "$statusCode",
+    "headers": "$response.header",
+}
+"""What the names local to a call's answer read in Arazzo."""
 
 
 def _check_sql(node: CallNode, checks: NodeChecks, here: Path) -> None:

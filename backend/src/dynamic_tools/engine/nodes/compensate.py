@@ -44,6 +44,9 @@ class CompensateKind(Kind[CompensateNode]):
     written_as = "type: compensate"
     only_when_activated = True
 
+    no_arazzo_equivalent = (
+        "a compensate node has no Arazzo equivalent and is left out: Arazzo has no undo"
+    )
     xml_tags = ("compensate",)
 
     def from_xml(

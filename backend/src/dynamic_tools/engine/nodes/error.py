@@ -38,6 +38,11 @@ class ErrorKind(Kind[ErrorNode]):
     written_as = "type: error"
 
     xml_tags = ("error",)
+    no_arazzo_equivalent = (
+        "an error node has no Arazzo equivalent: the step that leads "
+        "to it fails instead, without its message"
+    )
+    arazzo_ends = True
 
     def reference_sources(self, node: ErrorNode, here: Path) -> list[ReferenceSource]:
         return [ReferenceSource(node.message, (*here, "message"))]

@@ -57,6 +57,9 @@ class ForeachKind(Kind[ForeachNode]):
     model = ForeachNode
     written_as = "type: foreach"
 
+    no_arazzo_equivalent = (
+        "a foreach node has no Arazzo equivalent and is left out: an Arazzo step runs once"
+    )
     xml_tags = ("foreach",)
 
     def from_xml(

@@ -200,6 +200,63 @@ class NodeChecks(Protocol):
         ...
 
 
+class ArazzoOperation(Protocol):
+    """A registered tool as an Arazzo operation (see :class:`ArazzoSteps`)."""
+
+    @property
+    def operation_id(self) -> str:
+        """The ``operationId`` of the tool in the OpenAPI description written beside it."""
+        ...
+
+    def param_in(self, name: str) -> str | None:
+        """Where the tool takes argument ``name`` (``path``, ``query``, ``body``...).
+
+        None when the tool declares no such parameter.
+        """
+        ...
+
+
+class ArazzoSteps(Protocol):
+    """What the Arazzo exporter offers a node kind while it writes one of its nodes.
+
+    The exporter (``tools/arazzo/export.py``) walks the nodes and asks each node's kind; a
+    kind writes its nodes as Arazzo steps (:meth:`Kind.arazzo_step`), adds to other steps
+    (:meth:`Kind.arazzo_actions`), or declares why it has no Arazzo equivalent
+    (:attr:`Kind.no_arazzo_equivalent`).
+    """
+
+    def warn(self, node_id: str | None, message: str) -> None:
+        """Record what is left out (a warning with rule ``no_arazzo_equivalent``)."""
+        ...
+
+    def value(self, value: Any, node_id: str, answer: Mapping[str, str] | None = None) -> Any:
+        """``value`` with its references rewritten as Arazzo runtime expressions.
+
+        ``answer`` maps names local to the step (``result``...) to what they read.
+        """
+        ...
+
+    def condition(self, text: str, node_id: str) -> str:
+        """An expression of ours as an Arazzo condition."""
+        ...
+
+    def operation(self, tool: str) -> ArazzoOperation | None:
+        """The tool as an operation of the OpenAPI description (None: it cannot be one)."""
+        ...
+
+    def on_error(self, step: dict[str, Any], node_id: str, on_error: Any) -> None:
+        """Write an ``on_error`` as the step's ``onFailure`` actions."""
+        ...
+
+    def step(self, node_id: str) -> dict[str, Any] | None:
+        """The Arazzo step written for a node (None: the node has none)."""
+        ...
+
+    def goto(self, node_id: str) -> dict[str, Any]:
+        """The action (without its name) that hands over to a node (a goto, or an end)."""
+        ...
+
+
 class Kind(ABC, Generic[N]):
     """One node kind. Subclasses set the class attributes and override what they do."""
 
@@ -327,6 +384,27 @@ class Kind(ABC, Generic[N]):
         """
         raise RunFailed(self.reuse_refusal(node, run.plan) or "not reusable", node_id=at.full_id)
 
+    # --- Arazzo export -----------------------------------------------------------------------
+    no_arazzo_equivalent: ClassVar[str | None] = None
+    """Why its nodes have no Arazzo step (the export's warning); None when it writes one.
+
+    A kind that sets neither this nor :meth:`arazzo_step` is left out with a generic warning.
+    """
+    arazzo_ends: ClassVar[bool] = False
+    """A goto to one of its nodes is an Arazzo ``end`` (an error node: the step fails)."""
+
+    def arazzo_step(self, node_id: str, node: N, out: ArazzoSteps) -> dict[str, Any] | None:
+        """The node as an Arazzo step (None: it has none, and ``out`` was told why)."""
+        out.warn(
+            node_id,
+            self.no_arazzo_equivalent
+            or f"a {self.name} node has no Arazzo equivalent and is left out",
+        )
+        return None
+
+    def arazzo_actions(self, node_id: str, node: N, out: ArazzoSteps) -> None:
+        """Once every step is written: what the node adds to other steps (a branch's cases)."""
+
     # --- views ------------------------------------------------------------------------------
     def label(self, node_id: str, node: N) -> str:
         """A few words for the node in a workflow's one-line shape."""
@@ -356,6 +434,8 @@ class Kind(ABC, Generic[N]):
 
 
 __all__ = [
+    "ArazzoOperation",
+    "ArazzoSteps",
     "Kind",
     "NodeAt",
     "NodeChecks",

@@ -66,6 +66,9 @@ class ParallelKind(Kind[ParallelNode]):
     model = ParallelNode
     written_as = "type: parallel"
 
+    no_arazzo_equivalent = (
+        "a parallel node has no Arazzo equivalent and is left out: Arazzo steps run one at a time"
+    )
     xml_tags = ("parallel",)
 
     def from_xml(

@@ -105,6 +105,10 @@ class YieldKind(Kind[YieldNode]):
     model = YieldNode
     written_as = "type: yield"
 
+    no_arazzo_equivalent = (
+        "a yield node has no Arazzo equivalent and is left out: an Arazzo workflow takes "
+        "its inputs at the start only"
+    )
     xml_tags = ("yield",)
 
     def from_xml(

@@ -1,8 +1,14 @@
-"""Steps: the node kinds that can stand inside a ``parallel`` branch or a ``foreach`` step."""
+"""Steps: the node kinds that can stand inside a ``parallel`` branch or a ``foreach`` step.
+
+:data:`STEP_KINDS` lists them (the fan-out kinds' models need them before the registry of
+every kind exists); :data:`StepNode` is the union of their models, and the registry
+(``engine/nodes/__init__.py``) refuses to load when a kind it lists is a step kind missing
+here.
+"""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Union
 
 from pydantic import Field
 
@@ -11,7 +17,16 @@ from dynamic_tools.engine.nodes import call, workflow
 from dynamic_tools.engine.nodes.step_kind import StepKind
 
 STEP_KINDS: tuple[StepKind[Any], ...] = (call.KIND, workflow.KIND)
-StepNode = Annotated[call.CallNode | workflow.WorkflowNode, Field(discriminator="kind")]
+"""The step kinds (each a :class:`StepKind`)."""
+
+if TYPE_CHECKING:
+    StepNode = call.CallNode | workflow.WorkflowNode
+else:
+    StepNode = Annotated[
+        Union[tuple(kind.model for kind in STEP_KINDS)],  # noqa: UP007
+        Field(discriminator="kind"),
+    ]
+"""A step of any step kind (the models of :data:`STEP_KINDS`, told apart by ``type``)."""
 STEP_KIND_NAMES = frozenset(kind.name for kind in STEP_KINDS)
 """The names of the step kinds (the nodes that make attempts)."""
 STEP_TAGS = frozenset(tag for kind in STEP_KINDS for tag in kind.xml_tags)

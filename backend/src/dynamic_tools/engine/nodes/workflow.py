@@ -18,7 +18,13 @@ from dynamic_tools.engine.node_parts import (
     NodeBase,
     OnError,
 )
-from dynamic_tools.engine.nodes.kind import NodeChecks, Path, ReferenceSource, RunServices
+from dynamic_tools.engine.nodes.kind import (
+    ArazzoSteps,
+    NodeChecks,
+    Path,
+    ReferenceSource,
+    RunServices,
+)
 from dynamic_tools.engine.nodes.step_kind import StepKind
 from dynamic_tools.engine.params import check_values
 from dynamic_tools.engine.scope import Scope
@@ -117,6 +123,23 @@ class WorkflowKind(StepKind[WorkflowNode]):
         if any(kind_of(step).undo_tools(step) for step in steps):
             return "its steps registered compensations, which a redrive cannot register again"
         return None
+
+    def arazzo_step(
+        self, node_id: str, node: WorkflowNode, out: ArazzoSteps
+    ) -> dict[str, Any] | None:
+        """A ``workflowId`` step (the sub-workflow is exported beside it)."""
+        step: dict[str, Any] = {"stepId": node_id, "workflowId": node.workflow}
+        if node.args:
+            step["parameters"] = [
+                {"name": k, "value": out.value(v, node_id)} for k, v in node.args.items()
+            ]
+        if node.outputs:
+            step["outputs"] = {
+                k: out.value(v, node_id, answer={"result": "$outputs"})
+                for k, v in node.outputs.items()
+            }
+        out.on_error(step, node_id, node.on_error)
+        return step
 
     def label(self, node_id: str, node: WorkflowNode) -> str:
         return f"w_{node.workflow}"

@@ -1,7 +1,9 @@
 """One of our workflows → an Arazzo 1.0 document and an OpenAPI 3.1 description of its tools.
 
 The workflow and the sub-workflows it calls become Arazzo workflows; their nodes become steps
-in the order the engine takes them:
+in the order the engine takes them. Each node kind writes its own nodes
+(:meth:`~dynamic_tools.engine.nodes.kind.Kind.arazzo_step`, in ``engine/nodes/``) or declares
+why they have no Arazzo equivalent; this module offers them the rewriting of values:
 
 - a call of a registered tool is an ``operationId`` step (the operation is the tool, in the
   OpenAPI description written beside it); its args are parameters (by the tool's ``in``) and
@@ -26,11 +28,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
 from dynamic_tools.engine.graph import WorkflowGraph
 from dynamic_tools.engine.models import Workflow
-from dynamic_tools.engine.nodes import BranchNode, CallNode, WorkflowNode, kind_of
+from dynamic_tools.engine.node_parts import OnError
+from dynamic_tools.engine.nodes import kind_of
 from dynamic_tools.engine.params import JSON_TYPES
 from dynamic_tools.engine.references import REFERENCE_PATTERN
 from dynamic_tools.tools.models import ToolConfig
@@ -39,6 +42,8 @@ OPENAPI_FILE = "tools.openapi.yaml"
 """The file name an export's Arazzo document gives its OpenAPI description."""
 
 _ANSWER = {"result": "$response.body", "status": "$statusCode", "headers": "$response.header"}
+_BUILTIN_TOOLS = frozenset({"rest_call", "sql_query"})
+"""Tools of the engine itself: no operation of an OpenAPI description."""
 
 
 @dataclass
@@ -146,6 +151,7 @@ class _WorkflowExport:
         self.used = used
         self.warnings = warnings
         self.graph = WorkflowGraph(workflow)
+        self.by_node: dict[str, dict[str, Any]] = {}  # node → its step
         self.producers: dict[str, tuple[str, bool]] = {}  # output → (node, has named outputs)
         for node_id, node in workflow.graph.items():
             output = getattr(node, "output", None)
@@ -158,15 +164,14 @@ class _WorkflowExport:
 
     def build(self) -> dict[str, Any]:
         steps: list[dict[str, Any]] = []
-        by_node: dict[str, dict[str, Any]] = {}
+        by_node = self.by_node
         for node_id, node in self.workflow.graph.items():
-            step = self._step(node_id, node)
+            step = kind_of(node).arazzo_step(node_id, node, self)
             if step is not None:
                 steps.append(step)
                 by_node[node_id] = step
         for node_id, node in self.workflow.graph.items():
-            if _kind(node) == "branch":
-                self._branch(node_id, cast(BranchNode, node), by_node)
+            kind_of(node).arazzo_actions(node_id, node, self)
         self._close_targets(steps, by_node)
         out: dict[str, Any] = {"workflowId": self.workflow_id}
         if self.workflow.description:
@@ -194,88 +199,24 @@ class _WorkflowExport:
             self.warn(None, "no step of this workflow has an Arazzo equivalent")
         return out
 
-    # --- steps -----------------------------------------------------------------------------
-    def _step(self, node_id: str, node: Any) -> dict[str, Any] | None:
-        """The step of a node: one exporter per kind, by name (a new kind is one entry)."""
-        exporter = _STEPS.get(_kind(node))
-        if exporter is not None:
-            return exporter(self, node_id, node)
-        if _kind(node) == "error":
-            self.warn(
-                node_id,
-                "an error node has no Arazzo equivalent: the step that leads "
-                "to it fails instead, without its message",
-            )
-        elif _kind(node) != "branch":  # a branch is the onSuccess of the step it follows
-            self.warn(node_id, f"a {_kind(node)} node has no Arazzo equivalent and is left out")
-        return None
-
-    def _workflow(self, node_id: str, node: WorkflowNode) -> dict[str, Any]:
-        step: dict[str, Any] = {"stepId": node_id, "workflowId": node.workflow}
-        if node.args:
-            step["parameters"] = [
-                {"name": k, "value": self.value(v, node_id)} for k, v in node.args.items()
-            ]
-        if node.outputs:
-            step["outputs"] = {
-                k: self.value(v, node_id, answer={"result": "$outputs"})
-                for k, v in node.outputs.items()
-            }
-        self._on_error(step, node_id, node)
-        return step
-
-    def _call(self, node_id: str, node: CallNode) -> dict[str, Any] | None:
-        config = self.tool(node.call)
-        if config is None or node.call in ("rest_call", "sql_query"):
-            self.warn(node_id, f"'{node.call}' is not a registered operation: the call is left out")
+    # --- what the node kinds ask (engine/nodes/kind.py:ArazzoSteps) ----------------------
+    def operation(self, tool: str) -> _Operation | None:
+        config = self.tool(tool)
+        if config is None or tool in _BUILTIN_TOOLS:
             return None
         self.used[config.name] = config
-        step: dict[str, Any] = {"stepId": node_id, "operationId": config.name}
-        parameters, payload = [], {}
-        for name, value in node.args.items():
-            param = config.parameters.get(name)
-            converted = self.value(value, node_id)
-            if param is not None and param.location == "body":
-                payload[name] = converted
-            else:
-                parameters.append(
-                    {"name": name, "in": param.location if param else "query", "value": converted}
-                )
-        if parameters:
-            step["parameters"] = parameters
-        if payload:
-            step["requestBody"] = {"contentType": "application/json", "payload": payload}
-        criteria = []
-        for criterion in node.criteria:
-            if criterion.type == "simple":
-                criteria.append({"condition": self.condition(criterion.condition, node_id)})
-            else:
-                item = {"condition": criterion.condition, "type": criterion.type}
-                item["context"] = self.value(
-                    criterion.context or "$result", node_id, answer=_ANSWER
-                )
-                criteria.append(item)
-        if node.success:
-            criteria.append({"condition": self.condition(node.success, node_id)})
-        if criteria:
-            step["successCriteria"] = criteria
-        if node.outputs:
-            step["outputs"] = {
-                k: self.value(v, node_id, answer=_ANSWER) for k, v in node.outputs.items()
-            }
-        elif node.output:
-            step["outputs"] = {"body": "$response.body"}
-        if node.compensate_with is not None:
-            self.warn(
-                node_id,
-                f"compensate_with ({node.compensate_with.call}) has no Arazzo "
-                "equivalent: nothing undoes this call when a later step fails",
-            )
-        self._on_error(step, node_id, node)
-        return step
+        return _Operation(config)
 
-    def _on_error(self, step: dict[str, Any], node_id: str, node: Any) -> None:
-        on_error = node.on_error
+    def step(self, node_id: str) -> dict[str, Any] | None:
+        return self.by_node.get(node_id)
+
+    def goto(self, node_id: str) -> dict[str, Any]:
+        target = self.workflow.graph.get(node_id)
+        if target is not None and kind_of(target).arazzo_ends:
+            return {"type": "end"}
+        return {"type": "goto", "stepId": node_id}
+
+    def on_error(self, step: dict[str, Any], node_id: str, on_error: OnError | None) -> None:
         if on_error is None:
             return
         actions: list[dict[str, Any]] = []
@@ -304,40 +245,10 @@ class _WorkflowExport:
                     node_id, f"{on_error.backoff} backoff and jitter become a constant retryAfter"
                 )
         if on_error.fallback:
-            target = self.workflow.graph.get(on_error.fallback)
-            if target is not None and _kind(target) == "error":
-                actions.append({"name": "fail", "type": "end"})
-            else:
-                actions.append({"name": "fallback", "type": "goto", "stepId": on_error.fallback})
+            goto = self.goto(on_error.fallback)
+            actions.append({"name": "fail" if goto["type"] == "end" else "fallback", **goto})
         if actions:
             step["onFailure"] = actions
-
-    def _branch(self, node_id: str, node: BranchNode, by_node: dict[str, Any]) -> None:
-        previous = [d for d in node.depends_on if d in by_node]
-        if len(previous) != 1:
-            self.warn(
-                node_id,
-                "a branch is the onSuccess of the one step it follows; this one "
-                f"follows {len(previous)} steps and is left out",
-            )
-            return
-        actions = []
-        for index, case in enumerate(node.on):
-            action: dict[str, Any] = {"name": f"{node_id}_{index}"}
-            target = case.goto
-            if case.end or target is None:
-                action["type"] = "end"
-            elif target in self.workflow.graph and _kind(self.workflow.graph[target]) == "error":
-                action["type"] = "end"
-                self.warn(target, "an error node reached by a branch ends the workflow instead")
-            else:
-                action.update(type="goto", stepId=target)
-            if case.when:
-                action["criteria"] = [{"condition": self.condition(case.when, node_id)}]
-            actions.append(action)
-        if node.default:
-            actions.append({"name": f"{node_id}_default", "type": "goto", "stepId": node.default})
-        by_node[previous[0]].setdefault("onSuccess", []).extend(actions)
 
     def _close_targets(self, steps: list[dict[str, Any]], by_node: dict[str, Any]) -> None:
         """After a branch target, go on where its path goes on (Arazzo runs steps in order)."""
@@ -418,15 +329,19 @@ class _WorkflowExport:
         return match.group(0)
 
 
-def _kind(node: Any) -> str:
-    return kind_of(node).name
+@dataclass(frozen=True)
+class _Operation:
+    """A registered tool as an Arazzo operation."""
 
+    config: ToolConfig
 
-_STEPS: dict[str, Callable[[_WorkflowExport, str, Any], dict[str, Any] | None]] = {
-    "call": _WorkflowExport._call,
-    "workflow": _WorkflowExport._workflow,
-}
-"""The kinds that are Arazzo steps, and how each is written."""
+    @property
+    def operation_id(self) -> str:
+        return self.config.name
+
+    def param_in(self, name: str) -> str | None:
+        param = self.config.parameters.get(name)
+        return param.location if param is not None else None
 
 
 def _retry_criteria(retry_on: list[str]) -> list[str]:
