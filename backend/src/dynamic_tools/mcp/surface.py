@@ -437,7 +437,9 @@ def graphql_core_tools(
 
 
 def _hint_other_tools(view: SessionView, overrides: dict[str, ToolHints]) -> None:
-    """Header hints for tools that are not API operations (e.g. ``<prefix>_query``, seed 000).
+    """Header hints for tools that are not API operations (e.g. ``<prefix>_query``).
+
+    Design: docs/design-sources.md#tool-discovery-design.
 
     Raises:
         InvalidInputError: a hinted tool is not offered in this session.

@@ -1,4 +1,6 @@
-"""Tool hints (seed 000, strategy 1): the ``X-Tool-Hints`` header and the hint block.
+"""Tool hints: the ``X-Tool-Hints`` header and the hint block.
+
+Design: docs/design-sources.md#tool-discovery-design (strategy 1).
 
 The header's value is a JSON object mapping a tool name to its hints::
 

@@ -21,7 +21,7 @@ FLOWS = """\
 domain: flights
 workflows:
   check_flight_status:
-    description: Check the status of a flight (seed 001, over a GraphQL API)
+    description: Check the status of a flight (the orchestration plan's, over a GraphQL API)
     params:
       flight_number: {type: str, required: true}
     graph:

@@ -1,7 +1,8 @@
-"""What a session's documents bring, as the seeds show them: seed 001's full specification by
-X-Workflow-URL (invalid workflows reported, never dropped silently), a natural-language guide
-by X-Workflow-Resources, collisions reported, the overview naming only tools that exist, the
-dependency graph resource, and the planner (its pick scores best; `_plan` answers too)."""
+"""What a session's documents bring, as the designs show them (docs/design-sources.md): the
+orchestration plan's full specification by X-Workflow-URL (invalid workflows reported, never
+dropped silently), a natural-language guide by X-Workflow-Resources, collisions reported, the
+overview naming only tools that exist, the dependency graph resource, and the planner (its pick
+scores best; `_plan` answers too)."""
 
 from __future__ import annotations
 
