@@ -66,6 +66,7 @@ from dynamic_tools.engine.plan import RunPlan, compile_plan
 from dynamic_tools.engine.validator import BUILTIN_TOOLS, validate_document
 from dynamic_tools.errors import (
     ConflictError,
+    ConflictKind,
     InvalidInputError,
     NotFoundError,
     WorkflowInvalidError,
@@ -452,7 +453,7 @@ class WorkflowRepository:
                     if owner is not None and owner.path != path:
                         raise ConflictError(
                             f"workflow '{workflow_id}' is already defined in {owner.name}",
-                            kind="exists",
+                            kind=ConflictKind.EXISTS,
                             context={"workflow_id": workflow_id, "file": owner.name},
                         )
                 violations = self.validate(content, fmt)
@@ -527,7 +528,7 @@ class WorkflowRepository:
                 owner = self._index[new_id].name
                 raise ConflictError(
                     f"workflow '{new_id}' already exists in {owner}",
-                    kind="exists",
+                    kind=ConflictKind.EXISTS,
                     context={"workflow_id": new_id, "file": owner},
                 )
             if expected_version is not None:
@@ -563,7 +564,7 @@ class WorkflowRepository:
             if users:
                 raise ConflictError(
                     f"workflow '{workflow_id}' is called by {', '.join(users)}",
-                    kind="in_use",
+                    kind=ConflictKind.IN_USE,
                     context={"workflow_id": workflow_id, "used_by": users},
                 )
             if expected_version is not None:

@@ -47,6 +47,7 @@ from dynamic_tools.access.principals import LOCAL
 from dynamic_tools.engine import events as ev
 from dynamic_tools.errors import (
     ConflictError,
+    ConflictKind,
     DynamicToolsError,
     ForbiddenError,
     InvalidInputError,
@@ -636,7 +637,7 @@ class TaskRuntime:
             raise invalid_params(
                 ConflictError(
                     f"Cannot cancel task '{task_id}': it has already ended ({status})",
-                    kind="run_ended",
+                    kind=ConflictKind.RUN_ENDED,
                     context={"task_id": task_id, "status": status},
                 )
             )
@@ -683,7 +684,7 @@ class TaskRuntime:
         if state == "ended" or job is None:
             raise ConflictError(
                 f"task '{task_id}' has already ended ({job.stage if job else 'ended'})",
-                kind="run_ended",
+                kind=ConflictKind.RUN_ENDED,
                 context={"task_id": task_id, "stage": job.stage if job else "ended"},
             )
         run_id = await self._stop_job(job)
@@ -785,7 +786,7 @@ class TaskRuntime:
         raise invalid_params(
             ConflictError(
                 f"task '{row.task_id}' has no run yet; poll tasks/get",
-                kind="not_waiting",
+                kind=ConflictKind.NOT_WAITING,
                 context={"task_id": row.task_id},
             )
         )
