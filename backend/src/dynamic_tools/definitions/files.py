@@ -35,7 +35,7 @@ from dynamic_tools.engine.models import (
 from dynamic_tools.engine.nodes import sub_workflows
 from dynamic_tools.engine.validator import ValidationReport
 from dynamic_tools.errors import ConflictError, ConflictKind, WorkflowInvalidError
-from dynamic_tools.violations import LoadProblem
+from dynamic_tools.violations import LoadProblem, errors_only
 
 SUFFIXES: dict[str, DocumentFormat] = {
     ".yaml": "yaml",
@@ -70,7 +70,7 @@ class DocumentFile:
     @property
     def errors(self) -> Violations:
         """Violations that stop a run."""
-        return [v for v in self.violations if v.get("severity", "error") == "error"]
+        return errors_only(self.violations)
 
     @property
     def workflows(self) -> list[Workflow]:

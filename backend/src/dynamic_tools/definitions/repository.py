@@ -72,7 +72,7 @@ from dynamic_tools.errors import (
     WorkflowInvalidError,
 )
 from dynamic_tools.tools.scope import ToolScope
-from dynamic_tools.violations import LoadProblem
+from dynamic_tools.violations import LoadProblem, errors_only
 
 
 @dataclass(frozen=True)
@@ -340,7 +340,7 @@ class WorkflowRepository:
     async def check_errors(self, content: str, fmt: DocumentFormat | None, what: str) -> None:
         """Raise :class:`WorkflowInvalidError` when :meth:`check` finds errors in ``content``."""
         violations = await self.check(content, fmt)
-        errors = [v for v in violations if v.get("severity", "error") == "error"]
+        errors = errors_only(violations)
         if errors:
             raise WorkflowInvalidError(
                 f"the {what} has {len(errors)} error(s)", violations=violations
@@ -457,7 +457,7 @@ class WorkflowRepository:
                             context={"workflow_id": workflow_id, "file": owner.name},
                         )
                 violations = self.validate(content, fmt)
-                errors = [v for v in violations if v.get("severity") == "error"]
+                errors = errors_only(violations)
                 if errors:
                     raise WorkflowInvalidError(
                         f"the document has {len(errors)} error(s)", violations=violations

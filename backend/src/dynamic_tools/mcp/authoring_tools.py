@@ -35,6 +35,7 @@ from dynamic_tools.mcp.confirmation import CONFIRMATION_TOKEN, DRY_RUN
 from dynamic_tools.mcp.entries import SessionView, ToolCall, ToolEntry
 from dynamic_tools.mcp.principal import current_principal
 from dynamic_tools.mcp.results import Operation, object_schema, operation_handler
+from dynamic_tools.violations import errors_only
 
 SAFETY_KEY = "dynamic-tools/safety"
 ANNOTATIONS = {
@@ -379,7 +380,7 @@ class AuthoringTools:
 
     async def _validate(self, args: dict[str, Any]) -> dict[str, Any]:
         violations = await self.workflows.check(str(args["content"]), args.get("format"))
-        errors = [v for v in violations if v.get("severity", "error") == "error"]
+        errors = errors_only(violations)
         warnings = [v for v in violations if v.get("severity") == "warning"]
         return {
             "valid": not errors,

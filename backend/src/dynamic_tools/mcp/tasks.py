@@ -69,6 +69,7 @@ from dynamic_tools.mcp.errors import (
     unexpected_result,
     unknown_tool,
 )
+from dynamic_tools.mcp.http_context import http_request
 from dynamic_tools.mcp.principal import current_principal, principal_of
 from dynamic_tools.mcp.task_link import ClientLink
 from dynamic_tools.mcp.task_push import TaskPush
@@ -209,7 +210,7 @@ class TaskRuntime:
 
     def owner_of(self, ctx: Any) -> str:
         """Who the request speaks for (see the module docstring)."""
-        request = getattr(ctx, "request", None)
+        request = http_request(ctx)
         if request is None:
             return "stdio"
         principal = principal_of(ctx)
@@ -530,7 +531,7 @@ class TaskRuntime:
 
     def _sees_all(self, ctx: Any) -> bool:
         """An admin of a server with access control sees every principal's tasks."""
-        if getattr(ctx, "request", None) is None:
+        if http_request(ctx) is None:
             return False
         principal = principal_of(ctx)
         return principal.is_admin and principal.kind != LOCAL.kind
