@@ -61,10 +61,6 @@ class Evidence:
         if reason not in reasons:
             reasons.append(reason)
 
-    def predecessors(self, name: str) -> list[str]:
-        """Tools with an edge into ``name``."""
-        return sorted({a for a, b in self.edges if b == name})
-
 
 def gather(facts: Mapping[str, ToolFacts]) -> Evidence:
     """Collect the evidence between all ``facts`` (tools not in ``facts`` are ignored)."""
