@@ -44,6 +44,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from dynamic_tools.access.authenticate import require
 from dynamic_tools.access.policy import MCP_METHOD_SCOPES, mcp_tool_scope
 from dynamic_tools.access.principals import LOCAL
+from dynamic_tools.adapters.mcp_internals import on_session_close
 from dynamic_tools.engine import events as ev
 from dynamic_tools.errors import (
     ConflictError,
@@ -393,10 +394,7 @@ class TaskRuntime:
         pusher = asyncio.create_task(self._push_changes(task_id, push))
         self._pushers.add(pusher)
         pusher.add_done_callback(self._pushers.discard)
-        connection = getattr(ctx.session, "_connection", None)  # stop when the session closes
-        exit_stack = getattr(connection, "exit_stack", None)
-        if exit_stack is not None:
-            exit_stack.callback(pusher.cancel)
+        on_session_close(ctx.session, pusher.cancel)  # stop when the session closes
 
     async def _push_changes(self, task_id: str, push: TaskPush) -> None:
         try:
