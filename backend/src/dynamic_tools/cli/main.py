@@ -153,12 +153,9 @@ def list_tools(
     ] = None,
 ) -> None:
     """List the registered tools and any problems in tool files."""
-    from dynamic_tools.tools.registry import ToolRegistry
+    from dynamic_tools.bootstrap import make_registry
 
-    settings = load_settings()
-    registry = ToolRegistry(
-        directory or settings.tools_dir, variables=settings.template_variables()
-    )
+    registry = make_registry(load_settings(), tools_dir=directory)
     problems = registry.reload()
     table = Table("name", "method", "endpoint", "description")
     for tool in registry.all():
@@ -193,12 +190,7 @@ def validate(
 
     settings = load_settings()
     directory = tools_dir or settings.tools_dir
-    results = validate_files(
-        files,
-        tools_dir=directory,
-        variables=settings.template_variables(),
-        workflows_dir=settings.workflows_dir,
-    )
+    results = validate_files(files, settings=settings, tools_dir=directory)
     if as_json:
         console.print_json(json.dumps({str(k): v for k, v in results.items()}))
     else:
@@ -331,20 +323,11 @@ def export_arazzo_command(
     """
     import yaml
 
-    from dynamic_tools.definitions.repository import WorkflowRepository
+    from dynamic_tools.bootstrap import load_definitions
     from dynamic_tools.errors import DynamicToolsError
     from dynamic_tools.tools.arazzo.export import OPENAPI_FILE, export_arazzo
-    from dynamic_tools.tools.registry import ToolRegistry
 
-    settings = load_settings()
-    registry = ToolRegistry(
-        settings.tools_dir,
-        variables=settings.template_variables(),
-        catalogs_dir=settings.catalogs_dir,
-    )
-    registry.reload()
-    workflows = WorkflowRepository(settings.workflows_dir, known_tools=registry.input_schemas)
-    workflows.reload()
+    registry, workflows = load_definitions(load_settings())
     try:
         workflows.workflow(workflow_id)
     except DynamicToolsError as exc:
