@@ -1,10 +1,10 @@
 """Loading workflow documents from YAML, JSON or XML into one model.
 
-- YAML: a safe loader with YAML 1.2 booleans (only ``true``/``false``; the seeds' ``on:`` key
+- YAML: a safe loader with YAML 1.2 booleans (only ``true``/``false``; the designs' ``on:`` key
   must stay the string "on"), size and depth limits, aliases counted so an alias bomb is
   refused, and the line of every mapping key kept so violations can point at lines.
 - JSON: the standard parser with the same size and depth limits.
-- XML: the seeds' BPMN-inspired format read with defusedxml (entities, DTDs and external
+- XML: the designs' BPMN-inspired format read with defusedxml (entities, DTDs and external
   references refused), converted to the same mapping the YAML form gives.
 
 Every failure is a :class:`WorkflowInvalidError` listing violations with path, line and message.

@@ -72,7 +72,7 @@ if TYPE_CHECKING:
 
 MAX_VIEWS = 64
 SEED_PLANNER = "_plan"
-"""The planner's name in the seeds: ``{prefix}_plan`` answers to it too (unlisted)."""
+"""The planner's name in the design documents: ``{prefix}_plan`` answers to it too (unlisted)."""
 REFETCH_S = 60.0
 
 

@@ -118,7 +118,7 @@ def merge_hints(tool: ToolConfig, override: ToolHints | None) -> ToolHints:
 
 
 def hint_block(hints: ToolHints) -> str:
-    """The seed's tree of hint lines, only for fields that have a value.
+    """The design's tree of hint lines, only for fields that have a value.
 
     Args:
         hints: The hints to render.
@@ -150,7 +150,7 @@ def describe_tool(tool: ToolConfig, hints: ToolHints, *, api_label: str | None) 
         tool: The tool.
         hints: Its effective hints (usually :func:`merge_hints` of registry and header).
         api_label: The API's label, shown as ``[label]`` before the description (the
-            seed's ``[flights.example.com GraphQL API]``); None for no label.
+            design's ``[flights.example.com GraphQL API]``); None for no label.
 
     Returns:
         ``"[label] description"`` followed, on the next lines, by :func:`hint_block`.

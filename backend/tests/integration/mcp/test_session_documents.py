@@ -131,4 +131,4 @@ async def test_the_planner_pick_scores_best_and_answers_as_plan(
             scores = [a["score"] for a in data["alternatives"]]
             assert all(data["score"] >= s for s in scores), data
     assert not seed.is_error and seed.structured_content == plans[0].structured_content
-    assert "_plan" not in listed  # answers under the seed's name, listed once as api_plan
+    assert "_plan" not in listed  # answers under the design's name, listed once as api_plan

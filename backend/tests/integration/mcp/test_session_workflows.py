@@ -72,7 +72,7 @@ SEED_HINTS = {  # docs/design-sources.md#tool-discovery-design, strategy 1
 
 
 def session(team: TeamApi, document: str) -> dict[str, str]:
-    """The seeds' REST setup: the team's API, its workflows, hints and credentials."""
+    """The designs' REST setup: the team's API, its workflows, hints and credentials."""
     return {
         "X-Target-URL": team.openapi,
         "X-API-Type": "rest",
