@@ -196,14 +196,18 @@ def validate(
     else:
         for path, violations in results.items():
             _print_violations(path, violations, checked_tools=directory.is_dir())
-    failed = any(v["severity"] == "error" for vs in results.values() for v in vs)
+    from dynamic_tools.violations import errors_only
+
+    failed = any(errors_only(vs) for vs in results.values())
     raise typer.Exit(code=1 if failed else 0)
 
 
 def _print_violations(
     path: Path, violations: list[dict[str, object]], *, checked_tools: bool
 ) -> None:
-    errors = sum(1 for v in violations if v["severity"] == "error")
+    from dynamic_tools.violations import errors_only, is_error
+
+    errors = len(errors_only(violations))
     warnings = len(violations) - errors
     status = "[red]invalid[/]" if errors else "[green]valid[/]"
     console.print(
@@ -213,7 +217,7 @@ def _print_violations(
         soft_wrap=True,
     )
     for v in violations:
-        colour = "red" if v["severity"] == "error" else "yellow"
+        colour = "red" if is_error(v) else "yellow"
         where = f"line {v['line']}: " if v["line"] else ""
         console.print(
             f"  [{colour}]{v['severity']}[/] {where}{v['path']}: {v['message']} "
