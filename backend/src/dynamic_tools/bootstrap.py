@@ -198,6 +198,41 @@ def make_llm(settings: Settings, tracing: Tracing | None = None) -> LLMClient | 
     return OpenAIChatClient(client, model=settings.llm_model, tracing=tracing)
 
 
+def make_registry(settings: Settings, *, tools_dir: Path | None = None) -> ToolRegistry:
+    """The tool registry of ``settings`` (or of ``tools_dir`` instead), not loaded yet."""
+    return ToolRegistry(tools_dir or settings.tools_dir, variables=settings.template_variables())
+
+
+def make_workflows(
+    settings: Settings, registry: ToolRegistry, *, workers: DocumentWorkers | None = None
+) -> WorkflowRepository:
+    """The workflow repository of ``settings``, checking calls against ``registry``; not loaded."""
+    return WorkflowRepository(
+        settings.workflows_dir, known_tools=registry.input_schemas, workers=workers
+    )
+
+
+def load_definitions(settings: Settings) -> tuple[ToolRegistry, WorkflowRepository]:
+    """The registry and the workflow repository of ``settings``, loaded (the CLI's view)."""
+    registry = make_registry(settings)
+    registry.reload()
+    workflows = make_workflows(settings, registry)
+    workflows.reload()
+    return registry, workflows
+
+
+def make_http_client(
+    settings: Settings, *, transport: httpx.AsyncBaseTransport | None = None
+) -> httpx.AsyncClient:
+    """The outbound HTTP client: no redirects, no proxy settings from the environment."""
+    return httpx.AsyncClient(
+        timeout=settings.http_timeout_s,
+        follow_redirects=False,
+        trust_env=False,
+        transport=transport,
+    )
+
+
 def make_catalogs(
     settings: Settings,
     *,
@@ -365,7 +400,7 @@ def build_services(
     copied = seed_registry(settings)
     if copied:
         logger.info("seeded registry {} with {}", str(settings.registry_root), copied)
-    registry = ToolRegistry(settings.tools_dir, variables=settings.template_variables())
+    registry = make_registry(settings)
     problems = registry.reload()
     for problem in problems:
         logger.bind(**problem.to_dict()).warning(
@@ -373,12 +408,7 @@ def build_services(
         )
     logger.info("loaded {} tools from {}", len(registry.names()), str(settings.tools_dir))
     guard = make_guard(settings)
-    http_client = httpx.AsyncClient(
-        timeout=settings.http_timeout_s,
-        follow_redirects=False,
-        trust_env=False,
-        transport=http_transport,
-    )
+    http_client = make_http_client(settings, transport=http_transport)
     sender = HttpSender(
         http_client,
         guard,
@@ -419,9 +449,7 @@ def build_services(
         timeout_s=settings.document_timeout_s,
         memory_mb=settings.document_worker_memory_mb,
     )
-    workflows = WorkflowRepository(
-        settings.workflows_dir, known_tools=registry.input_schemas, workers=document_workers
-    )
+    workflows = make_workflows(settings, registry, workers=document_workers)
     launcher = make_launcher(settings, tools=tools, store=store, events=events)
     launcher.on_takeover = _count_takeover  # takeovers are counted, automatic or by hand
     runs = RunService(workflows, store, launcher, scopes)

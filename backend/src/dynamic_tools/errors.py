@@ -33,6 +33,7 @@ DynamicToolsError                 root; carries ``code``, ``message``, ``context
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Any
 
 
@@ -188,31 +189,56 @@ class ForbiddenError(AccessError):
         self.scope = scope
 
 
-class ConflictError(DynamicToolsError):
-    """The operation conflicts with the current state; ``kind`` says how.
+class ConflictKind(StrEnum):
+    """How an operation conflicts with the current state (the wire value is the member's value).
 
-    Kinds (each edge suggests its own next action for each):
-
-    - ``version``: a write against a stale (or missing) expected version;
-    - ``exists``: a create over an existing name (workflow, tool, file, run);
-    - ``catalog_exists``: an import over an existing catalog without ``overwrite``;
-    - ``name_clash``: a catalog would register a tool name another file or catalog has;
-    - ``in_use``: a delete of something others still use (a workflow other workflows call);
-    - ``run_ended``: a cancel of a run that has already ended;
-    - ``not_waiting``: an answer for a run that is not waiting for that input;
-    - ``executor_alive``: a take-over of the runs of a replica that is still alive;
-    - ``not_durable``: a recovery on a server whose runs are not durable;
-    - ``unsafe_edit``: a document that cannot be rewritten safely (edit the file itself);
-    - ``conflict``: anything else (the message says what).
+    Each edge suggests its own next action for each (``mcp/errors.py``).
     """
+
+    #: a write against a stale (or missing) expected version
+    VERSION = "version"
+    #: a create over an existing name (workflow, tool, file, run)
+    EXISTS = "exists"
+    #: an import over an existing catalog without ``overwrite``
+    CATALOG_EXISTS = "catalog_exists"
+    #: a catalog would register a tool name another file or catalog has
+    NAME_CLASH = "name_clash"
+    #: a delete of something others still use (a workflow other workflows call)
+    IN_USE = "in_use"
+    #: a cancel (or failure) of a run that has already ended
+    RUN_ENDED = "run_ended"
+    #: an answer for a run that is not waiting for that input
+    NOT_WAITING = "not_waiting"
+    #: a take-over of the runs of a replica that is still alive
+    EXECUTOR_ALIVE = "executor_alive"
+    #: a recovery on a server whose runs are not durable
+    NOT_DURABLE = "not_durable"
+    #: a redrive of a run that neither failed nor was cancelled
+    NOT_REDRIVABLE = "not_redrivable"
+    #: a redrive of a run whose workflow document changed since
+    DOCUMENT_CHANGED = "document_changed"
+    #: a redrive that a node that succeeded cannot take part in
+    REDRIVE_REFUSED = "redrive_refused"
+    #: a document that cannot be rewritten safely (edit the file itself)
+    UNSAFE_EDIT = "unsafe_edit"
+    #: anything else (the message says what)
+    CONFLICT = "conflict"
+
+
+class ConflictError(DynamicToolsError):
+    """The operation conflicts with the current state; ``kind`` (:class:`ConflictKind`) says how."""
 
     code = "conflict"
 
     def __init__(
-        self, message: str, *, kind: str = "conflict", context: dict[str, Any] | None = None
+        self,
+        message: str,
+        *,
+        kind: ConflictKind = ConflictKind.CONFLICT,
+        context: dict[str, Any] | None = None,
     ) -> None:
         super().__init__(message, context=context)
-        self.kind = kind
+        self.kind = ConflictKind(kind)
 
 
 class ConfigurationError(DynamicToolsError):
@@ -323,6 +349,7 @@ class MarkdownWorkflowError(InvalidInputError):
 __all__ = [
     "ConfigurationError",
     "ConflictError",
+    "ConflictKind",
     "DocumentSourceError",
     "DynamicToolsError",
     "InvalidInputError",

@@ -24,6 +24,8 @@ from typing import Any
 
 import yaml
 
+from dynamic_tools.violations import syntax_position
+
 MAX_VALUE_DEPTH = 100
 """How deep a value a run handles may nest: run params, yield answers, what criteria, named
 outputs and references read from an API's answer (the HTTP sender keeps a JSON answer nested
@@ -127,9 +129,8 @@ def yaml_too_deep(text: str, limit: int) -> int | None:
     except yaml.YAMLError as exc:
         # PyYAML >= 6.0.4 refuses flow nesting past its own ceiling (far above any limit used
         # here) while scanning ahead: that is too deep as well.
-        problem = str(getattr(exc, "problem", "") or "")
-        mark = getattr(exc, "problem_mark", None)
+        line, _, problem = syntax_position(exc)
         if "nesting depth" in problem:
-            return mark.line + 1 if mark is not None else 1
+            return line or 1
         return None
     return None

@@ -9,13 +9,24 @@ the tool's input schema (the invoker), a request's fields (the API's 422): each 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
-__all__ = ["LoadProblem", "Problem", "Violation", "describe"]
+_V = TypeVar("_V", bound=Mapping[str, Any])
+
+__all__ = [
+    "LoadProblem",
+    "Problem",
+    "Violation",
+    "describe",
+    "errors_only",
+    "is_error",
+    "syntax_position",
+    "where_in_text",
+]
 
 
 @dataclass(frozen=True)
@@ -93,3 +104,31 @@ class LoadProblem:
 def describe(violations: Iterable[Violation], *, limit: int = 5) -> str:
     """``path: message; path: message`` of the first ``limit`` violations."""
     return "; ".join(f"{v.path}: {v.message}" for v in list(violations)[:limit])
+
+
+def is_error(violation: Mapping[str, Any]) -> bool:
+    """Whether a violation (its JSON form) is an error: one without a severity is."""
+    return bool(violation.get("severity", "error") == "error")
+
+
+def errors_only(violations: Iterable[_V]) -> list[_V]:
+    """The violations (JSON forms) that are errors, in their order; warnings left out."""
+    return [v for v in violations if is_error(v)]
+
+
+def syntax_position(exc: BaseException) -> tuple[int | None, int | None, str]:
+    """Where a parser's error is, 1-based, and what it says: ``(line, column, problem)``.
+
+    Reads the ``problem_mark`` and ``problem`` a PyYAML error carries; line and column are None
+    for an error without a mark, and the problem is then the error's text.
+    """
+    mark = getattr(exc, "problem_mark", None)
+    line = mark.line + 1 if mark is not None else None
+    column = mark.column + 1 if mark is not None else None
+    return line, column, str(getattr(exc, "problem", None) or exc)
+
+
+def where_in_text(exc: BaseException) -> str | None:
+    """``line L, column C: problem`` for an error with a position; None without one."""
+    line, column, problem = syntax_position(exc)
+    return f"line {line}, column {column}: {problem}" if line is not None else None

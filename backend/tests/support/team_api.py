@@ -1,4 +1,4 @@
-"""Another team's travel API, as the seeds' sessions bring one: its OpenAPI document, its
+"""Another team's travel API, as the designs' sessions bring one: its OpenAPI document, its
 workflow document, and a bearer token it insists on (test code only).
 
 The ten travel operations of the demo (their names become the operation ids), guarded by

@@ -37,3 +37,18 @@ def test_no_file_cites_a_document_outside_the_repository() -> None:
             if OUTSIDE.search(line) and path.name != "test_self_contained.py":
                 offenders.append(f"{path.relative_to(ROOT)}:{n}: {line.strip()[:80]}")
     assert offenders == []
+
+
+SEED_CITATION = re.compile(r"\bseeds? 00\d")
+
+
+def test_only_design_sources_names_the_design_documents_by_number() -> None:
+    """Code and docs cite docs/design-sources.md, never a design document's number."""
+    offenders = []
+    for path in _tracked_files():
+        if not path.is_file() or path.name in ("design-sources.md", "test_self_contained.py"):
+            continue
+        for n, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
+            if SEED_CITATION.search(line):
+                offenders.append(f"{path.relative_to(ROOT)}:{n}: {line.strip()[:80]}")
+    assert offenders == []

@@ -6675,7 +6675,7 @@ export interface operations {
                     } | null;
                     /**
                      * ToolHints
-                     * @description Ordering hints (seed 000): category, requires, outputs, next, free text.
+                     * @description Ordering hints (docs/design-sources.md): category, requires, outputs, next, free text.
                      */
                     hints?: {
                         /** Category */
@@ -7035,7 +7035,7 @@ export interface operations {
                     } | null;
                     /**
                      * ToolHints
-                     * @description Ordering hints (seed 000): category, requires, outputs, next, free text.
+                     * @description Ordering hints (docs/design-sources.md): category, requires, outputs, next, free text.
                      */
                     hints?: {
                         /** Category */

@@ -137,19 +137,17 @@ def _run_import(as_json: bool, source: str, catalog: str, **options: Any) -> Non
 
 
 async def _import(source: str, catalog: str, **options: Any) -> dict[str, Any]:
-    import httpx
-
-    from dynamic_tools.bootstrap import make_catalogs, make_guard
+    from dynamic_tools.bootstrap import (
+        load_definitions,
+        make_catalogs,
+        make_guard,
+        make_http_client,
+    )
     from dynamic_tools.cli.main import load_settings
-    from dynamic_tools.definitions.repository import WorkflowRepository
-    from dynamic_tools.tools.registry import ToolRegistry
 
     settings = load_settings()
-    registry = ToolRegistry(settings.tools_dir, variables=settings.template_variables())
-    registry.reload()
-    workflows = WorkflowRepository(settings.workflows_dir, known_tools=registry.input_schemas)
-    workflows.reload()
-    async with httpx.AsyncClient(follow_redirects=False, trust_env=False) as client:
+    registry, workflows = load_definitions(settings)
+    async with make_http_client(settings) as client:
         # The server's guard (allow-list, mode, its own address); local files anywhere the
         # user can read: the CLI runs as the user, on their own files.
         service = make_catalogs(

@@ -153,12 +153,9 @@ def list_tools(
     ] = None,
 ) -> None:
     """List the registered tools and any problems in tool files."""
-    from dynamic_tools.tools.registry import ToolRegistry
+    from dynamic_tools.bootstrap import make_registry
 
-    settings = load_settings()
-    registry = ToolRegistry(
-        directory or settings.tools_dir, variables=settings.template_variables()
-    )
+    registry = make_registry(load_settings(), tools_dir=directory)
     problems = registry.reload()
     table = Table("name", "method", "endpoint", "description")
     for tool in registry.all():
@@ -193,25 +190,24 @@ def validate(
 
     settings = load_settings()
     directory = tools_dir or settings.tools_dir
-    results = validate_files(
-        files,
-        tools_dir=directory,
-        variables=settings.template_variables(),
-        workflows_dir=settings.workflows_dir,
-    )
+    results = validate_files(files, settings=settings, tools_dir=directory)
     if as_json:
         console.print_json(json.dumps({str(k): v for k, v in results.items()}))
     else:
         for path, violations in results.items():
             _print_violations(path, violations, checked_tools=directory.is_dir())
-    failed = any(v["severity"] == "error" for vs in results.values() for v in vs)
+    from dynamic_tools.violations import errors_only
+
+    failed = any(errors_only(vs) for vs in results.values())
     raise typer.Exit(code=1 if failed else 0)
 
 
 def _print_violations(
     path: Path, violations: list[dict[str, object]], *, checked_tools: bool
 ) -> None:
-    errors = sum(1 for v in violations if v["severity"] == "error")
+    from dynamic_tools.violations import errors_only, is_error
+
+    errors = len(errors_only(violations))
     warnings = len(violations) - errors
     status = "[red]invalid[/]" if errors else "[green]valid[/]"
     console.print(
@@ -221,7 +217,7 @@ def _print_violations(
         soft_wrap=True,
     )
     for v in violations:
-        colour = "red" if v["severity"] == "error" else "yellow"
+        colour = "red" if is_error(v) else "yellow"
         where = f"line {v['line']}: " if v["line"] else ""
         console.print(
             f"  [{colour}]{v['severity']}[/] {where}{v['path']}: {v['message']} "
@@ -331,20 +327,11 @@ def export_arazzo_command(
     """
     import yaml
 
-    from dynamic_tools.definitions.repository import WorkflowRepository
+    from dynamic_tools.bootstrap import load_definitions
     from dynamic_tools.errors import DynamicToolsError
     from dynamic_tools.tools.arazzo.export import OPENAPI_FILE, export_arazzo
-    from dynamic_tools.tools.registry import ToolRegistry
 
-    settings = load_settings()
-    registry = ToolRegistry(
-        settings.tools_dir,
-        variables=settings.template_variables(),
-        catalogs_dir=settings.catalogs_dir,
-    )
-    registry.reload()
-    workflows = WorkflowRepository(settings.workflows_dir, known_tools=registry.input_schemas)
-    workflows.reload()
+    registry, workflows = load_definitions(load_settings())
     try:
         workflows.workflow(workflow_id)
     except DynamicToolsError as exc:

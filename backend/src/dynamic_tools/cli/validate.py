@@ -9,33 +9,31 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from dynamic_tools.definitions.repository import WorkflowRepository
+from dynamic_tools.bootstrap import make_registry, make_workflows
 from dynamic_tools.engine.loaders import LoadedDocument, load_document
 from dynamic_tools.engine.models import Workflow
 from dynamic_tools.engine.validator import validate_document
 from dynamic_tools.errors import WorkflowInvalidError
-from dynamic_tools.tools.registry import ToolRegistry
+from dynamic_tools.settings import Settings
 
 
 def validate_files(
-    files: list[Path],
-    *,
-    tools_dir: Path,
-    variables: dict[str, str],
-    workflows_dir: Path | None = None,
+    files: list[Path], *, settings: Settings, tools_dir: Path | None = None
 ) -> dict[Path, list[dict[str, Any]]]:
     """Violations per file.
 
-    Sub-workflows may live in any of the files given, or be saved in ``workflows_dir``.
+    Calls are checked against the tools of ``tools_dir`` (default: the registry's) when that
+    directory exists. Sub-workflows may live in any of the files given, or be saved in the
+    registry's workflow directory.
     """
+    registry = make_registry(settings, tools_dir=tools_dir)
     known_tools: dict[str, dict[str, Any]] | None = None
-    if tools_dir.is_dir():
-        registry = ToolRegistry(tools_dir, variables=variables)
+    if registry.tools_dir.is_dir():
         registry.reload()
         known_tools = registry.input_schemas()
     saved: dict[str, Workflow] = {}
-    if workflows_dir is not None and workflows_dir.is_dir():
-        repository = WorkflowRepository(workflows_dir, known_tools=lambda: known_tools or ())
+    if settings.workflows_dir.is_dir():
+        repository = make_workflows(settings, registry)
         repository.reload()
         saved = repository.definitions()  # the files given win over a saved version
     results: dict[Path, list[dict[str, Any]]] = {}

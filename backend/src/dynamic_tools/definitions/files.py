@@ -34,8 +34,8 @@ from dynamic_tools.engine.models import (
 )
 from dynamic_tools.engine.nodes import sub_workflows
 from dynamic_tools.engine.validator import ValidationReport
-from dynamic_tools.errors import ConflictError, WorkflowInvalidError
-from dynamic_tools.violations import LoadProblem
+from dynamic_tools.errors import ConflictError, ConflictKind, WorkflowInvalidError
+from dynamic_tools.violations import LoadProblem, errors_only
 
 SUFFIXES: dict[str, DocumentFormat] = {
     ".yaml": "yaml",
@@ -70,7 +70,7 @@ class DocumentFile:
     @property
     def errors(self) -> Violations:
         """Violations that stop a run."""
-        return [v for v in self.violations if v.get("severity", "error") == "error"]
+        return errors_only(self.violations)
 
     @property
     def workflows(self) -> list[Workflow]:
@@ -117,17 +117,19 @@ def check_version(path: Path, expected: str | None, overwrite: bool) -> None:
     current = content_version(path.read_text(encoding="utf-8")) if path.exists() else None
     context = {"file": path.name, "expected_version": expected, "current_version": current}
     if expected is not None and current is None:
-        raise ConflictError(f"{path.name} does not exist any more", kind="version", context=context)
+        raise ConflictError(
+            f"{path.name} does not exist any more", kind=ConflictKind.VERSION, context=context
+        )
     if expected is not None and expected != current:
         raise ConflictError(
             f"{path.name} changed since version {expected} (now {current})",
-            kind="version",
+            kind=ConflictKind.VERSION,
             context=context,
         )
     if expected is None and current is not None and not overwrite:
         raise ConflictError(
             f"{path.name} exists; send its expected_version (or overwrite)",
-            kind="version",
+            kind=ConflictKind.VERSION,
             context=context,
         )
 
@@ -158,7 +160,7 @@ def rewrite_document(
     if loaded is None:
         raise ConflictError(
             f"{name} does not load; edit the file itself",
-            kind="unsafe_edit",
+            kind=ConflictKind.UNSAFE_EDIT,
             context={"file": name},
         )
     raw = copy.deepcopy(loaded.raw)
@@ -192,7 +194,7 @@ def rewrite_document(
         return yaml.safe_dump(raw, sort_keys=False, allow_unicode=True)
     raise ConflictError(
         f"{name} could not be rewritten safely; edit the file itself",
-        kind="unsafe_edit",
+        kind=ConflictKind.UNSAFE_EDIT,
         context={"file": name},
     )
 

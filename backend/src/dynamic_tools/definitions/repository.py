@@ -66,12 +66,13 @@ from dynamic_tools.engine.plan import RunPlan, compile_plan
 from dynamic_tools.engine.validator import BUILTIN_TOOLS, validate_document
 from dynamic_tools.errors import (
     ConflictError,
+    ConflictKind,
     InvalidInputError,
     NotFoundError,
     WorkflowInvalidError,
 )
 from dynamic_tools.tools.scope import ToolScope
-from dynamic_tools.violations import LoadProblem
+from dynamic_tools.violations import LoadProblem, errors_only
 
 
 @dataclass(frozen=True)
@@ -353,7 +354,7 @@ class WorkflowRepository:
     async def check_errors(self, content: str, fmt: DocumentFormat | None, what: str) -> None:
         """Raise :class:`WorkflowInvalidError` when :meth:`check` finds errors in ``content``."""
         violations = await self.check(content, fmt)
-        errors = [v for v in violations if v.get("severity", "error") == "error"]
+        errors = errors_only(violations)
         if errors:
             raise WorkflowInvalidError(
                 f"the {what} has {len(errors)} error(s)", violations=violations
@@ -466,11 +467,11 @@ class WorkflowRepository:
                     if owner is not None and owner.path != path:
                         raise ConflictError(
                             f"workflow '{workflow_id}' is already defined in {owner.name}",
-                            kind="exists",
+                            kind=ConflictKind.EXISTS,
                             context={"workflow_id": workflow_id, "file": owner.name},
                         )
                 violations = self.validate(content, fmt)
-                errors = [v for v in violations if v.get("severity") == "error"]
+                errors = errors_only(violations)
                 if errors:
                     raise WorkflowInvalidError(
                         f"the document has {len(errors)} error(s)", violations=violations
@@ -541,7 +542,7 @@ class WorkflowRepository:
                 owner = self._index[new_id].name
                 raise ConflictError(
                     f"workflow '{new_id}' already exists in {owner}",
-                    kind="exists",
+                    kind=ConflictKind.EXISTS,
                     context={"workflow_id": new_id, "file": owner},
                 )
             if expected_version is not None:
@@ -577,7 +578,7 @@ class WorkflowRepository:
             if users:
                 raise ConflictError(
                     f"workflow '{workflow_id}' is called by {', '.join(users)}",
-                    kind="in_use",
+                    kind=ConflictKind.IN_USE,
                     context={"workflow_id": workflow_id, "used_by": users},
                 )
             if expected_version is not None:

@@ -1,10 +1,10 @@
 """Loading workflow documents from YAML, JSON or XML into one model.
 
-- YAML: a safe loader with YAML 1.2 booleans (only ``true``/``false``; the seeds' ``on:`` key
+- YAML: a safe loader with YAML 1.2 booleans (only ``true``/``false``; the designs' ``on:`` key
   must stay the string "on"), size and depth limits, aliases counted so an alias bomb is
   refused, and the line of every mapping key kept so violations can point at lines.
 - JSON: the standard parser with the same size and depth limits.
-- XML: the seeds' BPMN-inspired format read with defusedxml (entities, DTDs and external
+- XML: the designs' BPMN-inspired format read with defusedxml (entities, DTDs and external
   references refused), converted to the same mapping the YAML form gives.
 
 Every failure is a :class:`WorkflowInvalidError` listing violations with path, line and message.
@@ -26,6 +26,7 @@ from dynamic_tools.engine.nodes import KIND_NAMES
 from dynamic_tools.engine.xml_format import xml_to_mapping
 from dynamic_tools.errors import WorkflowInvalidError
 from dynamic_tools.nesting import TooDeep, loads_json, shorten
+from dynamic_tools.violations import syntax_position
 
 DocumentFormat = Literal["yaml", "json", "xml"]
 MAX_DOCUMENT_BYTES = 1_000_000
@@ -207,10 +208,7 @@ def _parse_yaml(text: str) -> tuple[Any, dict[tuple[str | int, ...], int]]:
 
 
 def _yaml_error(exc: Exception) -> WorkflowInvalidError:
-    mark = getattr(exc, "problem_mark", None)
-    line = mark.line + 1 if mark is not None else None
-    column = mark.column + 1 if mark is not None else None
-    problem = getattr(exc, "problem", None) or str(exc)
+    line, column, problem = syntax_position(exc)
     where = f" at line {line}, column {column}" if line else ""
     return WorkflowInvalidError(
         f"invalid YAML{where}: {problem}",

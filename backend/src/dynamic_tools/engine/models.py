@@ -1,6 +1,7 @@
 """Workflow documents: the model every format (YAML, JSON, XML) loads into.
 
-A document (seeds 000/001) has a ``domain``, a ``version`` and ``workflows``; each workflow
+A document (docs/design-sources.md#workflow-orchestration-plan) has a ``domain``, a
+``version`` and ``workflows``; each workflow
 has ``params``, a ``graph`` of named nodes and optional ``outputs`` and ``timeout``. A node's
 kind is its ``type`` field, or ``call`` when it has ``call``, or ``workflow`` when it has
 ``workflow``; each kind is a module of :mod:`dynamic_tools.engine.nodes` (re-exported here).

@@ -27,7 +27,7 @@ from typing import Any
 
 from dynamic_tools.engine.nodes import kind_of
 from dynamic_tools.engine.plan import RunPlan
-from dynamic_tools.errors import ConflictError
+from dynamic_tools.errors import ConflictError, ConflictKind
 
 
 class RedriveRefused(ConflictError):
@@ -36,7 +36,7 @@ class RedriveRefused(ConflictError):
     def __init__(self, message: str, node_id: str) -> None:
         super().__init__(
             message,
-            kind="redrive_refused",
+            kind=ConflictKind.REDRIVE_REFUSED,
             context={"node_id": node_id, "reason": "redrive_refused"},
         )
         self.node_id = node_id

@@ -17,7 +17,8 @@ def document_schema() -> dict[str, Any]:
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["$id"] = SCHEMA_ID
     schema["title"] = "Dynamic Tools workflow document"
-    # Seeds write `expects: {field: str}`: a type name is short for {type: ..., required: true}.
+    # The designs write `expects: {field: str}`: a type name is short for
+    # {type: ..., required: true}.
     type_names = list(get_args(ParamType))
     schema["$defs"]["YieldNode"]["properties"]["expects"]["additionalProperties"] = {
         "anyOf": [{"$ref": "#/$defs/AnswerSpec"}, {"enum": type_names}]

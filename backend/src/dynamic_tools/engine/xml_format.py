@@ -1,4 +1,4 @@
-"""The seeds' XML workflow format (BPMN-inspired), read safely into the YAML-shaped mapping.
+"""The designs' XML workflow format (BPMN-inspired), read safely into the YAML-shaped mapping.
 
 Parsed with defusedxml: DTDs, entities and external references are refused. Elements:
 

@@ -20,7 +20,7 @@ from dynamic_tools.engine.plan import RunPlan
 from dynamic_tools.engine.ports import EventSink, ToolRunner
 from dynamic_tools.engine.redrive import Redrive
 from dynamic_tools.engine.state import RunOutcome
-from dynamic_tools.errors import ConflictError, NotFoundError
+from dynamic_tools.errors import ConflictError, ConflictKind, NotFoundError
 from dynamic_tools.execution.reconcile import JournalEntry
 from dynamic_tools.execution.run_context import current_run
 
@@ -137,7 +137,9 @@ class LocalLauncher:
         """Start the run as a task."""
         if run_id in self._tasks:
             raise ConflictError(
-                f"run '{run_id}' already exists", kind="exists", context={"run_id": run_id}
+                f"run '{run_id}' already exists",
+                kind=ConflictKind.EXISTS,
+                context={"run_id": run_id},
             )
         steps = LocalSteps(real_sleep=True)
         interpreter = Interpreter(
@@ -195,7 +197,7 @@ class LocalLauncher:
         raise ConflictError(
             "runs are not durable on this server (DURABLE_RUNS=false): there is nothing "
             "another replica left to recover",
-            kind="not_durable",
+            kind=ConflictKind.NOT_DURABLE,
             context={"executor_id": executor_id},
         )
 

@@ -6,15 +6,18 @@ a poll interval before its run moves on. When the answer is sent from the proces
 yield waits, the message is already committed: setting the waiter's signal lets it read the
 message at once, exactly as DBOS's own listener does when its poll finds it.
 
-This reaches into DBOS's system database (its waiter map, keyed as DBOS keys it); a DBOS
-version that changes those internals makes :func:`wake_local_waiter` a no-op (the poll still
-delivers), never an error; ``test_an_answer_given_in_this_process_wakes_the_yield_at_once``
+This reaches into DBOS's system database (its waiter map, keyed as DBOS keys it) through
+:mod:`dynamic_tools.adapters.dbos_internals`; a DBOS version that changes those internals makes
+:func:`wake_local_waiter` a no-op (the poll still delivers), never an error;
+``test_an_answer_given_in_this_process_wakes_the_yield_at_once``
 (``tests/integration/execution/test_durable_runs.py``) fails if that happens.
 """
 
 from __future__ import annotations
 
 from loguru import logger
+
+from dynamic_tools.adapters import dbos_internals
 
 __all__ = ["wake_local_waiter"]
 
@@ -25,11 +28,10 @@ def wake_local_waiter(workflow_id: str, topic: str) -> bool:
     Call it only after the message was sent (committed). Returns whether a waiter was told.
     """
     try:
-        from dbos._dbos import _get_dbos_instance
-
-        system_db = _get_dbos_instance()._sys_db
-        key, _components = system_db._waiter(workflow_id, topic)
-        signal = system_db.notifications_map.get(key)
+        system_db = dbos_internals.system_database()
+        signal = system_db.notifications_map.get(
+            dbos_internals.waiter_key(system_db, workflow_id, topic)
+        )
     except Exception as exc:  # DBOS changed its internals: the poll still delivers
         logger.debug("no in-process wake for {} ({})", workflow_id, type(exc).__name__)
         return False

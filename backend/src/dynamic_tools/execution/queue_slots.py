@@ -12,9 +12,9 @@ workflows, in this process only) so that the executions that left the queue and 
 active are not counted. An answered run goes on in the same execution, outside the limit;
 once it ends it leaves DBOS's registry and this one forgets it.
 
-This reaches into DBOS's internals; when a DBOS version no longer has them, :meth:`install`
-logs it and returns False (runs waiting for input then keep their slot), and
-``test_a_run_waiting_for_input_gives_its_slot_back`` fails.
+This reaches into DBOS's internals (:mod:`dynamic_tools.adapters.dbos_internals`); when a
+DBOS version no longer has them, :meth:`install` logs it and returns False (runs waiting for
+input then keep their slot), and ``test_a_run_waiting_for_input_gives_its_slot_back`` fails.
 """
 
 from __future__ import annotations
@@ -23,6 +23,8 @@ import threading
 from typing import Any
 
 from loguru import logger
+
+from dynamic_tools.adapters import dbos_internals
 
 __all__ = ["QueueSlots"]
 
@@ -41,11 +43,9 @@ class QueueSlots:
         Call after ``DBOS.launch()``. Returns whether the count is wrapped.
         """
         try:
-            from dbos._dbos import _get_dbos_instance
-
-            active = _get_dbos_instance()._active_workflows_set
+            active = dbos_internals.active_workflows()
             original = active.count_for_queue
-            buckets = active._m
+            buckets = dbos_internals.active_buckets(active)
             if not isinstance(buckets, dict):
                 raise TypeError("DBOS's registry of active workflows changed")
         except Exception as exc:  # another DBOS: waiting runs keep their slot
@@ -53,9 +53,9 @@ class QueueSlots:
             return False
 
         def count_for_queue(queue_name: str) -> int:
-            return max(0, original(queue_name) - self._still_counted(active, queue_name))
+            return max(0, int(original(queue_name)) - self._still_counted(active, queue_name))
 
-        active.count_for_queue = count_for_queue  # type: ignore[method-assign]
+        active.count_for_queue = count_for_queue
         self._active = active
         return True
 
@@ -66,12 +66,13 @@ class QueueSlots:
 
     def _still_counted(self, active: Any, queue_name: str) -> int:
         """How many executions that left ``queue_name`` DBOS still counts against it."""
-        with self._lock, active._lock:
-            gone = {run_id for run_id in self._left if run_id not in active._m}
+        buckets = dbos_internals.active_buckets(active)
+        with self._lock, dbos_internals.active_lock(active):
+            gone = {run_id for run_id in self._left if run_id not in buckets}
             self._left -= gone
             return sum(
                 1
                 for run_id in self._left
-                for bucket in active._m.get(run_id, ())
+                for bucket in buckets.get(run_id, ())
                 if bucket is not None and bucket[0] == queue_name
             )

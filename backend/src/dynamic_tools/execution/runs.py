@@ -19,6 +19,7 @@ from dynamic_tools.engine.redrive import Redrive, plan_redrive
 from dynamic_tools.errors import (
     ConfigurationError,
     ConflictError,
+    ConflictKind,
     InvalidInputError,
     NotFoundError,
 )
@@ -116,14 +117,14 @@ class RunService:
             raise ConflictError(
                 f"run '{run_id}' is {old.status}: only a failed or cancelled run can be "
                 "re-run from where it stopped",
-                kind="not_redrivable",
+                kind=ConflictKind.NOT_REDRIVABLE,
                 context={"run_id": run_id, "status": old.status, "reason": "not_redrivable"},
             )
         if self.scopes is not None and await self.scopes.get(run_id) is not None:
             raise ConflictError(
                 f"run '{run_id}' ran an MCP session's own workflow, which this server does not "
                 "keep: run it again from that session",
-                kind="not_redrivable",
+                kind=ConflictKind.NOT_REDRIVABLE,
                 context={"run_id": run_id, "reason": "not_redrivable"},
             )
         prepared = self.workflows.prepare_run(old.workflow_id, old.params)
@@ -134,7 +135,7 @@ class RunService:
                 f"{old.document_version} → {prepared.version}): its recorded outputs may not fit "
                 "it. Start a new run, or redrive with allow_changed_document to reuse the "
                 "outputs of the nodes that still succeed the same way",
-                kind="document_changed",
+                kind=ConflictKind.DOCUMENT_CHANGED,
                 context={
                     "reason": "document_changed",
                     "run_id": run_id,
@@ -181,7 +182,7 @@ class RunService:
             raise ConflictError(
                 f"run '{run_id}' is {run.status}, not waiting for "
                 + (f"'{node_id}'" if node_id else "input"),
-                kind="not_waiting",
+                kind=ConflictKind.NOT_WAITING,
                 context={"run_id": run_id, "status": run.status},
             )
         node_id = node_id or str(prompt["node_id"])
@@ -207,10 +208,12 @@ class RunService:
         try:
             workflows: list[str] = await self.launcher.take_over(executor_id)
         except ConflictError as exc:
-            if exc.kind != "conflict":
+            if exc.kind != ConflictKind.CONFLICT:
                 raise
             # The launcher refuses an executor that is alive (its lock is held, or it is us).
-            raise ConflictError(exc.message, kind="executor_alive", context=exc.context) from None
+            raise ConflictError(
+                exc.message, kind=ConflictKind.EXECUTOR_ALIVE, context=exc.context
+            ) from None
         runs = [w for w in workflows if "/" not in w]  # children are "<run>/<node>/<i>"
         return Recovered(executor_id=executor_id, runs=runs, workflows=len(workflows))
 
@@ -224,7 +227,7 @@ class RunService:
         if run.terminal:
             raise ConflictError(
                 f"run '{run_id}' has already ended ({run.status})",
-                kind="run_ended",
+                kind=ConflictKind.RUN_ENDED,
                 context={"run_id": run_id, "status": run.status},
             )
         # Not running in this process (NotFoundError): the store records the cancellation.

@@ -12,7 +12,8 @@ sleeping out its interval.
 Workflow events and streams (which this product does not wait on) are still checked entry by
 entry, as DBOS does. PostgreSQL is not concerned: DBOS uses LISTEN/NOTIFY there.
 
-This reaches into DBOS's SQLite system database (its waiter maps and tables). When a DBOS
+This reaches into DBOS's SQLite system database (its waiter maps and tables), through
+:mod:`dynamic_tools.adapters.dbos_internals`. When a DBOS
 version no longer has what it needs, :func:`install_batched_listener` leaves DBOS's own
 listener in place and says so in the log; ``test_sqlite_listener.py`` fails if that happens.
 """
@@ -25,6 +26,8 @@ from typing import Any
 
 import sqlalchemy as sa
 from loguru import logger
+
+from dynamic_tools.adapters import dbos_internals
 
 __all__ = ["STOP_CHECK_S", "install_batched_listener", "poll_once"]
 
@@ -45,27 +48,20 @@ def install_batched_listener() -> bool:
     if _installed:
         return True
     try:
-        from dbos._sys_db import SystemDatabase, ThreadSafeEventDict
-        from dbos._sys_db_sqlite import SQLiteSystemDatabase
-
-        needed = ("snapshot",)
-        if not all(hasattr(ThreadSafeEventDict, name) for name in needed) or not hasattr(
-            SystemDatabase, "_notification_listener_polling"
-        ):
-            raise AttributeError("DBOS's waiter maps changed")
+        dbos_internals.check_sqlite_listener()
     except Exception as exc:  # another DBOS: keep its own listener
         logger.warning("keeping DBOS's own SQLite notification listener ({})", exc)
         return False
-    SQLiteSystemDatabase._notification_listener = _listen  # type: ignore[method-assign,assignment]
+    dbos_internals.replace_sqlite_listener(_listen)
     _installed = True
     return True
 
 
 def _listen(system_db: Any) -> None:
     """The listener thread's loop: one batched poll every interval until shutdown."""
-    interval = float(system_db._notification_listener_polling_interval_sec)
+    interval = dbos_internals.polling_interval_s(system_db)
     next_poll = time.monotonic() + interval
-    while system_db._run_background_processes:
+    while dbos_internals.background_running(system_db):
         time.sleep(max(0.0, min(STOP_CHECK_S, next_poll - time.monotonic())))
         if time.monotonic() < next_poll:
             continue
@@ -73,7 +69,7 @@ def _listen(system_db: Any) -> None:
         try:
             poll_once(system_db)
         except Exception as exc:  # the database is busy or gone: try again next time
-            if system_db._run_background_processes:
+            if dbos_internals.background_running(system_db):
                 logger.warning("notification poll failed: {}", exc)
 
 

@@ -90,7 +90,7 @@ class HttpResult:
         return api_message(self.status_code, self.body)
 
     def to_dict(self) -> dict[str, Any]:
-        """The ``raw_response`` shape of seed 002 (plus headers)."""
+        """The ``raw_response`` shape of the single-shot pipeline design, with headers."""
         data: dict[str, Any] = {
             "status_code": self.status_code,
             "headers": self.headers,

@@ -1,6 +1,6 @@
 """The authoring resources: the spec, the schema, manifests and catalogs.
 
-URIs use the ``dynamic-tools://`` scheme; names are the seed's:
+URIs use the ``dynamic-tools://`` scheme; names are the design's:
 
 - ``workflow.spec`` — the workflow format reference (markdown, ``docs/workflow-spec.md``);
 - ``workflow.schema`` — the JSON Schema of workflow documents;

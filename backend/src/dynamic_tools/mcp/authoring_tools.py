@@ -28,13 +28,14 @@ from pydantic import BaseModel
 
 from dynamic_tools.definitions.authoring import MAX_HISTORY_DAYS, WorkflowAuthoring
 from dynamic_tools.definitions.repository import WorkflowRepository
-from dynamic_tools.errors import ConflictError, InvalidInputError, NotFoundError
+from dynamic_tools.errors import ConflictError, ConflictKind, InvalidInputError, NotFoundError
 from dynamic_tools.execution.runs import RunService
 from dynamic_tools.mcp.aliases import Alias, alias_property, apply_aliases, with_aliases
 from dynamic_tools.mcp.confirmation import CONFIRMATION_TOKEN, DRY_RUN
 from dynamic_tools.mcp.entries import SessionView, ToolCall, ToolEntry
 from dynamic_tools.mcp.principal import current_principal
 from dynamic_tools.mcp.results import Operation, object_schema, operation_handler
+from dynamic_tools.violations import errors_only
 
 SAFETY_KEY = "dynamic-tools/safety"
 ANNOTATIONS = {
@@ -379,7 +380,7 @@ class AuthoringTools:
 
     async def _validate(self, args: dict[str, Any]) -> dict[str, Any]:
         violations = await self.workflows.check(str(args["content"]), args.get("format"))
-        errors = [v for v in violations if v.get("severity", "error") == "error"]
+        errors = errors_only(violations)
         warnings = [v for v in violations if v.get("severity") == "warning"]
         return {
             "valid": not errors,
@@ -507,14 +508,14 @@ class AuthoringTools:
                 raise ConflictError(
                     f"task '{run_id}' has already ended: there is nothing to cancel",
                     context={"task_id": run_id},
-                    kind="run_ended",
+                    kind=ConflictKind.RUN_ENDED,
                 ) from None
             raise
         if run.terminal:
             raise ConflictError(
                 f"run '{run.run_id}' has already ended ({run.status}): there is nothing to cancel",
                 context={"run_id": run.run_id, "status": run.status},
-                kind="run_ended",
+                kind=ConflictKind.RUN_ENDED,
             )
         return {
             "summary": f"Cancel run '{run.run_id}' of workflow '{run.workflow_id}' "

@@ -12,7 +12,6 @@ Every elicitation and sampling request is bounded by ``timeout_s``
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -25,10 +24,10 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from dynamic_tools.access.principals import Principal
 from dynamic_tools.mcp.errors import ToolError
+from dynamic_tools.mcp.http_context import session_key
 from dynamic_tools.mcp.principal import principal_of
 
 RELATED_TASK = "io.modelcontextprotocol/related-task"
-STDIO_SESSION = f"stdio-{uuid.uuid4().hex}"  # one stdio process serves one client session
 DEFAULT_TIMEOUT_S = 300.0  # MCP_CLIENT_REQUEST_TIMEOUT_S's default
 
 Progress = Callable[[float, float | None, str | None], Awaitable[None]]
@@ -134,7 +133,6 @@ def channel_for(
             await session.send_tool_list_changed()
 
     responses = params.input_responses if params is not None else None
-    request = getattr(ctx, "request", None)
     return CallChannel(
         protocol_version=ctx.protocol_version,
         progress=session.report_progress,
@@ -142,7 +140,7 @@ def channel_for(
         elicit=elicit if back_channel and caps.elicitation is not None else None,
         sample=sample if back_channel and caps.sampling is not None else None,
         tools_changed=tools_changed,
-        session_id=STDIO_SESSION if request is None else request.headers.get("mcp-session-id"),
+        session_id=session_key(ctx),
         input_responses=dict(responses) if responses else None,
         request_state=params.request_state if params is not None else None,
         task_id=related_task,

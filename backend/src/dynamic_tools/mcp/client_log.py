@@ -16,22 +16,12 @@ from typing import Any
 import mcp_types as types
 from loguru import logger
 
-from dynamic_tools.mcp.channel import STDIO_SESSION
+from dynamic_tools.mcp.http_context import session_key
 
 LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 MAX_SESSIONS = 10_000
 LOGGER = "dynamic-tools"
 ERROR_LEVELS = {"internal": "error", "execution": "warning"}  # other categories: notice
-
-
-def session_key(ctx: Any) -> str | None:
-    """The session a request belongs to: its ``Mcp-Session-Id``, the process on stdio."""
-    request = getattr(ctx, "request", None)
-    if request is None:
-        return STDIO_SESSION
-    headers = getattr(request, "headers", None)
-    value = headers.get("mcp-session-id") if headers is not None else None
-    return str(value) if value else None
 
 
 class ClientLog:

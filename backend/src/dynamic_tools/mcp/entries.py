@@ -67,7 +67,7 @@ class SessionView:
     guide_texts: dict[str, str] = field(default_factory=dict)
     entries: dict[str, ToolEntry] = field(default_factory=dict)
     tools: list[types.Tool] = field(default_factory=list)
-    #: names a tool also answers to, unlisted (the seeds' ``_plan`` for ``{prefix}_plan``)
+    #: names a tool also answers to, unlisted (the designs' ``_plan`` for ``{prefix}_plan``)
     aliases: dict[str, str] = field(default_factory=dict)
 
     def entry(self, name: str) -> ToolEntry | None:

@@ -35,6 +35,7 @@ from dynamic_tools.errors import (
     AccessError,
     ConfigurationError,
     ConflictError,
+    ConflictKind,
     DynamicToolsError,
     InvalidInputError,
     LLMError,
@@ -75,32 +76,51 @@ _SUGGESTIONS = {
 }
 
 # One next action per kind of conflict (see ConflictError).
-CONFLICT_SUGGESTIONS = {
-    "version": "Read the current version (workflow.get) and retry with it as expected_version "
-    "(or overwrite=true to replace what is there).",
-    "exists": "Choose another name, or remove the existing one first if the user wants it "
-    "replaced.",
-    "catalog_exists": "Choose another catalog name, or pass overwrite=true to replace the "
-    "existing catalog (or remove it with catalog.remove if the user asks).",
-    "name_clash": "Import with a prefix so the tool names differ, or remove the other "
-    "definition named in context.conflicts.",
-    "in_use": "Change or remove the workflows listed in context.used_by first.",
-    "run_ended": "Nothing to do: the run has already ended. Start a new run if the user still "
-    "wants it.",
-    "not_waiting": "Read the run (its status and waiting input); answer only a yield it is "
-    "waiting for.",
-    "executor_alive": "Nothing to take over: that executor is alive and runs its runs. Stop it "
-    "for good first, or wait until it is gone.",
-    "not_durable": "Nothing to recover: runs on this server are not durable.",
-    "not_redrivable": "Only a failed or cancelled run can be re-run from where it stopped: "
-    "start a new run with workflow.run instead.",
-    "document_changed": "The workflow changed since that run: start a new run, or redrive "
-    "with allow_changed_document=true if the user accepts reusing the recorded outputs.",
-    "redrive_refused": "Start a new run with workflow.run: the node named in context cannot "
-    "give its recorded output to a redrive.",
-    "unsafe_edit": "Edit the file itself: read it with workflow.get, change it, and save it with "
-    "expected_version.",
-    "conflict": _SUGGESTIONS["conflict"],
+CONFLICT_SUGGESTIONS: dict[ConflictKind, str] = {
+    ConflictKind.VERSION: (
+        "Read the current version (workflow.get) and retry with it as expected_version (or "
+        "overwrite=true to replace what is there)."
+    ),
+    ConflictKind.EXISTS: (
+        "Choose another name, or remove the existing one first if the user wants it replaced."
+    ),
+    ConflictKind.CATALOG_EXISTS: (
+        "Choose another catalog name, or pass overwrite=true to replace the existing "
+        "catalog (or remove it with catalog.remove if the user asks)."
+    ),
+    ConflictKind.NAME_CLASH: (
+        "Import with a prefix so the tool names differ, or remove the other definition "
+        "named in context.conflicts."
+    ),
+    ConflictKind.IN_USE: "Change or remove the workflows listed in context.used_by first.",
+    ConflictKind.RUN_ENDED: (
+        "Nothing to do: the run has already ended. Start a new run if the user still wants it."
+    ),
+    ConflictKind.NOT_WAITING: (
+        "Read the run (its status and waiting input); answer only a yield it is waiting for."
+    ),
+    ConflictKind.EXECUTOR_ALIVE: (
+        "Nothing to take over: that executor is alive and runs its runs. Stop it for good "
+        "first, or wait until it is gone."
+    ),
+    ConflictKind.NOT_DURABLE: ("Nothing to recover: runs on this server are not durable."),
+    ConflictKind.NOT_REDRIVABLE: (
+        "Only a failed or cancelled run can be re-run from where it stopped: start a new "
+        "run with workflow.run instead."
+    ),
+    ConflictKind.DOCUMENT_CHANGED: (
+        "The workflow changed since that run: start a new run, or redrive with "
+        "allow_changed_document=true if the user accepts reusing the recorded outputs."
+    ),
+    ConflictKind.REDRIVE_REFUSED: (
+        "Start a new run with workflow.run: the node named in context cannot give its "
+        "recorded output to a redrive."
+    ),
+    ConflictKind.UNSAFE_EDIT: (
+        "Edit the file itself: read it with workflow.get, change it, and save it with "
+        "expected_version."
+    ),
+    ConflictKind.CONFLICT: _SUGGESTIONS["conflict"],
 }
 
 
@@ -206,7 +226,7 @@ def suggestion_for(exc: DynamicToolsError) -> str:
     if suggestion:
         return str(suggestion)
     if isinstance(exc, ConflictError):
-        return CONFLICT_SUGGESTIONS.get(exc.kind, CONFLICT_SUGGESTIONS["conflict"])
+        return CONFLICT_SUGGESTIONS[exc.kind]
     return _SUGGESTIONS[category_of(exc)]
 
 

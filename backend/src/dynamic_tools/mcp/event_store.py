@@ -27,11 +27,11 @@ from mcp.server.streamable_http import (
     EventId,
     EventMessage,
     EventStore,
-    StreamableHTTPServerTransport,
     StreamId,
 )
-from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp_types import JSONRPCError, JSONRPCMessage, JSONRPCResponse
+
+from dynamic_tools.adapters.mcp_internals import PerSessionEventStores
 
 MAX_EVENTS = 1_000
 KEEP_ENDED = 4
@@ -92,14 +92,12 @@ class SessionEventStore(EventStore):
         return stream_id
 
 
-class ResumableSessionManager(StreamableHTTPSessionManager):
+class ResumableSessionManager(PerSessionEventStores):
     """The SDK's session manager with an event store of its own for every session."""
 
     def __init__(self, app: Any, *, retry_interval: int = RETRY_MS, **kwargs: Any) -> None:
         super().__init__(app, retry_interval=retry_interval, **kwargs)
 
-    def _admit_session(self, requestor: Any) -> StreamableHTTPServerTransport | None:
-        transport = super()._admit_session(requestor)
-        if transport is not None:
-            transport._event_store = SessionEventStore()  # per session: see the module docstring
-        return transport
+    def new_event_store(self) -> SessionEventStore:
+        """A new session's own store (per session: see the module docstring)."""
+        return SessionEventStore()

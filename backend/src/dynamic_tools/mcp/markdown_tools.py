@@ -1,4 +1,6 @@
-"""The markdown workflow tools (seed 004) in a session: ``load_workflow`` … ``reset_workflow``.
+"""The markdown workflow tools in a session: ``load_workflow`` … ``reset_workflow``.
+
+The format and the model: docs/markdown-workflows.md.
 
 State is kept per workflow session in the database (:class:`MarkdownSessionStore`); by default
 the workflow session is the MCP session (``Mcp-Session-Id`` over HTTP, the process on stdio),

@@ -17,6 +17,7 @@ from typing import Any
 
 from dynamic_tools.access.principals import LOCAL, Principal
 from dynamic_tools.errors import UnauthenticatedError
+from dynamic_tools.mcp.http_context import http_request
 
 __all__ = ["bind_principal", "current_principal", "principal_of"]
 
@@ -29,7 +30,7 @@ def principal_of(ctx: Any) -> Principal:
     Raises:
         UnauthenticatedError: an HTTP request the edge did not authenticate (never served).
     """
-    request = getattr(ctx, "request", None)
+    request = http_request(ctx)
     if request is None:
         return LOCAL
     state = request.scope.get("state") or {}

@@ -28,6 +28,7 @@ from opentelemetry.context import Context
 from opentelemetry.trace import SpanKind
 from pydantic import ValidationError
 
+from dynamic_tools.mcp.http_context import request_headers
 from dynamic_tools.observability.tracing import OUTCOME, Tracing, mark_error
 
 INVALID_PARAMS = "-32602"
@@ -87,7 +88,7 @@ def _caller(ctx: ServerRequestContext[Any, Any]) -> Context | None:
     """
     found = _parent(ctx.meta)
     if found is None and not trace.get_current_span().get_span_context().is_valid:
-        headers = getattr(ctx.request, "headers", None)  # a Starlette request over HTTP
+        headers = request_headers(ctx)  # a Starlette request's over HTTP
         if isinstance(headers, Mapping):
             found = _parent({k: headers[k] for k in _TRACE_HEADERS if k in headers})
     return found

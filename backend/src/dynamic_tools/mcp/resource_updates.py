@@ -25,8 +25,8 @@ import mcp_types as types
 from loguru import logger
 
 from dynamic_tools.errors import DynamicToolsError, InvalidInputError
-from dynamic_tools.mcp.client_log import session_key
 from dynamic_tools.mcp.entries import SessionView
+from dynamic_tools.mcp.http_context import session_key
 from dynamic_tools.mcp.session_config import SessionConfig
 
 POLL_S = 1.0

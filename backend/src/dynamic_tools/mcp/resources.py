@@ -1,4 +1,6 @@
-"""Workflow resources (seed 000 strategy 2): a guide per domain and a JSON graph per workflow.
+"""Workflow resources: a guide per domain and a JSON graph per workflow.
+
+Design: docs/design-sources.md#tool-discovery-design (strategy 2).
 
 - ``workflow://{domain}/overview`` — markdown: the team's guide (X-Workflow-Resources) when
   given, then the domain's workflows, their steps, the rules;
@@ -8,7 +10,8 @@
   (listed only when there is something).
 
 Both are listed as resources and as resource templates. ``ENABLE_WORKFLOWS=false`` removes them.
-Further resources (the authoring ones of seed 003) register through :attr:`ResourceSet.extra`.
+Further resources (the authoring ones, docs/design-sources.md#mcp-authoring-design) register
+through :attr:`ResourceSet.extra`.
 """
 
 from __future__ import annotations

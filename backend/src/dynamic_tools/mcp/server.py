@@ -46,7 +46,7 @@ from dynamic_tools.logs import bind_correlation_id, correlation_id
 from dynamic_tools.markdown.errors import invalid_arguments
 from dynamic_tools.mcp.arguments import check_arguments
 from dynamic_tools.mcp.channel import channel_for
-from dynamic_tools.mcp.client_log import ClientLog, session_key
+from dynamic_tools.mcp.client_log import ClientLog
 from dynamic_tools.mcp.completion import complete
 from dynamic_tools.mcp.confirmation import ConfirmationTokens, gate
 from dynamic_tools.mcp.entries import Result, SessionView, ToolCall, ToolEntry
@@ -63,6 +63,7 @@ from dynamic_tools.mcp.errors import (
     unknown_tool,
 )
 from dynamic_tools.mcp.event_store import ResumableSessionManager
+from dynamic_tools.mcp.http_context import request_headers, request_state, session_key
 from dynamic_tools.mcp.principal import bind_principal, principal_of
 from dynamic_tools.mcp.request_spans import RequestSpans
 from dynamic_tools.mcp.resource_updates import ResourceUpdates
@@ -158,8 +159,7 @@ class McpEndpoint:
 
     async def view_for(self, ctx: Any) -> SessionView:
         """The session view of the request's headers (the registry without headers)."""
-        request = getattr(ctx, "request", None)
-        headers = getattr(request, "headers", None)
+        headers = request_headers(ctx)
         try:
             config = parse_session_headers(headers).for_principal(principal_of(ctx).id)
             return await self.surface.view(config)
@@ -374,7 +374,7 @@ class McpEndpoint:
 
 async def _correlate(ctx: Any, call_next: Callable[[Any], Awaitable[Any]]) -> Any:
     """Run a request with its correlation id bound: ``X-Request-ID`` over HTTP, else fresh."""
-    state = getattr(getattr(ctx, "request", None), "state", None)
+    state = request_state(ctx)
     value = getattr(state, "correlation_id", None) if state is not None else None
     correlation_id = str(value) if value else uuid.uuid4().hex
     bind_correlation_id(correlation_id)

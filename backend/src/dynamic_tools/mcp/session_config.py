@@ -1,4 +1,4 @@
-"""Per-session configuration from request headers (seeds 000/001, agoda's api-agent).
+"""Per-session configuration from request headers (docs/design-sources.md, orchestration plan).
 
 A client configures what it sees with headers sent on every request::
 

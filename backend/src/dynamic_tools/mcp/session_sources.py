@@ -3,7 +3,8 @@
 - ``X-Target-URL`` → an OpenAPI 2.0/3.x document → the session's API tools (auth from
   ``X-Target-Headers`` at call time, never from the document);
 - ``X-Workflow-URL`` → a workflow document → the session's ``w_*`` tools (and resources);
-- ``X-Workflow-Resources`` → a workflow document → resources only (seed 000 strategy 2).
+- ``X-Workflow-Resources`` → a workflow document → resources only
+  (docs/design-sources.md#tool-discovery-design).
 
 Documents are fetched with :class:`DocumentFetcher` (allowed hosts only; ``file://`` inside the
 registry directory). A URL is fetched again after ``refetch_s``; what is derived from a document

@@ -72,7 +72,7 @@ if TYPE_CHECKING:
 
 MAX_VIEWS = 64
 SEED_PLANNER = "_plan"
-"""The planner's name in the seeds: ``{prefix}_plan`` answers to it too (unlisted)."""
+"""The planner's name in the design documents: ``{prefix}_plan`` answers to it too (unlisted)."""
 REFETCH_S = 60.0
 
 
@@ -437,7 +437,9 @@ def graphql_core_tools(
 
 
 def _hint_other_tools(view: SessionView, overrides: dict[str, ToolHints]) -> None:
-    """Header hints for tools that are not API operations (e.g. ``<prefix>_query``, seed 000).
+    """Header hints for tools that are not API operations (e.g. ``<prefix>_query``).
+
+    Design: docs/design-sources.md#tool-discovery-design.
 
     Raises:
         InvalidInputError: a hinted tool is not offered in this session.

@@ -36,6 +36,7 @@ from dynamic_tools.mcp.workflow_tools import elicitation_schema
 from dynamic_tools.persistence.run_view import RunRecord, error_summary
 from dynamic_tools.selection.llm import LLMClient
 from dynamic_tools.selection.pipeline import LLM_SETTINGS
+from dynamic_tools.violations import errors_only
 
 MAX_REPAIRS = 3
 MAX_ASKS = 3  # elicitation rounds for missing inputs
@@ -193,7 +194,7 @@ class TaskFlows:
         before = self.authoring.target(workflow_id=run.workflow_id, content=None)
         await job.set_stage("repairing")
         violations = await self.authoring.workflows.check(current.content)
-        errors = [v for v in violations if v.get("severity", "error") == "error"]
+        errors = errors_only(violations)
         arguments = {"content": current.content}
         if errors:  # the saved document no longer validates (a tool changed, say)
             arguments["violations"] = json.dumps(errors, indent=1, default=str)
@@ -261,7 +262,7 @@ class TaskFlows:
     async def _until_valid(self, call: ToolCall, job: Any, draft: str) -> str:
         for round_number in range(1, MAX_REPAIRS + 1):
             violations = await self.authoring.workflows.check(draft)
-            errors = [v for v in violations if v.get("severity", "error") == "error"]
+            errors = errors_only(violations)
             if not errors:
                 return draft
             await job.set_stage(f"repairing (round {round_number})")
@@ -270,7 +271,7 @@ class TaskFlows:
             )
             draft = await self._draft(call, _text(prompt))
         violations = await self.authoring.workflows.check(draft)
-        if [v for v in violations if v.get("severity", "error") == "error"]:
+        if errors_only(violations):
             raise WorkflowInvalidError(
                 f"the draft still does not validate after {MAX_REPAIRS} repairs",
                 violations=violations,

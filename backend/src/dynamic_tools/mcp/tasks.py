@@ -44,9 +44,11 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from dynamic_tools.access.authenticate import require
 from dynamic_tools.access.policy import MCP_METHOD_SCOPES, mcp_tool_scope
 from dynamic_tools.access.principals import LOCAL
+from dynamic_tools.adapters.mcp_internals import on_session_close
 from dynamic_tools.engine import events as ev
 from dynamic_tools.errors import (
     ConflictError,
+    ConflictKind,
     DynamicToolsError,
     ForbiddenError,
     InvalidInputError,
@@ -68,6 +70,7 @@ from dynamic_tools.mcp.errors import (
     unexpected_result,
     unknown_tool,
 )
+from dynamic_tools.mcp.http_context import http_request
 from dynamic_tools.mcp.principal import current_principal, principal_of
 from dynamic_tools.mcp.task_link import ClientLink
 from dynamic_tools.mcp.task_push import TaskPush
@@ -208,7 +211,7 @@ class TaskRuntime:
 
     def owner_of(self, ctx: Any) -> str:
         """Who the request speaks for (see the module docstring)."""
-        request = getattr(ctx, "request", None)
+        request = http_request(ctx)
         if request is None:
             return "stdio"
         principal = principal_of(ctx)
@@ -391,10 +394,7 @@ class TaskRuntime:
         pusher = asyncio.create_task(self._push_changes(task_id, push))
         self._pushers.add(pusher)
         pusher.add_done_callback(self._pushers.discard)
-        connection = getattr(ctx.session, "_connection", None)  # stop when the session closes
-        exit_stack = getattr(connection, "exit_stack", None)
-        if exit_stack is not None:
-            exit_stack.callback(pusher.cancel)
+        on_session_close(ctx.session, pusher.cancel)  # stop when the session closes
 
     async def _push_changes(self, task_id: str, push: TaskPush) -> None:
         try:
@@ -529,7 +529,7 @@ class TaskRuntime:
 
     def _sees_all(self, ctx: Any) -> bool:
         """An admin of a server with access control sees every principal's tasks."""
-        if getattr(ctx, "request", None) is None:
+        if http_request(ctx) is None:
             return False
         principal = principal_of(ctx)
         return principal.is_admin and principal.kind != LOCAL.kind
@@ -636,7 +636,7 @@ class TaskRuntime:
             raise invalid_params(
                 ConflictError(
                     f"Cannot cancel task '{task_id}': it has already ended ({status})",
-                    kind="run_ended",
+                    kind=ConflictKind.RUN_ENDED,
                     context={"task_id": task_id, "status": status},
                 )
             )
@@ -683,7 +683,7 @@ class TaskRuntime:
         if state == "ended" or job is None:
             raise ConflictError(
                 f"task '{task_id}' has already ended ({job.stage if job else 'ended'})",
-                kind="run_ended",
+                kind=ConflictKind.RUN_ENDED,
                 context={"task_id": task_id, "stage": job.stage if job else "ended"},
             )
         run_id = await self._stop_job(job)
@@ -785,7 +785,7 @@ class TaskRuntime:
         raise invalid_params(
             ConflictError(
                 f"task '{row.task_id}' has no run yet; poll tasks/get",
-                kind="not_waiting",
+                kind=ConflictKind.NOT_WAITING,
                 context={"task_id": row.task_id},
             )
         )

@@ -33,6 +33,8 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ConfigDict, Field, TypeAdapter
 
+from dynamic_tools.adapters.mcp_internals import send_unchecked_request
+
 EXTENSION = "io.modelcontextprotocol/tasks"
 _INPUT_REQUEST: TypeAdapter[types.InputRequest] = TypeAdapter(types.InputRequest)
 _MIN_POLL_S, _MAX_POLL_S = 0.05, 5.0
@@ -177,15 +179,10 @@ async def call_task(
         return await client.call_tool(name, arguments or {})
     session = client.session
     task = {} if ttl_ms is None else {"ttl": ttl_ms}
-    data: dict[str, Any] = {
-        "method": "tools/call",
-        "params": {"name": name, "arguments": arguments or {}, "task": task},
-    }
-    options: Any = {}
+    params = {"name": name, "arguments": arguments or {}, "task": task}
     # The SDK checks a tools/call answer as a CallToolResult, which a CreateTaskResult is not,
     # so the request goes out below that check, stamped like any other request of the session.
-    session._stamp(data, options)
-    raw = await session._dispatcher.send_raw_request("tools/call", data["params"], options)
+    raw = await send_unchecked_request(session, "tools/call", params)
     if "task" not in raw:  # the server answered at once (an error, say)
         return types.CallToolResult.model_validate(raw)
     request = types.GetTaskPayloadRequest(

@@ -1,4 +1,6 @@
-"""Text and JSON views of workflows for MCP clients (seed 000, strategies 2 and 3).
+"""Text and JSON views of workflows for MCP clients.
+
+Design: docs/design-sources.md#tool-discovery-design (strategies 2 and 3).
 
 - :func:`tool_description` — the ``w_<id>`` description block: the workflow's shape in text,
   where it pauses, its failure behaviour and its params;
@@ -69,7 +71,7 @@ def param_lines(workflow: Workflow) -> list[str]:
 
 
 def tool_description(workflow_id: str, workflow: Workflow, *, domain: str) -> str:
-    """The ``w_<id>`` description block of seed 000."""
+    """The ``w_<id>`` description block (docs/design-sources.md#tool-discovery-design)."""
     pauses = [
         pause
         for node_id, node in workflow.graph.items()

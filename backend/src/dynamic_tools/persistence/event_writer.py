@@ -70,15 +70,6 @@ class EventWriter:
         self._queue.put(done)
         await asyncio.wrap_future(done)
 
-    def flush_sync(self, timeout_s: float = 30.0) -> None:
-        """:meth:`flush` for a caller outside any event loop (a thread, a shutdown)."""
-        with self._lock:
-            if self._pending == 0 or self._thread is None:
-                return
-        done: concurrent.futures.Future[None] = concurrent.futures.Future()
-        self._queue.put(done)
-        done.result(timeout=timeout_s)
-
     def close(self, timeout_s: float = 30.0) -> None:
         """Store what is queued, then stop the thread."""
         with self._lock:

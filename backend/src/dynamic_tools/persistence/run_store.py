@@ -50,7 +50,7 @@ from sqlalchemy.exc import IntegrityError
 
 from dynamic_tools.engine import events as ev
 from dynamic_tools.engine.state import RunOutcome
-from dynamic_tools.errors import ConflictError, NotFoundError
+from dynamic_tools.errors import ConflictError, ConflictKind, NotFoundError
 from dynamic_tools.persistence.db import (
     run_events,
     run_nodes,
@@ -195,7 +195,9 @@ class RunStore:
                 stored = self._append(conn, created)
         except IntegrityError:
             raise ConflictError(
-                f"run '{run_id}' already exists", kind="exists", context={"run_id": run_id}
+                f"run '{run_id}' already exists",
+                kind=ConflictKind.EXISTS,
+                context={"run_id": run_id},
             ) from None
         self._tell(stored)
         return self._get_sync(run_id)

@@ -1,6 +1,8 @@
-"""Request and response of the single-shot pipeline (seed 002, field for field, plus extras).
+"""Request and response of the single-shot pipeline: its design's fields, plus extras.
 
-Extras beyond the seed: ``warnings``, ``timings_ms`` (per stage and ``total``) and ``usage``
+Design: docs/design-sources.md#single-shot-pipeline-design.
+
+Extras beyond the design: ``warnings``, ``timings_ms`` (per stage and ``total``) and ``usage``
 (LLM tokens summed over every LLM call of the request).
 """
 

@@ -42,6 +42,7 @@ from dynamic_tools.atomic_files import remove_atomic, write_atomic
 from dynamic_tools.document_workers import DocumentWorkers
 from dynamic_tools.errors import (
     ConflictError,
+    ConflictKind,
     DynamicToolsError,
     InvalidInputError,
     NotFoundError,
@@ -727,7 +728,7 @@ def _bad_field(field: str, expected: str) -> InvalidInputError:
 def _exists(name: str) -> ConflictError:
     return ConflictError(
         f"catalog '{name}' already exists; pass overwrite to replace it",
-        kind="catalog_exists",
+        kind=ConflictKind.CATALOG_EXISTS,
         context={"catalog": name},
     )
 
@@ -741,7 +742,7 @@ def _clash(name: str, clashes: list[dict[str, str]], what: str = "tool") -> Conf
         f"{first['existing']}"
         + (f" (and {len(clashes) - 1} more)" if len(clashes) > 1 else "")
         + f"; {fix} the other definition",
-        kind="name_clash",
+        kind=ConflictKind.NAME_CLASH,
         context={"catalog": name, "conflicts": clashes},
     )
 

@@ -1,4 +1,6 @@
-"""Tool context: tool configs written as API documentation for an LLM (seed 002 format).
+"""Tool context: tool configs written as API documentation for an LLM.
+
+Design: docs/design-sources.md#single-shot-pipeline-design.
 
 Auth parameters appear as ``[authenticated]``; no secret value or reference is ever written.
 """

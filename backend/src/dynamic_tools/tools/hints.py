@@ -1,4 +1,6 @@
-"""Tool hints (seed 000, strategy 1): the ``X-Tool-Hints`` header and the hint block.
+"""Tool hints: the ``X-Tool-Hints`` header and the hint block.
+
+Design: docs/design-sources.md#tool-discovery-design (strategy 1).
 
 The header's value is a JSON object mapping a tool name to its hints::
 
@@ -116,7 +118,7 @@ def merge_hints(tool: ToolConfig, override: ToolHints | None) -> ToolHints:
 
 
 def hint_block(hints: ToolHints) -> str:
-    """The seed's tree of hint lines, only for fields that have a value.
+    """The design's tree of hint lines, only for fields that have a value.
 
     Args:
         hints: The hints to render.
@@ -148,7 +150,7 @@ def describe_tool(tool: ToolConfig, hints: ToolHints, *, api_label: str | None) 
         tool: The tool.
         hints: Its effective hints (usually :func:`merge_hints` of registry and header).
         api_label: The API's label, shown as ``[label]`` before the description (the
-            seed's ``[flights.example.com GraphQL API]``); None for no label.
+            design's ``[flights.example.com GraphQL API]``); None for no label.
 
     Returns:
         ``"[label] description"`` followed, on the next lines, by :func:`hint_block`.

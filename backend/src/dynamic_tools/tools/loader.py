@@ -16,7 +16,7 @@ from pydantic import ValidationError
 
 from dynamic_tools.nesting import TooDeep, loads_json, loads_yaml
 from dynamic_tools.tools.models import ToolConfig
-from dynamic_tools.violations import LoadProblem
+from dynamic_tools.violations import LoadProblem, where_in_text
 
 TOOL_FILE_SUFFIXES = (".yaml", ".yml", ".json")
 
@@ -130,9 +130,9 @@ def load_directory(directory: Path) -> LoadResult:
 
 
 def _syntax(exc: Exception) -> str:
-    mark = getattr(exc, "problem_mark", None)
-    if mark is not None:
-        return f"line {mark.line + 1}, column {mark.column + 1}: {getattr(exc, 'problem', exc)}"
+    where = where_in_text(exc)
+    if where is not None:
+        return where
     if isinstance(exc, json.JSONDecodeError):
         return f"line {exc.lineno}, column {exc.colno}: {exc.msg}"
     return str(exc)

@@ -253,14 +253,14 @@ class AuthSpec(_Strict):
 
 
 class ToolHints(_Strict):
-    """Ordering hints (seed 000): category, requires, outputs, next, free text."""
+    """Ordering hints (docs/design-sources.md): category, requires, outputs, next, free text."""
 
     category: str | None = None
     requires: list[str] = Field(default_factory=list)
     outputs: list[str] = Field(default_factory=list)
     next: list[str] = Field(default_factory=list)
     hint: str | None = None
-    examples: list[str] = Field(default_factory=list)  # requests the tool answers (seed 000)
+    examples: list[str] = Field(default_factory=list)  # requests the tool answers
 
 
 class ToolAnnotations(_Strict):

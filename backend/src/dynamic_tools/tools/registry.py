@@ -20,7 +20,7 @@ import yaml
 from pydantic import ValidationError
 
 from dynamic_tools.atomic_files import remove_atomic, write_atomic
-from dynamic_tools.errors import ConflictError, NotFoundError, ToolConfigError
+from dynamic_tools.errors import ConflictError, ConflictKind, NotFoundError, ToolConfigError
 from dynamic_tools.tools.loader import LoadedTool, load_directory, parse_document
 from dynamic_tools.tools.models import ToolConfig
 from dynamic_tools.tools.openapi.catalog_files import load_catalog_tools
@@ -173,14 +173,14 @@ class ToolRegistry:
             if config.name in self._tools:
                 raise ConflictError(
                     f"tool '{config.name}' already exists",
-                    kind="exists",
+                    kind=ConflictKind.EXISTS,
                     context={"tool": config.name},
                 )
             path = self.tools_dir / f"{config.name}.yaml"
             if path.exists():
                 raise ConflictError(
                     f"file '{path.name}' already exists in the tools directory",
-                    kind="exists",
+                    kind=ConflictKind.EXISTS,
                     context={"tool": config.name, "file": path.name},
                 )
             self._check_variables(config)

@@ -1,4 +1,4 @@
-"""GraphQL targets (X-API-Type: graphql, as every seed configuration has it) against a real
+"""GraphQL targets (X-API-Type: graphql, as the designs configure it) against a real
 GraphQL server on loopback: the schema by introspection or SDL, root fields as tools, queries
 parsed and validated before they are sent, GraphQL errors reported with their paths, mutations
 refused to the model unless the session allows them, and workflows over it all."""
@@ -21,7 +21,7 @@ FLOWS = """\
 domain: flights
 workflows:
   check_flight_status:
-    description: Check the status of a flight (seed 001, over a GraphQL API)
+    description: Check the status of a flight (the orchestration plan's, over a GraphQL API)
     params:
       flight_number: {type: str, required: true}
     graph:
@@ -159,7 +159,7 @@ async def test_a_schema_file_replaces_introspection(graph_gateway: str, graph: G
 async def test_a_workflow_calls_the_graphql_core_tools_and_fields(
     graph_gateway: str, graph: GraphQLApi, travel_root: Path, fake_llm: FakeLLM
 ) -> None:
-    """The seeds' GraphQL setup: X-API-Type graphql, X-Workflow-URL, hints on the query tool."""
+    """The designs' GraphQL setup: X-API-Type graphql, X-Workflow-URL, hints on the query tool."""
     (travel_root / "graph_flows.yaml").write_text(FLOWS)
     fake_llm.script(tool_call("flights_graphql", {"query": STATUS, "variables": {"n": "KL7"}}))
     hints = {

@@ -1,4 +1,7 @@
-"""Workflow authoring over MCP (seed 003): resources, prompts and the workflow.* tools."""
+"""Workflow authoring over MCP: resources, prompts and the workflow.* tools.
+
+Design: docs/design-sources.md#mcp-authoring-design.
+"""
 
 from __future__ import annotations
 

@@ -44,7 +44,7 @@ async def test_lists_the_four_layers_with_schemas_and_annotations(server: str, m
     assert search.annotations is not None and search.annotations.read_only_hint is True
     booking = by_name["create_booking"]
     assert booking.annotations is not None and booking.annotations.read_only_hint is False
-    assert "├─ Category: action" in (booking.description or "")  # the hint block (seed 000)
+    assert "├─ Category: action" in (booking.description or "")  # the hint block
     assert "Requires: check_availability" in (booking.description or "")
 
     flight = by_name["w_book_flight"]

@@ -1,7 +1,8 @@
-"""What a session's documents bring, as the seeds show them: seed 001's full specification by
-X-Workflow-URL (invalid workflows reported, never dropped silently), a natural-language guide
-by X-Workflow-Resources, collisions reported, the overview naming only tools that exist, the
-dependency graph resource, and the planner (its pick scores best; `_plan` answers too)."""
+"""What a session's documents bring, as the designs show them (docs/design-sources.md): the
+orchestration plan's full specification by X-Workflow-URL (invalid workflows reported, never
+dropped silently), a natural-language guide by X-Workflow-Resources, collisions reported, the
+overview naming only tools that exist, the dependency graph resource, and the planner (its pick
+scores best; `_plan` answers too)."""
 
 from __future__ import annotations
 
@@ -130,4 +131,4 @@ async def test_the_planner_pick_scores_best_and_answers_as_plan(
             scores = [a["score"] for a in data["alternatives"]]
             assert all(data["score"] >= s for s in scores), data
     assert not seed.is_error and seed.structured_content == plans[0].structured_content
-    assert "_plan" not in listed  # answers under the seed's name, listed once as api_plan
+    assert "_plan" not in listed  # answers under the design's name, listed once as api_plan

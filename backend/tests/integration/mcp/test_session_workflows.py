@@ -1,4 +1,4 @@
-"""A session's tools are its workflows' tools (seeds 000/001): workflows brought by
+"""A session's tools are its workflows' tools (docs/design-sources.md): workflows brought by
 X-Workflow-URL run against the operations of X-Target-URL, the session's core tools
 {prefix}_query / {prefix}_execute and the registry, with the session's X-Target-Headers."""
 
@@ -20,7 +20,7 @@ CORE_CALLS = """\
 domain: flights
 workflows:
   check_flight_status:
-    description: Check the status of a flight (seed 001's linear workflow)
+    description: Check the status of a flight (the orchestration plan's linear workflow)
     params:
       flight_number: {type: str, required: true, example: FL-AMSBCN-20261201-1}
     graph:
@@ -52,7 +52,7 @@ def team() -> Iterator[TeamApi]:
         yield api
 
 
-SEED_HINTS = {  # seed 000, strategy 1, as its configuration gives them
+SEED_HINTS = {  # docs/design-sources.md#tool-discovery-design, strategy 1
     "search_flights": {
         "category": "search",
         "outputs": ["flight_id", "airline", "price", "departure", "arrival"],
@@ -72,7 +72,7 @@ SEED_HINTS = {  # seed 000, strategy 1, as its configuration gives them
 
 
 def session(team: TeamApi, document: str) -> dict[str, str]:
-    """The seeds' REST setup: the team's API, its workflows, hints and credentials."""
+    """The designs' REST setup: the team's API, its workflows, hints and credentials."""
     return {
         "X-Target-URL": team.openapi,
         "X-API-Type": "rest",

@@ -51,7 +51,7 @@ def fails(text: str, **overrides: Any) -> ExpressionError:
     return caught.value
 
 
-# --- the seeds' expressions ------------------------------------------------------------------
+# --- the designs' expressions ----------------------------------------------------------------
 
 
 def test_seed_seats_available() -> None:

@@ -1,4 +1,5 @@
-"""The five tool definitions: seed 004's names, valid JSON Schemas, honest annotations, and a
+"""The five tool definitions: the design's names (docs/seed-names.md), valid JSON Schemas,
+honest annotations, and a
 report_step_result schema that accepts what the prompt tells the model to send."""
 
 from __future__ import annotations

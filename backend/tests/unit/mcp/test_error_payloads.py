@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-import mcp_types as types
+import json
 
-from dynamic_tools.errors import ConflictError, InvalidInputError, NotFoundError
+import mcp_types as types
+import pytest
+
+from dynamic_tools.errors import ConflictError, ConflictKind, InvalidInputError, NotFoundError
 from dynamic_tools.logs import bind_correlation_id
 from dynamic_tools.mcp.errors import (
     CONFLICT_SUGGESTIONS,
@@ -18,15 +21,21 @@ from dynamic_tools.mcp.errors import (
 
 
 def test_every_conflict_kind_has_its_own_suggestion() -> None:
-    suggestions = {
-        kind: suggestion_for(ConflictError("x", kind=kind)) for kind in CONFLICT_SUGGESTIONS
-    }
+    suggestions = {kind: suggestion_for(ConflictError("x", kind=kind)) for kind in ConflictKind}
+    assert set(CONFLICT_SUGGESTIONS) == set(ConflictKind)
     assert len(set(suggestions.values())) == len(suggestions)
-    assert "workflow.get" in suggestions["version"]
-    assert suggestions["run_ended"].startswith("Nothing to do")
-    assert "overwrite" in suggestions["catalog_exists"]
-    assert "alive" in suggestions["executor_alive"]
-    assert suggestion_for(ConflictError("x", kind="unheard_of")) == CONFLICT_SUGGESTIONS["conflict"]
+    assert "workflow.get" in suggestions[ConflictKind.VERSION]
+    assert suggestions[ConflictKind.RUN_ENDED].startswith("Nothing to do")
+    assert "overwrite" in suggestions[ConflictKind.CATALOG_EXISTS]
+    assert "alive" in suggestions[ConflictKind.EXECUTOR_ALIVE]
+    assert suggestion_for(ConflictError("x")) == CONFLICT_SUGGESTIONS[ConflictKind.CONFLICT]
+
+
+def test_a_conflict_kind_is_one_of_the_enum_and_keeps_its_wire_value() -> None:
+    error = ConflictError("x", kind="run_ended")  # type: ignore[arg-type]
+    assert error.kind is ConflictKind.RUN_ENDED and json.dumps(error.kind) == '"run_ended"'
+    with pytest.raises(ValueError, match="unheard_of"):
+        ConflictError("x", kind="unheard_of")  # type: ignore[arg-type]
 
 
 async def test_the_correlation_id_is_the_request_s() -> None:

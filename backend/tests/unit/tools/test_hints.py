@@ -14,7 +14,7 @@ from dynamic_tools.tools.models import ToolConfig, ToolHints
 from dynamic_tools.tools.registry import ToolRegistry
 from tests.conftest import EXAMPLES
 
-# The seed's X-Tool-Hints example (seed 000, strategy 1, "Configuration").
+# The seed's X-Tool-Hints example (docs/design-sources.md#tool-discovery-design, strategy 1).
 SEED_HEADER = {
     "search_flights": {
         "category": "search",

@@ -1,4 +1,7 @@
-"""``POST /workflow``: the single-shot pipeline of seed 002."""
+"""``POST /workflow``: the single-shot pipeline.
+
+Design: docs/design-sources.md#single-shot-pipeline-design.
+"""
 
 from __future__ import annotations
 

@@ -35,6 +35,7 @@ from dynamic_tools.definitions.views import Renamed, SavedDocument, WorkflowDeta
 from dynamic_tools.engine.loaders import MAX_DOCUMENT_BYTES
 from dynamic_tools.engine.models import IDENTIFIER
 from dynamic_tools.tools.arazzo.export import OPENAPI_FILE, export_arazzo
+from dynamic_tools.violations import errors_only
 
 router = APIRouter(prefix="/workflows", tags=["Workflows"])
 WorkflowId = Annotated[str, Path(description="A workflow's id.")]
@@ -131,7 +132,7 @@ async def validate_workflow(body: DocumentBody, workflows: WorkflowsDep) -> dict
     """Every violation (path, rule, message, line, expected, actual, severity); nothing saved."""
     violations, graphs = await workflows.check_and_draw(body.content, body.format)
     return {
-        "valid": not any(v.get("severity") == "error" for v in violations),
+        "valid": not errors_only(violations),
         "violations": violations,
         "graphs": graphs,
     }

@@ -47,7 +47,7 @@ class ParallelNode(NodeBase):
     @field_validator("branches", mode="before")
     @classmethod
     def _list_form(cls, value: Any) -> Any:
-        if isinstance(value, list):  # seed 000 writes branches as a list of nodes with ids
+        if isinstance(value, list):  # branches as a list of nodes with ids (docs/design-sources.md)
             out: dict[str, Any] = {}
             for index, item in enumerate(value):
                 if not isinstance(item, dict) or "id" not in item:

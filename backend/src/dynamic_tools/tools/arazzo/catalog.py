@@ -25,6 +25,7 @@ from dynamic_tools.tools.arazzo.convert import ArazzoConversion, ArazzoSource, c
 from dynamic_tools.tools.arazzo.sources import read_documents, read_sources, source_location
 from dynamic_tools.tools.arazzo.validation import ArazzoCheck, check_arazzo
 from dynamic_tools.tools.documents import DocumentSource, FetchedDocument
+from dynamic_tools.violations import is_error
 
 WORKFLOW_FILE_SUFFIX = ".arazzo.yaml"
 
@@ -175,7 +176,7 @@ async def analyse_arazzo(
         schemas = {tool.name: tool.input_schema() for tool in conversion.tools}
         for violation in await store.check(content, "yaml", extra_tools=schemas):
             item = {**violation, "path": f"(workflow document) {violation.get('path', '')}"}
-            if violation.get("severity", "error") == "error":
+            if is_error(violation):
                 analysis.violations.append(item)
             else:
                 analysis.warnings.append(item)

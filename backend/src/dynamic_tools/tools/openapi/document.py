@@ -20,6 +20,7 @@ import yaml
 from dynamic_tools.errors import InvalidInputError
 from dynamic_tools.nesting import TooDeep, loads_json, loads_yaml
 from dynamic_tools.tools.openapi.issues import DocumentKind
+from dynamic_tools.violations import syntax_position, where_in_text
 
 MAX_DOCUMENT_BYTES = 32 * 1024 * 1024
 MAX_YAML_NODES = 5_000_000
@@ -125,11 +126,8 @@ def _too_deep(exc: TooDeep) -> InvalidInputError:
 
 
 def _yaml_where(exc: yaml.YAMLError) -> str:
-    mark = getattr(exc, "problem_mark", None)
-    problem = getattr(exc, "problem", None) or str(exc)
-    if mark is not None:
-        return f"line {mark.line + 1}, column {mark.column + 1}: {problem}"
-    return str(problem)
+    where = where_in_text(exc)
+    return where if where is not None else syntax_position(exc)[2]
 
 
 def _invalid(

@@ -1,6 +1,6 @@
 """The dependency evidence between tools: every edge with the reasons for it.
 
-Edge sources (seed 000, "How to Infer Workflows from Tool Metadata"):
+Edge sources (docs/design-sources.md#tool-discovery-design, workflow inference):
 
 - hints: ``B.requires`` lists A → A before B; ``A.next`` lists B → A before B.
 - data: an input of B is produced by A (output → input name matching, best level wins):
@@ -60,10 +60,6 @@ class Evidence:
         reasons = self.edges.setdefault((source, target), [])
         if reason not in reasons:
             reasons.append(reason)
-
-    def predecessors(self, name: str) -> list[str]:
-        """Tools with an edge into ``name``."""
-        return sorted({a for a, b in self.edges if b == name})
 
 
 def gather(facts: Mapping[str, ToolFacts]) -> Evidence:

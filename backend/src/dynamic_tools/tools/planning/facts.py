@@ -1,6 +1,7 @@
 """What the planner reads from one tool's metadata: stage, inputs, outputs, phrases.
 
-Lifecycle stage (seed 000, inference approach 3): from ``hints.category`` when it names a
+Lifecycle stage (docs/design-sources.md#tool-discovery-design, category and lifecycle): from
+``hints.category`` when it names a
 stage, else from the words of the tool's name, else ``search`` for a read-only tool:
 ``search`` (0) → ``validation`` (1) → ``action`` (2) → ``finalization`` (3). Compensation
 (``cancel_*``, ``delete_*``, ``refund_*``… a ``compensation`` category, a DELETE method) has no
