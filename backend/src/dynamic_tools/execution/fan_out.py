@@ -50,7 +50,7 @@ class ItemJournal(Protocol):
     """Where the outcomes of a fan-out's finished children wait for the fan-out's own end."""
 
     async def finished(self, run_id: str, fan_out: str) -> dict[int, dict[str, Any]]:
-        """The outcomes stored for ``fan_out`` of ``run_id`` (:meth:`ChildOutcome.to_dict`)."""
+        """The outcomes stored for ``fan_out`` of ``run_id`` (``to_json`` of a ChildOutcome)."""
         ...
 
     async def record(self, run_id: str, fan_out: str, item: int, outcome: dict[str, Any]) -> None:
