@@ -17,6 +17,7 @@ retries in ``engine/tool_calls.py``; children of a fan-out in ``engine/children.
 from __future__ import annotations
 
 import asyncio
+import copy
 import itertools
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -223,7 +224,7 @@ class Interpreter:
         return ChildResult(
             value=value,
             compensations=tuple(self.saga.entries),
-            nodes={k: NodeState(**v.to_dict()) for k, v in self.nodes.items()},
+            nodes={k: copy.deepcopy(v) for k, v in self.nodes.items()},
         )
 
     async def _finish(

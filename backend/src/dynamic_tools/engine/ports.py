@@ -67,33 +67,14 @@ class ChildOutcome:
     ``value`` is what the child returned; for a failed or cancelled child it is what the
     child had registered by then (its compensations and node states), when it got that far.
     ``cancelled`` says the child was stopped (the run was cancelled or timed out, or a
-    sibling failed) rather than failing by itself.
+    sibling failed) rather than failing by itself. A durable runner journals it
+    (:func:`~dynamic_tools.engine.journal.to_json`).
     """
 
     ok: bool
     value: ChildResult | None = None
     error: str | None = None
     cancelled: bool = False
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON form (a durable runner journals it)."""
-        return {
-            "ok": self.ok,
-            "value": None if self.value is None else self.value.to_dict(),
-            "error": self.error,
-            "cancelled": self.cancelled,
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> ChildOutcome:
-        """Inverse of :meth:`to_dict`."""
-        error = data.get("error")
-        return cls(
-            ok=bool(data.get("ok")),
-            value=ChildResult.from_dict(data.get("value")),
-            error=None if error is None else str(error),
-            cancelled=bool(data.get("cancelled")),
-        )
 
 
 class ChildFailed(EngineError, Exception):

@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from dynamic_tools.engine.journal import NOT_JOURNALED
 from dynamic_tools.engine.nodes import kind_of
 from dynamic_tools.engine.plan import RunPlan
 from dynamic_tools.errors import ConflictError, ConflictKind
@@ -44,27 +45,16 @@ class RedriveRefused(ConflictError):
 
 @dataclass(frozen=True)
 class Redrive:
-    """What a redrive reuses: ``outputs`` by node id, and why each other node runs again."""
+    """What a redrive reuses: ``outputs`` by node id, and why each other node runs again.
+
+    A durable run's argument (:func:`~dynamic_tools.engine.journal.to_json`); ``runs_again``
+    is for the answer that starts the redrive only, not journaled.
+    """
 
     from_run: str
     outputs: dict[str, Any] = field(default_factory=dict)
     inputs: dict[str, Any] = field(default_factory=dict)
-    runs_again: dict[str, str] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON form (a durable run's argument)."""
-        return {"from_run": self.from_run, "outputs": self.outputs, "inputs": self.inputs}
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any] | None) -> Redrive | None:
-        """From :meth:`to_dict` (None for a run that is not a redrive)."""
-        if not data:
-            return None
-        return cls(
-            from_run=str(data["from_run"]),
-            outputs=dict(data.get("outputs") or {}),
-            inputs=dict(data.get("inputs") or {}),
-        )
+    runs_again: dict[str, str] = field(default_factory=dict, metadata=NOT_JOURNALED)
 
 
 def plan_redrive(plan: RunPlan, from_run: str, nodes: Mapping[str, Mapping[str, Any]]) -> Redrive:

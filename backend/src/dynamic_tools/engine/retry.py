@@ -10,32 +10,16 @@ answer header wins when it asks for longer.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 
+from dynamic_tools.engine.call_record import CallFailure
 from dynamic_tools.engine.node_parts import OnError
 
 DEFAULT_RETRY_ON = ("transport", "5xx", "429")
 
 
-@dataclass(frozen=True)
-class Failure:
-    """Why one attempt failed.
-
-    ``kind``: ``transport``, ``timeout`` (retried when ``retry_on`` says so), ``status`` (by its
-    code), ``criteria`` (an answer the node's criteria refused: retried when ``retry_on`` has
-    ``criteria``), ``success_check``, ``refused`` (the request could not be made as asked) and
-    ``error`` (an unexpected exception) — the last three are never retried.
-    """
-
-    kind: str
-    message: str
-    status_code: int | None = None
-    retry_after_s: float | None = None
-
-
-def should_retry(on_error: OnError | None, failure: Failure, attempt: int) -> bool:
+def should_retry(on_error: OnError | None, failure: CallFailure, attempt: int) -> bool:
     """Whether to try again after attempt number ``attempt`` (1-based) failed."""
     if on_error is None or attempt > on_error.retry:
         return False
@@ -57,7 +41,7 @@ def should_retry(on_error: OnError | None, failure: Failure, attempt: int) -> bo
     )
 
 
-def retry_delay(on_error: OnError, attempt: int, failure: Failure, *, seed: str) -> float:
+def retry_delay(on_error: OnError, attempt: int, failure: CallFailure, *, seed: str) -> float:
     """Seconds to wait after attempt ``attempt`` failed, before the next one."""
     base = on_error.delay / 1000.0
     if on_error.backoff == "linear":
@@ -97,7 +81,6 @@ def parse_retry_after(value: str | None, *, now: datetime | None = None) -> floa
 
 __all__ = [
     "DEFAULT_RETRY_ON",
-    "Failure",
     "parse_retry_after",
     "retry_delay",
     "should_retry",

@@ -19,31 +19,15 @@ __all__ = ["Compensation", "Saga"]
 
 @dataclass(frozen=True)
 class Compensation:
-    """One registered undo: the call to make, with its rendered arguments."""
+    """One registered undo: the call to make, with its rendered arguments.
+
+    Journaled inside a child's result (:func:`~dynamic_tools.engine.journal.to_json`).
+    """
 
     node_id: str
     call: str
     args: Any
     ignore_error: bool = False
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form (journaled inside a child's result)."""
-        return {
-            "node_id": self.node_id,
-            "call": self.call,
-            "args": self.args,
-            "ignore_error": self.ignore_error,
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Compensation:
-        """Inverse of :meth:`to_dict`."""
-        return cls(
-            node_id=str(data["node_id"]),
-            call=str(data["call"]),
-            args=data.get("args"),
-            ignore_error=bool(data.get("ignore_error", False)),
-        )
 
 
 class Saga:

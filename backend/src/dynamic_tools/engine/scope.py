@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 from dynamic_tools.engine.state import FAILURE_NAME
@@ -9,23 +10,19 @@ from dynamic_tools.engine.state import FAILURE_NAME
 __all__ = ["Scope"]
 
 
+@dataclass(eq=False)
 class Scope:
-    """Names a reference can resolve to: locals (foreach), params, outputs, yield answers."""
+    """Names a reference can resolve to: locals (foreach), params, outputs, yield answers.
 
-    def __init__(
-        self,
-        *,
-        params: dict[str, Any] | None = None,
-        outputs: dict[str, Any] | None = None,
-        yields: dict[str, Any] | None = None,
-        local: dict[str, Any] | None = None,
-        failure: dict[str, Any] | None = None,
-    ) -> None:
-        self.params = params or {}
-        self.outputs = outputs or {}
-        self.yields = yields or {}
-        self.local = local or {}
-        self.failure = failure
+    A child's spec journals it (:func:`~dynamic_tools.engine.journal.to_json`): one key per
+    field, ``failure`` null unless a fallback is running.
+    """
+
+    params: dict[str, Any] = field(default_factory=dict)
+    outputs: dict[str, Any] = field(default_factory=dict)
+    yields: dict[str, Any] = field(default_factory=dict)
+    local: dict[str, Any] = field(default_factory=dict)
+    failure: dict[str, Any] | None = None
 
     def lookup(self, name: str) -> Any:
         """The value of ``name``; KeyError when nothing has that name.
@@ -54,23 +51,15 @@ class Scope:
             failure=self.failure,
         )
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form (for child specs)."""
-        return {
-            "params": self.params,
-            "outputs": self.outputs,
-            "yields": self.yields,
-            "local": self.local,
-            "failure": self.failure,
-        }
+    def copy(self) -> Scope:
+        """A copy a child starts from: what it names is the parent's, what it sets its own.
 
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Scope:
-        """Inverse of :meth:`to_dict`."""
-        return cls(
-            params=data.get("params"),
-            outputs=data.get("outputs"),
-            yields=data.get("yields"),
-            local=data.get("local"),
-            failure=data.get("failure"),
+        The same as the child of a durable run gets, which decodes its own from the journal.
+        """
+        return Scope(
+            params=self.params,
+            outputs=dict(self.outputs),
+            yields=self.yields,
+            local=dict(self.local),
+            failure=self.failure,
         )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from dynamic_tools.engine.errors import EngineError
@@ -36,38 +36,15 @@ class NodeState:
     ended_at: str | None = None
     detail: dict[str, Any] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form."""
-        return asdict(self)
-
 
 @dataclass
 class RunOutcome:
-    """How a run ended."""
+    """How a run ended: a durable run's result (:func:`~dynamic_tools.engine.journal.to_json`)."""
 
     status: RunStatus
     result: Any = None
     error: dict[str, Any] | None = None
     nodes: dict[str, NodeState] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form."""
-        return {
-            "status": self.status,
-            "result": self.result,
-            "error": self.error,
-            "nodes": {k: v.to_dict() for k, v in self.nodes.items()},
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> RunOutcome:
-        """Inverse of :meth:`to_dict`."""
-        return cls(
-            status=data["status"],
-            result=data.get("result"),
-            error=data.get("error"),
-            nodes={k: NodeState(**v) for k, v in (data.get("nodes") or {}).items()},
-        )
 
 
 class RunFailed(EngineError, Exception):

@@ -1,7 +1,8 @@
 """One call node: attempts as durable steps, retries with backoff, fallback or failure.
 
-Each attempt is one step named ``call:<node>:<attempt>`` whose recorded result is plain JSON
-(never an exception), so a replayed run sees the same outcome. The idempotency key is the
+Each attempt is one step named ``call:<node>:<attempt>`` whose recorded result is a
+:class:`~dynamic_tools.engine.call_record.CallRecord` as JSON (never an exception), so a
+replayed run sees the same outcome. The idempotency key is the
 same for every attempt of the same node (and foreach item): the API can tell a retry from a
 new operation. ``sql_query`` runs here, in memory, over the run's named outputs.
 
@@ -21,18 +22,21 @@ from __future__ import annotations
 
 import asyncio
 import functools
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 
 from dynamic_tools.engine import events as ev
 from dynamic_tools.engine.call_context import CallContext
+from dynamic_tools.engine.call_record import CallFailure, CallRecord
 from dynamic_tools.engine.criteria import headers_named, kept_headers, pattern_holds
 from dynamic_tools.engine.errors import ExpressionError, UnresolvedReferenceError
 from dynamic_tools.engine.expressions import evaluate, parse_expression
+from dynamic_tools.engine.journal import from_json, to_json
 from dynamic_tools.engine.ports import ToolCallFailed, ToolRunner
 from dynamic_tools.engine.references import render, resolve_reference
-from dynamic_tools.engine.retry import Failure, parse_retry_after, retry_delay, should_retry
+from dynamic_tools.engine.retry import parse_retry_after, retry_delay, should_retry
 from dynamic_tools.engine.scope import Scope
 from dynamic_tools.engine.sql_query import SqlQueryError, run_sql_query
 from dynamic_tools.engine.state import FallbackTriggered, RunFailed
@@ -63,21 +67,20 @@ async def call_with_retries(
     while True:
         attempt += 1
         state.attempts = attempt
-
         if node.call == "sql_query":  # CPU-bound and time-limited: keep the loop free
             one_attempt = functools.partial(asyncio.to_thread, _sql, args, scope)
         else:
             one_attempt = functools.partial(
                 _call_tool, ctx.tools, node.call, args, idempotency_key, node.timeout, wanted
             )
-        record = await ctx.steps.step(f"call:{full_id}:{attempt}", one_attempt)
-        record = _judged(node, record, scope, full_id)
-        if record["ok"]:
-            state.detail = {"status_code": record.get("status_code")}
+        journaled = await ctx.steps.step(f"call:{full_id}:{attempt}", one_attempt)
+        record = _judged(node, from_json(CallRecord, journaled), scope, full_id)
+        if record.ok:
+            state.detail = {"status_code": record.status_code}
             if node.outputs is not None:
                 return render(node.outputs, _answer(scope, record).lookup, node_id=full_id)
-            return record["body"]
-        failure = Failure(**record["failure"])
+            return record.body
+        failure = record.failure or CallFailure("error", "the attempt failed")
         await ctx.emit(
             ev.AttemptFailed(
                 node_id=full_id,
@@ -114,12 +117,12 @@ async def call_with_retries(
             await ctx.steps.sleep(f"sleep:{full_id}:{attempt}", delay)
             continue
         message = final_message(node.call, failure, attempt)
-        said = api_message(failure.status_code, record.get("body"))
+        said = api_message(failure.status_code, record.body)
         state.detail = {
             "tool": node.call,
             "status_code": failure.status_code,
             "api_message": said,
-            "body": record.get("body"),
+            "body": record.body,
         }
         if node.on_error and node.on_error.fallback:
             raise FallbackTriggered(
@@ -133,7 +136,7 @@ async def call_with_retries(
                     "status_code": failure.status_code,
                     "api_message": said,
                     "attempts": attempt,
-                    "body": record.get("body"),
+                    "body": record.body,
                 },
             )
         raise RunFailed(
@@ -149,7 +152,7 @@ async def call_with_retries(
         )
 
 
-def final_message(call: str, failure: Failure, attempts: int) -> str:
+def final_message(call: str, failure: CallFailure, attempts: int) -> str:
     """The error of a call that gave up: what answered, and whether retries were made.
 
     One attempt: ``create_booking answered HTTP 409 Conflict: flight … is sold out`` (or
@@ -170,33 +173,35 @@ async def _call_tool(
     timeout_s: float | None,
     wanted_headers: frozenset[str] = frozenset(),
 ) -> dict[str, Any]:
+    """One attempt of a tool call: its :class:`CallRecord` as the step journals it (JSON)."""
     try:
         call = tools.call(tool, args, idempotency_key=key, timeout_s=timeout_s)
         result = await (asyncio.wait_for(call, timeout_s) if timeout_s else call)
-        kept = kept_headers(result.headers, wanted_headers)
-        answer: dict[str, Any] = {"status_code": result.status_code, "body": result.body}
-        if kept:
-            answer["headers"] = kept
-        if _json_kept_as_text(result.body, result.headers):
-            answer["too_deep"] = MAX_VALUE_DEPTH
-        if result.ok:
-            return {"ok": True, **answer}
-        headers = {k.lower(): v for k, v in result.headers.items()}
-        failure = _failed(
-            "status",
-            status_message(result.status_code, result.body),
-            status=result.status_code,
-            retry_after=parse_retry_after(headers.get("retry-after")),
+        answer = CallRecord(
+            ok=result.ok,
+            status_code=result.status_code,
+            body=result.body,
+            headers=kept_headers(result.headers, wanted_headers),
+            too_deep=MAX_VALUE_DEPTH if _json_kept_as_text(result.body, result.headers) else None,
         )
-        return {**failure, **answer}
+        if not result.ok:
+            headers = {k.lower(): v for k, v in result.headers.items()}
+            failure = CallFailure(
+                "status",
+                status_message(result.status_code, result.body),
+                status_code=result.status_code,
+                retry_after_s=parse_retry_after(headers.get("retry-after")),
+            )
+            answer = replace(answer, failure=failure)
     except TimeoutError:
-        return _failed("timeout", f"timed out after {timeout_s} s")
+        answer = _failed("timeout", f"timed out after {timeout_s} s")
     except ToolCallFailed as exc:
-        return _failed(exc.kind, exc.message or type(exc).__name__)
+        answer = _failed(exc.kind, exc.message or type(exc).__name__)
     except Exception as exc:  # a runner's bug or an unmapped error: fail the attempt, not the run
         # Only the type is shown: an unknown exception's text may hold anything (a URL with
         # its query string, a header value); runners map what they know to ToolCallFailed.
-        return _failed("error", f"the call raised an unexpected {type(exc).__name__}")
+        answer = _failed("error", f"the call raised an unexpected {type(exc).__name__}")
+    return to_json(answer)  # type: ignore[no-any-return]
 
 
 def _json_kept_as_text(body: Any, headers: Any) -> bool:
@@ -276,11 +281,12 @@ def _phrase(status: int) -> str:
 
 
 def _sql(args: Any, scope: Scope) -> dict[str, Any]:
+    """One ``sql_query`` attempt: its :class:`CallRecord` as the step journals it (JSON)."""
     try:
         rows = run_sql_query(str(args.get("sql", "")), scope.outputs)
     except SqlQueryError as exc:
-        return _failed("refused", exc.message)
-    return {"ok": True, "status_code": None, "body": rows}
+        return to_json(_failed("refused", exc.message))  # type: ignore[no-any-return]
+    return to_json(CallRecord(ok=True, status_code=None, body=rows))  # type: ignore[no-any-return]
 
 
 def answer_headers(node: CallNode) -> frozenset[str]:
@@ -292,18 +298,18 @@ def answer_headers(node: CallNode) -> frozenset[str]:
     return headers_named(texts)
 
 
-def _answer(scope: Scope, record: dict[str, Any]) -> Scope:
+def _answer(scope: Scope, record: CallRecord) -> Scope:
     """``scope`` plus the answer: ``$result``, ``$status``, ``$headers``.
 
     When the answer nests past the limit, reading ``$result`` fails naming it.
     """
     answer = (
-        scope.with_local("result", record.get("body"))
-        .with_local("status", record.get("status_code"))
-        .with_local("headers", record.get("headers") or {})
+        scope.with_local("result", record.body)
+        .with_local("status", record.status_code)
+        .with_local("headers", record.headers)
     )
-    limit = record.get("too_deep")
-    return _TooDeepAnswer(answer, int(limit)) if limit else answer
+    limit = record.too_deep
+    return _TooDeepAnswer(answer, limit) if limit else answer
 
 
 class _TooDeepAnswer(Scope):
@@ -328,22 +334,22 @@ class _TooDeepAnswer(Scope):
         return super().lookup(name)
 
 
-def _depth_marked(node: CallNode, record: dict[str, Any]) -> dict[str, Any]:
+def _depth_marked(node: CallNode, record: CallRecord) -> CallRecord:
     """``record``, marked ``too_deep`` when the node reads an answer nested past the limit.
 
     A JSON answer the sender kept as text was marked when it came; a value another runner
     gave (parsed already) is measured here, only when something reads the answer.
     """
-    body = record.get("body")
-    if "too_deep" in record or not isinstance(body, dict | list):
+    body = record.body
+    if record.too_deep is not None or not isinstance(body, dict | list):
         return record
     reads = node.criteria or node.success or node.outputs is not None or node.on_error
     if reads and find_too_deep(body, MAX_VALUE_DEPTH) is not None:
-        return {**record, "too_deep": MAX_VALUE_DEPTH}
+        return replace(record, too_deep=MAX_VALUE_DEPTH)
     return record
 
 
-def _judged(node: CallNode, record: dict[str, Any], scope: Scope, full_id: str) -> dict[str, Any]:
+def _judged(node: CallNode, record: CallRecord, scope: Scope, full_id: str) -> CallRecord:
     """The attempt's record once the node's criteria (or ``success``) judged its answer.
 
     With ``criteria`` an answer (any status) succeeds exactly when they all hold; without,
@@ -351,34 +357,29 @@ def _judged(node: CallNode, record: dict[str, Any], scope: Scope, full_id: str) 
     """
     record = _depth_marked(node, record)
     if node.criteria:
-        if record.get("status_code") is None:
+        if record.status_code is None:
             return record
         unmet = _unmet_criterion(node, record, scope, full_id)
         if unmet is None:  # the answer as a success, whatever its status
-            return {**{k: v for k, v in record.items() if k != "failure"}, "ok": True}
-        failure = {
-            "kind": "criteria",
-            "message": f"success criteria not met: {unmet}",
-            "status_code": record.get("status_code"),
-            "retry_after_s": (record.get("failure") or {}).get("retry_after_s"),
-        }
-        return {**record, "ok": False, "failure": failure}
-    if record["ok"] and node.success and not _holds(node.success, record, scope, full_id):
-        return {
-            **record,
-            "ok": False,
-            "failure": {
-                "kind": "success_check",
-                "message": f"success criteria not met: {node.success}",
-                "status_code": record.get("status_code"),
-            },
-        }
+            return replace(record, ok=True, failure=None)
+        failure = CallFailure(
+            "criteria",
+            f"success criteria not met: {unmet}",
+            status_code=record.status_code,
+            retry_after_s=record.failure.retry_after_s if record.failure else None,
+        )
+        return replace(record, ok=False, failure=failure)
+    if record.ok and node.success and not _holds(node.success, record, scope, full_id):
+        failure = CallFailure(
+            "success_check",
+            f"success criteria not met: {node.success}",
+            status_code=record.status_code,
+        )
+        return replace(record, ok=False, failure=failure)
     return record
 
 
-def _unmet_criterion(
-    node: CallNode, record: dict[str, Any], scope: Scope, full_id: str
-) -> str | None:
+def _unmet_criterion(node: CallNode, record: CallRecord, scope: Scope, full_id: str) -> str | None:
     """The first criterion that does not hold, described; None when all hold."""
     local = _answer(scope, record)
     for criterion in node.criteria:
@@ -403,7 +404,7 @@ def _unmet_criterion(
     return None
 
 
-def _holds(text: str, record: dict[str, Any], scope: Scope, full_id: str) -> bool:
+def _holds(text: str, record: CallRecord, scope: Scope, full_id: str) -> bool:
     """Whether expression ``text`` holds over the answer of ``record``."""
     local = _answer(scope, record)
     value = evaluate(
@@ -414,7 +415,7 @@ def _holds(text: str, record: dict[str, Any], scope: Scope, full_id: str) -> boo
     return bool(value)
 
 
-def _retry_if(node: CallNode, record: dict[str, Any], scope: Scope, full_id: str) -> bool:
+def _retry_if(node: CallNode, record: CallRecord, scope: Scope, full_id: str) -> bool:
     """Whether ``on_error.retry_if`` (if any) lets a failed attempt be retried.
 
     An answer it cannot be read on (no answer at all, a missing field) does not retry.
@@ -428,18 +429,9 @@ def _retry_if(node: CallNode, record: dict[str, Any], scope: Scope, full_id: str
         return False
 
 
-def _failed(
-    kind: str, message: str, *, status: int | None = None, retry_after: float | None = None
-) -> dict[str, Any]:
-    return {
-        "ok": False,
-        "failure": {
-            "kind": kind,
-            "message": message,
-            "status_code": status,
-            "retry_after_s": retry_after,
-        },
-    }
+def _failed(kind: str, message: str) -> CallRecord:
+    """An attempt that got no answer."""
+    return CallRecord(ok=False, failure=CallFailure(kind, message))
 
 
 __all__ = [

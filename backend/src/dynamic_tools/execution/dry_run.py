@@ -12,6 +12,7 @@ import asyncio
 from typing import Any
 
 from dynamic_tools.engine.interpreter import Interpreter
+from dynamic_tools.engine.journal import to_json
 from dynamic_tools.engine.local import EventList, LocalSteps, MockTools, Responses
 from dynamic_tools.engine.plan import RunPlan
 from dynamic_tools.engine.ports import ToolResult
@@ -98,7 +99,7 @@ def _report(
         "status": status,
         "result": result,
         "error": error,
-        "nodes": {k: v.to_dict() for k, v in interpreter.nodes.items()},
+        "nodes": to_json(interpreter.nodes),
         "calls": [{"tool": t, "args": a, "idempotency_key": k} for t, a, k in tools.calls],
         "events": events.events,
     }

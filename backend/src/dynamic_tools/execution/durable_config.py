@@ -20,6 +20,7 @@ from dbos import (
 )
 from sqlalchemy import make_url
 
+from dynamic_tools.engine.journal import from_json
 from dynamic_tools.engine.state import RunOutcome
 from dynamic_tools.errors import ConfigurationError
 from dynamic_tools.execution.reconcile import FINISHED as JOURNAL_FINISHED
@@ -173,5 +174,5 @@ def quoted(identifier: str) -> str:
 
 
 def outcome_from_dict(data: dict[str, Any]) -> RunOutcome:
-    """Inverse of :meth:`RunOutcome.to_dict`."""
-    return RunOutcome.from_dict(data)
+    """A durable run's result (see :func:`~dynamic_tools.engine.journal.from_json`)."""
+    return from_json(RunOutcome, data)

@@ -58,6 +58,7 @@ from dbos import error as dbos_errors
 from loguru import logger
 from sqlalchemy import make_url
 
+from dynamic_tools.engine.journal import to_json
 from dynamic_tools.engine.plan import RunPlan
 from dynamic_tools.engine.ports import EventSink, ToolRunner
 from dynamic_tools.engine.redrive import Redrive
@@ -258,7 +259,7 @@ class DurableLauncher:
         body = plan.document.model_dump(mode="json", by_alias=True)
         workflow_id = plan.workflow_id
         # A redrive's reused outputs travel as the workflow's argument (journaled with it).
-        reuse = redrive.to_dict() if redrive else None
+        reuse = to_json(redrive) if redrive else None
         with SetWorkflowID(run_id):
             if self._queue is None:  # SQLite: this process is the only executor
                 handle = await DBOS.start_workflow_async(

@@ -53,8 +53,9 @@ from typing import Any, TypeVar, cast
 from dbos import DBOS, WorkflowHandleAsync
 from loguru import logger
 
-from dynamic_tools.engine.children import ChildResult, ChildSpec
+from dynamic_tools.engine.children import ChildSpec, child_result
 from dynamic_tools.engine.events import Event
+from dynamic_tools.engine.journal import from_json
 from dynamic_tools.engine.local import SIBLING_FAILED
 from dynamic_tools.engine.ports import ChildFn, ChildOutcome, EventSink, GatherCancelled
 from dynamic_tools.execution.fan_out import FanOut, ItemJournal, NoItemJournal
@@ -459,7 +460,7 @@ class DurableSteps:
             interrupted=stop,
         )
         result = await DBOS.run_step_async({"name": name}, fan_out.run)
-        outcomes = [ChildOutcome.from_dict(o) for o in result["outcomes"]]
+        outcomes = from_json(list[ChildOutcome], result["outcomes"])
         await self.journal.forget(run_id, name)
         if result["cancelled"]:
             self.execution.delivered = True  # the run's cancellation reached this execution
@@ -498,7 +499,7 @@ def child_outcome(result: Any) -> ChildOutcome:
     """A child workflow's result as a :class:`ChildOutcome`."""
     if not isinstance(result, dict):
         return ChildOutcome(False, error="the child workflow returned nothing")
-    value = ChildResult.from_dict(result.get("value"))
+    value = child_result(result.get("value"))
     if result.get("ok"):
         return ChildOutcome(True, value=value)
     return ChildOutcome(

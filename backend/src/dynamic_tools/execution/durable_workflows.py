@@ -33,6 +33,7 @@ from loguru import logger
 
 from dynamic_tools.engine.children import ChildSpec
 from dynamic_tools.engine.interpreter import Interpreter
+from dynamic_tools.engine.journal import from_json, to_json
 from dynamic_tools.engine.local import RUN_CANCELLED
 from dynamic_tools.engine.models import WorkflowDocument
 from dynamic_tools.engine.plan import RunPlan, compile_plan
@@ -121,7 +122,7 @@ def _interpreter(
         tools=runtime.tools,
         steps=steps,
         events=ShutdownAwareEvents(runtime.events, runtime.live),
-        redrive=Redrive.from_dict(redrive),
+        redrive=from_json(Redrive, redrive) if redrive else None,
     )
 
 
@@ -130,7 +131,7 @@ async def _start_child(
 ) -> WorkflowHandleAsync[dict[str, Any]]:
     with SetWorkflowID(spec.id):
         return await DBOS.start_workflow_async(
-            run_child_workflow, document, run_id, spec.to_dict(), spec.seq_base
+            run_child_workflow, document, run_id, to_json(spec), spec.seq_base
         )
 
 
@@ -147,10 +148,11 @@ async def run_workflow(
 ) -> dict[str, Any]:
     """Run ``workflow_id`` of ``document``; the DBOS workflow id is the run id.
 
-    ``redrive`` (:meth:`Redrive.to_dict`): the outputs this run reuses from an earlier one.
+    ``redrive`` (a :class:`Redrive` in the form :func:`~dynamic_tools.engine.journal.to_json`
+    gives): the outputs this run reuses from an earlier one.
 
-    Returns the run's outcome (:meth:`RunOutcome.to_dict`): a failed or cancelled run is a
-    successful DBOS workflow.
+    Returns the run's outcome (a :class:`RunOutcome`, journaled by ``to_json``): a failed or
+    cancelled run is a successful DBOS workflow.
     """
     runtime = _current()
     run_id = str(DBOS.workflow_id)
@@ -172,7 +174,7 @@ async def run_workflow(
             runtime.on_finished(run_id, outcome)
         except Exception as exc:  # the run's outcome is recorded regardless
             logger.warning("on_finished failed for run {}: {}", run_id, exc)
-    return outcome.to_dict()
+    return to_json(outcome)  # type: ignore[no-any-return]
 
 
 @DBOS.workflow(
@@ -186,28 +188,28 @@ async def run_child_workflow(
     """Run one parallel branch or foreach item of ``run_id`` (``Interpreter.run_child``).
 
     The result is journaled as JSON: ``ok``, ``error``, ``cancelled`` and ``value`` (the
-    :meth:`ChildResult.to_dict` of what the child registered).
+    ``to_json`` of the :class:`ChildResult` the child registered).
     """
     runtime = _current()
-    child = ChildSpec.from_dict({**spec, "seq_base": seq_base})
+    child = from_json(ChildSpec, {**spec, "seq_base": seq_base})
     current_run.set(run_id)
     with runtime.live.execution(run_id, str(DBOS.workflow_id)) as execution:
         interpreter = _interpreter(document, child.workflow_id, run_id, execution, runtime)
         try:
             result = await interpreter.run_child(child)
-            return {"ok": True, "value": result.to_dict()}
+            return {"ok": True, "value": to_json(result)}
         except ChildCancelled as exc:
             if not execution.delivered:
                 raise
             # What the child registered (its compensations) goes back to the parent.
-            payload = exc.payload.to_dict()
+            payload = to_json(exc.payload)
             return {"ok": False, "cancelled": True, "error": RUN_CANCELLED, "value": payload}
         except asyncio.CancelledError:
             if not execution.delivered:
                 raise
             return {"ok": False, "cancelled": True, "error": RUN_CANCELLED, "value": None}
         except ChildFailed as exc:  # a failed child is an outcome, as in LocalSteps
-            return {"ok": False, "error": exc.message, "value": exc.payload.to_dict()}
+            return {"ok": False, "error": exc.message, "value": to_json(exc.payload)}
         except Exception as exc:  # the child crashed outside the interpreter's handling
             return {"ok": False, "error": str(exc) or type(exc).__name__, "value": None}
 

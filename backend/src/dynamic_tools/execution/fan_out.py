@@ -31,6 +31,7 @@ from typing import Any, Protocol, TypeVar
 from loguru import logger
 
 from dynamic_tools.engine.children import ChildResult, ChildSpec
+from dynamic_tools.engine.journal import from_json, to_json
 from dynamic_tools.engine.local import RUN_CANCELLED, SIBLING_FAILED
 from dynamic_tools.engine.ports import (
     ChildCancelled,
@@ -49,7 +50,7 @@ class ItemJournal(Protocol):
     """Where the outcomes of a fan-out's finished children wait for the fan-out's own end."""
 
     async def finished(self, run_id: str, fan_out: str) -> dict[int, dict[str, Any]]:
-        """The outcomes stored for ``fan_out`` of ``run_id`` (:meth:`ChildOutcome.to_dict`)."""
+        """The outcomes stored for ``fan_out`` of ``run_id`` (``to_json`` of a ChildOutcome)."""
         ...
 
     async def record(self, run_id: str, fan_out: str, item: int, outcome: dict[str, Any]) -> None:
@@ -149,7 +150,7 @@ class FanOut:
         stored = await self.journal.finished(self.run_id, self.name)
         for index, data in stored.items():
             if 0 <= index < len(self.children):
-                self.outcomes[index] = ChildOutcome.from_dict(data)
+                self.outcomes[index] = from_json(ChildOutcome, data)
         if self.fail_fast and any(self._failed(o) for o in self.outcomes):
             self.stop_reason = SIBLING_FAILED
         if self.interrupted.is_set():
@@ -187,7 +188,7 @@ class FanOut:
         finally:
             stop.cancel()
         return {
-            "outcomes": [o.to_dict() for o in self._final()],
+            "outcomes": to_json(self._final()),
             "cancelled": self.stop_reason == RUN_CANCELLED,
         }
 
@@ -221,7 +222,7 @@ class FanOut:
             outcome = ChildOutcome(False, error=str(exc) or type(exc).__name__)
         self.outcomes[index] = outcome
         try:
-            await self.journal.record(self.run_id, self.name, index, outcome.to_dict())
+            await self.journal.record(self.run_id, self.name, index, to_json(outcome))
         except asyncio.CancelledError:  # stopped while storing: it ended all the same
             pass
         except Exception as exc:  # not stored: a recovery in the middle runs it again

@@ -26,6 +26,7 @@ from typing import Any, Protocol
 
 from loguru import logger
 
+from dynamic_tools.engine.journal import from_json
 from dynamic_tools.engine.state import RunOutcome
 from dynamic_tools.persistence.run_store import RunStore
 
@@ -120,7 +121,7 @@ class RunReconciler:
 
     async def _settle(self, run_id: str, entry: JournalEntry) -> bool:
         if entry.status == "SUCCESS" and entry.output is not None:
-            outcome = RunOutcome.from_dict(entry.output)
+            outcome = from_json(RunOutcome, entry.output)
             changed = await self.store.settle(
                 run_id, outcome.status, result=outcome.result, error=outcome.error, by="reconcile"
             )

@@ -125,7 +125,7 @@ class HttpToolRunner:
             raise _unexpected(tool, exc) from None
         if result.graphql_errors:  # answered, but the operation failed: never retried
             raise ToolCallFailed(f"{tool} answered {result.failure_message()}", kind="refused")
-        return ToolResult(result.status_code, result.body, result.headers, result.execution_time_ms)
+        return result  # the sender's HttpResult is a ToolResult: no copy, no other shape
 
     async def _scope(self) -> ToolScope | None:
         run_id = current_run.get()

@@ -33,6 +33,7 @@ from urllib.parse import urlsplit
 import httpx
 from opentelemetry.trace import Span, SpanKind
 
+from dynamic_tools.engine.ports import ToolResult
 from dynamic_tools.engine.tool_calls import api_message, status_message
 from dynamic_tools.errors import OutboundError, TargetRefusedError, TransportError
 from dynamic_tools.http.decoding import ACCEPT_ENCODING, UndecodableBody, read_response
@@ -53,13 +54,12 @@ _DROPPED_RESPONSE_HEADERS = frozenset({"set-cookie", "set-cookie2"})
 
 
 @dataclass(frozen=True)
-class HttpResult:
-    """What the API answered."""
+class HttpResult(ToolResult):
+    """What the API answered: an engine :class:`ToolResult`, plus what the sender noticed.
 
-    status_code: int
-    headers: dict[str, str]
-    body: Any
-    execution_time_ms: float
+    A tool runner hands it to the engine as it is (no copy into another shape).
+    """
+
     truncated: bool = False
     warnings: list[str] = field(default_factory=list)
     #: a GraphQL answer's ``errors`` (``{message, path}`` each); a GraphQL call that answers
@@ -95,7 +95,7 @@ class HttpResult:
             "status_code": self.status_code,
             "headers": self.headers,
             "body": self.body,
-            "execution_time_ms": round(self.execution_time_ms, 3),
+            "execution_time_ms": round(self.elapsed_ms, 3),
         }
         if self.truncated:
             data["truncated"] = True
@@ -237,7 +237,7 @@ class HttpSender:
             body=scrubber.scrub(value, cut=body.truncated)
             if isinstance(value, str)
             else scrubber.scrub_any(value),
-            execution_time_ms=elapsed_ms,
+            elapsed_ms=elapsed_ms,
             truncated=body.truncated,
         )
 

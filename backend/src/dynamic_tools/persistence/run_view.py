@@ -25,6 +25,7 @@ from datetime import datetime
 from typing import Any
 
 from dynamic_tools.engine import events as ev
+from dynamic_tools.engine.journal import to_json
 from dynamic_tools.engine.nodes.steps import STEP_KIND_NAMES
 from dynamic_tools.engine.state import RunOutcome
 from dynamic_tools.persistence.db import utc_now
@@ -177,7 +178,7 @@ def merge_outcome(nodes: dict[str, Any], outcome: RunOutcome) -> dict[str, Any]:
     merged = dict(nodes)
     for node_id, state in outcome.nodes.items():
         current = dict(merged.get(node_id) or {})
-        final = state.to_dict()
+        final: dict[str, Any] = to_json(state)
         detail = {**(current.get("detail") or {}), **(final.pop("detail") or {})}
         current.update({k: v for k, v in final.items() if v is not None or k not in current})
         merged[node_id] = {**current, "detail": detail}

@@ -24,6 +24,7 @@ from typing import Any
 import httpx
 
 from dynamic_tools.engine.events import Event
+from dynamic_tools.engine.journal import to_json
 from dynamic_tools.engine.loaders import load_document
 from dynamic_tools.engine.plan import compile_plan
 from dynamic_tools.engine.ports import ToolCallFailed, ToolResult
@@ -82,7 +83,7 @@ async def main(args: argparse.Namespace) -> None:
                 params = plan.check_params(json.loads(args.params))
                 await launcher.start(run_id=args.run_id, plan=plan, params=params)
         outcome = await launcher.wait(args.run_id)
-        Path(args.outcome).write_text(json.dumps(outcome.to_dict()))
+        Path(args.outcome).write_text(json.dumps(to_json(outcome)))
     finally:
         await launcher.shutdown()
         await tools.client.aclose()

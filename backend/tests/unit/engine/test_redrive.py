@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from dynamic_tools.engine.journal import from_json, to_json
 from dynamic_tools.engine.loaders import load_document
 from dynamic_tools.engine.redrive import Redrive, RedriveRefused, plan_redrive
 from tests.conftest import EXAMPLES
@@ -40,10 +41,12 @@ def test_what_succeeded_before_the_failure_is_reused_and_the_rest_runs_again() -
         "only when activated"
         in plan_redrive(plan, "old", {**nodes, "waitlist": ok()}).runs_again["waitlist"]
     )
-    assert Redrive.from_dict(redrive.to_dict()) == Redrive(
+    journaled = to_json(redrive)
+    assert journaled == {"from_run": "old", "outputs": redrive.outputs, "inputs": redrive.inputs}
+    assert from_json(Redrive, journaled) == Redrive(
         from_run="old", outputs=redrive.outputs, inputs=redrive.inputs
     )
-    assert Redrive.from_dict(None) is None
+    assert from_json(Redrive | None, None) is None
 
 
 def test_an_undone_call_runs_again_and_so_does_what_depends_on_it() -> None:

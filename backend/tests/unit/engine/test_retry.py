@@ -6,30 +6,31 @@ from datetime import UTC, datetime
 
 import pytest
 
+from dynamic_tools.engine.call_record import CallFailure
 from dynamic_tools.engine.models import OnError
-from dynamic_tools.engine.retry import Failure, parse_retry_after, retry_delay, should_retry
+from dynamic_tools.engine.retry import parse_retry_after, retry_delay, should_retry
 
-STATUS_503 = Failure("status", "HTTP 503", status_code=503)
+STATUS_503 = CallFailure("status", "HTTP 503", status_code=503)
 
 
 @pytest.mark.parametrize(
     ("retry_on", "failure", "retried"),
     [
-        (["transport", "5xx", "429"], Failure("transport", "reset"), True),
-        (["transport"], Failure("timeout", "slow"), True),  # a timeout is a transport failure
-        (["timeout"], Failure("transport", "reset"), False),
+        (["transport", "5xx", "429"], CallFailure("transport", "reset"), True),
+        (["transport"], CallFailure("timeout", "slow"), True),  # a timeout is a transport failure
+        (["timeout"], CallFailure("transport", "reset"), False),
         (["5xx"], STATUS_503, True),
         (["503"], STATUS_503, True),
         (["502"], STATUS_503, False),
-        (["429"], Failure("status", "HTTP 429", status_code=429), True),
-        (["4xx"], Failure("status", "HTTP 429", status_code=429), False),  # 429 is its own
-        (["4xx"], Failure("status", "HTTP 409", status_code=409), True),
-        (["transport", "5xx", "4xx"], Failure("refused", "no"), False),  # never retried
-        (["transport", "5xx", "4xx"], Failure("error", "bug"), False),
-        (["transport", "5xx", "4xx"], Failure("success_check", "no"), False),
+        (["429"], CallFailure("status", "HTTP 429", status_code=429), True),
+        (["4xx"], CallFailure("status", "HTTP 429", status_code=429), False),  # 429 is its own
+        (["4xx"], CallFailure("status", "HTTP 409", status_code=409), True),
+        (["transport", "5xx", "4xx"], CallFailure("refused", "no"), False),  # never retried
+        (["transport", "5xx", "4xx"], CallFailure("error", "bug"), False),
+        (["transport", "5xx", "4xx"], CallFailure("success_check", "no"), False),
     ],
 )
-def test_what_is_retried(retry_on: list[str], failure: Failure, retried: bool) -> None:
+def test_what_is_retried(retry_on: list[str], failure: CallFailure, retried: bool) -> None:
     assert should_retry(OnError(retry=2, retry_on=retry_on), failure, 1) is retried
 
 
@@ -56,7 +57,7 @@ def test_backoff_shapes(backoff: str, delays: list[float]) -> None:
 def test_max_delay_caps_and_retry_after_wins_when_longer() -> None:
     policy = OnError(retry=5, delay=1000, backoff="exponential", max_delay=3000)
     assert retry_delay(policy, 4, STATUS_503, seed="s") == 3.0
-    asked = Failure("status", "HTTP 503", status_code=503, retry_after_s=9.0)
+    asked = CallFailure("status", "HTTP 503", status_code=503, retry_after_s=9.0)
     assert retry_delay(policy, 1, asked, seed="s") == 9.0
 
 

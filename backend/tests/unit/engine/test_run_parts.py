@@ -9,8 +9,9 @@ import pytest
 
 from dynamic_tools.engine import events as ev
 from dynamic_tools.engine.call_context import CallContext
-from dynamic_tools.engine.children import ChildResult, ChildSpec
+from dynamic_tools.engine.children import ChildResult, ChildSpec, child_result
 from dynamic_tools.engine.errors import EngineError
+from dynamic_tools.engine.journal import from_json, to_json
 from dynamic_tools.engine.local import LocalSteps, MockTools, Responses
 from dynamic_tools.engine.models import CallNode
 from dynamic_tools.engine.ports import ChildCancelled, ChildFailed, GatherCancelled, ToolResult
@@ -30,7 +31,10 @@ def test_scope_lookup_order_and_copies() -> None:
     with pytest.raises(KeyError):
         scope.lookup("error")
     assert Scope(failure={"message": "boom"}).lookup("error") == {"message": "boom"}
-    assert Scope.from_dict(scope.to_dict()).to_dict() == scope.to_dict()
+    child = scope.copy()
+    child.set_output("w", 3)
+    assert "w" not in scope.outputs and child.lookup("y") == 1  # a child sets its own outputs
+    assert from_json(Scope, to_json(scope)).outputs == scope.outputs
 
 
 def test_the_saga_undoes_newest_first_with_childrens_after_its_own() -> None:
@@ -39,7 +43,7 @@ def test_the_saga_undoes_newest_first_with_childrens_after_its_own() -> None:
     saga.extend([Compensation("a/0/book", "cancel", {"id": 2}), Compensation("a/1/book", "x", 3)])
     assert [c.node_id for c in saga.newest_first()] == ["a/1/book", "a/0/book", "hold"]
     assert len(saga) == 3
-    assert Compensation.from_dict(saga.entries[0].to_dict()) == saga.entries[0]
+    assert from_json(Compensation, to_json(saga.entries[0])) == saga.entries[0]
 
 
 def test_child_specs_and_results_keep_their_json_form() -> None:
@@ -53,16 +57,17 @@ def test_child_specs_and_results_keep_their_json_form() -> None:
         seq_base=1200000,
         iteration=2,
     )
-    data = spec.to_dict()
+    data = to_json(spec)
     assert data["iteration"] == 2 and "branch" not in data and data["seq_base"] == 1200000
-    assert ChildSpec.from_dict(data).to_dict() == data
+    assert to_json(from_json(ChildSpec, data)) == data
     result = ChildResult(
         value={"ok": 1},
         compensations=(Compensation("loop/2/book", "cancel", {"id": 9}),),
         nodes={"loop/2": NodeState(status="succeeded", output={"ok": 1})},
     )
-    assert ChildResult.from_dict(result.to_dict()) == result
-    assert ChildResult.from_dict({"unexpected": True}) is None
+    assert from_json(ChildResult, to_json(result)) == result
+    assert child_result(to_json(result)) == result
+    assert child_result({"unexpected": True}) is None
 
 
 def test_control_flow_errors_share_one_root_and_cancellations_stay_cancellations() -> None:

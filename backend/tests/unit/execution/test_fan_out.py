@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from dynamic_tools.engine.children import ChildResult, ChildSpec
+from dynamic_tools.engine.journal import from_json, to_json
 from dynamic_tools.engine.ports import ChildFailed, ChildOutcome, StepRunner
 from dynamic_tools.engine.scope import Scope
 from dynamic_tools.execution.fan_out import FanOut, ItemSteps
@@ -89,23 +90,23 @@ async def test_children_start_in_list_order_within_the_concurrency_and_are_journ
 
     assert children.started == [0, 1, 2, 3, 4, 5]
     assert children.most == 2
-    assert [ChildOutcome.from_dict(o).value.value for o in result["outcomes"]] == list(range(6))
+    assert [from_json(ChildOutcome, o).value.value for o in result["outcomes"]] == list(range(6))
     assert sorted(journal.stored) == list(range(6))
     assert result["cancelled"] is False
 
 
 async def test_journaled_children_are_not_run_again() -> None:
-    done = {i: ChildOutcome(True, value=ChildResult(value=f"was {i}")).to_dict() for i in (0, 2)}
+    done = {i: to_json(ChildOutcome(True, value=ChildResult(value=f"was {i}"))) for i in (0, 2)}
     children = Children()
     result = await fan_out(children, MemoryJournal(done), count=4).run()
 
     assert children.started == [1, 3]
-    values = [ChildOutcome.from_dict(o).value.value for o in result["outcomes"]]
+    values = [from_json(ChildOutcome, o).value.value for o in result["outcomes"]]
     assert values == ["was 0", 1, "was 2", 3]
 
 
 async def test_a_journaled_failure_starts_nothing_when_failing_fast() -> None:
-    failed = {1: ChildOutcome(False, value=ChildResult(), error="item 1 broke").to_dict()}
+    failed = {1: to_json(ChildOutcome(False, value=ChildResult(), error="item 1 broke"))}
     children = Children()
     result = await fan_out(children, MemoryJournal(failed), count=4).run()
 

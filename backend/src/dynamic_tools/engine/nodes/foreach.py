@@ -25,7 +25,6 @@ from dynamic_tools.engine.nodes.kind import (
     RunServices,
 )
 from dynamic_tools.engine.nodes.steps import STEP_TAGS, StepNode, step_kind, step_with_kind
-from dynamic_tools.engine.scope import Scope
 from dynamic_tools.engine.state import FallbackTriggered, RunFailed
 from dynamic_tools.engine.xml_reading import ReadNode, error, required
 
@@ -152,7 +151,7 @@ class ForeachKind(Kind[ForeachNode]):
                 workflow_id=at.workflow.workflow_id,
                 node_id=at.node_id,
                 prefix=f"{full_id}/{i}/",
-                scope=Scope.from_dict(scope.with_local(node.as_, item).to_dict()),
+                scope=scope.with_local(node.as_, item),
                 seq_base=run.child_seq_base(i),
                 iteration=i,
             )

@@ -26,7 +26,6 @@ from dynamic_tools.engine.nodes.kind import (
     RunServices,
 )
 from dynamic_tools.engine.nodes.steps import StepNode, step_kind, step_with_kind
-from dynamic_tools.engine.scope import Scope
 from dynamic_tools.engine.state import RunFailed
 from dynamic_tools.engine.xml_reading import ReadNode, required
 
@@ -147,7 +146,7 @@ class ParallelKind(Kind[ParallelNode]):
                 workflow_id=at.workflow.workflow_id,
                 node_id=at.node_id,
                 prefix=f"{full_id}/{name}/",
-                scope=Scope.from_dict(scope.to_dict()),
+                scope=scope.copy(),
                 seq_base=run.child_seq_base(index),
                 branch=name,
             )
