@@ -1428,20 +1428,33 @@ export interface components {
             };
         };
         /**
+         * DryRunCall
+         * @description One call a dry run made (answered by a mock).
+         */
+        DryRunCall: {
+            /** Args */
+            args: {
+                [key: string]: unknown;
+            };
+            /** Idempotency Key */
+            idempotency_key: string;
+            /** Tool */
+            tool: string;
+        };
+        /**
          * DryRunReport
          * @description A run against mock answers: outcome, node states, the calls it made, its events.
          */
         DryRunReport: {
             /** Calls */
-            calls: {
-                [key: string]: unknown;
-            }[];
+            calls: components["schemas"]["DryRunCall"][];
             /** Error */
             error?: unknown;
-            /** Events */
-            events: {
-                [key: string]: unknown;
-            }[];
+            /**
+             * Events
+             * @description The events as the engine emitted them
+             */
+            events: (components["schemas"]["EventRunCreated"] | components["schemas"]["EventRunStarted"] | components["schemas"]["EventRunSucceeded"] | components["schemas"]["EventRunFailed"] | components["schemas"]["EventRunCancelled"] | components["schemas"]["EventNodeStarted"] | components["schemas"]["EventNodeSkipped"] | components["schemas"]["EventNodeNotRun"] | components["schemas"]["EventNodeInput"] | components["schemas"]["EventNodeSucceeded"] | components["schemas"]["EventNodeFailed"] | components["schemas"]["EventAttemptFailed"] | components["schemas"]["EventRetryScheduled"] | components["schemas"]["EventWaitingInput"] | components["schemas"]["EventResumed"] | components["schemas"]["EventCompensated"])[];
             /** Nodes */
             nodes: {
                 [key: string]: components["schemas"]["NodeView"];
@@ -1499,725 +1512,149 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
-        /**
-         * EventAttemptFailed
-         * @description One attempt of a call failed (it may be retried).
-         */
         EventAttemptFailed: {
             /**
-             * At
-             * @default null
-             */
-            at: string | null;
-            /**
-             * Attempt
-             * @default null
-             */
-            attempt: number;
-            /**
-             * Error
-             * @default null
-             */
-            error: string;
-            /**
-             * Max Attempts
-             * @default null
-             */
-            max_attempts: number;
-            /**
-             * Node Id
-             * @default null
-             */
-            node_id: string;
-            /**
-             * Position
-             * @description The event's id in the stream (SSE id)
-             */
-            position: number;
-            /** Run Id */
-            run_id: string;
-            /**
-             * Seq
-             * @default null
-             */
-            seq: number | null;
-            /**
-             * Status Code
-             * @default null
-             */
-            status_code: number | null;
-            /**
-             * Tool
-             * @default null
-             */
-            tool: string;
-            /**
-             * Type
-             * @constant
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
              */
             type: "attempt_failed";
+        } & {
+            [key: string]: unknown;
         };
-        /**
-         * EventCompensated
-         * @description A compensation call ran (``name`` is ``saga:<node>`` or ``<compensate node>:<step>``).
-         */
         EventCompensated: {
             /**
-             * At
-             * @default null
-             */
-            at: string | null;
-            /**
-             * Call
-             * @default null
-             */
-            call: string;
-            /**
-             * Error
-             * @default null
-             */
-            error: string | null;
-            /**
-             * Name
-             * @default null
-             */
-            name: string;
-            /**
-             * Ok
-             * @default null
-             */
-            ok: boolean;
-            /**
-             * Position
-             * @description The event's id in the stream (SSE id)
-             */
-            position: number;
-            /** Run Id */
-            run_id: string;
-            /**
-             * Seq
-             * @default null
-             */
-            seq: number | null;
-            /**
-             * Status Code
-             * @default null
-             */
-            status_code: number | null;
-            /**
-             * Type
-             * @constant
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
              */
             type: "compensated";
+        } & {
+            [key: string]: unknown;
         };
-        /**
-         * EventNodeFailed
-         * @description A node failed.
-         *
-         *     ``fallback`` names the node its ``on_error`` activates instead of failing the run;
-         *     ``detail`` holds a failed call's tool, status code and body.
-         */
         EventNodeFailed: {
             /**
-             * At
-             * @default null
-             */
-            at: string | null;
-            /**
-             * Detail
-             * @default null
-             */
-            detail: {
-                [key: string]: unknown;
-            } | null;
-            /**
-             * Error
-             * @default null
-             */
-            error: string;
-            /**
-             * Fallback
-             * @default null
-             */
-            fallback: string | null;
-            /**
-             * Input
-             * @default null
-             */
-            input: unknown;
-            /**
-             * Node Id
-             * @default null
-             */
-            node_id: string;
-            /**
-             * Position
-             * @description The event's id in the stream (SSE id)
-             */
-            position: number;
-            /** Run Id */
-            run_id: string;
-            /**
-             * Seq
-             * @default null
-             */
-            seq: number | null;
-            /**
-             * Type
-             * @constant
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
              */
             type: "node_failed";
+        } & {
+            [key: string]: unknown;
         };
-        /**
-         * EventNodeInput
-         * @description A running node's input, as soon as it is known.
-         *
-         *     A call's arguments (before its first attempt), a sub-workflow's args, a foreach's items.
-         */
         EventNodeInput: {
             /**
-             * At
-             * @default null
-             */
-            at: string | null;
-            /**
-             * Input
-             * @default null
-             */
-            input: unknown;
-            /**
-             * Node Id
-             * @default null
-             */
-            node_id: string;
-            /**
-             * Position
-             * @description The event's id in the stream (SSE id)
-             */
-            position: number;
-            /** Run Id */
-            run_id: string;
-            /**
-             * Seq
-             * @default null
-             */
-            seq: number | null;
-            /**
-             * Type
-             * @constant
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
              */
             type: "node_input";
+        } & {
+            [key: string]: unknown;
         };
-        /**
-         * EventNodeNotRun
-         * @description A node was never reached: the run ended (failed, cancelled, timed out) before it.
-         */
         EventNodeNotRun: {
             /**
-             * At
-             * @default null
-             */
-            at: string | null;
-            /**
-             * Node Id
-             * @default null
-             */
-            node_id: string;
-            /**
-             * Position
-             * @description The event's id in the stream (SSE id)
-             */
-            position: number;
-            /**
-             * Reason
-             * @default null
-             */
-            reason: string | null;
-            /** Run Id */
-            run_id: string;
-            /**
-             * Seq
-             * @default null
-             */
-            seq: number | null;
-            /**
-             * Type
-             * @constant
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
              */
             type: "node_not_run";
+        } & {
+            [key: string]: unknown;
         };
-        /**
-         * EventNodeSkipped
-         * @description A node did not run; ``reason`` says why.
-         */
         EventNodeSkipped: {
             /**
-             * At
-             * @default null
-             */
-            at: string | null;
-            /**
-             * Node Id
-             * @default null
-             */
-            node_id: string;
-            /**
-             * Position
-             * @description The event's id in the stream (SSE id)
-             */
-            position: number;
-            /**
-             * Reason
-             * @default null
-             */
-            reason: string | null;
-            /** Run Id */
-            run_id: string;
-            /**
-             * Seq
-             * @default null
-             */
-            seq: number | null;
-            /**
-             * Type
-             * @constant
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
              */
             type: "node_skipped";
+        } & {
+            [key: string]: unknown;
         };
-        /**
-         * EventNodeStarted
-         * @description A node began; ``tool`` is set for calls.
-         */
         EventNodeStarted: {
             /**
-             * At
-             * @default null
-             */
-            at: string | null;
-            /**
-             * Kind
-             * @default null
-             */
-            kind: string;
-            /**
-             * Node Id
-             * @default null
-             */
-            node_id: string;
-            /**
-             * Position
-             * @description The event's id in the stream (SSE id)
-             */
-            position: number;
-            /** Run Id */
-            run_id: string;
-            /**
-             * Seq
-             * @default null
-             */
-            seq: number | null;
-            /**
-             * Tool
-             * @default null
-             */
-            tool: string | null;
-            /**
-             * Type
-             * @constant
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
              */
             type: "node_started";
+        } & {
+            [key: string]: unknown;
         };
-        /**
-         * EventNodeSucceeded
-         * @description A node ended with ``output`` (``reused_from``: taken from that earlier run, a redrive).
-         */
         EventNodeSucceeded: {
             /**
-             * At
-             * @default null
-             */
-            at: string | null;
-            /**
-             * Input
-             * @default null
-             */
-            input: unknown;
-            /**
-             * Node Id
-             * @default null
-             */
-            node_id: string;
-            /**
-             * Output
-             * @default null
-             */
-            output: unknown;
-            /**
-             * Position
-             * @description The event's id in the stream (SSE id)
-             */
-            position: number;
-            /**
-             * Reused From
-             * @default null
-             */
-            reused_from: string | null;
-            /** Run Id */
-            run_id: string;
-            /**
-             * Seq
-             * @default null
-             */
-            seq: number | null;
-            /**
-             * Type
-             * @constant
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
              */
             type: "node_succeeded";
+        } & {
+            [key: string]: unknown;
         };
-        /**
-         * EventResumed
-         * @description A yield got its (checked) answer.
-         */
         EventResumed: {
             /**
-             * At
-             * @default null
-             */
-            at: string | null;
-            /**
-             * Node Id
-             * @default null
-             */
-            node_id: string;
-            /**
-             * Position
-             * @description The event's id in the stream (SSE id)
-             */
-            position: number;
-            /** Run Id */
-            run_id: string;
-            /**
-             * Seq
-             * @default null
-             */
-            seq: number | null;
-            /**
-             * Type
-             * @constant
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
              */
             type: "resumed";
-            /**
-             * Values
-             * @default null
-             */
-            values: {
-                [key: string]: unknown;
-            };
+        } & {
+            [key: string]: unknown;
         };
-        /**
-         * EventRetryScheduled
-         * @description A call will be tried again (``attempt`` is the next one) after ``delay_s``.
-         */
         EventRetryScheduled: {
             /**
-             * At
-             * @default null
-             */
-            at: string | null;
-            /**
-             * Attempt
-             * @default null
-             */
-            attempt: number;
-            /**
-             * Delay S
-             * @default null
-             */
-            delay_s: number;
-            /**
-             * Max Attempts
-             * @default null
-             */
-            max_attempts: number;
-            /**
-             * Next Attempt At
-             * @default null
-             */
-            next_attempt_at: string;
-            /**
-             * Node Id
-             * @default null
-             */
-            node_id: string;
-            /**
-             * Position
-             * @description The event's id in the stream (SSE id)
-             */
-            position: number;
-            /** Run Id */
-            run_id: string;
-            /**
-             * Seq
-             * @default null
-             */
-            seq: number | null;
-            /**
-             * Tool
-             * @default null
-             */
-            tool: string;
-            /**
-             * Type
-             * @constant
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
              */
             type: "retry_scheduled";
+        } & {
+            [key: string]: unknown;
         };
-        /**
-         * EventRunCancelled
-         * @description The run was cancelled (a workflow whose deadline passed fails instead).
-         */
         EventRunCancelled: {
             /**
-             * At
-             * @default null
-             */
-            at: string | null;
-            /**
-             * By
-             * @default null
-             */
-            by: string | null;
-            /**
-             * Error
-             * @default null
-             */
-            error: {
-                [key: string]: unknown;
-            } | null;
-            /**
-             * Position
-             * @description The event's id in the stream (SSE id)
-             */
-            position: number;
-            /**
-             * Result
-             * @default null
-             */
-            result: unknown;
-            /** Run Id */
-            run_id: string;
-            /**
-             * Seq
-             * @default null
-             */
-            seq: number | null;
-            /**
-             * Type
-             * @constant
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
              */
             type: "run_cancelled";
+        } & {
+            [key: string]: unknown;
         };
-        /**
-         * EventRunCreated
-         * @description The store recorded a new run.
-         */
         EventRunCreated: {
             /**
-             * At
-             * @default null
-             */
-            at: string | null;
-            /**
-             * Position
-             * @description The event's id in the stream (SSE id)
-             */
-            position: number;
-            /** Run Id */
-            run_id: string;
-            /**
-             * Seq
-             * @default null
-             */
-            seq: number | null;
-            /**
-             * Type
-             * @constant
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
              */
             type: "run_created";
-            /**
-             * Workflow Id
-             * @default null
-             */
-            workflow_id: string;
+        } & {
+            [key: string]: unknown;
         };
-        /**
-         * EventRunFailed
-         * @description The run failed; ``error`` says where and why.
-         */
         EventRunFailed: {
             /**
-             * At
-             * @default null
-             */
-            at: string | null;
-            /**
-             * By
-             * @default null
-             */
-            by: string | null;
-            /**
-             * Error
-             * @default null
-             */
-            error: {
-                [key: string]: unknown;
-            } | null;
-            /**
-             * Position
-             * @description The event's id in the stream (SSE id)
-             */
-            position: number;
-            /**
-             * Result
-             * @default null
-             */
-            result: unknown;
-            /** Run Id */
-            run_id: string;
-            /**
-             * Seq
-             * @default null
-             */
-            seq: number | null;
-            /**
-             * Type
-             * @constant
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
              */
             type: "run_failed";
+        } & {
+            [key: string]: unknown;
         };
-        /**
-         * EventRunStarted
-         * @description An execution of the run began (again, after a restart).
-         */
         EventRunStarted: {
             /**
-             * At
-             * @default null
-             */
-            at: string | null;
-            /**
-             * Position
-             * @description The event's id in the stream (SSE id)
-             */
-            position: number;
-            /** Run Id */
-            run_id: string;
-            /**
-             * Seq
-             * @default null
-             */
-            seq: number | null;
-            /**
-             * Type
-             * @constant
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
              */
             type: "run_started";
-            /**
-             * Workflow Id
-             * @default null
-             */
-            workflow_id: string;
+        } & {
+            [key: string]: unknown;
         };
-        /**
-         * EventRunSucceeded
-         * @description The run produced its result.
-         */
         EventRunSucceeded: {
             /**
-             * At
-             * @default null
-             */
-            at: string | null;
-            /**
-             * By
-             * @default null
-             */
-            by: string | null;
-            /**
-             * Error
-             * @default null
-             */
-            error: {
-                [key: string]: unknown;
-            } | null;
-            /**
-             * Position
-             * @description The event's id in the stream (SSE id)
-             */
-            position: number;
-            /**
-             * Result
-             * @default null
-             */
-            result: unknown;
-            /** Run Id */
-            run_id: string;
-            /**
-             * Seq
-             * @default null
-             */
-            seq: number | null;
-            /**
-             * Type
-             * @constant
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
              */
             type: "run_succeeded";
+        } & {
+            [key: string]: unknown;
         };
-        /**
-         * EventWaitingInput
-         * @description A yield waits for an answer matching ``expects``.
-         */
         EventWaitingInput: {
             /**
-             * At
-             * @default null
-             */
-            at: string | null;
-            /**
-             * Expects
-             * @default null
-             */
-            expects: {
-                [key: string]: unknown;
-            };
-            /**
-             * Message
-             * @default null
-             */
-            message: string;
-            /**
-             * Node Id
-             * @default null
-             */
-            node_id: string;
-            /**
-             * Position
-             * @description The event's id in the stream (SSE id)
-             */
-            position: number;
-            /** Run Id */
-            run_id: string;
-            /**
-             * Seq
-             * @default null
-             */
-            seq: number | null;
-            /**
-             * Type
-             * @constant
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
              */
             type: "waiting_input";
+        } & {
+            [key: string]: unknown;
         };
         /**
          * ExecutorView
@@ -2234,8 +1671,6 @@ export interface components {
             since?: string | null;
             /** State */
             state?: string | null;
-        } & {
-            [key: string]: unknown;
         };
         /**
          * FaultRequest
@@ -2285,6 +1720,19 @@ export interface components {
         HTTPValidationError: {
             /** Detail */
             detail?: components["schemas"]["ValidationError"][];
+        };
+        /**
+         * Health
+         * @description The process is up, and its version.
+         */
+        Health: {
+            /**
+             * Status
+             * @constant
+             */
+            status: "ok";
+            /** Version */
+            version: string;
         };
         /**
          * HotelBookingRequest
@@ -2615,8 +2063,6 @@ export interface components {
              * @enum {string}
              */
             status: "pending" | "running" | "waiting_input" | "succeeded" | "failed" | "skipped" | "cancelled" | "not_run";
-        } & {
-            [key: string]: unknown;
         };
         /**
          * OpenApiCheck
@@ -2766,14 +2212,7 @@ export interface components {
                 [key: string]: unknown;
             }[];
         };
-        /**
-         * Purged
-         * @description What a history purge removed (or would remove).
-         */
         Purged: {
-            /** Workflow Id */
-            workflow_id?: string | null;
-        } & {
             [key: string]: unknown;
         };
         /**
@@ -2810,8 +2249,6 @@ export interface components {
              * @description How many DBOS workflows moved (children included)
              */
             workflows: number;
-        } & {
-            [key: string]: unknown;
         };
         /**
          * RedriveBody
@@ -2906,21 +2343,7 @@ export interface components {
             /** Workflow Id */
             workflow_id: string;
         };
-        /**
-         * RenderedStep
-         * @description A step with its arguments rendered where the inputs allow it.
-         */
         RenderedStep: {
-            /** Kind */
-            kind: string;
-            /** Node Id */
-            node_id: string;
-            /**
-             * Runs
-             * @description When the node runs (always, after, when activated)
-             */
-            runs: unknown;
-        } & {
             [key: string]: unknown;
         };
         /**
@@ -2964,11 +2387,729 @@ export interface components {
             node_id?: string | null;
             /** Status Code */
             status_code?: number | null;
-        } & {
-            [key: string]: unknown;
         };
         /** @description One run event as streamed (each SSE data line), one of the engine's event classes, told apart by type. */
-        RunEvent: components["schemas"]["EventRunCreated"] | components["schemas"]["EventRunStarted"] | components["schemas"]["EventRunSucceeded"] | components["schemas"]["EventRunFailed"] | components["schemas"]["EventRunCancelled"] | components["schemas"]["EventNodeStarted"] | components["schemas"]["EventNodeSkipped"] | components["schemas"]["EventNodeNotRun"] | components["schemas"]["EventNodeInput"] | components["schemas"]["EventNodeSucceeded"] | components["schemas"]["EventNodeFailed"] | components["schemas"]["EventAttemptFailed"] | components["schemas"]["EventRetryScheduled"] | components["schemas"]["EventWaitingInput"] | components["schemas"]["EventResumed"] | components["schemas"]["EventCompensated"];
+        RunEvent: components["schemas"]["RunEventRunCreated"] | components["schemas"]["RunEventRunStarted"] | components["schemas"]["RunEventRunSucceeded"] | components["schemas"]["RunEventRunFailed"] | components["schemas"]["RunEventRunCancelled"] | components["schemas"]["RunEventNodeStarted"] | components["schemas"]["RunEventNodeSkipped"] | components["schemas"]["RunEventNodeNotRun"] | components["schemas"]["RunEventNodeInput"] | components["schemas"]["RunEventNodeSucceeded"] | components["schemas"]["RunEventNodeFailed"] | components["schemas"]["RunEventAttemptFailed"] | components["schemas"]["RunEventRetryScheduled"] | components["schemas"]["RunEventWaitingInput"] | components["schemas"]["RunEventResumed"] | components["schemas"]["RunEventCompensated"];
+        /**
+         * RunEventAttemptFailed
+         * @description One attempt of a call failed (it may be retried).
+         */
+        RunEventAttemptFailed: {
+            /**
+             * At
+             * @default null
+             */
+            at: string | null;
+            /**
+             * Attempt
+             * @default null
+             */
+            attempt: number;
+            /**
+             * Error
+             * @default null
+             */
+            error: string;
+            /**
+             * Max Attempts
+             * @default null
+             */
+            max_attempts: number;
+            /**
+             * Node Id
+             * @default null
+             */
+            node_id: string;
+            /**
+             * Position
+             * @description The event's id in the stream (SSE id)
+             */
+            position: number;
+            /** Run Id */
+            run_id: string;
+            /**
+             * Seq
+             * @default null
+             */
+            seq: number | null;
+            /**
+             * Status Code
+             * @default null
+             */
+            status_code: number | null;
+            /**
+             * Tool
+             * @default null
+             */
+            tool: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "attempt_failed";
+        };
+        /**
+         * RunEventCompensated
+         * @description A compensation call ran (``name`` is ``saga:<node>`` or ``<compensate node>:<step>``).
+         */
+        RunEventCompensated: {
+            /**
+             * At
+             * @default null
+             */
+            at: string | null;
+            /**
+             * Call
+             * @default null
+             */
+            call: string;
+            /**
+             * Error
+             * @default null
+             */
+            error: string | null;
+            /**
+             * Name
+             * @default null
+             */
+            name: string;
+            /**
+             * Ok
+             * @default null
+             */
+            ok: boolean;
+            /**
+             * Position
+             * @description The event's id in the stream (SSE id)
+             */
+            position: number;
+            /** Run Id */
+            run_id: string;
+            /**
+             * Seq
+             * @default null
+             */
+            seq: number | null;
+            /**
+             * Status Code
+             * @default null
+             */
+            status_code: number | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "compensated";
+        };
+        /**
+         * RunEventNodeFailed
+         * @description A node failed.
+         *
+         *     ``fallback`` names the node its ``on_error`` activates instead of failing the run;
+         *     ``detail`` holds a failed call's tool, status code and body.
+         */
+        RunEventNodeFailed: {
+            /**
+             * At
+             * @default null
+             */
+            at: string | null;
+            /**
+             * Detail
+             * @default null
+             */
+            detail: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Error
+             * @default null
+             */
+            error: string;
+            /**
+             * Fallback
+             * @default null
+             */
+            fallback: string | null;
+            /**
+             * Input
+             * @default null
+             */
+            input: unknown;
+            /**
+             * Node Id
+             * @default null
+             */
+            node_id: string;
+            /**
+             * Position
+             * @description The event's id in the stream (SSE id)
+             */
+            position: number;
+            /** Run Id */
+            run_id: string;
+            /**
+             * Seq
+             * @default null
+             */
+            seq: number | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "node_failed";
+        };
+        /**
+         * RunEventNodeInput
+         * @description A running node's input, as soon as it is known.
+         *
+         *     A call's arguments (before its first attempt), a sub-workflow's args, a foreach's items.
+         */
+        RunEventNodeInput: {
+            /**
+             * At
+             * @default null
+             */
+            at: string | null;
+            /**
+             * Input
+             * @default null
+             */
+            input: unknown;
+            /**
+             * Node Id
+             * @default null
+             */
+            node_id: string;
+            /**
+             * Position
+             * @description The event's id in the stream (SSE id)
+             */
+            position: number;
+            /** Run Id */
+            run_id: string;
+            /**
+             * Seq
+             * @default null
+             */
+            seq: number | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "node_input";
+        };
+        /**
+         * RunEventNodeNotRun
+         * @description A node was never reached: the run ended (failed, cancelled, timed out) before it.
+         */
+        RunEventNodeNotRun: {
+            /**
+             * At
+             * @default null
+             */
+            at: string | null;
+            /**
+             * Node Id
+             * @default null
+             */
+            node_id: string;
+            /**
+             * Position
+             * @description The event's id in the stream (SSE id)
+             */
+            position: number;
+            /**
+             * Reason
+             * @default null
+             */
+            reason: string | null;
+            /** Run Id */
+            run_id: string;
+            /**
+             * Seq
+             * @default null
+             */
+            seq: number | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "node_not_run";
+        };
+        /**
+         * RunEventNodeSkipped
+         * @description A node did not run; ``reason`` says why.
+         */
+        RunEventNodeSkipped: {
+            /**
+             * At
+             * @default null
+             */
+            at: string | null;
+            /**
+             * Node Id
+             * @default null
+             */
+            node_id: string;
+            /**
+             * Position
+             * @description The event's id in the stream (SSE id)
+             */
+            position: number;
+            /**
+             * Reason
+             * @default null
+             */
+            reason: string | null;
+            /** Run Id */
+            run_id: string;
+            /**
+             * Seq
+             * @default null
+             */
+            seq: number | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "node_skipped";
+        };
+        /**
+         * RunEventNodeStarted
+         * @description A node began; ``tool`` is set for calls.
+         */
+        RunEventNodeStarted: {
+            /**
+             * At
+             * @default null
+             */
+            at: string | null;
+            /**
+             * Kind
+             * @default null
+             */
+            kind: string;
+            /**
+             * Node Id
+             * @default null
+             */
+            node_id: string;
+            /**
+             * Position
+             * @description The event's id in the stream (SSE id)
+             */
+            position: number;
+            /** Run Id */
+            run_id: string;
+            /**
+             * Seq
+             * @default null
+             */
+            seq: number | null;
+            /**
+             * Tool
+             * @default null
+             */
+            tool: string | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "node_started";
+        };
+        /**
+         * RunEventNodeSucceeded
+         * @description A node ended with ``output`` (``reused_from``: taken from that earlier run, a redrive).
+         */
+        RunEventNodeSucceeded: {
+            /**
+             * At
+             * @default null
+             */
+            at: string | null;
+            /**
+             * Input
+             * @default null
+             */
+            input: unknown;
+            /**
+             * Node Id
+             * @default null
+             */
+            node_id: string;
+            /**
+             * Output
+             * @default null
+             */
+            output: unknown;
+            /**
+             * Position
+             * @description The event's id in the stream (SSE id)
+             */
+            position: number;
+            /**
+             * Reused From
+             * @default null
+             */
+            reused_from: string | null;
+            /** Run Id */
+            run_id: string;
+            /**
+             * Seq
+             * @default null
+             */
+            seq: number | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "node_succeeded";
+        };
+        /**
+         * RunEventResumed
+         * @description A yield got its (checked) answer.
+         */
+        RunEventResumed: {
+            /**
+             * At
+             * @default null
+             */
+            at: string | null;
+            /**
+             * Node Id
+             * @default null
+             */
+            node_id: string;
+            /**
+             * Position
+             * @description The event's id in the stream (SSE id)
+             */
+            position: number;
+            /** Run Id */
+            run_id: string;
+            /**
+             * Seq
+             * @default null
+             */
+            seq: number | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "resumed";
+            /**
+             * Values
+             * @default null
+             */
+            values: {
+                [key: string]: unknown;
+            };
+        };
+        /**
+         * RunEventRetryScheduled
+         * @description A call will be tried again (``attempt`` is the next one) after ``delay_s``.
+         */
+        RunEventRetryScheduled: {
+            /**
+             * At
+             * @default null
+             */
+            at: string | null;
+            /**
+             * Attempt
+             * @default null
+             */
+            attempt: number;
+            /**
+             * Delay S
+             * @default null
+             */
+            delay_s: number;
+            /**
+             * Max Attempts
+             * @default null
+             */
+            max_attempts: number;
+            /**
+             * Next Attempt At
+             * @default null
+             */
+            next_attempt_at: string;
+            /**
+             * Node Id
+             * @default null
+             */
+            node_id: string;
+            /**
+             * Position
+             * @description The event's id in the stream (SSE id)
+             */
+            position: number;
+            /** Run Id */
+            run_id: string;
+            /**
+             * Seq
+             * @default null
+             */
+            seq: number | null;
+            /**
+             * Tool
+             * @default null
+             */
+            tool: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "retry_scheduled";
+        };
+        /**
+         * RunEventRunCancelled
+         * @description The run was cancelled (a workflow whose deadline passed fails instead).
+         */
+        RunEventRunCancelled: {
+            /**
+             * At
+             * @default null
+             */
+            at: string | null;
+            /**
+             * By
+             * @default null
+             */
+            by: string | null;
+            /**
+             * Error
+             * @default null
+             */
+            error: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Position
+             * @description The event's id in the stream (SSE id)
+             */
+            position: number;
+            /**
+             * Result
+             * @default null
+             */
+            result: unknown;
+            /** Run Id */
+            run_id: string;
+            /**
+             * Seq
+             * @default null
+             */
+            seq: number | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "run_cancelled";
+        };
+        /**
+         * RunEventRunCreated
+         * @description The store recorded a new run.
+         */
+        RunEventRunCreated: {
+            /**
+             * At
+             * @default null
+             */
+            at: string | null;
+            /**
+             * Position
+             * @description The event's id in the stream (SSE id)
+             */
+            position: number;
+            /** Run Id */
+            run_id: string;
+            /**
+             * Seq
+             * @default null
+             */
+            seq: number | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "run_created";
+            /**
+             * Workflow Id
+             * @default null
+             */
+            workflow_id: string;
+        };
+        /**
+         * RunEventRunFailed
+         * @description The run failed; ``error`` says where and why.
+         */
+        RunEventRunFailed: {
+            /**
+             * At
+             * @default null
+             */
+            at: string | null;
+            /**
+             * By
+             * @default null
+             */
+            by: string | null;
+            /**
+             * Error
+             * @default null
+             */
+            error: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Position
+             * @description The event's id in the stream (SSE id)
+             */
+            position: number;
+            /**
+             * Result
+             * @default null
+             */
+            result: unknown;
+            /** Run Id */
+            run_id: string;
+            /**
+             * Seq
+             * @default null
+             */
+            seq: number | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "run_failed";
+        };
+        /**
+         * RunEventRunStarted
+         * @description An execution of the run began (again, after a restart).
+         */
+        RunEventRunStarted: {
+            /**
+             * At
+             * @default null
+             */
+            at: string | null;
+            /**
+             * Position
+             * @description The event's id in the stream (SSE id)
+             */
+            position: number;
+            /** Run Id */
+            run_id: string;
+            /**
+             * Seq
+             * @default null
+             */
+            seq: number | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "run_started";
+            /**
+             * Workflow Id
+             * @default null
+             */
+            workflow_id: string;
+        };
+        /**
+         * RunEventRunSucceeded
+         * @description The run produced its result.
+         */
+        RunEventRunSucceeded: {
+            /**
+             * At
+             * @default null
+             */
+            at: string | null;
+            /**
+             * By
+             * @default null
+             */
+            by: string | null;
+            /**
+             * Error
+             * @default null
+             */
+            error: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Position
+             * @description The event's id in the stream (SSE id)
+             */
+            position: number;
+            /**
+             * Result
+             * @default null
+             */
+            result: unknown;
+            /** Run Id */
+            run_id: string;
+            /**
+             * Seq
+             * @default null
+             */
+            seq: number | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "run_succeeded";
+        };
+        /**
+         * RunEventWaitingInput
+         * @description A yield waits for an answer matching ``expects``.
+         */
+        RunEventWaitingInput: {
+            /**
+             * At
+             * @default null
+             */
+            at: string | null;
+            /**
+             * Expects
+             * @default null
+             */
+            expects: {
+                [key: string]: unknown;
+            };
+            /**
+             * Message
+             * @default null
+             */
+            message: string;
+            /**
+             * Node Id
+             * @default null
+             */
+            node_id: string;
+            /**
+             * Position
+             * @description The event's id in the stream (SSE id)
+             */
+            position: number;
+            /** Run Id */
+            run_id: string;
+            /**
+             * Seq
+             * @default null
+             */
+            seq: number | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "waiting_input";
+        };
         /**
          * RunList
          * @description A page of runs, newest first.
@@ -3060,8 +3201,6 @@ export interface components {
             waiting?: components["schemas"]["WaitingPrompt"] | null;
             /** Workflow Id */
             workflow_id: string;
-        } & {
-            [key: string]: unknown;
         };
         /**
          * RunSummary
@@ -3103,8 +3242,6 @@ export interface components {
             status: "pending" | "running" | "waiting_input" | "succeeded" | "failed" | "cancelled";
             /** Workflow Id */
             workflow_id: string;
-        } & {
-            [key: string]: unknown;
         };
         /**
          * SaveBody
@@ -3296,6 +3433,10 @@ export interface components {
             $defs?: {
                 [key: string]: unknown;
             };
+            /** Additionalproperties */
+            additionalProperties: boolean;
+            /** Description */
+            description: string;
             /** Properties */
             properties: {
                 [key: string]: unknown;
@@ -3309,8 +3450,6 @@ export interface components {
              * @constant
              */
             type: "object";
-        } & {
-            [key: string]: unknown;
         };
         /**
          * ToolList
@@ -3383,8 +3522,26 @@ export interface components {
         /**
          * ToolView
          * @description A tool in its file form, plus the resolved endpoint and schemas.
+         *
+         *     The file form's fields (``ToolConfig``) appear when they are not their defaults, as the
+         *     file has them (the routes answer it with ``response_model_exclude_unset``).
          */
         ToolView: {
+            /** Annotations */
+            annotations?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Api
+             * @description method, base_url, path, timeout...
+             */
+            api: {
+                [key: string]: unknown;
+            };
+            /** Auth */
+            auth?: {
+                [key: string]: unknown;
+            } | null;
             /**
              * Auth Status
              * @description How it authenticates and whether its secret is set now (never the value)
@@ -3403,6 +3560,14 @@ export interface components {
              * @description Method, base URL and path, variables resolved
              */
             endpoint: string;
+            /** Graphql */
+            graphql?: {
+                [key: string]: unknown;
+            } | null;
+            /** Hints */
+            hints?: {
+                [key: string]: unknown;
+            } | null;
             /**
              * Input Schema
              * @description The JSON Schema its arguments must match
@@ -3412,8 +3577,20 @@ export interface components {
             };
             /** Name */
             name: string;
-        } & {
-            [key: string]: unknown;
+            /** Output Schema */
+            output_schema?: {
+                [key: string]: unknown;
+            } | null;
+            /** Parameters */
+            parameters?: {
+                [key: string]: {
+                    [key: string]: unknown;
+                };
+            } | null;
+            /** Static Params */
+            static_params?: {
+                [key: string]: unknown;
+            } | null;
         };
         /**
          * ToolsReloaded
@@ -3527,8 +3704,6 @@ export interface components {
             message: string;
             /** Node Id */
             node_id: string;
-        } & {
-            [key: string]: unknown;
         };
         /**
          * WorkflowDetail
@@ -5742,9 +5917,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: string;
-                    };
+                    "application/json": components["schemas"]["Health"];
                 };
             };
         };
