@@ -1266,15 +1266,51 @@ export interface components {
         /**
          * Catalog
          * @description One imported catalog: its config (source, prefix, filters...) and its tool counts.
+         *
+         *     The config's fields appear as its file has them (an Arazzo catalog has ``arazzo_version``,
+         *     ``workflows`` and ``workflow_file``; an OpenAPI one ``openapi_version``).
          */
         Catalog: {
+            /** Arazzo Version */
+            arazzo_version?: string | null;
+            /**
+             * Base Url
+             * @description The base URL used instead
+             */
+            base_url?: string | null;
+            /** Created At */
+            created_at?: string | null;
+            /** Document Hash */
+            document_hash?: string | null;
             /**
              * Enabled
              * @default true
              */
             enabled: boolean;
+            /**
+             * Include
+             * @description Only these operations
+             */
+            include?: string[] | null;
+            /**
+             * Kind
+             * @description openapi, swagger, graphql or arazzo
+             */
+            kind?: string | null;
+            /**
+             * Manifest
+             * @description Its tool manifest's file name
+             */
+            manifest?: string | null;
             /** Name */
             name: string;
+            /** Openapi Version */
+            openapi_version?: string | null;
+            /**
+             * Prefix
+             * @description Its tools' name prefix
+             */
+            prefix?: string | null;
             /**
              * Registered Tools
              * @description Tools it registers now
@@ -1287,6 +1323,16 @@ export interface components {
             secrets?: {
                 [key: string]: unknown;
             }[];
+            /**
+             * Source
+             * @description Where the document was read
+             */
+            source?: string | null;
+            /**
+             * Source Type
+             * @description url or path
+             */
+            source_type?: string | null;
             /** Title */
             title?: string | null;
             /**
@@ -1294,8 +1340,17 @@ export interface components {
              * @description Tools its manifest holds
              */
             tool_count?: number | null;
-        } & {
-            [key: string]: unknown;
+            /** Updated At */
+            updated_at?: string | null;
+            /** Vendor */
+            vendor?: string | null;
+            /**
+             * Workflow File
+             * @description An Arazzo catalog's workflows
+             */
+            workflow_file?: string | null;
+            /** Workflows */
+            workflows?: string[] | null;
         };
         /**
          * CatalogList
@@ -1512,149 +1567,396 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /**
+         * EventAttemptFailed
+         * @description One attempt of a call failed (it may be retried).
+         */
         EventAttemptFailed: {
+            /** At */
+            at?: string | null;
+            /** Attempt */
+            attempt?: number;
+            /** Error */
+            error?: string;
+            /** Max Attempts */
+            max_attempts?: number;
+            /** Node Id */
+            node_id?: string;
+            /** Run Id */
+            run_id: string;
+            /** Seq */
+            seq?: number | null;
+            /** Status Code */
+            status_code?: number | null;
+            /** Tool */
+            tool?: string;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
             type: "attempt_failed";
-        } & {
-            [key: string]: unknown;
         };
+        /**
+         * EventCompensated
+         * @description A compensation call ran (``name`` is ``saga:<node>`` or ``<compensate node>:<step>``).
+         */
         EventCompensated: {
+            /** At */
+            at?: string | null;
+            /** Call */
+            call?: string;
+            /** Error */
+            error?: string | null;
+            /** Name */
+            name?: string;
+            /** Ok */
+            ok?: boolean;
+            /** Run Id */
+            run_id: string;
+            /** Seq */
+            seq?: number | null;
+            /** Status Code */
+            status_code?: number | null;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
             type: "compensated";
-        } & {
-            [key: string]: unknown;
         };
+        /**
+         * EventNodeFailed
+         * @description A node failed.
+         *
+         *     ``fallback`` names the node its ``on_error`` activates instead of failing the run;
+         *     ``detail`` holds a failed call's tool, status code and body.
+         */
         EventNodeFailed: {
+            /** At */
+            at?: string | null;
+            /** Detail */
+            detail?: {
+                [key: string]: unknown;
+            } | null;
+            /** Error */
+            error?: string;
+            /** Fallback */
+            fallback?: string | null;
+            /** Input */
+            input?: unknown;
+            /** Node Id */
+            node_id?: string;
+            /** Run Id */
+            run_id: string;
+            /** Seq */
+            seq?: number | null;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
             type: "node_failed";
-        } & {
-            [key: string]: unknown;
         };
+        /**
+         * EventNodeInput
+         * @description A running node's input, as soon as it is known.
+         *
+         *     A call's arguments (before its first attempt), a sub-workflow's args, a foreach's items.
+         */
         EventNodeInput: {
+            /** At */
+            at?: string | null;
+            /** Input */
+            input?: unknown;
+            /** Node Id */
+            node_id?: string;
+            /** Run Id */
+            run_id: string;
+            /** Seq */
+            seq?: number | null;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
             type: "node_input";
-        } & {
-            [key: string]: unknown;
         };
+        /**
+         * EventNodeNotRun
+         * @description A node was never reached: the run ended (failed, cancelled, timed out) before it.
+         */
         EventNodeNotRun: {
+            /** At */
+            at?: string | null;
+            /** Node Id */
+            node_id?: string;
+            /** Reason */
+            reason?: string | null;
+            /** Run Id */
+            run_id: string;
+            /** Seq */
+            seq?: number | null;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
             type: "node_not_run";
-        } & {
-            [key: string]: unknown;
         };
+        /**
+         * EventNodeSkipped
+         * @description A node did not run; ``reason`` says why.
+         */
         EventNodeSkipped: {
+            /** At */
+            at?: string | null;
+            /** Node Id */
+            node_id?: string;
+            /** Reason */
+            reason?: string | null;
+            /** Run Id */
+            run_id: string;
+            /** Seq */
+            seq?: number | null;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
             type: "node_skipped";
-        } & {
-            [key: string]: unknown;
         };
+        /**
+         * EventNodeStarted
+         * @description A node began; ``tool`` is set for calls.
+         */
         EventNodeStarted: {
+            /** At */
+            at?: string | null;
+            /** Kind */
+            kind?: string;
+            /** Node Id */
+            node_id?: string;
+            /** Run Id */
+            run_id: string;
+            /** Seq */
+            seq?: number | null;
+            /** Tool */
+            tool?: string | null;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
             type: "node_started";
-        } & {
-            [key: string]: unknown;
         };
+        /**
+         * EventNodeSucceeded
+         * @description A node ended with ``output`` (``reused_from``: taken from that earlier run, a redrive).
+         */
         EventNodeSucceeded: {
+            /** At */
+            at?: string | null;
+            /** Input */
+            input?: unknown;
+            /** Node Id */
+            node_id?: string;
+            /** Output */
+            output?: unknown;
+            /** Reused From */
+            reused_from?: string | null;
+            /** Run Id */
+            run_id: string;
+            /** Seq */
+            seq?: number | null;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
             type: "node_succeeded";
-        } & {
-            [key: string]: unknown;
         };
+        /**
+         * EventResumed
+         * @description A yield got its (checked) answer.
+         */
         EventResumed: {
+            /** At */
+            at?: string | null;
+            /** Node Id */
+            node_id?: string;
+            /** Run Id */
+            run_id: string;
+            /** Seq */
+            seq?: number | null;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
             type: "resumed";
-        } & {
-            [key: string]: unknown;
+            /** Values */
+            values?: {
+                [key: string]: unknown;
+            };
         };
+        /**
+         * EventRetryScheduled
+         * @description A call will be tried again (``attempt`` is the next one) after ``delay_s``.
+         */
         EventRetryScheduled: {
+            /** At */
+            at?: string | null;
+            /** Attempt */
+            attempt?: number;
+            /** Delay S */
+            delay_s?: number;
+            /** Max Attempts */
+            max_attempts?: number;
+            /** Next Attempt At */
+            next_attempt_at?: string;
+            /** Node Id */
+            node_id?: string;
+            /** Run Id */
+            run_id: string;
+            /** Seq */
+            seq?: number | null;
+            /** Tool */
+            tool?: string;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
             type: "retry_scheduled";
-        } & {
-            [key: string]: unknown;
         };
+        /**
+         * EventRunCancelled
+         * @description The run was cancelled (a workflow whose deadline passed fails instead).
+         */
         EventRunCancelled: {
+            /** At */
+            at?: string | null;
+            /** By */
+            by?: string | null;
+            /** Error */
+            error?: {
+                [key: string]: unknown;
+            } | null;
+            /** Result */
+            result?: unknown;
+            /** Run Id */
+            run_id: string;
+            /** Seq */
+            seq?: number | null;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
             type: "run_cancelled";
-        } & {
-            [key: string]: unknown;
         };
+        /**
+         * EventRunCreated
+         * @description The store recorded a new run.
+         */
         EventRunCreated: {
+            /** At */
+            at?: string | null;
+            /** Run Id */
+            run_id: string;
+            /** Seq */
+            seq?: number | null;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
             type: "run_created";
-        } & {
-            [key: string]: unknown;
+            /** Workflow Id */
+            workflow_id?: string;
         };
+        /**
+         * EventRunFailed
+         * @description The run failed; ``error`` says where and why.
+         */
         EventRunFailed: {
+            /** At */
+            at?: string | null;
+            /** By */
+            by?: string | null;
+            /** Error */
+            error?: {
+                [key: string]: unknown;
+            } | null;
+            /** Result */
+            result?: unknown;
+            /** Run Id */
+            run_id: string;
+            /** Seq */
+            seq?: number | null;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
             type: "run_failed";
-        } & {
-            [key: string]: unknown;
         };
+        /**
+         * EventRunStarted
+         * @description An execution of the run began (again, after a restart).
+         */
         EventRunStarted: {
+            /** At */
+            at?: string | null;
+            /** Run Id */
+            run_id: string;
+            /** Seq */
+            seq?: number | null;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
             type: "run_started";
-        } & {
-            [key: string]: unknown;
+            /** Workflow Id */
+            workflow_id?: string;
         };
+        /**
+         * EventRunSucceeded
+         * @description The run produced its result.
+         */
         EventRunSucceeded: {
+            /** At */
+            at?: string | null;
+            /** By */
+            by?: string | null;
+            /** Error */
+            error?: {
+                [key: string]: unknown;
+            } | null;
+            /** Result */
+            result?: unknown;
+            /** Run Id */
+            run_id: string;
+            /** Seq */
+            seq?: number | null;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
             type: "run_succeeded";
-        } & {
-            [key: string]: unknown;
         };
+        /**
+         * EventWaitingInput
+         * @description A yield waits for an answer matching ``expects``.
+         */
         EventWaitingInput: {
+            /** At */
+            at?: string | null;
+            /** Expects */
+            expects?: {
+                [key: string]: unknown;
+            };
+            /** Message */
+            message?: string;
+            /** Node Id */
+            node_id?: string;
+            /** Run Id */
+            run_id: string;
+            /** Seq */
+            seq?: number | null;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
             type: "waiting_input";
-        } & {
-            [key: string]: unknown;
         };
         /**
          * ExecutorView
@@ -1826,12 +2128,24 @@ export interface components {
         /**
          * ImportPreview
          * @description What an import would register, and what it would clash with; nothing is written.
+         *
+         *     ``command_preview`` with a token budget; ``workflows`` and ``workflow_document`` for an
+         *     Arazzo document.
          */
         ImportPreview: {
             /** Catalog */
             catalog: {
                 [key: string]: unknown;
             };
+            /**
+             * Command Preview
+             * @description The commands, within max_preview_tokens
+             */
+            command_preview?: {
+                [key: string]: unknown;
+            }[] | null;
+            /** Command Preview Truncated */
+            command_preview_truncated?: boolean | null;
             /** Conflicts */
             conflicts: {
                 [key: string]: unknown;
@@ -1852,20 +2166,32 @@ export interface components {
             violations: components["schemas"]["Problem"][];
             /** Warnings */
             warnings: components["schemas"]["Problem"][];
-        } & {
-            [key: string]: unknown;
+            /**
+             * Workflow Document
+             * @description Arazzo: the workflow document that would be saved
+             */
+            workflow_document?: string | null;
+            /**
+             * Workflows
+             * @description Arazzo: the workflow ids
+             */
+            workflows?: string[] | null;
         };
         /**
          * Imported
-         * @description A catalog written and registered.
+         * @description A catalog written and registered (an Arazzo import: its workflows too).
          */
         Imported: {
             /** Catalog Id */
             catalog_id: string;
+            /** Catalog Path */
+            catalog_path: string;
             /** Command Count */
             command_count: number;
             /** Enabled */
             enabled: boolean;
+            /** Manifest Path */
+            manifest_path: string;
             /** Provider Contract Count */
             provider_contract_count: number;
             /**
@@ -1877,8 +2203,16 @@ export interface components {
             }[];
             /** Warnings */
             warnings: components["schemas"]["Problem"][];
-        } & {
-            [key: string]: unknown;
+            /**
+             * Workflow File
+             * @description Arazzo: the workflow file
+             */
+            workflow_file?: string | null;
+            /**
+             * Workflows
+             * @description Arazzo: the workflow ids
+             */
+            workflows?: string[] | null;
         };
         /**
          * InputParam
@@ -2212,8 +2546,30 @@ export interface components {
                 [key: string]: unknown;
             }[];
         };
+        /**
+         * Purged
+         * @description What a history purge removed (or would remove: a dry run), and how many per workflow.
+         */
         Purged: {
-            [key: string]: unknown;
+            /**
+             * By Workflow
+             * @description The runs per workflow
+             */
+            by_workflow: {
+                [key: string]: number;
+            };
+            /**
+             * Removed Runs
+             * @description How many runs were removed
+             */
+            removed_runs?: number | null;
+            /** Workflow Id */
+            workflow_id?: string | null;
+            /**
+             * Would Remove Runs
+             * @description A dry run: how many runs would be removed
+             */
+            would_remove_runs?: number | null;
         };
         /**
          * Readiness
@@ -2343,8 +2699,41 @@ export interface components {
             /** Workflow Id */
             workflow_id: string;
         };
+        /**
+         * RenderedStep
+         * @description A step with its arguments rendered where the inputs allow it.
+         *
+         *     ``tool``, ``args`` and ``pending`` only for a step that calls a tool.
+         */
         RenderedStep: {
-            [key: string]: unknown;
+            /**
+             * Args
+             * @description Its arguments, rendered where the inputs allow it
+             */
+            args?: {
+                [key: string]: unknown;
+            } | null;
+            /** Kind */
+            kind: string;
+            /** Node Id */
+            node_id: string;
+            /**
+             * Pending
+             * @description The arguments that need an earlier step's output
+             */
+            pending?: {
+                [key: string]: string;
+            }[] | null;
+            /**
+             * Runs
+             * @description When the node runs (always, after, when activated)
+             */
+            runs: unknown;
+            /**
+             * Tool
+             * @description The tool it calls
+             */
+            tool?: string | null;
         };
         /**
          * ResumeBody

@@ -60,7 +60,7 @@ export function CatalogImport({ onImported }: { onImported: () => void }) {
     setPreview(null)
     setImported([])
     try {
-      // ImportPreview and Imported take extra fields (an Arazzo import's workflows, the command list): read here as Preview and Imported
+      // the preview's catalog, prefixes, conflicts and command list are free-form in the document: read as Preview
       const p = (await http.post('/catalogs/preview', { body: { ...base(), max_preview_tokens: 200000 } })) as unknown as Preview
       setPreview(p)
       setChosen(new Set((p.command_preview ?? []).map((o) => o.name)))
@@ -77,7 +77,7 @@ export function CatalogImport({ onImported }: { onImported: () => void }) {
     setBusy(true)
     setError(null)
     try {
-      const r = (await http.post('/catalogs', { body: { ...base(), include, overwrite, enabled: true } })) as unknown as Imported
+      const r = (await http.post('/catalogs', { body: { ...base(), include, overwrite, enabled: true } })) as Imported
       const unset = (r.secrets ?? []).filter((s) => !s.set)
       const needs = unset.length ? ` Its tools need ${unset.map((s) => `${s.secret} (set ${s.set_with})`).join('; ')}: calls fail until it is set.` : ''
       const flows = r.workflows?.length ? ` and ${r.workflows.length} workflow(s)` : ''

@@ -137,8 +137,9 @@ class _EventBase(BaseModel):
 
     OMIT_NONE: ClassVar[frozenset[str]] = frozenset({"seq"})
 
+    # No return annotation: pydantic then documents the model's own fields (see sparse.py).
     @model_serializer(mode="wrap")
-    def _drop_unset(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+    def _drop_unset(self, handler: SerializerFunctionWrapHandler):  # type: ignore[no-untyped-def]
         data: dict[str, Any] = handler(self)
         return {k: v for k, v in data.items() if v is not None or k not in self.OMIT_NONE}
 
