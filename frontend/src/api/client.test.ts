@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
-import { accessHint, api, ApiError, getApiKey, onUnauthorized, setApiKey } from './client'
+import { accessHint, ApiError, fillPath, getApiKey, http, onUnauthorized, setApiKey } from './client'
 import { followRunEvents } from './events'
 
 const KEY = 'dtk_0123456789abcdef_abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQ'
@@ -29,14 +29,57 @@ afterEach(() => {
   vi.unstubAllGlobals()
 })
 
+describe('requests typed by path', () => {
+  it('fill the path parameters (encoded) and the query, and send the body as JSON', async () => {
+    const calls: { path: string; method?: string; body?: unknown }[] = []
+    vi.stubGlobal(
+      'fetch',
+      vi.fn(async (path: string, init?: RequestInit) => {
+        calls.push({ path, method: init?.method, body: init?.body })
+        return answer(202, { run_id: 'r1', status: 'pending' })
+      }),
+    )
+    const started = await http.post('/workflows/{workflow_id}/runs', { params: { path: { workflow_id: 'a b/c' } }, body: { params: { city: 'Oslo' } } })
+    expect(started.run_id).toBe('r1')
+    await http.get('/runs', { params: { query: { status: 'failed', limit: 5, workflow_id: undefined } } })
+    expect(calls).toEqual([
+      { path: '/workflows/a%20b%2Fc/runs', method: 'POST', body: '{"params":{"city":"Oslo"}}' },
+      { path: '/runs?status=failed&limit=5', method: 'GET', body: undefined },
+    ])
+  })
+
+  it('take the parameters, body and answer of the operation (checked by `npm run typecheck`)', async () => {
+    vi.stubGlobal('fetch', vi.fn(async () => answer(200, { run_id: 'r', status: 'running' })))
+    const run = await http.get('/runs/{run_id}', { params: { path: { run_id: 'r' } } })
+    const status: 'pending' | 'running' | 'waiting_input' | 'succeeded' | 'failed' | 'cancelled' = run.status
+    expect(status).toBe('running')
+    const typeErrors = async () => {
+      // @ts-expect-error a path parameter is required
+      await http.get('/runs/{run_id}')
+      // @ts-expect-error the body of a run is {params: {...}}
+      await http.post('/workflows/{workflow_id}/runs', { params: { path: { workflow_id: 'w' } }, body: { params: 1 } })
+      // @ts-expect-error no such path
+      await http.get('/no/such/path')
+      // @ts-expect-error GET /runs/{run_id} answers a RunState, whose run_id is a string
+      const position: number = run.run_id
+      return position
+    }
+    expect(typeof typeErrors).toBe('function')
+  })
+
+  it('refuse a path whose parameter has no value', () => {
+    expect(() => fillPath('/runs/{run_id}', { path: {} })).toThrow('no value for {run_id}')
+  })
+})
+
 describe('the API key', () => {
   it('is kept in sessionStorage and sent as a bearer header on every call', async () => {
     const calls = stubFetch(() => answer(200, { ok: true }))
     setApiKey(KEY)
     expect(sessionStorage.getItem('dt.apiKey')).toBe(KEY)
     expect(localStorage.length).toBe(0)
-    await api('GET', '/runs')
-    await api('POST', '/workflows/x/runs', { params: {} })
+    await http.get('/runs')
+    await http.post('/workflows/{workflow_id}/runs', { params: { path: { workflow_id: 'x' } }, body: { params: {} } })
     expect(calls.map((c) => c.headers.Authorization)).toEqual([`Bearer ${KEY}`, `Bearer ${KEY}`])
   })
 
@@ -47,7 +90,7 @@ describe('the API key', () => {
     setApiKey(KEY)
     setApiKey('')
     expect(localStorage.getItem('dt.apiToken')).toBeNull()
-    await api('GET', '/tools')
+    await http.get('/tools')
     expect(calls[0].headers.Authorization).toBeUndefined()
   })
 })
@@ -61,7 +104,7 @@ describe('401 and 403', () => {
     )
     const heard: ApiError[] = []
     const stop = onUnauthorized((e) => heard.push(e))
-    const error = await api('GET', '/runs').catch((e: unknown) => e)
+    const error = await http.get('/runs').catch((e: unknown) => e)
     stop()
     expect(error).toBeInstanceOf(ApiError)
     const e = error as ApiError
@@ -69,7 +112,7 @@ describe('401 and 403', () => {
     expect(heard).toEqual([e])
     expect(accessHint(e)).toContain('sign in with an API key')
     // unsubscribed: later 401s are not heard
-    await api('GET', '/runs').catch(() => null)
+    await http.get('/runs').catch(() => null)
     expect(heard).toHaveLength(1)
   })
 
@@ -79,7 +122,7 @@ describe('401 and 403', () => {
     )
     const heard: ApiError[] = []
     const stop = onUnauthorized((e) => heard.push(e))
-    const e = (await api('POST', '/workflows/w/runs', {}).catch((x: unknown) => x)) as ApiError
+    const e = (await http.post('/workflows/{workflow_id}/runs', { params: { path: { workflow_id: 'w' } }, body: { params: {} } }).catch((x: unknown) => x)) as ApiError
     stop()
     expect(e.status).toBe(403)
     expect(e.scope).toBe('run')

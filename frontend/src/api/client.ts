@@ -2,6 +2,8 @@
 // header, and every failure turned into an ApiError that says what went wrong and where. A 401
 // is also told to the session (lib/session.tsx), which then asks to sign in again.
 
+import type { components, paths } from './schema'
+
 const KEY_STORAGE = 'dt.apiKey'
 // Earlier versions kept the API token in localStorage; a credential does not outlive the tab now.
 const LEGACY_TOKEN_KEY = 'dt.apiToken'
@@ -126,7 +128,8 @@ function describeStatus(status: number): string {
   return `HTTP ${status}`
 }
 
-export async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
+/** One request: JSON body in, parsed JSON (or text) out; a failure throws an ApiError. */
+async function request(method: string, path: string, body?: unknown): Promise<unknown> {
   const where = `${method} ${path}`
   const headers: Record<string, string> = { Accept: 'application/json', ...authHeaders() }
   if (body !== undefined) headers['Content-Type'] = 'application/json'
@@ -155,7 +158,93 @@ export async function api<T>(method: string, path: string, body?: unknown): Prom
     }
   }
   if (!response.ok) throw errorFromResponse(response.status, data, where, response.headers.get('x-request-id'))
-  return data as T
+  return data
+}
+
+// Requests typed by path, from the server's OpenAPI document (schema.d.ts, `make api-types`):
+// the path's parameters, the request body and the answer are the operation's.
+
+export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete'
+
+/** The paths that have an operation for `M`. */
+export type PathsFor<M extends Method> = {
+  [P in keyof paths]: paths[P][M] extends { responses: unknown } ? P : never
+}[keyof paths]
+
+/** The operation of `M` on `P`. */
+export type Operation<P extends keyof paths, M extends Method> = NonNullable<paths[P][M]>
+
+type SuccessStatus = 200 | 201 | 202 | 204
+type JsonContent<R> = R extends { content: { 'application/json': infer T } } ? T : null
+
+/** What a successful answer of the operation holds (null for a 204). */
+export type Answer<O> = O extends { responses: infer R }
+  ? { [S in keyof R & SuccessStatus]: JsonContent<R[S]> }[keyof R & SuccessStatus]
+  : never
+
+/** The JSON body the operation takes. */
+export type RequestBody<O> = O extends { requestBody: { content: { 'application/json': infer B } } } ? B : never
+
+type Parameters<O> = O extends { parameters: infer X } ? X : never
+type PathPart<O> = Parameters<O> extends { path: infer X } ? { path: X } : { path?: never }
+type QueryPart<O> = Parameters<O> extends { query: infer Q }
+  ? { query: Q }
+  : Parameters<O> extends { query?: infer Q }
+    ? [NonNullable<Q>] extends [never]
+      ? { query?: never }
+      : { query?: NonNullable<Q> }
+    : { query?: never }
+type BodyPart<O> = O extends { requestBody?: never }
+  ? { body?: never }
+  : O extends { requestBody: { content: { 'application/json': infer B } } }
+    ? { body: B }
+    : O extends { requestBody?: { content: { 'application/json': infer B } } }
+      ? { body?: B }
+      : { body?: never }
+
+/** What a request on the operation gives: its path and query parameters, its body. */
+type ParamsPart<O> = PathPart<O> & QueryPart<O>
+export type RequestInit<O> = (object extends ParamsPart<O> ? { params?: ParamsPart<O> } : { params: ParamsPart<O> }) &
+  BodyPart<O>
+
+type Init<O> = object extends RequestInit<O> ? [init?: RequestInit<O>] : [init: RequestInit<O>]
+
+/** `path` with its `{name}` parameters filled in (encoded) and the query appended. */
+export function fillPath(path: string, params?: { path?: object; query?: object }): string {
+  const values = (params?.path ?? {}) as Record<string, unknown>
+  const filled = path.replace(/\{([^}]+)\}/g, (_, name: string) => {
+    if (!(name in values)) throw new Error(`${path}: no value for {${name}}`)
+    return encodeURIComponent(String(values[name]))
+  })
+  return filled + query((params?.query ?? {}) as Record<string, unknown>)
+}
+
+async function call<M extends Method, P extends PathsFor<M>>(
+  method: M,
+  path: P,
+  given: unknown,
+): Promise<Answer<Operation<P, M>>> {
+  const init = given as { params?: { path?: object; query?: object }; body?: unknown } | undefined
+  const data = await request(method.toUpperCase(), fillPath(path, init?.params), init?.body)
+  return data as Answer<Operation<P, M>>
+}
+
+/** GET /workflows/{workflow_id} in its document form (the default; `format=arazzo` exports it instead). */
+export async function getWorkflow(workflowId: string): Promise<components['schemas']['WorkflowDetail']> {
+  const answer = await http.get('/workflows/{workflow_id}', { params: { path: { workflow_id: workflowId } } })
+  if (!('content' in answer)) throw new ApiError({ status: 200, code: 'unexpected_answer', message: 'not a workflow document', where: `GET /workflows/${workflowId}` })
+  return answer
+}
+
+/** The API by path: `http.get('/runs/{run_id}', { params: { path: { run_id } } })` answers a RunState. */
+export const http = {
+  get: <P extends PathsFor<'get'>>(path: P, ...init: Init<Operation<P, 'get'>>) => call('get', path, init[0]),
+  post: <P extends PathsFor<'post'>>(path: P, ...init: Init<Operation<P, 'post'>>) => call('post', path, init[0]),
+  put: <P extends PathsFor<'put'>>(path: P, ...init: Init<Operation<P, 'put'>>) => call('put', path, init[0]),
+  patch: <P extends PathsFor<'patch'>>(path: P, ...init: Init<Operation<P, 'patch'>>) =>
+    call('patch', path, init[0]),
+  delete: <P extends PathsFor<'delete'>>(path: P, ...init: Init<Operation<P, 'delete'>>) =>
+    call('delete', path, init[0]),
 }
 
 export function toApiError(exc: unknown, where: string): ApiError {
@@ -163,7 +252,7 @@ export function toApiError(exc: unknown, where: string): ApiError {
   return new ApiError({ status: 0, code: 'client_error', message: String(exc), where })
 }
 
-export function query(params: Record<string, string | number | undefined | null>): string {
+export function query(params: Record<string, unknown>): string {
   const parts = Object.entries(params)
     .filter(([, v]) => v !== undefined && v !== null && v !== '')
     .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(String(v))}`)

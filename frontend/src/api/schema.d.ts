@@ -1266,15 +1266,51 @@ export interface components {
         /**
          * Catalog
          * @description One imported catalog: its config (source, prefix, filters...) and its tool counts.
+         *
+         *     The config's fields appear as its file has them (an Arazzo catalog has ``arazzo_version``,
+         *     ``workflows`` and ``workflow_file``; an OpenAPI one ``openapi_version``).
          */
         Catalog: {
+            /** Arazzo Version */
+            arazzo_version?: string | null;
+            /**
+             * Base Url
+             * @description The base URL used instead
+             */
+            base_url?: string | null;
+            /** Created At */
+            created_at?: string | null;
+            /** Document Hash */
+            document_hash?: string | null;
             /**
              * Enabled
              * @default true
              */
             enabled: boolean;
+            /**
+             * Include
+             * @description Only these operations
+             */
+            include?: string[] | null;
+            /**
+             * Kind
+             * @description openapi, swagger, graphql or arazzo
+             */
+            kind?: string | null;
+            /**
+             * Manifest
+             * @description Its tool manifest's file name
+             */
+            manifest?: string | null;
             /** Name */
             name: string;
+            /** Openapi Version */
+            openapi_version?: string | null;
+            /**
+             * Prefix
+             * @description Its tools' name prefix
+             */
+            prefix?: string | null;
             /**
              * Registered Tools
              * @description Tools it registers now
@@ -1287,6 +1323,16 @@ export interface components {
             secrets?: {
                 [key: string]: unknown;
             }[];
+            /**
+             * Source
+             * @description Where the document was read
+             */
+            source?: string | null;
+            /**
+             * Source Type
+             * @description url or path
+             */
+            source_type?: string | null;
             /** Title */
             title?: string | null;
             /**
@@ -1294,8 +1340,17 @@ export interface components {
              * @description Tools its manifest holds
              */
             tool_count?: number | null;
-        } & {
-            [key: string]: unknown;
+            /** Updated At */
+            updated_at?: string | null;
+            /** Vendor */
+            vendor?: string | null;
+            /**
+             * Workflow File
+             * @description An Arazzo catalog's workflows
+             */
+            workflow_file?: string | null;
+            /** Workflows */
+            workflows?: string[] | null;
         };
         /**
          * CatalogList
@@ -1428,20 +1483,33 @@ export interface components {
             };
         };
         /**
+         * DryRunCall
+         * @description One call a dry run made (answered by a mock).
+         */
+        DryRunCall: {
+            /** Args */
+            args: {
+                [key: string]: unknown;
+            };
+            /** Idempotency Key */
+            idempotency_key: string;
+            /** Tool */
+            tool: string;
+        };
+        /**
          * DryRunReport
          * @description A run against mock answers: outcome, node states, the calls it made, its events.
          */
         DryRunReport: {
             /** Calls */
-            calls: {
-                [key: string]: unknown;
-            }[];
+            calls: components["schemas"]["DryRunCall"][];
             /** Error */
             error?: unknown;
-            /** Events */
-            events: {
-                [key: string]: unknown;
-            }[];
+            /**
+             * Events
+             * @description The events as the engine emitted them
+             */
+            events: (components["schemas"]["EventRunCreated"] | components["schemas"]["EventRunStarted"] | components["schemas"]["EventRunSucceeded"] | components["schemas"]["EventRunFailed"] | components["schemas"]["EventRunCancelled"] | components["schemas"]["EventNodeStarted"] | components["schemas"]["EventNodeSkipped"] | components["schemas"]["EventNodeNotRun"] | components["schemas"]["EventNodeInput"] | components["schemas"]["EventNodeSucceeded"] | components["schemas"]["EventNodeFailed"] | components["schemas"]["EventAttemptFailed"] | components["schemas"]["EventRetryScheduled"] | components["schemas"]["EventWaitingInput"] | components["schemas"]["EventResumed"] | components["schemas"]["EventCompensated"])[];
             /** Nodes */
             nodes: {
                 [key: string]: components["schemas"]["NodeView"];
@@ -1504,56 +1572,27 @@ export interface components {
          * @description One attempt of a call failed (it may be retried).
          */
         EventAttemptFailed: {
-            /**
-             * At
-             * @default null
-             */
-            at: string | null;
-            /**
-             * Attempt
-             * @default null
-             */
-            attempt: number;
-            /**
-             * Error
-             * @default null
-             */
-            error: string;
-            /**
-             * Max Attempts
-             * @default null
-             */
-            max_attempts: number;
-            /**
-             * Node Id
-             * @default null
-             */
-            node_id: string;
-            /**
-             * Position
-             * @description The event's id in the stream (SSE id)
-             */
-            position: number;
+            /** At */
+            at?: string | null;
+            /** Attempt */
+            attempt?: number;
+            /** Error */
+            error?: string;
+            /** Max Attempts */
+            max_attempts?: number;
+            /** Node Id */
+            node_id?: string;
             /** Run Id */
             run_id: string;
+            /** Seq */
+            seq?: number | null;
+            /** Status Code */
+            status_code?: number | null;
+            /** Tool */
+            tool?: string;
             /**
-             * Seq
-             * @default null
-             */
-            seq: number | null;
-            /**
-             * Status Code
-             * @default null
-             */
-            status_code: number | null;
-            /**
-             * Tool
-             * @default null
-             */
-            tool: string;
-            /**
-             * Type
-             * @constant
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
              */
             type: "attempt_failed";
         };
@@ -1562,51 +1601,25 @@ export interface components {
          * @description A compensation call ran (``name`` is ``saga:<node>`` or ``<compensate node>:<step>``).
          */
         EventCompensated: {
-            /**
-             * At
-             * @default null
-             */
-            at: string | null;
-            /**
-             * Call
-             * @default null
-             */
-            call: string;
-            /**
-             * Error
-             * @default null
-             */
-            error: string | null;
-            /**
-             * Name
-             * @default null
-             */
-            name: string;
-            /**
-             * Ok
-             * @default null
-             */
-            ok: boolean;
-            /**
-             * Position
-             * @description The event's id in the stream (SSE id)
-             */
-            position: number;
+            /** At */
+            at?: string | null;
+            /** Call */
+            call?: string;
+            /** Error */
+            error?: string | null;
+            /** Name */
+            name?: string;
+            /** Ok */
+            ok?: boolean;
             /** Run Id */
             run_id: string;
+            /** Seq */
+            seq?: number | null;
+            /** Status Code */
+            status_code?: number | null;
             /**
-             * Seq
-             * @default null
-             */
-            seq: number | null;
-            /**
-             * Status Code
-             * @default null
-             */
-            status_code: number | null;
-            /**
-             * Type
-             * @constant
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
              */
             type: "compensated";
         };
@@ -1618,53 +1631,27 @@ export interface components {
          *     ``detail`` holds a failed call's tool, status code and body.
          */
         EventNodeFailed: {
-            /**
-             * At
-             * @default null
-             */
-            at: string | null;
-            /**
-             * Detail
-             * @default null
-             */
-            detail: {
+            /** At */
+            at?: string | null;
+            /** Detail */
+            detail?: {
                 [key: string]: unknown;
             } | null;
-            /**
-             * Error
-             * @default null
-             */
-            error: string;
-            /**
-             * Fallback
-             * @default null
-             */
-            fallback: string | null;
-            /**
-             * Input
-             * @default null
-             */
-            input: unknown;
-            /**
-             * Node Id
-             * @default null
-             */
-            node_id: string;
-            /**
-             * Position
-             * @description The event's id in the stream (SSE id)
-             */
-            position: number;
+            /** Error */
+            error?: string;
+            /** Fallback */
+            fallback?: string | null;
+            /** Input */
+            input?: unknown;
+            /** Node Id */
+            node_id?: string;
             /** Run Id */
             run_id: string;
+            /** Seq */
+            seq?: number | null;
             /**
-             * Seq
-             * @default null
-             */
-            seq: number | null;
-            /**
-             * Type
-             * @constant
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
              */
             type: "node_failed";
         };
@@ -1675,36 +1662,19 @@ export interface components {
          *     A call's arguments (before its first attempt), a sub-workflow's args, a foreach's items.
          */
         EventNodeInput: {
-            /**
-             * At
-             * @default null
-             */
-            at: string | null;
-            /**
-             * Input
-             * @default null
-             */
-            input: unknown;
-            /**
-             * Node Id
-             * @default null
-             */
-            node_id: string;
-            /**
-             * Position
-             * @description The event's id in the stream (SSE id)
-             */
-            position: number;
+            /** At */
+            at?: string | null;
+            /** Input */
+            input?: unknown;
+            /** Node Id */
+            node_id?: string;
             /** Run Id */
             run_id: string;
+            /** Seq */
+            seq?: number | null;
             /**
-             * Seq
-             * @default null
-             */
-            seq: number | null;
-            /**
-             * Type
-             * @constant
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
              */
             type: "node_input";
         };
@@ -1713,36 +1683,19 @@ export interface components {
          * @description A node was never reached: the run ended (failed, cancelled, timed out) before it.
          */
         EventNodeNotRun: {
-            /**
-             * At
-             * @default null
-             */
-            at: string | null;
-            /**
-             * Node Id
-             * @default null
-             */
-            node_id: string;
-            /**
-             * Position
-             * @description The event's id in the stream (SSE id)
-             */
-            position: number;
-            /**
-             * Reason
-             * @default null
-             */
-            reason: string | null;
+            /** At */
+            at?: string | null;
+            /** Node Id */
+            node_id?: string;
+            /** Reason */
+            reason?: string | null;
             /** Run Id */
             run_id: string;
+            /** Seq */
+            seq?: number | null;
             /**
-             * Seq
-             * @default null
-             */
-            seq: number | null;
-            /**
-             * Type
-             * @constant
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
              */
             type: "node_not_run";
         };
@@ -1751,36 +1704,19 @@ export interface components {
          * @description A node did not run; ``reason`` says why.
          */
         EventNodeSkipped: {
-            /**
-             * At
-             * @default null
-             */
-            at: string | null;
-            /**
-             * Node Id
-             * @default null
-             */
-            node_id: string;
-            /**
-             * Position
-             * @description The event's id in the stream (SSE id)
-             */
-            position: number;
-            /**
-             * Reason
-             * @default null
-             */
-            reason: string | null;
+            /** At */
+            at?: string | null;
+            /** Node Id */
+            node_id?: string;
+            /** Reason */
+            reason?: string | null;
             /** Run Id */
             run_id: string;
+            /** Seq */
+            seq?: number | null;
             /**
-             * Seq
-             * @default null
-             */
-            seq: number | null;
-            /**
-             * Type
-             * @constant
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
              */
             type: "node_skipped";
         };
@@ -1789,41 +1725,21 @@ export interface components {
          * @description A node began; ``tool`` is set for calls.
          */
         EventNodeStarted: {
-            /**
-             * At
-             * @default null
-             */
-            at: string | null;
-            /**
-             * Kind
-             * @default null
-             */
-            kind: string;
-            /**
-             * Node Id
-             * @default null
-             */
-            node_id: string;
-            /**
-             * Position
-             * @description The event's id in the stream (SSE id)
-             */
-            position: number;
+            /** At */
+            at?: string | null;
+            /** Kind */
+            kind?: string;
+            /** Node Id */
+            node_id?: string;
             /** Run Id */
             run_id: string;
+            /** Seq */
+            seq?: number | null;
+            /** Tool */
+            tool?: string | null;
             /**
-             * Seq
-             * @default null
-             */
-            seq: number | null;
-            /**
-             * Tool
-             * @default null
-             */
-            tool: string | null;
-            /**
-             * Type
-             * @constant
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
              */
             type: "node_started";
         };
@@ -1832,46 +1748,23 @@ export interface components {
          * @description A node ended with ``output`` (``reused_from``: taken from that earlier run, a redrive).
          */
         EventNodeSucceeded: {
-            /**
-             * At
-             * @default null
-             */
-            at: string | null;
-            /**
-             * Input
-             * @default null
-             */
-            input: unknown;
-            /**
-             * Node Id
-             * @default null
-             */
-            node_id: string;
-            /**
-             * Output
-             * @default null
-             */
-            output: unknown;
-            /**
-             * Position
-             * @description The event's id in the stream (SSE id)
-             */
-            position: number;
-            /**
-             * Reused From
-             * @default null
-             */
-            reused_from: string | null;
+            /** At */
+            at?: string | null;
+            /** Input */
+            input?: unknown;
+            /** Node Id */
+            node_id?: string;
+            /** Output */
+            output?: unknown;
+            /** Reused From */
+            reused_from?: string | null;
             /** Run Id */
             run_id: string;
+            /** Seq */
+            seq?: number | null;
             /**
-             * Seq
-             * @default null
-             */
-            seq: number | null;
-            /**
-             * Type
-             * @constant
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
              */
             type: "node_succeeded";
         };
@@ -1880,38 +1773,21 @@ export interface components {
          * @description A yield got its (checked) answer.
          */
         EventResumed: {
-            /**
-             * At
-             * @default null
-             */
-            at: string | null;
-            /**
-             * Node Id
-             * @default null
-             */
-            node_id: string;
-            /**
-             * Position
-             * @description The event's id in the stream (SSE id)
-             */
-            position: number;
+            /** At */
+            at?: string | null;
+            /** Node Id */
+            node_id?: string;
             /** Run Id */
             run_id: string;
+            /** Seq */
+            seq?: number | null;
             /**
-             * Seq
-             * @default null
-             */
-            seq: number | null;
-            /**
-             * Type
-             * @constant
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
              */
             type: "resumed";
-            /**
-             * Values
-             * @default null
-             */
-            values: {
+            /** Values */
+            values?: {
                 [key: string]: unknown;
             };
         };
@@ -1920,56 +1796,27 @@ export interface components {
          * @description A call will be tried again (``attempt`` is the next one) after ``delay_s``.
          */
         EventRetryScheduled: {
-            /**
-             * At
-             * @default null
-             */
-            at: string | null;
-            /**
-             * Attempt
-             * @default null
-             */
-            attempt: number;
-            /**
-             * Delay S
-             * @default null
-             */
-            delay_s: number;
-            /**
-             * Max Attempts
-             * @default null
-             */
-            max_attempts: number;
-            /**
-             * Next Attempt At
-             * @default null
-             */
-            next_attempt_at: string;
-            /**
-             * Node Id
-             * @default null
-             */
-            node_id: string;
-            /**
-             * Position
-             * @description The event's id in the stream (SSE id)
-             */
-            position: number;
+            /** At */
+            at?: string | null;
+            /** Attempt */
+            attempt?: number;
+            /** Delay S */
+            delay_s?: number;
+            /** Max Attempts */
+            max_attempts?: number;
+            /** Next Attempt At */
+            next_attempt_at?: string;
+            /** Node Id */
+            node_id?: string;
             /** Run Id */
             run_id: string;
+            /** Seq */
+            seq?: number | null;
+            /** Tool */
+            tool?: string;
             /**
-             * Seq
-             * @default null
-             */
-            seq: number | null;
-            /**
-             * Tool
-             * @default null
-             */
-            tool: string;
-            /**
-             * Type
-             * @constant
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
              */
             type: "retry_scheduled";
         };
@@ -1978,43 +1825,23 @@ export interface components {
          * @description The run was cancelled (a workflow whose deadline passed fails instead).
          */
         EventRunCancelled: {
-            /**
-             * At
-             * @default null
-             */
-            at: string | null;
-            /**
-             * By
-             * @default null
-             */
-            by: string | null;
-            /**
-             * Error
-             * @default null
-             */
-            error: {
+            /** At */
+            at?: string | null;
+            /** By */
+            by?: string | null;
+            /** Error */
+            error?: {
                 [key: string]: unknown;
             } | null;
-            /**
-             * Position
-             * @description The event's id in the stream (SSE id)
-             */
-            position: number;
-            /**
-             * Result
-             * @default null
-             */
-            result: unknown;
+            /** Result */
+            result?: unknown;
             /** Run Id */
             run_id: string;
+            /** Seq */
+            seq?: number | null;
             /**
-             * Seq
-             * @default null
-             */
-            seq: number | null;
-            /**
-             * Type
-             * @constant
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
              */
             type: "run_cancelled";
         };
@@ -2023,76 +1850,42 @@ export interface components {
          * @description The store recorded a new run.
          */
         EventRunCreated: {
-            /**
-             * At
-             * @default null
-             */
-            at: string | null;
-            /**
-             * Position
-             * @description The event's id in the stream (SSE id)
-             */
-            position: number;
+            /** At */
+            at?: string | null;
             /** Run Id */
             run_id: string;
+            /** Seq */
+            seq?: number | null;
             /**
-             * Seq
-             * @default null
-             */
-            seq: number | null;
-            /**
-             * Type
-             * @constant
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
              */
             type: "run_created";
-            /**
-             * Workflow Id
-             * @default null
-             */
-            workflow_id: string;
+            /** Workflow Id */
+            workflow_id?: string;
         };
         /**
          * EventRunFailed
          * @description The run failed; ``error`` says where and why.
          */
         EventRunFailed: {
-            /**
-             * At
-             * @default null
-             */
-            at: string | null;
-            /**
-             * By
-             * @default null
-             */
-            by: string | null;
-            /**
-             * Error
-             * @default null
-             */
-            error: {
+            /** At */
+            at?: string | null;
+            /** By */
+            by?: string | null;
+            /** Error */
+            error?: {
                 [key: string]: unknown;
             } | null;
-            /**
-             * Position
-             * @description The event's id in the stream (SSE id)
-             */
-            position: number;
-            /**
-             * Result
-             * @default null
-             */
-            result: unknown;
+            /** Result */
+            result?: unknown;
             /** Run Id */
             run_id: string;
+            /** Seq */
+            seq?: number | null;
             /**
-             * Seq
-             * @default null
-             */
-            seq: number | null;
-            /**
-             * Type
-             * @constant
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
              */
             type: "run_failed";
         };
@@ -2101,76 +1894,42 @@ export interface components {
          * @description An execution of the run began (again, after a restart).
          */
         EventRunStarted: {
-            /**
-             * At
-             * @default null
-             */
-            at: string | null;
-            /**
-             * Position
-             * @description The event's id in the stream (SSE id)
-             */
-            position: number;
+            /** At */
+            at?: string | null;
             /** Run Id */
             run_id: string;
+            /** Seq */
+            seq?: number | null;
             /**
-             * Seq
-             * @default null
-             */
-            seq: number | null;
-            /**
-             * Type
-             * @constant
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
              */
             type: "run_started";
-            /**
-             * Workflow Id
-             * @default null
-             */
-            workflow_id: string;
+            /** Workflow Id */
+            workflow_id?: string;
         };
         /**
          * EventRunSucceeded
          * @description The run produced its result.
          */
         EventRunSucceeded: {
-            /**
-             * At
-             * @default null
-             */
-            at: string | null;
-            /**
-             * By
-             * @default null
-             */
-            by: string | null;
-            /**
-             * Error
-             * @default null
-             */
-            error: {
+            /** At */
+            at?: string | null;
+            /** By */
+            by?: string | null;
+            /** Error */
+            error?: {
                 [key: string]: unknown;
             } | null;
-            /**
-             * Position
-             * @description The event's id in the stream (SSE id)
-             */
-            position: number;
-            /**
-             * Result
-             * @default null
-             */
-            result: unknown;
+            /** Result */
+            result?: unknown;
             /** Run Id */
             run_id: string;
+            /** Seq */
+            seq?: number | null;
             /**
-             * Seq
-             * @default null
-             */
-            seq: number | null;
-            /**
-             * Type
-             * @constant
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
              */
             type: "run_succeeded";
         };
@@ -2179,43 +1938,23 @@ export interface components {
          * @description A yield waits for an answer matching ``expects``.
          */
         EventWaitingInput: {
-            /**
-             * At
-             * @default null
-             */
-            at: string | null;
-            /**
-             * Expects
-             * @default null
-             */
-            expects: {
+            /** At */
+            at?: string | null;
+            /** Expects */
+            expects?: {
                 [key: string]: unknown;
             };
-            /**
-             * Message
-             * @default null
-             */
-            message: string;
-            /**
-             * Node Id
-             * @default null
-             */
-            node_id: string;
-            /**
-             * Position
-             * @description The event's id in the stream (SSE id)
-             */
-            position: number;
+            /** Message */
+            message?: string;
+            /** Node Id */
+            node_id?: string;
             /** Run Id */
             run_id: string;
+            /** Seq */
+            seq?: number | null;
             /**
-             * Seq
-             * @default null
-             */
-            seq: number | null;
-            /**
-             * Type
-             * @constant
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
              */
             type: "waiting_input";
         };
@@ -2234,8 +1973,6 @@ export interface components {
             since?: string | null;
             /** State */
             state?: string | null;
-        } & {
-            [key: string]: unknown;
         };
         /**
          * FaultRequest
@@ -2285,6 +2022,19 @@ export interface components {
         HTTPValidationError: {
             /** Detail */
             detail?: components["schemas"]["ValidationError"][];
+        };
+        /**
+         * Health
+         * @description The process is up, and its version.
+         */
+        Health: {
+            /**
+             * Status
+             * @constant
+             */
+            status: "ok";
+            /** Version */
+            version: string;
         };
         /**
          * HotelBookingRequest
@@ -2378,12 +2128,24 @@ export interface components {
         /**
          * ImportPreview
          * @description What an import would register, and what it would clash with; nothing is written.
+         *
+         *     ``command_preview`` with a token budget; ``workflows`` and ``workflow_document`` for an
+         *     Arazzo document.
          */
         ImportPreview: {
             /** Catalog */
             catalog: {
                 [key: string]: unknown;
             };
+            /**
+             * Command Preview
+             * @description The commands, within max_preview_tokens
+             */
+            command_preview?: {
+                [key: string]: unknown;
+            }[] | null;
+            /** Command Preview Truncated */
+            command_preview_truncated?: boolean | null;
             /** Conflicts */
             conflicts: {
                 [key: string]: unknown;
@@ -2404,20 +2166,32 @@ export interface components {
             violations: components["schemas"]["Problem"][];
             /** Warnings */
             warnings: components["schemas"]["Problem"][];
-        } & {
-            [key: string]: unknown;
+            /**
+             * Workflow Document
+             * @description Arazzo: the workflow document that would be saved
+             */
+            workflow_document?: string | null;
+            /**
+             * Workflows
+             * @description Arazzo: the workflow ids
+             */
+            workflows?: string[] | null;
         };
         /**
          * Imported
-         * @description A catalog written and registered.
+         * @description A catalog written and registered (an Arazzo import: its workflows too).
          */
         Imported: {
             /** Catalog Id */
             catalog_id: string;
+            /** Catalog Path */
+            catalog_path: string;
             /** Command Count */
             command_count: number;
             /** Enabled */
             enabled: boolean;
+            /** Manifest Path */
+            manifest_path: string;
             /** Provider Contract Count */
             provider_contract_count: number;
             /**
@@ -2429,8 +2203,16 @@ export interface components {
             }[];
             /** Warnings */
             warnings: components["schemas"]["Problem"][];
-        } & {
-            [key: string]: unknown;
+            /**
+             * Workflow File
+             * @description Arazzo: the workflow file
+             */
+            workflow_file?: string | null;
+            /**
+             * Workflows
+             * @description Arazzo: the workflow ids
+             */
+            workflows?: string[] | null;
         };
         /**
          * InputParam
@@ -2615,8 +2397,6 @@ export interface components {
              * @enum {string}
              */
             status: "pending" | "running" | "waiting_input" | "succeeded" | "failed" | "skipped" | "cancelled" | "not_run";
-        } & {
-            [key: string]: unknown;
         };
         /**
          * OpenApiCheck
@@ -2768,13 +2548,28 @@ export interface components {
         };
         /**
          * Purged
-         * @description What a history purge removed (or would remove).
+         * @description What a history purge removed (or would remove: a dry run), and how many per workflow.
          */
         Purged: {
+            /**
+             * By Workflow
+             * @description The runs per workflow
+             */
+            by_workflow: {
+                [key: string]: number;
+            };
+            /**
+             * Removed Runs
+             * @description How many runs were removed
+             */
+            removed_runs?: number | null;
             /** Workflow Id */
             workflow_id?: string | null;
-        } & {
-            [key: string]: unknown;
+            /**
+             * Would Remove Runs
+             * @description A dry run: how many runs would be removed
+             */
+            would_remove_runs?: number | null;
         };
         /**
          * Readiness
@@ -2810,8 +2605,6 @@ export interface components {
              * @description How many DBOS workflows moved (children included)
              */
             workflows: number;
-        } & {
-            [key: string]: unknown;
         };
         /**
          * RedriveBody
@@ -2909,19 +2702,38 @@ export interface components {
         /**
          * RenderedStep
          * @description A step with its arguments rendered where the inputs allow it.
+         *
+         *     ``tool``, ``args`` and ``pending`` only for a step that calls a tool.
          */
         RenderedStep: {
+            /**
+             * Args
+             * @description Its arguments, rendered where the inputs allow it
+             */
+            args?: {
+                [key: string]: unknown;
+            } | null;
             /** Kind */
             kind: string;
             /** Node Id */
             node_id: string;
             /**
+             * Pending
+             * @description The arguments that need an earlier step's output
+             */
+            pending?: {
+                [key: string]: string;
+            }[] | null;
+            /**
              * Runs
              * @description When the node runs (always, after, when activated)
              */
             runs: unknown;
-        } & {
-            [key: string]: unknown;
+            /**
+             * Tool
+             * @description The tool it calls
+             */
+            tool?: string | null;
         };
         /**
          * ResumeBody
@@ -2964,11 +2776,729 @@ export interface components {
             node_id?: string | null;
             /** Status Code */
             status_code?: number | null;
-        } & {
-            [key: string]: unknown;
         };
         /** @description One run event as streamed (each SSE data line), one of the engine's event classes, told apart by type. */
-        RunEvent: components["schemas"]["EventRunCreated"] | components["schemas"]["EventRunStarted"] | components["schemas"]["EventRunSucceeded"] | components["schemas"]["EventRunFailed"] | components["schemas"]["EventRunCancelled"] | components["schemas"]["EventNodeStarted"] | components["schemas"]["EventNodeSkipped"] | components["schemas"]["EventNodeNotRun"] | components["schemas"]["EventNodeInput"] | components["schemas"]["EventNodeSucceeded"] | components["schemas"]["EventNodeFailed"] | components["schemas"]["EventAttemptFailed"] | components["schemas"]["EventRetryScheduled"] | components["schemas"]["EventWaitingInput"] | components["schemas"]["EventResumed"] | components["schemas"]["EventCompensated"];
+        RunEvent: components["schemas"]["RunEventRunCreated"] | components["schemas"]["RunEventRunStarted"] | components["schemas"]["RunEventRunSucceeded"] | components["schemas"]["RunEventRunFailed"] | components["schemas"]["RunEventRunCancelled"] | components["schemas"]["RunEventNodeStarted"] | components["schemas"]["RunEventNodeSkipped"] | components["schemas"]["RunEventNodeNotRun"] | components["schemas"]["RunEventNodeInput"] | components["schemas"]["RunEventNodeSucceeded"] | components["schemas"]["RunEventNodeFailed"] | components["schemas"]["RunEventAttemptFailed"] | components["schemas"]["RunEventRetryScheduled"] | components["schemas"]["RunEventWaitingInput"] | components["schemas"]["RunEventResumed"] | components["schemas"]["RunEventCompensated"];
+        /**
+         * RunEventAttemptFailed
+         * @description One attempt of a call failed (it may be retried).
+         */
+        RunEventAttemptFailed: {
+            /**
+             * At
+             * @default null
+             */
+            at: string | null;
+            /**
+             * Attempt
+             * @default null
+             */
+            attempt: number;
+            /**
+             * Error
+             * @default null
+             */
+            error: string;
+            /**
+             * Max Attempts
+             * @default null
+             */
+            max_attempts: number;
+            /**
+             * Node Id
+             * @default null
+             */
+            node_id: string;
+            /**
+             * Position
+             * @description The event's id in the stream (SSE id)
+             */
+            position: number;
+            /** Run Id */
+            run_id: string;
+            /**
+             * Seq
+             * @default null
+             */
+            seq: number | null;
+            /**
+             * Status Code
+             * @default null
+             */
+            status_code: number | null;
+            /**
+             * Tool
+             * @default null
+             */
+            tool: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "attempt_failed";
+        };
+        /**
+         * RunEventCompensated
+         * @description A compensation call ran (``name`` is ``saga:<node>`` or ``<compensate node>:<step>``).
+         */
+        RunEventCompensated: {
+            /**
+             * At
+             * @default null
+             */
+            at: string | null;
+            /**
+             * Call
+             * @default null
+             */
+            call: string;
+            /**
+             * Error
+             * @default null
+             */
+            error: string | null;
+            /**
+             * Name
+             * @default null
+             */
+            name: string;
+            /**
+             * Ok
+             * @default null
+             */
+            ok: boolean;
+            /**
+             * Position
+             * @description The event's id in the stream (SSE id)
+             */
+            position: number;
+            /** Run Id */
+            run_id: string;
+            /**
+             * Seq
+             * @default null
+             */
+            seq: number | null;
+            /**
+             * Status Code
+             * @default null
+             */
+            status_code: number | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "compensated";
+        };
+        /**
+         * RunEventNodeFailed
+         * @description A node failed.
+         *
+         *     ``fallback`` names the node its ``on_error`` activates instead of failing the run;
+         *     ``detail`` holds a failed call's tool, status code and body.
+         */
+        RunEventNodeFailed: {
+            /**
+             * At
+             * @default null
+             */
+            at: string | null;
+            /**
+             * Detail
+             * @default null
+             */
+            detail: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Error
+             * @default null
+             */
+            error: string;
+            /**
+             * Fallback
+             * @default null
+             */
+            fallback: string | null;
+            /**
+             * Input
+             * @default null
+             */
+            input: unknown;
+            /**
+             * Node Id
+             * @default null
+             */
+            node_id: string;
+            /**
+             * Position
+             * @description The event's id in the stream (SSE id)
+             */
+            position: number;
+            /** Run Id */
+            run_id: string;
+            /**
+             * Seq
+             * @default null
+             */
+            seq: number | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "node_failed";
+        };
+        /**
+         * RunEventNodeInput
+         * @description A running node's input, as soon as it is known.
+         *
+         *     A call's arguments (before its first attempt), a sub-workflow's args, a foreach's items.
+         */
+        RunEventNodeInput: {
+            /**
+             * At
+             * @default null
+             */
+            at: string | null;
+            /**
+             * Input
+             * @default null
+             */
+            input: unknown;
+            /**
+             * Node Id
+             * @default null
+             */
+            node_id: string;
+            /**
+             * Position
+             * @description The event's id in the stream (SSE id)
+             */
+            position: number;
+            /** Run Id */
+            run_id: string;
+            /**
+             * Seq
+             * @default null
+             */
+            seq: number | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "node_input";
+        };
+        /**
+         * RunEventNodeNotRun
+         * @description A node was never reached: the run ended (failed, cancelled, timed out) before it.
+         */
+        RunEventNodeNotRun: {
+            /**
+             * At
+             * @default null
+             */
+            at: string | null;
+            /**
+             * Node Id
+             * @default null
+             */
+            node_id: string;
+            /**
+             * Position
+             * @description The event's id in the stream (SSE id)
+             */
+            position: number;
+            /**
+             * Reason
+             * @default null
+             */
+            reason: string | null;
+            /** Run Id */
+            run_id: string;
+            /**
+             * Seq
+             * @default null
+             */
+            seq: number | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "node_not_run";
+        };
+        /**
+         * RunEventNodeSkipped
+         * @description A node did not run; ``reason`` says why.
+         */
+        RunEventNodeSkipped: {
+            /**
+             * At
+             * @default null
+             */
+            at: string | null;
+            /**
+             * Node Id
+             * @default null
+             */
+            node_id: string;
+            /**
+             * Position
+             * @description The event's id in the stream (SSE id)
+             */
+            position: number;
+            /**
+             * Reason
+             * @default null
+             */
+            reason: string | null;
+            /** Run Id */
+            run_id: string;
+            /**
+             * Seq
+             * @default null
+             */
+            seq: number | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "node_skipped";
+        };
+        /**
+         * RunEventNodeStarted
+         * @description A node began; ``tool`` is set for calls.
+         */
+        RunEventNodeStarted: {
+            /**
+             * At
+             * @default null
+             */
+            at: string | null;
+            /**
+             * Kind
+             * @default null
+             */
+            kind: string;
+            /**
+             * Node Id
+             * @default null
+             */
+            node_id: string;
+            /**
+             * Position
+             * @description The event's id in the stream (SSE id)
+             */
+            position: number;
+            /** Run Id */
+            run_id: string;
+            /**
+             * Seq
+             * @default null
+             */
+            seq: number | null;
+            /**
+             * Tool
+             * @default null
+             */
+            tool: string | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "node_started";
+        };
+        /**
+         * RunEventNodeSucceeded
+         * @description A node ended with ``output`` (``reused_from``: taken from that earlier run, a redrive).
+         */
+        RunEventNodeSucceeded: {
+            /**
+             * At
+             * @default null
+             */
+            at: string | null;
+            /**
+             * Input
+             * @default null
+             */
+            input: unknown;
+            /**
+             * Node Id
+             * @default null
+             */
+            node_id: string;
+            /**
+             * Output
+             * @default null
+             */
+            output: unknown;
+            /**
+             * Position
+             * @description The event's id in the stream (SSE id)
+             */
+            position: number;
+            /**
+             * Reused From
+             * @default null
+             */
+            reused_from: string | null;
+            /** Run Id */
+            run_id: string;
+            /**
+             * Seq
+             * @default null
+             */
+            seq: number | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "node_succeeded";
+        };
+        /**
+         * RunEventResumed
+         * @description A yield got its (checked) answer.
+         */
+        RunEventResumed: {
+            /**
+             * At
+             * @default null
+             */
+            at: string | null;
+            /**
+             * Node Id
+             * @default null
+             */
+            node_id: string;
+            /**
+             * Position
+             * @description The event's id in the stream (SSE id)
+             */
+            position: number;
+            /** Run Id */
+            run_id: string;
+            /**
+             * Seq
+             * @default null
+             */
+            seq: number | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "resumed";
+            /**
+             * Values
+             * @default null
+             */
+            values: {
+                [key: string]: unknown;
+            };
+        };
+        /**
+         * RunEventRetryScheduled
+         * @description A call will be tried again (``attempt`` is the next one) after ``delay_s``.
+         */
+        RunEventRetryScheduled: {
+            /**
+             * At
+             * @default null
+             */
+            at: string | null;
+            /**
+             * Attempt
+             * @default null
+             */
+            attempt: number;
+            /**
+             * Delay S
+             * @default null
+             */
+            delay_s: number;
+            /**
+             * Max Attempts
+             * @default null
+             */
+            max_attempts: number;
+            /**
+             * Next Attempt At
+             * @default null
+             */
+            next_attempt_at: string;
+            /**
+             * Node Id
+             * @default null
+             */
+            node_id: string;
+            /**
+             * Position
+             * @description The event's id in the stream (SSE id)
+             */
+            position: number;
+            /** Run Id */
+            run_id: string;
+            /**
+             * Seq
+             * @default null
+             */
+            seq: number | null;
+            /**
+             * Tool
+             * @default null
+             */
+            tool: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "retry_scheduled";
+        };
+        /**
+         * RunEventRunCancelled
+         * @description The run was cancelled (a workflow whose deadline passed fails instead).
+         */
+        RunEventRunCancelled: {
+            /**
+             * At
+             * @default null
+             */
+            at: string | null;
+            /**
+             * By
+             * @default null
+             */
+            by: string | null;
+            /**
+             * Error
+             * @default null
+             */
+            error: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Position
+             * @description The event's id in the stream (SSE id)
+             */
+            position: number;
+            /**
+             * Result
+             * @default null
+             */
+            result: unknown;
+            /** Run Id */
+            run_id: string;
+            /**
+             * Seq
+             * @default null
+             */
+            seq: number | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "run_cancelled";
+        };
+        /**
+         * RunEventRunCreated
+         * @description The store recorded a new run.
+         */
+        RunEventRunCreated: {
+            /**
+             * At
+             * @default null
+             */
+            at: string | null;
+            /**
+             * Position
+             * @description The event's id in the stream (SSE id)
+             */
+            position: number;
+            /** Run Id */
+            run_id: string;
+            /**
+             * Seq
+             * @default null
+             */
+            seq: number | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "run_created";
+            /**
+             * Workflow Id
+             * @default null
+             */
+            workflow_id: string;
+        };
+        /**
+         * RunEventRunFailed
+         * @description The run failed; ``error`` says where and why.
+         */
+        RunEventRunFailed: {
+            /**
+             * At
+             * @default null
+             */
+            at: string | null;
+            /**
+             * By
+             * @default null
+             */
+            by: string | null;
+            /**
+             * Error
+             * @default null
+             */
+            error: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Position
+             * @description The event's id in the stream (SSE id)
+             */
+            position: number;
+            /**
+             * Result
+             * @default null
+             */
+            result: unknown;
+            /** Run Id */
+            run_id: string;
+            /**
+             * Seq
+             * @default null
+             */
+            seq: number | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "run_failed";
+        };
+        /**
+         * RunEventRunStarted
+         * @description An execution of the run began (again, after a restart).
+         */
+        RunEventRunStarted: {
+            /**
+             * At
+             * @default null
+             */
+            at: string | null;
+            /**
+             * Position
+             * @description The event's id in the stream (SSE id)
+             */
+            position: number;
+            /** Run Id */
+            run_id: string;
+            /**
+             * Seq
+             * @default null
+             */
+            seq: number | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "run_started";
+            /**
+             * Workflow Id
+             * @default null
+             */
+            workflow_id: string;
+        };
+        /**
+         * RunEventRunSucceeded
+         * @description The run produced its result.
+         */
+        RunEventRunSucceeded: {
+            /**
+             * At
+             * @default null
+             */
+            at: string | null;
+            /**
+             * By
+             * @default null
+             */
+            by: string | null;
+            /**
+             * Error
+             * @default null
+             */
+            error: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Position
+             * @description The event's id in the stream (SSE id)
+             */
+            position: number;
+            /**
+             * Result
+             * @default null
+             */
+            result: unknown;
+            /** Run Id */
+            run_id: string;
+            /**
+             * Seq
+             * @default null
+             */
+            seq: number | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "run_succeeded";
+        };
+        /**
+         * RunEventWaitingInput
+         * @description A yield waits for an answer matching ``expects``.
+         */
+        RunEventWaitingInput: {
+            /**
+             * At
+             * @default null
+             */
+            at: string | null;
+            /**
+             * Expects
+             * @default null
+             */
+            expects: {
+                [key: string]: unknown;
+            };
+            /**
+             * Message
+             * @default null
+             */
+            message: string;
+            /**
+             * Node Id
+             * @default null
+             */
+            node_id: string;
+            /**
+             * Position
+             * @description The event's id in the stream (SSE id)
+             */
+            position: number;
+            /** Run Id */
+            run_id: string;
+            /**
+             * Seq
+             * @default null
+             */
+            seq: number | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "waiting_input";
+        };
         /**
          * RunList
          * @description A page of runs, newest first.
@@ -3060,8 +3590,6 @@ export interface components {
             waiting?: components["schemas"]["WaitingPrompt"] | null;
             /** Workflow Id */
             workflow_id: string;
-        } & {
-            [key: string]: unknown;
         };
         /**
          * RunSummary
@@ -3103,8 +3631,6 @@ export interface components {
             status: "pending" | "running" | "waiting_input" | "succeeded" | "failed" | "cancelled";
             /** Workflow Id */
             workflow_id: string;
-        } & {
-            [key: string]: unknown;
         };
         /**
          * SaveBody
@@ -3296,6 +3822,10 @@ export interface components {
             $defs?: {
                 [key: string]: unknown;
             };
+            /** Additionalproperties */
+            additionalProperties: boolean;
+            /** Description */
+            description: string;
             /** Properties */
             properties: {
                 [key: string]: unknown;
@@ -3309,8 +3839,6 @@ export interface components {
              * @constant
              */
             type: "object";
-        } & {
-            [key: string]: unknown;
         };
         /**
          * ToolList
@@ -3383,8 +3911,26 @@ export interface components {
         /**
          * ToolView
          * @description A tool in its file form, plus the resolved endpoint and schemas.
+         *
+         *     The file form's fields (``ToolConfig``) appear when they are not their defaults, as the
+         *     file has them (the routes answer it with ``response_model_exclude_unset``).
          */
         ToolView: {
+            /** Annotations */
+            annotations?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Api
+             * @description method, base_url, path, timeout...
+             */
+            api: {
+                [key: string]: unknown;
+            };
+            /** Auth */
+            auth?: {
+                [key: string]: unknown;
+            } | null;
             /**
              * Auth Status
              * @description How it authenticates and whether its secret is set now (never the value)
@@ -3403,6 +3949,14 @@ export interface components {
              * @description Method, base URL and path, variables resolved
              */
             endpoint: string;
+            /** Graphql */
+            graphql?: {
+                [key: string]: unknown;
+            } | null;
+            /** Hints */
+            hints?: {
+                [key: string]: unknown;
+            } | null;
             /**
              * Input Schema
              * @description The JSON Schema its arguments must match
@@ -3412,8 +3966,20 @@ export interface components {
             };
             /** Name */
             name: string;
-        } & {
-            [key: string]: unknown;
+            /** Output Schema */
+            output_schema?: {
+                [key: string]: unknown;
+            } | null;
+            /** Parameters */
+            parameters?: {
+                [key: string]: {
+                    [key: string]: unknown;
+                };
+            } | null;
+            /** Static Params */
+            static_params?: {
+                [key: string]: unknown;
+            } | null;
         };
         /**
          * ToolsReloaded
@@ -3527,8 +4093,6 @@ export interface components {
             message: string;
             /** Node Id */
             node_id: string;
-        } & {
-            [key: string]: unknown;
         };
         /**
          * WorkflowDetail
@@ -5742,9 +6306,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: string;
-                    };
+                    "application/json": components["schemas"]["Health"];
                 };
             };
         };

@@ -1,7 +1,11 @@
 import type { components } from './schema'
 
-// Shapes of the backend's answers (see README "Workflows and runs" and "/tools").
+// The backend's answers, from the server's OpenAPI document (schema.d.ts, `make api-types`);
+// the fields the backend declares free-form (JSON Schema fragments, hints, auth views) are read
+// here with the UI's narrower types, on top of the generated ones.
+type Schemas = components['schemas']
 
+/** A tool parameter: its JSON Schema plus `in` and `required` (free-form in the document). */
 export interface ToolParameter {
   type?: string
   description?: string
@@ -12,18 +16,7 @@ export interface ToolParameter {
   [key: string]: unknown
 }
 
-export interface ToolSummary {
-  name: string
-  description: string
-  method: string
-  endpoint: string
-  parameters: Record<string, ToolParameter>
-  hints: { category?: string; requires?: string[]; outputs?: string[]; next?: string[]; hint?: string }
-  annotations: { read_only?: boolean; destructive?: boolean; idempotent?: boolean; open_world?: boolean }
-  /** How it authenticates; for a secret, whether it is set now (never the value). */
-  auth: ToolAuth
-}
-
+/** How a tool authenticates; for a secret, whether it is set now (never the value). */
 export interface ToolAuth {
   type: 'none' | 'api_key' | 'bearer' | 'basic'
   in?: 'header' | 'query'
@@ -34,51 +27,31 @@ export interface ToolAuth {
   set_with?: string
 }
 
-export interface FileProblem {
-  file: string
-  line?: number | null
-  message?: string
-  violations?: { path?: string; message: string; line?: number | null }[]
-  [key: string]: unknown
+/** A tool in a list (GET /tools), its free-form fields read with the UI's types. */
+export type ToolSummary = Schemas['ToolSummary'] & {
+  parameters: Record<string, ToolParameter>
+  hints: { category?: string; requires?: string[]; outputs?: string[]; next?: string[]; hint?: string }
+  annotations: { read_only?: boolean; destructive?: boolean; idempotent?: boolean; open_world?: boolean }
+  auth: ToolAuth
 }
 
-export interface ToolList {
-  tools: ToolSummary[]
-  problems: FileProblem[]
-}
+export type ToolList = Omit<Schemas['ToolList'], 'tools'> & { tools: ToolSummary[] }
 
-export type StageName =
-  | 'tool_retrieval'
-  | 'tool_context_generation'
-  | 'llm_selection'
-  | 'api_execution'
-  | 'result_sql'
-  | 'response_formatting'
+export type StageName = NonNullable<Schemas['WorkflowResponse']['error_stage']>
 
-export interface PipelineRequest {
-  user_instructions: string
-  tool_ids: string[]
-  format_response: boolean
-  response_format_instructions?: string | null
-}
+/** POST /workflow: the single-shot pipeline's request. */
+export type PipelineRequest = Schemas['WorkflowRequest']
 
-export interface PipelineResponse {
-  status: 'success' | 'error'
-  selected_tool: string | null
-  arguments?: Record<string, unknown> | null
-  http_spec: { method: string; url: string; headers?: Record<string, string>; body?: unknown; params?: unknown } | null
-  raw_response: {
+/** The pipeline's answer, its free-form request and response read with the UI's types. */
+export type PipelineResponse = Schemas['WorkflowResponse'] &
+  Required<Pick<Schemas['WorkflowResponse'], 'timings_ms' | 'warnings' | 'usage'>> & {
+  http_spec?: { method: string; url: string; headers?: Record<string, string>; body?: unknown; params?: unknown } | null
+  raw_response?: {
     status_code: number
     headers?: Record<string, string>
     body?: unknown
     execution_time_ms?: number
   } | null
-  formatted_response: string | null
-  error: string | null
-  error_stage: StageName | null
-  warnings: string[]
-  timings_ms: Partial<Record<StageName | 'total', number>>
-  usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number; llm_calls: number }
 }
 
 export interface ParamSpec {
@@ -100,47 +73,17 @@ export interface ChoiceOption {
   item?: Record<string, unknown>
 }
 
-export interface WorkflowSummary {
-  id: string
-  title?: string | null
-  description?: string | null
-  domain?: string
-  file: string
-  format: 'yaml' | 'json' | 'xml'
-  version: string
-  params: Record<string, ParamSpec>
-  valid: boolean
-  errors: number
-}
 
-export interface WorkflowList {
-  workflows: WorkflowSummary[]
-  problems: FileProblem[]
-}
+/** A workflow in a list (its params: the workflow's free-form specs, read as {@link ParamSpec}). */
+export type WorkflowSummary = Schemas['WorkflowSummary']
 
-export interface WorkflowDetail extends WorkflowSummary {
-  content: string
-  parsed: { graph?: Record<string, unknown>; params?: Record<string, ParamSpec> } | null
-  /** Its graph as drawn: each node's kind and label come from the server's node kinds. */
-  nodes: DrawnNode[]
-  document_workflows: string[]
-  violations: import('./client').Violation[]
-}
+export type WorkflowList = Schemas['WorkflowList']
 
-export interface InputParam {
-  name: string
-  type: string
-  json_type: string
-  required: boolean
-  default: unknown
-  example: unknown
-  description: string | null
-  format: string | null
-  enum: unknown[] | null
-}
+/** A workflow's document (content, format, version), parsed form, graph as drawn and violations. */
+export type WorkflowDetail = Schemas['WorkflowDetail']
 
-// Generated from the server's OpenAPI document (schema.d.ts, `make api-types`).
-type Schemas = components['schemas']
+/** One parameter of a workflow (GET /workflows/{id}/inputs). */
+export type InputParam = Schemas['InputParam']
 
 /** One node of a workflow's graph as the server draws it (kind, label, what it hands over to). */
 export type DrawnNode = Schemas['DrawnNode']
@@ -152,69 +95,34 @@ export type NodeStatus = Schemas['NodeView']['status']
 /** The type names of the engine's run events (a closed set). */
 export type RunEventType = Schemas['RunEvent']['type']
 
-export interface RunNode {
-  status: NodeStatus
-  kind: string | null
-  input: unknown
-  output: unknown
-  error: string | null
-  attempts: number
-  started_at: string | null
-  ended_at: string | null
-  duration_ms: number | null
-  detail: Record<string, unknown>
-}
+/** One node of a run (status, input, output, error, attempts, timings, detail). */
+export type RunNode = Schemas['NodeView']
 
-export interface RunSummary {
-  run_id: string
-  workflow_id: string
-  status: RunStatus
-  created_at: string
-  started_at: string | null
-  finished_at: string | null
-  duration_ms: number | null
-  /** Why it failed, in short (the failed call's status and the API's own words). */
-  error?: RunErrorSummary | null
-  /** The failed run whose succeeded outputs this run reuses (a redrive). */
-  redrive_of?: string | null
-  /** Who started it: a principal id (`admin`, `key:<id>`, `oauth:<sub>`); absent on older servers. */
-  owner?: string | null
-}
+/** A run in a list. */
+export type RunSummary = Schemas['RunSummary']
 
 export type RunErrorSummary = Schemas['RunErrorSummary']
 
-export interface RunList {
-  runs: RunSummary[]
-  total: number
-  limit: number
-  offset: number
-}
+export type RunList = Schemas['RunList']
 
-export interface Waiting {
-  node_id: string
-  message: string
-  expects: Record<string, ParamSpec | string>
-}
+/** The yield a run waits on. */
+export type Waiting = Schemas['WaitingPrompt']
 
-export interface RunDetail extends Omit<RunSummary, 'error'> {
-  document_version: string | null
-  params: Record<string, unknown>
-  nodes: Record<string, RunNode>
-  result: unknown
-  error: { message?: string; node_id?: string; [key: string]: unknown } | null
-  waiting: Waiting | null
-  updated_at: string
-  event_count: number
-}
+/** One run in full (GET /runs/{run_id}). */
+export type RunDetail = Schemas['RunState']
 
-export interface RunEvent {
-  type: RunEventType
-  position: number
-  seq: number
-  at: string
-  run_id: string
-  node_id?: string
-  [key: string]: unknown
+/** One run event as streamed: one of the engine's event classes, told apart by `type`. */
+export type RunEvent = Schemas['RunEvent']
+
+type UnionKeys<T> = T extends unknown ? keyof T : never
+type FieldOf<T, K extends PropertyKey> = T extends unknown ? (K extends keyof T ? T[K] : undefined) : never
+
+/** Any run event's fields, each possibly absent: for code that reads them whatever the type. */
+export type RunEventFields = { [K in UnionKeys<RunEvent>]?: FieldOf<RunEvent, K> }
+
+/** `e`'s fields as {@link RunEventFields} (a field the event's class lacks reads as undefined). */
+export function eventFields(e: RunEvent): RunEventFields {
+  return e as RunEventFields
 }
 
 export const TERMINAL_RUN: ReadonlySet<string> = new Set(['succeeded', 'failed', 'cancelled'])

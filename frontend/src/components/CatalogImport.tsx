@@ -3,7 +3,7 @@
 // import (POST /catalogs). An Arazzo document brings its workflows too: they are listed in the
 // preview and linked once imported.
 import { useState } from 'react'
-import { api, type ApiError, toApiError, type Violation } from '../api/client'
+import { http, type ApiError, toApiError, type Violation } from '../api/client'
 import { ScopedButton } from './Access'
 import { ErrorBox, violationText } from './ErrorBox'
 
@@ -60,7 +60,8 @@ export function CatalogImport({ onImported }: { onImported: () => void }) {
     setPreview(null)
     setImported([])
     try {
-      const p = await api<Preview>('POST', '/catalogs/preview', { ...base(), max_preview_tokens: 200000 })
+      // the preview's catalog, prefixes, conflicts and command list are free-form in the document: read as Preview
+      const p = (await http.post('/catalogs/preview', { body: { ...base(), max_preview_tokens: 200000 } })) as unknown as Preview
       setPreview(p)
       setChosen(new Set((p.command_preview ?? []).map((o) => o.name)))
     } catch (exc) {
@@ -76,7 +77,7 @@ export function CatalogImport({ onImported }: { onImported: () => void }) {
     setBusy(true)
     setError(null)
     try {
-      const r = await api<Imported>('POST', '/catalogs', { ...base(), include, overwrite })
+      const r = (await http.post('/catalogs', { body: { ...base(), include, overwrite, enabled: true } })) as Imported
       const unset = (r.secrets ?? []).filter((s) => !s.set)
       const needs = unset.length ? ` Its tools need ${unset.map((s) => `${s.secret} (set ${s.set_with})`).join('; ')}: calls fail until it is set.` : ''
       const flows = r.workflows?.length ? ` and ${r.workflows.length} workflow(s)` : ''

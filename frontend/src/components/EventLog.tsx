@@ -2,7 +2,7 @@
 // kind; order; pause (new events are counted while the list stays still). Each event opens to
 // its payload.
 import { useState } from 'react'
-import type { RunEvent, RunNode } from '../api/types'
+import { eventFields, type RunEvent, type RunNode } from '../api/types'
 import { formatClock } from '../lib/format'
 import { eventSummary, isFailedEvent, isPendingEvent } from '../lib/runInfo'
 import { JsonBlock } from './JsonBlock'
@@ -31,12 +31,12 @@ export function EventLog({ events, nodes, live, onSelectNode }: Props) {
   const [newestFirst, setNewestFirst] = useState(false)
   const [pausedAt, setPausedAt] = useState<number | null>(null)
   const visible = pausedAt === null ? events : events.slice(0, pausedAt)
-  const nodeIds = [...new Set(events.map((e) => e.node_id).filter((n): n is string => typeof n === 'string' && n !== ''))]
+  const nodeIds = [...new Set(events.map((e) => eventFields(e).node_id).filter((n): n is string => typeof n === 'string' && n !== ''))]
   const kinds = [...new Set(events.map((e) => e.type))]
   const filtered = visible.filter(
     (e) =>
       (filter === 'all' || (filter === 'failed' ? isFailedEvent(e) : isPendingEvent(e, nodes))) &&
-      (!node || e.node_id === node) &&
+      (!node || eventFields(e).node_id === node) &&
       (!kind || e.type === kind),
   )
   const ordered = newestFirst ? [...filtered].reverse() : filtered
@@ -88,8 +88,8 @@ export function EventLog({ events, nodes, live, onSelectNode }: Props) {
                 </button>
                 <span className="muted nowrap">{formatClock(e.at)}</span>
                 <code className="event-type">{e.type}</code>
-                {e.node_id ? (
-                  <button type="button" className="link" onClick={() => onSelectNode(e.node_id as string)}>{e.node_id}</button>
+                {eventFields(e).node_id ? (
+                  <button type="button" className="link" onClick={() => onSelectNode(eventFields(e).node_id as string)}>{eventFields(e).node_id}</button>
                 ) : null}
                 <span className="event-summary">{eventSummary(e)}</span>
               </div>

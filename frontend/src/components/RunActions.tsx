@@ -2,7 +2,7 @@
 // re-run a failed run from the failed node (a redrive: what succeeded is reused), export the
 // run and its events as JSON. Acting on a run needs the 'run' scope and, unless admin, owning it.
 import { useState } from 'react'
-import { api, type ApiError, toApiError } from '../api/client'
+import { http, type ApiError, toApiError } from '../api/client'
 import type { RunDetail, RunEvent } from '../api/types'
 import { TERMINAL_RUN } from '../api/types'
 import { href, navigate } from '../lib/router'
@@ -49,23 +49,23 @@ export function RunActions({ run, events, onChanged }: { run: RunDetail; events:
   const owner = run.owner ?? null
   const mayRun = useCan('run')
   const permit = useCan('run', owner)
-  const act = async (method: string, path: string, body: unknown, then: (r: { run_id: string }) => void) => {
+  const act = async (where: string, request: () => Promise<{ run_id: string }>, then: (r: { run_id: string }) => void) => {
     setBusy(true)
     setError(null)
     try {
-      then(await api<{ run_id: string }>(method, path, body))
+      then(await request())
     } catch (exc) {
-      setError(toApiError(exc, `${method} ${path}`))
+      setError(toApiError(exc, where))
     } finally {
       setBusy(false)
     }
   }
-  const cancel = () => act('POST', `/runs/${encodeURIComponent(run.run_id)}/cancel`, {}, onChanged)
+  const cancel = () => act(`POST /runs/${run.run_id}/cancel`, () => http.post('/runs/{run_id}/cancel', { params: { path: { run_id: run.run_id } } }), onChanged)
   const redrive = (allowChanged: boolean) =>
-    act('POST', `/runs/${encodeURIComponent(run.run_id)}/redrive`, { allow_changed_document: allowChanged }, (r) => navigate(href('runs', r.run_id)))
+    act(`POST /runs/${run.run_id}/redrive`, () => http.post('/runs/{run_id}/redrive', { params: { path: { run_id: run.run_id } }, body: { allow_changed_document: allowChanged } }), (r) => navigate(href('runs', r.run_id)))
   const changed = error?.status === 409 && (error.body as { context?: { reason?: string } } | null)?.context?.reason === 'document_changed'
   const rerun = () =>
-    act('POST', `/workflows/${encodeURIComponent(run.workflow_id)}/runs`, { params: run.params }, (r) => {
+    act(`POST /workflows/${run.workflow_id}/runs`, () => http.post('/workflows/{workflow_id}/runs', { params: { path: { workflow_id: run.workflow_id } }, body: { params: run.params } }), (r) => {
       rememberRerun(r.run_id, run.run_id)
       navigate(href('runs', r.run_id))
     })

@@ -1,8 +1,7 @@
 // Start a run of a workflow with a form generated from its params (GET /workflows/{id}/inputs);
 // the backend's 422 names each bad field.
 import { useState } from 'react'
-import { api, type ApiError, toApiError } from '../api/client'
-import type { InputParam } from '../api/types'
+import { http, type ApiError, toApiError } from '../api/client'
 import { fieldsFromInputs } from '../lib/fields'
 import { href, navigate } from '../lib/router'
 import { useApi } from '../lib/useApi'
@@ -11,7 +10,7 @@ import { ParamsForm } from './ParamsForm'
 
 export function RunStartPanel({ workflowId, note }: { workflowId: string; note?: string }) {
   const path = `/workflows/${encodeURIComponent(workflowId)}/inputs`
-  const inputs = useApi(() => api<{ params: InputParam[] }>('GET', path), [path], `GET ${path}`)
+  const inputs = useApi(() => http.get('/workflows/{workflow_id}/inputs', { params: { path: { workflow_id: workflowId } } }), [path], `GET ${path}`)
   const [busy, setBusy] = useState(false)
   const [error, setError] = useState<ApiError | null>(null)
   const start = async (values: Record<string, unknown>) => {
@@ -19,7 +18,10 @@ export function RunStartPanel({ workflowId, note }: { workflowId: string; note?:
     setBusy(true)
     setError(null)
     try {
-      const run = await api<{ run_id: string }>('POST', where, { params: values })
+      const run = await http.post('/workflows/{workflow_id}/runs', {
+        params: { path: { workflow_id: workflowId } },
+        body: { params: values },
+      })
       navigate(href('runs', run.run_id))
     } catch (exc) {
       setError(toApiError(exc, `POST ${where}`))

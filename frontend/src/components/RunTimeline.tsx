@@ -5,7 +5,7 @@ import { formatDuration } from '../lib/format'
 import { statusColor } from './StatusBadge'
 
 export function RunTimeline({ run, onSelect, now = Date.now() }: { run: RunDetail; onSelect: (id: string) => void; now?: number }) {
-  const origin = new Date(run.started_at ?? run.created_at).getTime()
+  const origin = new Date(run.started_at ?? run.created_at ?? now).getTime()
   const end = run.finished_at ? new Date(run.finished_at).getTime() : now
   const rows = Object.entries(run.nodes)
     .filter(([, n]) => n.started_at)

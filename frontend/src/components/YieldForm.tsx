@@ -1,7 +1,7 @@
 // Answer the yield a run waits on: its message and a form from its `expects`
 // (POST /runs/{id}/resume; 422 names the bad field, 409 when it no longer waits).
 import { useState } from 'react'
-import { api, type ApiError, toApiError } from '../api/client'
+import { http, type ApiError, toApiError } from '../api/client'
 import type { Waiting } from '../api/types'
 import { fieldsFromExpects } from '../lib/fields'
 import { ErrorBox } from './ErrorBox'
@@ -27,7 +27,7 @@ export function YieldForm({ runId, owner, waiting, context, onAnswered }: Props)
     setBusy(true)
     setError(null)
     try {
-      await api('POST', where, { values, node_id: waiting.node_id })
+      await http.post('/runs/{run_id}/resume', { params: { path: { run_id: runId } }, body: { values, node_id: waiting.node_id } })
       onAnswered()
     } catch (exc) {
       setError(toApiError(exc, `POST ${where}`))

@@ -74,7 +74,7 @@ describe('ViolationList', () => {
 })
 
 describe('EventLog', () => {
-  const ev = (position: number, type: RunEventType, node_id?: string): RunEvent => ({ position, type, node_id, seq: position, at: '2026-01-01T00:00:00Z', run_id: 'r' })
+  const ev = (position: number, type: RunEventType, node_id?: string): RunEvent => ({ position, type, node_id, seq: position, at: '2026-01-01T00:00:00Z', run_id: 'r' }) as RunEvent
   const nodes = { a: { status: 'failed', kind: 'call', input: null, output: null, error: 'x', attempts: 1, started_at: null, ended_at: null, duration_ms: null, detail: {} } } as const
 
   it('filters failed events and holds new ones while paused', () => {
@@ -94,7 +94,7 @@ describe('EventLog', () => {
   })
 
   it('filters by node and kind and opens an event to its payload', () => {
-    const failed = { ...ev(3, 'node_failed', 'a'), error: 'HTTP 404', input: [{ id: 1 }, { id: 2 }] }
+    const failed = { ...ev(3, 'node_failed', 'a'), error: 'HTTP 404', input: [{ id: 1 }, { id: 2 }] } as RunEvent
     const events = [ev(1, 'run_started'), ev(2, 'node_started', 'a'), failed]
     render(<EventLog events={events} nodes={nodes} live onSelectNode={() => {}} />)
     const items = () => within(screen.getByTestId('event-log').querySelector('ol') as HTMLElement).getAllByRole('listitem')

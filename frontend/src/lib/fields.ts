@@ -33,16 +33,17 @@ export function fieldsFromInputs(params: InputParam[]): Field[] {
     required: p.required,
     defaultValue: p.default,
     example: p.example,
-    description: p.description,
-    format: p.format,
-    enum: p.enum,
+    description: p.description ?? null,
+    format: p.format ?? null,
+    enum: p.enum ?? null,
   }))
 }
 
 /** Fields of a yield's `expects` ({name: type} or {name: {type, required, ...}}). */
-export function fieldsFromExpects(expects: Record<string, ParamSpec | string>): Field[] {
-  return Object.entries(expects).map(([name, spec]) => {
-    const s: ParamSpec = typeof spec === 'string' ? { type: spec, required: true } : spec
+export function fieldsFromExpects(expects: Record<string, unknown> | undefined): Field[] {
+  // `expects` is the workflow's free-form yield spec: a type name, or a param spec per field.
+  return Object.entries(expects ?? {}).map(([name, spec]) => {
+    const s: ParamSpec = typeof spec === 'string' ? { type: spec, required: true } : ((spec ?? {}) as ParamSpec)
     return {
       name,
       jsonType: jsonType(s.type),

@@ -40,7 +40,7 @@ describe('failureSummary', () => {
 })
 
 describe('event classes', () => {
-  const ev = (type: RunEventType, extra: Partial<RunEvent> = {}): RunEvent => ({ type, position: 1, seq: 1, at: '', run_id: 'r', ...extra })
+  const ev = (type: RunEventType, extra: Partial<RunEvent> = {}): RunEvent => ({ type, position: 1, seq: 1, at: '', run_id: 'r', ...extra }) as RunEvent
   it('tells failed and pending events apart', () => {
     const nodes = { ask: node({ status: 'waiting_input' }), done: node({}) }
     expect(isFailedEvent(ev('attempt_failed'))).toBe(true)

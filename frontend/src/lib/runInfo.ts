@@ -1,5 +1,5 @@
 // Pure readings of a run: retries of a node, the failure to point at, event classes.
-import type { RunDetail, RunEvent, RunEventType, RunNode } from '../api/types'
+import { eventFields, type RunDetail, type RunEvent, type RunEventType, type RunNode } from '../api/types'
 import { apiSaid } from './format'
 
 export interface RetryInfo {
@@ -52,8 +52,8 @@ export function failureSummary(run: RunDetail): FailureSummary | null {
   const said =
     apiSaid(error.status_code, error.api_message) ??
     apiSaid(cause.status_code, cause.api_message) ??
-    (failedCall ? apiSaid(failedCall.detail.status_code, failedCall.detail.api_message) : null)
-  const call = error.tool ?? cause.call ?? failedCall?.detail.tool
+    (failedCall ? apiSaid(failedCall.detail?.status_code, failedCall.detail?.api_message) : null)
+  const call = error.tool ?? cause.call ?? failedCall?.detail?.tool
   return {
     message: String(run.error?.message ?? 'the run failed'),
     apiSaid: said,
@@ -73,12 +73,14 @@ export function isFailedEvent(e: RunEvent): boolean {
 
 /** Events about what is still open: yields waiting, retries ahead, nodes not finished. */
 export function isPendingEvent(e: RunEvent, nodes: Record<string, RunNode>): boolean {
-  const node = e.node_id ? nodes[e.node_id] : undefined
+  const nodeId = eventFields(e).node_id
+  const node = nodeId ? nodes[nodeId] : undefined
   const open = node ? ['pending', 'running', 'waiting_input'].includes(node.status) : false
   return (PENDING_TYPES.has(e.type) && (open || !node)) || (open && e.type === 'node_started')
 }
 
-export function eventSummary(e: RunEvent): string {
+export function eventSummary(event: RunEvent): string {
+  const e = eventFields(event)
   const parts: string[] = []
   if (typeof e.kind === 'string') parts.push(e.kind)
   if (typeof e.attempt === 'number') parts.push(`attempt ${e.attempt}${typeof e.max_attempts === 'number' ? ` of ${e.max_attempts}` : ''}`)

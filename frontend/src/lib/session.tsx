@@ -3,18 +3,13 @@
 // access control: a one-person setup, nothing to sign in to). Every 401 signs out, with the
 // server's reason. `can(scope)` says whether an action is allowed and, when not, why.
 import { createContext, useCallback, useContext, useEffect, useMemo, useRef, useState, type ReactNode } from 'react'
-import { api, ApiError, getApiKey, onUnauthorized, setApiKey, toApiError } from '../api/client'
+import { ApiError, http, getApiKey, onUnauthorized, setApiKey, toApiError } from '../api/client'
+import type { components } from '../api/schema'
 
 export type Scope = 'read' | 'run' | 'author' | 'admin'
 
 /** GET /me: the principal of the requests, and whether access control is on. */
-export interface Me {
-  id: string
-  name: string
-  kind: string
-  scopes: string[]
-  access_control: boolean
-}
+export type Me = components['schemas']['Me']
 
 export type SessionPhase = 'checking' | 'open' | 'signed-in' | 'signed-out' | 'unknown'
 
@@ -90,7 +85,8 @@ export function SessionProvider({ children }: { children: ReactNode }) {
 
   useEffect(() => {
     let live = true
-    api<Me>('GET', '/me')
+    http
+      .get('/me')
       .then((found) => {
         if (!live) return
         setMe(found)
@@ -119,7 +115,7 @@ export function SessionProvider({ children }: { children: ReactNode }) {
     signingIn.current = true
     setApiKey(key)
     try {
-      const found = await api<Me>('GET', '/me')
+      const found = await http.get('/me')
       setMe(found)
       setEnded(null)
       setProblem(null)

@@ -1,7 +1,7 @@
 // A run kept live: GET /runs/{id} once, then again after each server-sent event (batched), with
 // the events themselves kept for the log.
 import { useCallback, useEffect, useRef, useState } from 'react'
-import { api, type ApiError, toApiError } from '../api/client'
+import { http, type ApiError, toApiError } from '../api/client'
 import { followRunEvents } from '../api/events'
 import type { RunDetail, RunEvent } from '../api/types'
 
@@ -25,12 +25,12 @@ export function useRunView(runId: string): RunView {
 
   const fetchRun = useCallback(async () => {
     try {
-      setRun(await api<RunDetail>('GET', path))
+      setRun(await http.get('/runs/{run_id}', { params: { path: { run_id: runId } } }))
       setError(null)
     } catch (exc) {
       setError(toApiError(exc, `GET ${path}`))
     }
-  }, [path])
+  }, [path, runId])
 
   const schedule = useCallback(() => {
     if (timer.current) return

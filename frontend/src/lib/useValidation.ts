@@ -1,7 +1,7 @@
 // Live validation: the document is sent to POST /workflows/validate after a pause in typing.
 // The answer also draws each workflow of the document (`graphs`), for the graph preview.
 import { useEffect, useState } from 'react'
-import { api, type ApiError, toApiError, type Violation } from '../api/client'
+import { http, type ApiError, toApiError, type Violation } from '../api/client'
 import type { DrawnNode } from '../api/types'
 
 export interface ValidationState {
@@ -14,7 +14,7 @@ export interface ValidationState {
   checkedContent: string | null
 }
 
-export function useValidation(content: string, format: string, delayMs = 400): ValidationState {
+export function useValidation(content: string, format: 'yaml' | 'json' | 'xml', delayMs = 400): ValidationState {
   const [state, setState] = useState<ValidationState>({ checking: false, valid: null, violations: [], graphs: {}, error: null, checkedContent: null })
   useEffect(() => {
     if (!content.trim()) {
@@ -24,8 +24,8 @@ export function useValidation(content: string, format: string, delayMs = 400): V
     let live = true
     setState((s) => ({ ...s, checking: true }))
     const timer = setTimeout(() => {
-      api<{ valid: boolean; violations: Violation[]; graphs?: Record<string, DrawnNode[]> }>('POST', '/workflows/validate', { content, format })
-        .then((r) => live && setState({ checking: false, valid: r.valid, violations: r.violations, graphs: r.graphs ?? {}, error: null, checkedContent: content }))
+      http.post('/workflows/validate', { body: { content, format } })
+        .then((r) => live && setState({ checking: false, valid: r.valid, violations: r.violations as Violation[], graphs: r.graphs ?? {}, error: null, checkedContent: content }))
         .catch((exc: unknown) => live && setState((s) => ({ ...s, checking: false, error: toApiError(exc, 'POST /workflows/validate') })))
     }, delayMs)
     return () => {

@@ -1,8 +1,7 @@
 // One run, live: status and actions, the error summary, the yield form, the graph coloured by
 // node state with a legend and a per-node side panel, a timeline and the event log.
 import { useMemo, useState } from 'react'
-import { api } from '../api/client'
-import type { WorkflowDetail } from '../api/types'
+import { getWorkflow } from '../api/client'
 import { ErrorBox } from '../components/ErrorBox'
 import { ErrorSummary } from '../components/ErrorSummary'
 import { EventLog } from '../components/EventLog'
@@ -30,7 +29,7 @@ export function RunPage({ runId }: { runId: string }) {
   const now = useNow(Boolean(run && !['succeeded', 'failed', 'cancelled'].includes(run.status)))
   const workflowId = run?.workflow_id ?? null
   const workflow = useApi(
-    () => (workflowId ? api<WorkflowDetail>('GET', `/workflows/${encodeURIComponent(workflowId)}`) : Promise.resolve(null)),
+    () => (workflowId ? getWorkflow(workflowId) : Promise.resolve(null)),
     [workflowId],
     `GET /workflows/${workflowId ?? ''}`,
   )

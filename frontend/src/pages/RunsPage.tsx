@@ -1,8 +1,9 @@
 // The run list: filter by status, workflow and time (and, for admins, by owner); newest first,
 // with durations and who started each; refreshes itself while any listed run is active.
 import { useEffect, useState } from 'react'
-import { api, query } from '../api/client'
-import type { RunList, WorkflowList } from '../api/types'
+import { http, query } from '../api/client'
+import type { components } from '../api/schema'
+import type { RunStatus } from '../api/types'
 import { ErrorBox } from '../components/ErrorBox'
 import { StatusBadge } from '../components/StatusBadge'
 import { apiSaid, elapsedMs, formatDuration, formatTime } from '../lib/format'
@@ -14,9 +15,7 @@ import { type Me, ownerText, useSession } from '../lib/session'
 const STATUSES = ['pending', 'running', 'waiting_input', 'succeeded', 'failed', 'cancelled']
 const PAGE = 50
 
-interface KeyList {
-  keys: { key_id: string; name: string; principal: string; state: string }[]
-}
+type KeyList = components['schemas']['KeyList']
 
 /** The owners an admin can filter by: the admin, every key's principal, the owners listed. */
 function ownerChoices(me: Me | null, keys: KeyList | null, listed: (string | null | undefined)[], current: string) {
@@ -44,10 +43,17 @@ export function RunsPage({ initialWorkflow }: { initialWorkflow: string }) {
   const admin = Boolean(me?.access_control && me.scopes.includes('admin'))
   useEffect(() => setWorkflowId(initialWorkflow), [initialWorkflow])
   const path = `/runs${query({ status, workflow_id: workflowId, owner: admin ? owner : '', since: toIso(since), until: toIso(until), limit: PAGE, offset })}`
-  const runs = useApi(() => api<RunList>('GET', path), [path], `GET ${path}`)
+  const runs = useApi(
+    () =>
+      http.get('/runs', {
+        params: { query: { status: (status || undefined) as RunStatus | undefined, workflow_id: workflowId || undefined, owner: (admin && owner) || undefined, since: toIso(since), until: toIso(until), limit: PAGE, offset } },
+      }),
+    [path],
+    `GET ${path}`,
+  )
   const now = useNow(Boolean(runs.data?.runs.some((r) => r.duration_ms === null)))
-  const workflows = useApi(() => api<WorkflowList>('GET', '/workflows'), [], 'GET /workflows')
-  const keys = useApi(() => (admin ? api<KeyList>('GET', '/keys') : Promise.resolve(null)), [admin], 'GET /keys')
+  const workflows = useApi(() => http.get('/workflows'), [], 'GET /workflows')
+  const keys = useApi(() => (admin ? http.get('/keys') : Promise.resolve(null)), [admin], 'GET /keys')
   const showOwner = (runs.data?.runs ?? []).some((r) => r.owner)
   const active = (runs.data?.runs ?? []).some((r) => ['pending', 'running', 'waiting_input'].includes(r.status))
   useEffect(() => {

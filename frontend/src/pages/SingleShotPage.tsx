@@ -1,6 +1,6 @@
 // POST /workflow from a form: instructions, candidate tools, formatting; the result as stages.
 import { useState } from 'react'
-import { api, type ApiError, toApiError } from '../api/client'
+import { http, type ApiError, toApiError } from '../api/client'
 import type { PipelineRequest, PipelineResponse, ToolList } from '../api/types'
 import { ScopedButton } from '../components/Access'
 import { ErrorBox } from '../components/ErrorBox'
@@ -15,8 +15,8 @@ interface Readiness {
 }
 
 export function SingleShotPage() {
-  const tools = useApi(() => api<ToolList>('GET', '/tools'), [], 'GET /tools')
-  const ready = useApi(() => api<Readiness>('GET', '/readyz'), [], 'GET /readyz')
+  const tools = useApi(() => http.get('/tools').then((list) => list as ToolList), [], 'GET /tools')
+  const ready = useApi(() => http.get('/readyz').then((ready) => ready as Readiness), [], 'GET /readyz')
   const llm = ready.data?.checks.llm
   const permit = useCan('run')
   const [instructions, setInstructions] = useState('')
@@ -54,7 +54,7 @@ export function SingleShotPage() {
     setError(null)
     setResult(null)
     try {
-      const response = await api<PipelineResponse>('POST', '/workflow', body)
+      const response = (await http.post('/workflow', { body })) as PipelineResponse
       setResult({ response, formatRequested: formatResponse })
       setHistory(remember(body))
     } catch (exc) {

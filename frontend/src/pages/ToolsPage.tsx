@@ -2,7 +2,7 @@
 // secret is not set), parameters, hints and annotations; create, edit and delete tools with a
 // form made from the tool config's schema (the server validates); reload hand-edited files.
 import { useState } from 'react'
-import { api, type ApiError, toApiError } from '../api/client'
+import { http, type ApiError, type Operation, type RequestBody, toApiError } from '../api/client'
 import type { ToolAuth, ToolList, ToolSummary } from '../api/types'
 import { BlockedNote, ScopedButton } from '../components/Access'
 import { ErrorBox } from '../components/ErrorBox'
@@ -12,6 +12,9 @@ import { SecretStatus } from '../components/SecretStatus'
 import { ToolParameters } from '../components/ToolParameters'
 import type { Schema } from '../lib/schemaForm'
 import { useApi } from '../lib/useApi'
+
+/** A tool config as the form edits it (the body POST and PUT /tools take). */
+type ToolBody = RequestBody<Operation<'/tools', 'post'>>
 
 const DERIVED = ['endpoint', 'input_schema', 'effective_annotations', 'auth_status']
 const NEW_TOOL = { api: { method: 'GET', path: '/' } }
@@ -74,8 +77,8 @@ type Editing = { mode: 'new' } | { mode: 'edit'; name: string; initial: Record<s
 
 export function ToolsPage() {
   const [q, setQ] = useState('')
-  const list = useApi(() => api<ToolList>('GET', '/tools'), [], 'GET /tools')
-  const schema = useApi(() => api<Schema>('GET', '/tools/_schema'), [], 'GET /tools/_schema')
+  const list = useApi(() => http.get('/tools').then((tools) => tools as ToolList), [], 'GET /tools')
+  const schema = useApi(() => http.get('/tools/_schema').then((schema) => schema as Schema), [], 'GET /tools/_schema')
   const [editing, setEditing] = useState<Editing | null>(null)
   const [error, setError] = useState<ApiError | null>(null)
   const [busy, setBusy] = useState(false)
@@ -93,15 +96,15 @@ export function ToolsPage() {
   )
   const missing = (list.data?.tools ?? []).filter((t) => t.auth.secret && !t.auth.set)
 
-  const call = async <T,>(method: string, path: string, body: unknown, done: (r: T) => void) => {
+  const call = async <T,>(where: string, request: () => Promise<T>, done: (r: T) => void) => {
     setBusy(true)
     setError(null)
     setMessage(null)
     try {
-      done(await api<T>(method, path, body))
+      done(await request())
       list.reload()
     } catch (exc) {
-      setError(toApiError(exc, `${method} ${path}`))
+      setError(toApiError(exc, where))
     } finally {
       setBusy(false)
     }
@@ -109,7 +112,7 @@ export function ToolsPage() {
   const edit = async (name: string) => {
     setError(null)
     try {
-      const view = await api<Record<string, unknown>>('GET', `/tools/${encodeURIComponent(name)}`)
+      const view = await http.get('/tools/{name}', { params: { path: { name } } })
       setEditing({ mode: 'edit', name, initial: Object.fromEntries(Object.entries(view).filter(([k]) => !DERIVED.includes(k))) })
     } catch (exc) {
       setError(toApiError(exc, `GET /tools/${name}`))
@@ -117,11 +120,11 @@ export function ToolsPage() {
   }
   const save = (value: Record<string, unknown>) => {
     if (!editing) return
-    if (editing.mode === 'new') void call('POST', '/tools', value, () => { setEditing(null); setMessage(`Created ${String(value.name)}.`) })
-    else void call('PUT', `/tools/${encodeURIComponent(editing.name)}`, value, () => { setEditing(null); setMessage(`Saved ${editing.name}.`) })
+    if (editing.mode === 'new') void call('POST /tools', () => http.post('/tools', { body: value as ToolBody }), () => { setEditing(null); setMessage(`Created ${String(value.name)}.`) })
+    else void call(`PUT /tools/${editing.name}`, () => http.put('/tools/{name}', { params: { path: { name: editing.name } }, body: value as ToolBody }), () => { setEditing(null); setMessage(`Saved ${editing.name}.`) })
   }
   const reload = () =>
-    void call<{ tools: string[]; problems: unknown[] }>('POST', '/tools/_reload', {}, (r) =>
+    void call('POST /tools/_reload', () => http.post('/tools/_reload'), (r) =>
       setMessage(`Reloaded the tool files: ${r.tools.length} tools, ${r.problems.length} problem(s).`),
     )
 
@@ -172,7 +175,7 @@ export function ToolsPage() {
               <li key={i}>
                 <code>{p.file}</code>
                 {p.tool ? ` (tool ${String(p.tool)})` : ''}
-                {p.field ? `, field ${String(p.field)}` : ''} — {String(p.reason ?? p.message ?? '')}
+                {p.field ? `, field ${String(p.field)}` : ''} — {p.reason}
               </li>
             ))}
           </ul>
@@ -185,7 +188,7 @@ export function ToolsPage() {
             key={t.name}
             tool={t}
             onEdit={() => void edit(t.name)}
-            onDelete={() => call('DELETE', `/tools/${encodeURIComponent(t.name)}`, undefined, () => setMessage(`Deleted ${t.name}.`))}
+            onDelete={() => call(`DELETE /tools/${t.name}`, () => http.delete('/tools/{name}', { params: { path: { name: t.name } } }), () => setMessage(`Deleted ${t.name}.`))}
           />
         ))}
       </div>

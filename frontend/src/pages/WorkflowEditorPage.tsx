@@ -4,7 +4,7 @@
 // code (CodeMirror) is fetched only when the editor opens.
 import type { EditorView } from '@codemirror/view'
 import { lazy, Suspense, useEffect, useRef, useState } from 'react'
-import { api, type ApiError, toApiError } from '../api/client'
+import { getWorkflow, http, type ApiError, toApiError } from '../api/client'
 import type { WorkflowDetail, WorkflowSummary } from '../api/types'
 import { DocumentPreview } from '../components/DocumentPreview'
 import { ScopedButton } from '../components/Access'
@@ -61,7 +61,7 @@ export function WorkflowEditorPage({ workflowId, showRun }: { workflowId: string
     if (isNew) return
     const path = `/workflows/${encodeURIComponent(workflowId)}`
     try {
-      const d = await api<WorkflowDetail>('GET', path)
+      const d = await getWorkflow(workflowId)
       setDetail(d)
       setSaved({ content: d.content, version: d.version, format: d.format, file: d.file })
       setContent(d.content)
@@ -83,10 +83,12 @@ export function WorkflowEditorPage({ workflowId, showRun }: { workflowId: string
     setSaveError(null)
     setMessage(null)
     try {
-      const body = isNew
-        ? { content, format, file: fileName }
-        : { content, format, expected_version: overwriteVersion ?? saved?.version }
-      const r = await api<{ version: string; file: string; workflows: string[] }>(isNew ? 'POST' : 'PUT', isNew ? '/workflows' : `/workflows/${encodeURIComponent(workflowId)}`, body)
+      const r = isNew
+        ? await http.post('/workflows', { body: { content, format, file: fileName, overwrite: false } })
+        : await http.put('/workflows/{workflow_id}', {
+            params: { path: { workflow_id: workflowId } },
+            body: { content, format, expected_version: overwriteVersion ?? saved?.version, overwrite: false },
+          })
       setConflict(null)
       setSaved({ content, version: r.version, format, file: r.file })
       setMessage(`Saved ${r.file} (version ${r.version})`)
@@ -102,7 +104,7 @@ export function WorkflowEditorPage({ workflowId, showRun }: { workflowId: string
 
   const overwrite = async () => {
     try {
-      const latest = await api<WorkflowDetail>('GET', `/workflows/${encodeURIComponent(workflowId)}`)
+      const latest = await getWorkflow(workflowId)
       await save(latest.version)
     } catch (exc) {
       setSaveError(toApiError(exc, `GET /workflows/${workflowId}`))

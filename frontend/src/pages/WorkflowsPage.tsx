@@ -1,7 +1,6 @@
 // The workflow list: every workflow with its file, format, params and validity; the files that
 // did not load; links to open the editor or start a run.
-import { api } from '../api/client'
-import type { WorkflowList } from '../api/types'
+import { http } from '../api/client'
 import { ScopedButton } from '../components/Access'
 import { ErrorBox } from '../components/ErrorBox'
 import { href } from '../lib/router'
@@ -9,7 +8,7 @@ import { useApi } from '../lib/useApi'
 import { useCan } from '../lib/session'
 
 export function WorkflowsPage() {
-  const list = useApi(() => api<WorkflowList>('GET', '/workflows'), [], 'GET /workflows')
+  const list = useApi(() => http.get('/workflows'), [], 'GET /workflows')
   const mayAuthor = useCan('author')
   return (
     <div className="page">

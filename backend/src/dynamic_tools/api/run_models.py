@@ -11,9 +11,16 @@ closed set of events the engine emits.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Literal
+from typing import Annotated, Any, ClassVar, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, create_model
+from pydantic import (
+    BaseModel,
+    Field,
+    SerializerFunctionWrapHandler,
+    TypeAdapter,
+    create_model,
+    model_serializer,
+)
 
 from dynamic_tools.engine import events as ev
 from dynamic_tools.execution.launcher import ExecutorView
@@ -31,8 +38,6 @@ class RunErrorSummary(BaseModel):
     (``api_message``, from its response body, else the status text).
     """
 
-    model_config = ConfigDict(extra="allow")
-
     message: str | None = None
     node_id: str | None = None
     status_code: int | None = None
@@ -41,8 +46,6 @@ class RunErrorSummary(BaseModel):
 
 class RunSummary(BaseModel):
     """A run in a list: ids, status, times."""
-
-    model_config = ConfigDict(extra="allow")
 
     run_id: str
     workflow_id: str
@@ -74,8 +77,6 @@ class RunList(BaseModel):
 class NodeView(BaseModel):
     """One node of a run: status, input, output, error, attempts, timings, detail."""
 
-    model_config = ConfigDict(extra="allow")
-
     status: NodeStatus
     kind: str | None = None
     input: Any = None
@@ -90,8 +91,6 @@ class NodeView(BaseModel):
 
 class WaitingPrompt(BaseModel):
     """The yield a run waits on."""
-
-    model_config = ConfigDict(extra="allow")
 
     node_id: str
     message: str = ""
@@ -129,12 +128,27 @@ class Redriven(RunStarted):
     )
 
 
-def _event_model(cls: type[ev.Event]) -> type[BaseModel]:
-    """A pydantic model of one event class as it is streamed (envelope, ``type``, payload)."""
+class _EventBase(BaseModel):
+    """An event as the engine emits it: fields left out while None are left out here too.
+
+    ``seq`` and each class's optional payload fields (``Event.OPTIONAL``) appear only when
+    set, as ``Event.to_dict`` has it.
+    """
+
+    OMIT_NONE: ClassVar[frozenset[str]] = frozenset({"seq"})
+
+    # No return annotation: pydantic then documents the model's own fields (see sparse.py).
+    @model_serializer(mode="wrap")
+    def _drop_unset(self, handler: SerializerFunctionWrapHandler):  # type: ignore[no-untyped-def]
+        data: dict[str, Any] = handler(self)
+        return {k: v for k, v in data.items() if v is not None or k not in self.OMIT_NONE}
+
+
+def _event_model(cls: type[ev.Event]) -> type[_EventBase]:
+    """A pydantic model of one event class as the engine emits it (envelope, type, payload)."""
     fields: dict[str, Any] = {
         "run_id": (str, ...),
         "seq": (int | None, None),
-        "position": (int, Field(description="The event's id in the stream (SSE id)")),
         "type": (Literal[cls.TYPE], ...),
         "at": (str | None, None),
     }
@@ -144,18 +158,34 @@ def _event_model(cls: type[ev.Event]) -> type[BaseModel]:
         annotation = Any if field.type in ("Any", Any) else field.type
         fields[field.name] = (annotation, None)
     name = "Event" + "".join(part.title() for part in cls.TYPE.split("_"))
-    return create_model(name, __doc__=cls.__doc__, **fields)
+    model = create_model(name, __base__=_EventBase, __doc__=cls.__doc__, **fields)
+    model.OMIT_NONE = _EventBase.OMIT_NONE | cls.OPTIONAL
+    return model
+
+
+def _streamed_model(model: type[_EventBase]) -> type[BaseModel]:
+    """``model`` as stored and streamed: with its ``position`` in the run's stream."""
+    return create_model(
+        "Run" + model.__name__,
+        __base__=model,
+        __doc__=model.__doc__,
+        position=(int, Field(description="The event's id in the stream (SSE id)")),
+    )
 
 
 EVENT_MODELS = [_event_model(cls) for cls in ev.EVENT_TYPES.values()]
+STREAMED_EVENT_MODELS = [_streamed_model(model) for model in EVENT_MODELS]
+
+EngineEvent: Any = Annotated[Union[tuple(EVENT_MODELS)], Field(discriminator="type")]  # noqa: UP007
+"""One event as the engine emits it (a dry run's events): one of its classes, by ``type``."""
+
+RunEvent: Any = Annotated[Union[tuple(STREAMED_EVENT_MODELS)], Field(discriminator="type")]  # noqa: UP007
+"""One run event as stored and streamed (with its ``position``), told apart by ``type``."""
 
 
 def run_event_schema() -> dict[str, Any]:
     """The JSON Schema of one streamed event: one of the event classes, by ``type``."""
-    union: Any = EVENT_MODELS[0]
-    for model in EVENT_MODELS[1:]:
-        union = union | model
-    schema: dict[str, Any] = TypeAdapter(union).json_schema(
+    schema: dict[str, Any] = TypeAdapter(RunEvent).json_schema(
         ref_template="#/components/schemas/{model}"
     )
     return schema

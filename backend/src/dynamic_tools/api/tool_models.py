@@ -42,12 +42,22 @@ class ToolList(BaseModel):
 
 
 class ToolView(BaseModel):
-    """A tool in its file form, plus the resolved endpoint and schemas."""
+    """A tool in its file form, plus the resolved endpoint and schemas.
 
-    model_config = ConfigDict(extra="allow")
+    The file form's fields (``ToolConfig``) appear when they are not their defaults, as the
+    file has them (the routes answer it with ``response_model_exclude_unset``).
+    """
 
     name: str
     description: str
+    api: dict[str, Any] = Field(description="method, base_url, path, timeout...")
+    parameters: dict[str, dict[str, Any]] | None = None
+    static_params: dict[str, Any] | None = None
+    auth: dict[str, Any] | None = None
+    output_schema: dict[str, Any] | None = None
+    hints: dict[str, Any] | None = None
+    annotations: dict[str, Any] | None = None
+    graphql: dict[str, Any] | None = None
     endpoint: str = Field(description="Method, base URL and path, variables resolved")
     input_schema: dict[str, Any] = Field(description="The JSON Schema its arguments must match")
     effective_annotations: dict[str, Any]
@@ -59,10 +69,12 @@ class ToolView(BaseModel):
 class ToolConfigSchema(BaseModel):
     """The JSON Schema (draft 2020-12) of a tool config: what POST and PUT /tools accept."""
 
-    model_config = ConfigDict(extra="allow", populate_by_name=True)
+    model_config = ConfigDict(populate_by_name=True)
 
     type: Literal["object"]
     title: str
+    description: str
+    additional_properties: bool = Field(alias="additionalProperties")
     properties: dict[str, Any]
     required: list[str] = Field(default_factory=list)
     defs: dict[str, Any] = Field(default_factory=dict, alias="$defs")

@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from dynamic_tools.api.run_models import NodeView
+from dynamic_tools.api.run_models import EngineEvent, NodeView
 from dynamic_tools.definitions.views import (
     DrawnNode,
     FileProblem,
@@ -19,6 +19,7 @@ from dynamic_tools.definitions.views import (
 
 __all__ = [
     "ArazzoExportView",
+    "DryRunCall",
     "DryRunReport",
     "InputParam",
     "InputsPreview",
@@ -53,6 +54,14 @@ class WorkflowsReloaded(BaseModel):
     problems: list[FileProblem]
 
 
+class DryRunCall(BaseModel):
+    """One call a dry run made (answered by a mock)."""
+
+    tool: str
+    args: dict[str, Any]
+    idempotency_key: str
+
+
 class DryRunReport(BaseModel):
     """A run against mock answers: outcome, node states, the calls it made, its events."""
 
@@ -60,8 +69,8 @@ class DryRunReport(BaseModel):
     result: Any = None
     error: Any = None
     nodes: dict[str, NodeView]
-    calls: list[dict[str, Any]]
-    events: list[dict[str, Any]]
+    calls: list[DryRunCall]
+    events: list[EngineEvent] = Field(description="The events as the engine emitted them")
 
 
 class ArazzoExportView(BaseModel):

@@ -5,10 +5,11 @@ The REST routes answer these models as they are; MCP tools and resources read th
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from dynamic_tools.sparse import Sparse
 from dynamic_tools.violations import Problem
 
 __all__ = [
@@ -147,14 +148,24 @@ class InputsPreview(BaseModel):
     example: dict[str, Any]
 
 
-class RenderedStep(BaseModel):
-    """A step with its arguments rendered where the inputs allow it."""
+class RenderedStep(Sparse):
+    """A step with its arguments rendered where the inputs allow it.
 
-    model_config = ConfigDict(extra="allow")
+    ``tool``, ``args`` and ``pending`` only for a step that calls a tool.
+    """
+
+    SPARSE: ClassVar[frozenset[str]] = frozenset({"tool", "args", "pending"})
 
     node_id: str
     kind: str
     runs: Any = Field(description="When the node runs (always, after, when activated)")
+    tool: str | None = Field(default=None, description="The tool it calls")
+    args: dict[str, Any] | None = Field(
+        default=None, description="Its arguments, rendered where the inputs allow it"
+    )
+    pending: list[dict[str, str]] | None = Field(
+        default=None, description="The arguments that need an earlier step's output"
+    )
 
 
 class RenderedPreview(BaseModel):
@@ -178,9 +189,14 @@ class InputResolution(BaseModel):
     unknown_inputs: list[str]
 
 
-class Purged(BaseModel):
-    """What a history purge removed (or would remove)."""
+class Purged(Sparse):
+    """What a history purge removed (or would remove: a dry run), and how many per workflow."""
 
-    model_config = ConfigDict(extra="allow")
+    SPARSE: ClassVar[frozenset[str]] = frozenset({"removed_runs", "would_remove_runs"})
 
     workflow_id: str | None = None
+    removed_runs: int | None = Field(default=None, description="How many runs were removed")
+    would_remove_runs: int | None = Field(
+        default=None, description="A dry run: how many runs would be removed"
+    )
+    by_workflow: dict[str, int] = Field(description="The runs per workflow")

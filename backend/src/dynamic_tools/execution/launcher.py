@@ -12,7 +12,7 @@ import contextvars
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel
 
 from dynamic_tools.engine.interpreter import Interpreter
 from dynamic_tools.engine.local import LocalSteps
@@ -35,8 +35,6 @@ TakeoverHook = Callable[[str, list[str]], None]
 
 class ExecutorView(BaseModel):
     """Who executes the run (durable runs: the journal's holder)."""
-
-    model_config = ConfigDict(extra="allow")
 
     id: str | None = None
     state: str | None = None

@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from dynamic_tools.access.principals import Principal
 from dynamic_tools.definitions.repository import PreparedRun, WorkflowRepository
@@ -34,8 +34,6 @@ RESUME_WAIT_S = 2.0  # a resume answers once the run took the answer (or after t
 
 class Recovered(BaseModel):
     """What a recovery took over."""
-
-    model_config = ConfigDict(extra="allow")
 
     executor_id: str
     runs: list[str] = Field(description="The ids of the runs resumed here")

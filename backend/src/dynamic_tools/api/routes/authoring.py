@@ -117,17 +117,19 @@ async def resolve_inputs(body: TargetBody, services: ServicesDep) -> InputResolu
     responses=errors(BODY, 404),
     response_model=AuthoringRun,
 )
-async def run(body: TargetBody, services: ServicesDep, principal: PrincipalDep) -> dict[str, Any]:
+async def run(body: TargetBody, services: ServicesDep, principal: PrincipalDep) -> AuthoringRun:
     """Start a run (the caller's); answers its id and status."""
     a = services.authoring
     record = await a.run(await _target(a, body), body.inputs, principal=principal)
-    return {"run_id": record.run_id, "workflow_id": record.workflow_id, "status": record.status}
+    return AuthoringRun.model_validate(
+        {"run_id": record.run_id, "workflow_id": record.workflow_id, "status": record.status}
+    )
 
 
 @router.get("/providers", summary="Value providers", response_model=Providers)
-async def providers(services: ServicesDep) -> dict[str, Any]:
+async def providers(services: ServicesDep) -> Providers:
     """List operations whose result items feed other operations' inputs."""
-    return {"providers": [p.to_dict() for p in services.authoring.providers()]}
+    return Providers(providers=[p.to_dict() for p in services.authoring.providers()])
 
 
 @history.delete(

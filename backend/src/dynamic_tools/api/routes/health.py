@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, Literal
 
 from fastapi import APIRouter, Request, Response
-from fastapi.responses import JSONResponse
 from loguru import logger
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from pydantic import BaseModel
 
 from dynamic_tools import __version__
 from dynamic_tools.api.authoring_models import Readiness
@@ -18,10 +18,17 @@ from dynamic_tools.persistence.db import ping
 router = APIRouter(tags=["Health"])
 
 
-@router.get("/healthz", summary="Liveness")
-async def healthz() -> dict[str, str]:
+class Health(BaseModel):
+    """The process is up, and its version."""
+
+    status: Literal["ok"]
+    version: str
+
+
+@router.get("/healthz", summary="Liveness", response_model=Health)
+async def healthz() -> Health:
     """The process is up."""
-    return {"status": "ok", "version": __version__}
+    return Health(status="ok", version=__version__)
 
 
 LLM_SETTINGS = (
@@ -33,12 +40,13 @@ LLM_SETTINGS = (
 @router.get(
     "/readyz",
     summary="Readiness",
+    response_model=Readiness,
     responses={
-        200: {"model": Readiness, "description": "Ready"},
+        200: {"description": "Ready"},
         503: {"model": Readiness, "description": "Not ready: a check failed (the body says which)"},
     },
 )
-async def readyz(services: ServicesDep) -> JSONResponse:
+async def readyz(services: ServicesDep, response: Response) -> Readiness:
     """Ready when the database answers and the registry can be read (problems are reported)."""
     checks: dict[str, Any] = {}
     tools_dir = services.settings.tools_dir
@@ -57,10 +65,8 @@ async def readyz(services: ServicesDep) -> JSONResponse:
     if services.llm is None:  # what to set (names only, never values)
         checks["llm"]["needs"] = LLM_SETTINGS
     ready = all(c.get("ok", True) for c in checks.values())
-    return JSONResponse(
-        {"status": "ready" if ready else "not_ready", "checks": checks},
-        status_code=200 if ready else 503,
-    )
+    response.status_code = 200 if ready else 503
+    return Readiness(status="ready" if ready else "not_ready", checks=checks)
 
 
 @router.get(

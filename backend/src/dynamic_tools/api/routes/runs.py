@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from dynamic_tools.api.deps import PrincipalDep, RunsDep, RunStoreDep
 from dynamic_tools.api.params import DateTime
 from dynamic_tools.api.responses import BODY, PARAMS, errors
-from dynamic_tools.api.run_models import Redriven, RunList, RunStarted, RunState
+from dynamic_tools.api.run_models import Redriven, RunList, RunStarted, RunState, RunSummary
 from dynamic_tools.engine.state import RunStatus
 from dynamic_tools.errors import InvalidInputError
 from dynamic_tools.execution.runs import Recovered
@@ -66,7 +66,7 @@ async def list_runs(
             "only their own whatever they give)",
         ),
     ] = None,
-) -> dict[str, Any]:
+) -> RunList:
     """Runs, newest first, with their durations and owners: the caller's own (admins: all)."""
     found, total = await store.list_runs(
         status=status,
@@ -77,18 +77,18 @@ async def list_runs(
         offset=offset,
         owner=owner if principal.is_admin else principal.id,
     )
-    return {
-        "runs": [run.summary() for run in found],
-        "total": total,
-        "limit": limit,
-        "offset": offset,
-    }
+    return RunList(
+        runs=[RunSummary.model_validate(run.summary()) for run in found],
+        total=total,
+        limit=limit,
+        offset=offset,
+    )
 
 
 @router.get(
     "/{run_id}", summary="Get a run", responses=errors(PARAMS, 404), response_model=RunState
 )
-async def get_run(run_id: str, runs: RunsDep, principal: PrincipalDep) -> dict[str, Any]:
+async def get_run(run_id: str, runs: RunsDep, principal: PrincipalDep) -> RunState:
     """Status, params, per-node state, result, error, waiting, owner, and who executes it.
 
     Per node: input, output, error, attempts and timings. ``executor``: the executor holding
@@ -96,9 +96,7 @@ async def get_run(run_id: str, runs: RunsDep, principal: PrincipalDep) -> dict[s
     Another principal's run answers 404, as an unknown id does (admins see every run).
     """
     view = (await runs.get(run_id, principal=principal)).to_dict()
-    executor = await runs.executor_of(run_id)
-    view["executor"] = None if executor is None else executor.model_dump()
-    return view
+    return RunState.model_validate({**view, "executor": await runs.executor_of(run_id)})
 
 
 @router.get(
@@ -137,10 +135,10 @@ async def run_events(
 )
 async def resume_run(
     run_id: str, body: ResumeBody, runs: RunsDep, principal: PrincipalDep
-) -> dict[str, Any]:
+) -> RunStarted:
     """Validate ``values`` against the yield's ``expects`` (422) and resume (409 if not waiting)."""
     run = await runs.resume(run_id, body.values, body.node_id, principal=principal)
-    return {"run_id": run.run_id, "status": run.status}
+    return RunStarted.model_validate({"run_id": run.run_id, "status": run.status})
 
 
 @router.post(
@@ -152,7 +150,7 @@ async def resume_run(
 )
 async def redrive_run(
     run_id: str, runs: RunsDep, principal: PrincipalDep, body: RedriveBody | None = None
-) -> dict[str, Any]:
+) -> Redriven:
     """Re-run a failed (or cancelled) run from the failed node: a new run, linked to it.
 
     The new run reuses the outputs of the nodes that succeeded and executes from the failed
@@ -167,13 +165,15 @@ async def redrive_run(
     run, plan = await runs.redrive(
         run_id, principal=principal, allow_changed_document=options.allow_changed_document
     )
-    return {
-        "run_id": run.run_id,
-        "status": run.status,
-        "redrive_of": run_id,
-        "reused": list(plan.outputs),
-        "runs_again": plan.runs_again,
-    }
+    return Redriven.model_validate(
+        {
+            "run_id": run.run_id,
+            "status": run.status,
+            "redrive_of": run_id,
+            "reused": list(plan.outputs),
+            "runs_again": plan.runs_again,
+        }
+    )
 
 
 @router.post(
@@ -182,10 +182,10 @@ async def redrive_run(
     responses=errors(PARAMS, 404, 409),
     response_model=RunStarted,
 )
-async def cancel_run(run_id: str, runs: RunsDep, principal: PrincipalDep) -> dict[str, Any]:
+async def cancel_run(run_id: str, runs: RunsDep, principal: PrincipalDep) -> RunStarted:
     """Cancel a run that has not ended (409 otherwise); compensations run."""
     run = await runs.cancel(run_id, principal=principal)
-    return {"run_id": run.run_id, "status": run.status}
+    return RunStarted.model_validate({"run_id": run.run_id, "status": run.status})
 
 
 @router.post(

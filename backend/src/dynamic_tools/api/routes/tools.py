@@ -9,7 +9,13 @@ from fastapi import APIRouter, Body, Path, Query, Request, Response, status
 
 from dynamic_tools.api.deps import RegistryDep, ServicesDep, note_audit_target
 from dynamic_tools.api.responses import BODY, PARAMS, errors, inline_schema
-from dynamic_tools.api.tool_models import ToolConfigSchema, ToolList, ToolsReloaded, ToolView
+from dynamic_tools.api.tool_models import (
+    ToolConfigSchema,
+    ToolList,
+    ToolsReloaded,
+    ToolSummary,
+    ToolView,
+)
 from dynamic_tools.errors import InvalidInputError
 from dynamic_tools.tools.auth_status import SecretLookup, auth_view
 from dynamic_tools.tools.models import TOOL_NAME_PATTERN, ToolConfig
@@ -33,7 +39,7 @@ ToolBody = Annotated[
 ToolName = Annotated[str, Path(pattern=TOOL_NAME_PATTERN, description="The tool's name.")]
 
 
-def tool_view(registry: ToolRegistry, name: str, secret: SecretLookup) -> dict[str, Any]:
+def tool_view(registry: ToolRegistry, name: str, secret: SecretLookup) -> ToolView:
     """A tool as shown by the API: its file form plus what is derived from it.
 
     The resolved endpoint and schemas, and whether its secret is set (``auth_status``, never
@@ -46,14 +52,14 @@ def tool_view(registry: ToolRegistry, name: str, secret: SecretLookup) -> dict[s
     view["input_schema"] = resolved.input_schema()
     view["effective_annotations"] = resolved.effective_annotations.model_dump()
     view["auth_status"] = auth_view(resolved.auth, secret)
-    return view
+    return ToolView.model_validate(view)
 
 
 DERIVED = ("endpoint", "input_schema", "effective_annotations", "auth_status")
 """Fields GET adds to a tool's file form: computed from it, so never written."""
 
 
-def without_derived(body: dict[str, Any], shown: dict[str, Any] | None) -> dict[str, Any]:
+def without_derived(body: dict[str, Any], shown: ToolView | None) -> dict[str, Any]:
     """``body`` without the derived fields GET showed, so what GET answers PUT accepts as is.
 
     A derived field given with another value than GET shows is refused by name: it cannot be
@@ -63,7 +69,9 @@ def without_derived(body: dict[str, Any], shown: dict[str, Any] | None) -> dict[
         InvalidInputError: a derived field differs from what it is.
     """
     changed = [
-        name for name in DERIVED if name in body and (shown is None or body[name] != shown[name])
+        name
+        for name in DERIVED
+        if name in body and (shown is None or body[name] != getattr(shown, name))
     ]
     if changed:
         raise InvalidInputError(
@@ -77,20 +85,20 @@ def without_derived(body: dict[str, Any], shown: dict[str, Any] | None) -> dict[
     return {k: v for k, v in body.items() if k not in DERIVED}
 
 
-def _summary(tool: ToolConfig, secret: SecretLookup) -> dict[str, Any]:
-    return {
-        "name": tool.name,
-        "description": tool.description,
-        "method": tool.api.method,
-        "endpoint": f"{tool.api.base_url}{tool.api.path}",
-        "parameters": {
+def _summary(tool: ToolConfig, secret: SecretLookup) -> ToolSummary:
+    return ToolSummary(
+        name=tool.name,
+        description=tool.description,
+        method=tool.api.method,
+        endpoint=f"{tool.api.base_url}{tool.api.path}",
+        parameters={
             n: {**p.schema_, "in": p.location, "required": p.required}
             for n, p in tool.parameters.items()
         },
-        "hints": tool.hints.model_dump(exclude_defaults=True),
-        "annotations": tool.effective_annotations.model_dump(),
-        "auth": auth_view(tool.auth, secret),
-    }
+        hints=tool.hints.model_dump(exclude_defaults=True),
+        annotations=tool.effective_annotations.model_dump(),
+        auth=auth_view(tool.auth, secret),
+    )
 
 
 @router.get("", summary="List tools", responses=errors(PARAMS), response_model=ToolList)
@@ -98,7 +106,7 @@ async def list_tools(
     registry: RegistryDep,
     services: ServicesDep,
     q: str | None = Query(default=None, description="Filter by text in name or description"),
-) -> dict[str, Any]:
+) -> ToolList:
     """Every tool, and the problems of tool files that did not load.
 
     Each tool says how it authenticates and whether its secret is set (never the value).
@@ -107,23 +115,33 @@ async def list_tools(
     if q:
         needle = q.lower()
         tools = [t for t in tools if needle in t.name.lower() or needle in t.description.lower()]
-    return {
-        "tools": [_summary(t, services.settings.secret) for t in tools],
-        "problems": [p.to_dict() for p in registry.problems],
-    }
+    return ToolList.model_validate(
+        {
+            "tools": [_summary(t, services.settings.secret) for t in tools],
+            "problems": [p.to_dict() for p in registry.problems],
+        }
+    )
 
 
 @router.get("/_schema", summary="The JSON Schema of a tool config", response_model=ToolConfigSchema)
-async def tool_schema() -> dict[str, Any]:
+async def tool_schema() -> ToolConfigSchema:
     """What ``POST /tools`` and ``PUT /tools/{name}`` accept (the UI makes its forms from it)."""
     return TOOL_SCHEMA
 
 
-TOOL_SCHEMA: dict[str, Any] = ToolConfig.model_json_schema(by_alias=True, mode="validation")
+TOOL_SCHEMA = ToolConfigSchema.model_validate(
+    ToolConfig.model_json_schema(by_alias=True, mode="validation")
+)
 
 
-@router.get("/{name}", summary="Get a tool", responses=errors(PARAMS, 404), response_model=ToolView)
-async def get_tool(name: ToolName, registry: RegistryDep, services: ServicesDep) -> dict[str, Any]:
+@router.get(
+    "/{name}",
+    summary="Get a tool",
+    responses=errors(PARAMS, 404),
+    response_model=ToolView,
+    response_model_exclude_unset=True,
+)
+async def get_tool(name: ToolName, registry: RegistryDep, services: ServicesDep) -> ToolView:
     """One tool in full."""
     return tool_view(registry, name, services.settings.secret)
 
@@ -134,10 +152,11 @@ async def get_tool(name: ToolName, registry: RegistryDep, services: ServicesDep)
     summary="Create a tool",
     responses=errors(BODY, 409),
     response_model=ToolView,
+    response_model_exclude_unset=True,
 )
 async def create_tool(
     request: Request, registry: RegistryDep, services: ServicesDep, body: ToolBody
-) -> dict[str, Any]:
+) -> ToolView:
     """Validate and write a new tool file ``<name>.yaml``; 409 if the name exists."""
     config = without_derived(body, None)
     if isinstance(config.get("name"), str):
@@ -147,11 +166,15 @@ async def create_tool(
 
 
 @router.put(
-    "/{name}", summary="Replace a tool", responses=errors(BODY, 404), response_model=ToolView
+    "/{name}",
+    summary="Replace a tool",
+    responses=errors(BODY, 404),
+    response_model=ToolView,
+    response_model_exclude_unset=True,
 )
 async def update_tool(
     name: ToolName, registry: RegistryDep, services: ServicesDep, body: ToolBody
-) -> dict[str, Any]:
+) -> ToolView:
     """Validate and rewrite the tool in the file it came from.
 
     What ``GET /tools/{name}`` answered is accepted as is: its derived fields (``endpoint``,
@@ -177,7 +200,9 @@ async def delete_tool(name: ToolName, registry: RegistryDep) -> Response:
 
 
 @router.post("/_reload", summary="Reload tool files", response_model=ToolsReloaded)
-async def reload_tools(registry: RegistryDep) -> dict[str, Any]:
+async def reload_tools(registry: RegistryDep) -> ToolsReloaded:
     """Read the tools directory again (after editing files by hand)."""
     problems = await asyncio.to_thread(registry.reload)
-    return {"tools": registry.names(), "problems": [p.to_dict() for p in problems]}
+    return ToolsReloaded.model_validate(
+        {"tools": registry.names(), "problems": [p.to_dict() for p in problems]}
+    )

@@ -7,6 +7,7 @@ input preview. Runs: ``POST /workflows/{id}/runs``.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Path, Query, Request, Response, status
@@ -114,12 +115,11 @@ class DryRunBody(BaseModel):
 
 
 @router.get("", summary="List workflows", response_model=WorkflowList)
-async def list_workflows(workflows: WorkflowsDep) -> dict[str, Any]:
+async def list_workflows(workflows: WorkflowsDep) -> WorkflowList:
     """Every workflow (id, description, file, format, version, params) and file problems."""
-    return {
-        "workflows": workflows.list(),
-        "problems": [p.to_dict() for p in workflows.problems],
-    }
+    return WorkflowList.model_validate(
+        {"workflows": workflows.list(), "problems": [p.to_dict() for p in workflows.problems]}
+    )
 
 
 @router.post(
@@ -128,14 +128,12 @@ async def list_workflows(workflows: WorkflowsDep) -> dict[str, Any]:
     responses=errors(BODY),
     response_model=ValidationResult,
 )
-async def validate_workflow(body: DocumentBody, workflows: WorkflowsDep) -> dict[str, Any]:
+async def validate_workflow(body: DocumentBody, workflows: WorkflowsDep) -> ValidationResult:
     """Every violation (path, rule, message, line, expected, actual, severity); nothing saved."""
     violations, graphs = await workflows.check_and_draw(body.content, body.format)
-    return {
-        "valid": not errors_only(violations),
-        "violations": violations,
-        "graphs": graphs,
-    }
+    return ValidationResult.model_validate(
+        {"valid": not errors_only(violations), "violations": violations, "graphs": graphs}
+    )
 
 
 @router.post(
@@ -161,10 +159,15 @@ async def create_workflow(
 
 
 @router.post("/_reload", summary="Reload workflow files", response_model=WorkflowsReloaded)
-async def reload_workflows(workflows: WorkflowsDep) -> dict[str, Any]:
+async def reload_workflows(workflows: WorkflowsDep) -> WorkflowsReloaded:
     """Read the workflows directory again (after editing files by hand)."""
     problems = await asyncio.to_thread(workflows.reload)
-    return {"workflows": [w.id for w in workflows.list()], "problems": problems}
+    return WorkflowsReloaded.model_validate(
+        {
+            "workflows": [w.id for w in workflows.list()],
+            "problems": [dataclasses.asdict(p) for p in problems],
+        }
+    )
 
 
 @router.get(
@@ -284,13 +287,13 @@ async def workflow_inputs(workflow_id: WorkflowId, workflows: WorkflowsDep) -> I
 )
 async def start_run(
     workflow_id: WorkflowId, body: RunBody, runs: RunsDep, principal: PrincipalDep
-) -> dict[str, Any]:
+) -> RunStarted:
     """Check the params (422 naming each field) and the document, then start the run.
 
     The run belongs to the caller.
     """
     run = await runs.start(workflow_id, body.params, principal=principal)
-    return {"run_id": run.run_id, "status": run.status}
+    return RunStarted.model_validate({"run_id": run.run_id, "status": run.status})
 
 
 @router.post(
@@ -301,9 +304,10 @@ async def start_run(
 )
 async def dry_run_workflow(
     workflow_id: WorkflowId, body: DryRunBody, workflows: WorkflowsDep
-) -> dict[str, Any]:
+) -> DryRunReport:
     """Run the workflow against ``mocks``: nothing is called, nothing is recorded."""
     from dynamic_tools.execution.dry_run import dry_run
 
     prepared = workflows.prepare_run(workflow_id, body.params)
-    return await dry_run(prepared.plan, prepared.params, mocks=body.mocks, answers=body.answers)
+    report = await dry_run(prepared.plan, prepared.params, mocks=body.mocks, answers=body.answers)
+    return DryRunReport.model_validate(report)

@@ -133,8 +133,8 @@ async def test_validate_and_preview_write_nothing(service: CatalogService, root:
     preview = await service.preview_import("petstore-2.0.json", "pets", max_preview_tokens=120)
     assert preview.projected_command_count == 18
     assert preview.projected_group_prefixes[0] == {"group": "pet", "count": 8}
-    assert preview.model_extra["command_preview_truncated"] is True
-    assert 0 < len(preview.model_extra["command_preview"]) < 18
+    assert preview.command_preview_truncated is True
+    assert preview.command_preview is not None and 0 < len(preview.command_preview) < 18
     assert not (root / "catalogs").exists()
 
 
