@@ -69,9 +69,8 @@ replicas: $(STAMP) frontend/dist
 	$(PY) scripts/replicas.py $(REPLICAS_ARGS)
 
 # Lint and types first (seconds), then the tests, then the layering. pytest runs on
-# PYTEST_WORKERS processes (pytest-xdist); the tests that must not share a process with another
-# test run one after the other in the xdist group "serial" (see the README). The 20 slowest
-# tests are printed at the end.
+# PYTEST_WORKERS processes (pytest-xdist); a test marked `serial` runs with no other test
+# meanwhile, the browser tests on one worker (see the README). The 20 slowest are printed.
 PYTEST_WORKERS ?= 2
 PYTEST_PARALLEL := -n $(PYTEST_WORKERS) --dist loadgroup
 

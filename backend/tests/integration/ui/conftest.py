@@ -77,10 +77,12 @@ def _uses_browser(item: pytest.Item | None) -> bool:
     return item is not None and "browser" in getattr(item, "fixturenames", ())
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The browser tests form one xdist group: one worker runs them on one Chromium."""
+    here = Path(__file__).parent
     for item in items:
-        if _uses_browser(item):
+        if _uses_browser(item) and item.path.is_relative_to(here):
             item.add_marker(pytest.mark.xdist_group("browser"))
 
 
