@@ -12,7 +12,7 @@ RUNTIME_DIR ?= .runtime
 
 export HOST PORT
 
-.PHONY: install lock docs api-types run replicas test lint fmt typecheck bench clean frontend-test
+.PHONY: install lock docs api-types run replicas test test-fast lint fmt typecheck bench clean frontend-test
 
 # The web UI (frontend/): node deps when the lock file changes, the bundle when a source is newer.
 NPM ?= npm
@@ -68,10 +68,19 @@ run: $(STAMP) frontend/dist
 replicas: $(STAMP) frontend/dist
 	$(PY) scripts/replicas.py $(REPLICAS_ARGS)
 
-# Lint and types first (seconds), then the tests, then the layering.
+# Lint and types first (seconds), then the tests, then the layering. pytest runs on
+# PYTEST_WORKERS processes (pytest-xdist); a test marked `serial` runs with no other test
+# meanwhile, the browser tests on one worker (see the README). The 20 slowest are printed.
+PYTEST_WORKERS ?= 2
+PYTEST_PARALLEL := -n $(PYTEST_WORKERS) --dist loadgroup
+
 test: $(STAMP) frontend/dist frontend-test lint typecheck
-	cd backend && .venv/bin/python -m pytest $(PYTEST_ARGS)
+	cd backend && .venv/bin/python -m pytest $(PYTEST_PARALLEL) --durations=20 $(PYTEST_ARGS)
 	cd backend && .venv/bin/lint-imports
+
+# The inner loop: the unit tests only (no servers, browsers or subprocess peers), in parallel.
+test-fast: $(STAMP)
+	cd backend && .venv/bin/python -m pytest tests/unit -q $(PYTEST_PARALLEL) $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	cd backend && .venv/bin/ruff check src tests bench ../scripts && .venv/bin/ruff format --check src tests bench ../scripts

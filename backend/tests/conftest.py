@@ -1,12 +1,19 @@
 """Shared fixtures: settings on temporary directories, the fake LLM, live servers, and the
-database engine every store test runs on twice (SQLite and PostgreSQL)."""
+database engine every store test runs on twice (SQLite and PostgreSQL).
+
+Under pytest-xdist (``make test`` runs two workers) a test marked ``serial`` runs alone: the
+workers share a readers-writer lock (a file of the run's temporary directory), each test holding it
+shared and a ``serial`` test exclusively, from its setup to its teardown.
+"""
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
+import tempfile
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +30,32 @@ EXAMPLES = REPO / "examples" / "travel"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 TEST_API_KEY = "sk-test-LLMKEY-5f2b9c71e0d4"
 PG_URL = os.environ.get("TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/test")
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None]:
+    """Under xdist: a ``serial`` test waits for the other workers' tests and holds them off.
+
+    A turnstile gives the serial test priority: it takes the gate, then the lock exclusively;
+    the other tests pass the gate before they take the lock shared.
+    """
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    if run is None:
+        return (yield)
+    worker_temp = item.config.option.basetemp  # the run's temporary directory / popen-gwN
+    shared = Path(worker_temp).parent if worker_temp else Path(tempfile.gettempdir())
+    base = shared / f"dt-tests-{run}"
+    serial = item.get_closest_marker("serial") is not None
+    with open(f"{base}.gate", "a") as gate, open(f"{base}.lock", "a") as lock:
+        fcntl.flock(gate, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX if serial else fcntl.LOCK_SH)
+        finally:
+            fcntl.flock(gate, fcntl.LOCK_UN)
+        try:
+            return (yield)
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

@@ -21,10 +21,21 @@ def free_port() -> int:
 
 @contextmanager
 def serve(app: Any, port: int | None = None) -> Iterator[str]:
-    """Serve ``app`` on 127.0.0.1 until the block ends; yields its base URL."""
+    """Serve ``app`` on 127.0.0.1 until the block ends; yields its base URL.
+
+    At the end, requests still open (a stream, a demo call held by a fault) get 2 s before they
+    are cancelled; then the app's shutdown runs and the thread ends. Without that bound uvicorn
+    waits for them without end, and each such test spent 10 s in its teardown.
+    """
     port = port or free_port()
     config = uvicorn.Config(
-        app, host="127.0.0.1", port=port, log_config=None, access_log=False, lifespan="on"
+        app,
+        host="127.0.0.1",
+        port=port,
+        log_config=None,
+        access_log=False,
+        lifespan="on",
+        timeout_graceful_shutdown=2,
     )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)

@@ -64,6 +64,7 @@ async def test_a_task_past_its_time_is_stopped_and_the_pool_goes_on(
     assert await workers.run(_double, 2) == 4  # a fresh worker took its place
 
 
+@pytest.mark.serial  # the 1 s time limit must not run out before the memory: CPU contention
 async def test_a_task_past_its_memory_fails_in_the_worker(workers: DocumentWorkers) -> None:
     with pytest.raises(ProcessingLimitError) as caught:
         await workers.run(_hog)

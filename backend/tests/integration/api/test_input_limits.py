@@ -110,6 +110,7 @@ async def test_the_mcp_endpoint_is_bounded_too(settings: Settings) -> None:
     _assert_too_large(answer, 64 * 1024, "MAX_REQUEST_BYTES")
 
 
+@pytest.mark.serial  # a timing: another worker on the CPU would be measured too
 async def test_healthz_answers_while_the_largest_allowed_document_is_validated(
     make_settings: Callable[..., Settings],
 ) -> None:

@@ -26,6 +26,7 @@ from dynamic_tools.persistence.item_journal import ItemJournal
 from dynamic_tools.persistence.run_store import RunStore
 from tests.integration.execution.conftest import Launch
 from tests.support.plans import prepared
+from tests.support.waiting import until
 
 DOCUMENT = """
 domain: in_place
@@ -131,6 +132,13 @@ class FlightTools:
 
     def undone(self) -> list[str]:
         return [c[1]["booking_id"] for c in self.calls if c[0] == "cancel_booking"]
+
+
+def journal_count(engine: Any) -> int:
+    """How many items of the run 'again' the item journal holds."""
+    with engine.connect() as conn:
+        query = sa.text("SELECT count(*) FROM run_items WHERE run_id='again'")
+        return int(conn.execute(query).scalar_one())
 
 
 async def step_names(workflow_id: str) -> list[str]:
@@ -276,7 +284,7 @@ async def test_a_relaunch_mid_fan_out_runs_only_the_items_not_journaled(
         launcher = await launch(config, tools, store, journal)
         await launcher.start(run_id=run.run_id, **plan)
         await tools.until(booked=3, hanging=1)
-        await asyncio.sleep(0.2)  # the finished items' group commits land
+        await until(lambda: journal_count(engine) == 3, "the finished items' group commits")
         await launcher.shutdown()
         with engine.connect() as conn:
             journaled = sorted(

@@ -26,6 +26,7 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 from dbos import DBOS
+from dbos._dbos import _get_dbos_instance
 
 from dynamic_tools.engine.loaders import load_document
 from dynamic_tools.engine.local import EventList, MockTools, Responses
@@ -856,7 +857,8 @@ async def test_an_answer_given_in_this_process_wakes_the_yield_at_once(
     launcher = await launch(config, tools, events)
     await launcher.start(run_id="wake", **prepared(doc(TRAVEL), "book_with_approval", BOOK))
     await until(lambda: bool(events.of("waiting_input")), what="the yield")
-    await asyncio.sleep(0.3)  # the recv is registered and waiting
+    system_db = _get_dbos_instance()._sys_db
+    await until(lambda: bool(system_db.notifications_map.snapshot()), what="the recv's waiter")
 
     await launcher.resume("wake", "present_options", {"selected_flight_id": "FL-2"})
     outcome = await asyncio.wait_for(launcher.wait("wake"), 30)  # far below the poll

@@ -22,6 +22,7 @@ from dynamic_tools.execution.durable_config import DurableConfig, sqlite_url
 from dynamic_tools.execution.sqlite_listener import _listen, poll_once
 from tests.integration.execution.conftest import Launch
 from tests.support.plans import prepared
+from tests.support.waiting import until
 
 PAUSE = WorkflowDocument.model_validate(
     {
@@ -60,9 +61,10 @@ async def test_one_query_a_poll_finds_answers_sent_from_another_process(
     for run_id in ids:
         await launcher.start(run_id=run_id, **prepared(PAUSE, "pause", {}))
     await waiting_count(events, len(ids))
-    await asyncio.sleep(0.1)  # each recv has registered its waiter
-
     system_db = _get_dbos_instance()._sys_db
+    await until(  # each recv has registered its waiter
+        lambda: len(system_db.notifications_map.snapshot()) >= 3, "three waiters"
+    )
     assert len(system_db.notifications_map.snapshot()) == 3
     assert await asyncio.to_thread(poll_once, system_db) == 1  # three waiters, one query
 

@@ -27,6 +27,7 @@ from dynamic_tools.persistence.db import metadata, migrate, upgrade_with_alembic
 from dynamic_tools.persistence.run_store import RunStore
 from tests.conftest import EXAMPLES
 from tests.support.plans import DocumentRunner
+from tests.support.waiting import until
 
 FLIGHT = {"origin": "AMS", "destination": "BCN", "date": "2026-12-01", "passenger": "Ada"}
 TRIP = {
@@ -232,13 +233,13 @@ async def test_subscribe_is_live_resumable_and_ends_at_the_terminal_event(
                 seen.append(event.type)
 
     follower = asyncio.create_task(follow())
-    await asyncio.sleep(0.1)
+    await until(lambda: len(seen) >= 1, "the stream gives the stored event")
     assert seen == ["run_created"]
     await store.emit(typed({"run_id": run.run_id, "seq": 1, "type": "run_started"}))
     await store.emit(
         typed({"run_id": run.run_id, "seq": 2, "type": "node_started", "node_id": "x"})
     )
-    await asyncio.sleep(0.1)
+    await until(lambda: len(seen) >= 3, "the stream follows the new events")
     assert seen == ["run_created", "run_started", "node_started"]
     await store.emit(typed({"run_id": run.run_id, "seq": 3, "type": "run_succeeded", "result": 1}))
     await asyncio.wait_for(follower, 5)

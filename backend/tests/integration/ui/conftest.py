@@ -1,11 +1,20 @@
 """Fixtures of the browser tests: the bundle, Chromium, a live server with the travel example,
-pages that record console errors, and the artifacts directory for screenshots and timings."""
+pages that record console errors, and the artifacts directory for screenshots and timings.
+
+One Chromium serves consecutive browser tests (each test gets its own browser context, so no
+cookie, storage or cache crosses tests); it is closed before a test that does not use it, because
+the sync Playwright API keeps its event loop marked as running between calls, where an async test
+could not start its own. Under pytest-xdist the browser tests are one group (``xdist_group``), so
+one worker runs them back to back on one Chromium.
+"""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -41,12 +50,57 @@ def artifacts() -> Path:
     return ARTIFACTS
 
 
+class _SharedChromium:
+    """The Chromium of the current run of consecutive browser tests (none between runs)."""
+
+    def __init__(self) -> None:
+        self.stack: ExitStack | None = None
+        self.browser: Browser | None = None
+
+    def get(self) -> Browser:
+        if self.browser is None or not self.browser.is_connected():
+            self.close()
+            self.stack = ExitStack()
+            self.browser = self.stack.enter_context(launched_browser())  # type: ignore[arg-type]
+        return self.browser
+
+    def close(self) -> None:
+        stack, self.stack, self.browser = self.stack, None, None
+        if stack is not None:
+            stack.close()
+
+
+_CHROMIUM = _SharedChromium()
+
+
+def _uses_browser(item: pytest.Item | None) -> bool:
+    return item is not None and "browser" in getattr(item, "fixturenames", ())
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The browser tests form one xdist group: one worker runs them on one Chromium."""
+    here = Path(__file__).parent
+    for item in items:
+        if _uses_browser(item) and item.path.is_relative_to(here):
+            item.add_marker(pytest.mark.xdist_group("browser"))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None]:
+    """After the test's own teardown, close Chromium unless the next test uses it too."""
+    try:
+        return (yield)
+    finally:
+        if not _uses_browser(nextitem):
+            _CHROMIUM.close()
+
+
 @pytest.fixture
-def browser() -> Iterator[Browser]:
-    """Chromium for one test: the sync Playwright loop must not outlive it (async tests)."""
+def browser() -> Browser:
+    """Chromium, shared by consecutive browser tests (see the module's docstring)."""
     require_bundle()
-    with launched_browser() as launched:
-        yield launched  # type: ignore[misc]
+    return _CHROMIUM.get()
 
 
 @pytest.fixture
@@ -98,9 +152,11 @@ def navigation_ms(page: Page) -> dict[str, Any]:
 def record_timing(artifacts: Path, name: str, timing: dict[str, Any]) -> None:
     """Add one measurement to artifacts/ui/timings.json (reported, never asserted)."""
     path = artifacts / "timings.json"
-    data = json.loads(path.read_text()) if path.exists() else {}
-    data[name] = timing
-    path.write_text(json.dumps(data, indent=2))
+    with (artifacts / ".timings.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # parallel test sessions or workers write it too
+        data = json.loads(path.read_text()) if path.exists() else {}
+        data[name] = timing
+        path.write_text(json.dumps(data, indent=2))
 
 
 def screenshot(page: Page, path: Path) -> None:

@@ -7,8 +7,6 @@ session. Figures (operations, tools, warnings, time, peak memory) are printed an
 
 import json
 import re
-import shutil
-import subprocess
 import time
 import tracemalloc
 from collections import Counter
@@ -23,26 +21,18 @@ from dynamic_tools.tools.openapi import (
     find_provider_contracts,
     parse_document,
 )
+from tests.support.node_peers import npm_install
 
-PACKAGE = "@octokit/openapi@23.0.2"
+VERSION = "23.0.2"
 ARTIFACTS = Path(__file__).resolve().parents[4] / "test-artifacts"
 CACHE = ARTIFACTS / "npm-openapi"
 DOCUMENT = CACHE / "node_modules" / "@octokit" / "openapi" / "generated" / "api.github.com.json"
 
 
 def install_github_description() -> Path:
-    """The document's path, installing the npm package on first use."""
-    if not DOCUMENT.is_file():
-        npm = shutil.which("npm")
-        if npm is None:
-            pytest.fail("npm is needed to install @octokit/openapi (GitHub's REST description)")
-        CACHE.mkdir(parents=True, exist_ok=True)
-        subprocess.run(
-            [npm, "install", "--prefix", str(CACHE), "--no-audit", "--no-fund", PACKAGE],
-            check=True,
-            capture_output=True,
-            timeout=240,
-        )
+    """The document's path, installing the npm package on first use (under a file lock: test
+    workers in parallel install it once, and none reads it half installed)."""
+    npm_install(CACHE, {"@octokit/openapi": VERSION})
     return DOCUMENT
 
 
