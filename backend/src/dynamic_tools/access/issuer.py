@@ -2,7 +2,7 @@
 
 Everything is read through the SSRF guard (``http/target_guard.py``): an issuer on a private or
 loopback address must be listed in ``ALLOWED_TARGET_HOSTS``. No redirect is followed, every body
-is capped and parsed without recursion (``nesting.py``), every exchange has a deadline.
+is capped and parsed without recursion (``safe_parsing.py``), every exchange has a deadline.
 
 - **Metadata** (RFC 8414, OpenID Connect Discovery): read on first need from
   ``/.well-known/oauth-authorization-server`` (path-inserted for an issuer with a path), then
@@ -49,7 +49,7 @@ from dynamic_tools.http.decoding import ACCEPT_ENCODING, UndecodableBody, read_r
 from dynamic_tools.http.document_fetch import DocumentFetcher
 from dynamic_tools.http.failures import outbound_failure
 from dynamic_tools.http.target_guard import TargetGuard
-from dynamic_tools.nesting import TooDeep, loads_json
+from dynamic_tools.safe_parsing import TooDeep, loads_json
 
 __all__ = [
     "INTROSPECTION_CACHE_S",

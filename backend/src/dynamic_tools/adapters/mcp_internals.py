@@ -3,9 +3,9 @@
 - :func:`send_unchecked_request`: a client request sent below the SDK's result check (a
   2025-11-25 ``tools/call`` answered by a task, which the SDK would refuse as a
   ``CallToolResult``), stamped like every other request of the session
-  (``mcp/tasks_client.py:call_task``);
+  (``mcp/tasks/client.py:call_task``);
 - :func:`on_session_close`: a callback run when a server session's connection closes
-  (``mcp/tasks.py``, the task notifications pushed to a session);
+  (``mcp/tasks/runtime.py``, the task notifications pushed to a session);
 - :class:`PerSessionEventStores`: the SDK's session manager giving each new session an event
   store of its own (``mcp/event_store.py``).
 

@@ -22,10 +22,10 @@ from dynamic_tools.api.routes import (
     authoring,
     catalogs,
     health,
+    pipeline,
     runs,
     tools,
     well_known,
-    workflow,
     workflows,
 )
 from dynamic_tools.api.routes.ui import install_ui
@@ -101,7 +101,7 @@ def create_app(
     complete_document(app, token=settings.access_control_configured)
     app.include_router(health.router)
     app.include_router(well_known.router)
-    app.include_router(workflow.router)
+    app.include_router(pipeline.router)
     app.include_router(tools.router)
     app.include_router(catalogs.router)
     app.include_router(workflows.router)

@@ -26,7 +26,7 @@ from dynamic_tools.access.authenticate import www_authenticate
 from dynamic_tools.access.policy import mcp_method_scope
 from dynamic_tools.access.principals import Principal
 from dynamic_tools.errors import ForbiddenError
-from dynamic_tools.nesting import TooDeep, loads_json
+from dynamic_tools.safe_parsing import TooDeep, loads_json
 
 __all__ = ["gate"]
 

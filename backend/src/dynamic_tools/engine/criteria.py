@@ -19,8 +19,8 @@ node names are recorded with its step.
 
 A hostile pattern costs little: a regex search stops after :data:`REGEX_TIMEOUT_S` and counts
 as not met; XML is parsed with defusedxml (no entities, no external references). A context
-nested deeper than :data:`~dynamic_tools.nesting.MAX_VALUE_DEPTH` levels (JSON containers, XML
-elements) raises :class:`~dynamic_tools.nesting.TooDeep` before any library walks it: the
+nested deeper than :data:`~dynamic_tools.safe_parsing.MAX_VALUE_DEPTH` levels (JSON containers, XML
+elements) raises :class:`~dynamic_tools.safe_parsing.TooDeep` before any library walks it: the
 JSONPath, XPath and JSON libraries recurse once per level.
 """
 
@@ -40,7 +40,7 @@ from jsonpath.exceptions import JSONPathRecursionError
 from pydantic import Field, field_validator
 
 from dynamic_tools.engine.node_parts import FrozenModel
-from dynamic_tools.nesting import MAX_VALUE_DEPTH, TooDeep, check_depth, loads_json
+from dynamic_tools.safe_parsing import MAX_VALUE_DEPTH, TooDeep, check_depth, loads_json
 
 CriterionType = Literal["simple", "regex", "jsonpath", "xpath"]
 ANSWER_LOCALS = frozenset({"result", "status", "headers"})
@@ -141,8 +141,8 @@ def pattern_holds(criterion: Criterion, context: Any) -> bool:
     implementations Arazzo documents are written for do; RFC 9535 alone selects only children.
     A JSONPath over text parses it as JSON first (text that is not JSON is a plain string).
 
-    Raises :class:`~dynamic_tools.nesting.TooDeep` when ``context`` (or the JSON or XML text
-    it holds) nests deeper than :data:`~dynamic_tools.nesting.MAX_VALUE_DEPTH` levels.
+    Raises :class:`~dynamic_tools.safe_parsing.TooDeep` when ``context`` (or the JSON or XML text
+    it holds) nests deeper than :data:`~dynamic_tools.safe_parsing.MAX_VALUE_DEPTH` levels.
     """
     try:
         compile_criterion(criterion)
@@ -242,7 +242,7 @@ def holds(kind: CriterionType, condition: str, context: Any) -> bool:
     """Whether pattern ``condition`` of ``kind`` holds for ``context`` (expression functions).
 
     Raises :class:`CriterionError` when the pattern does not compile, and
-    :class:`~dynamic_tools.nesting.TooDeep` when ``context`` nests past the limit.
+    :class:`~dynamic_tools.safe_parsing.TooDeep` when ``context`` nests past the limit.
     """
     criterion = Criterion(condition=condition, type=kind)
     compile_criterion(criterion)

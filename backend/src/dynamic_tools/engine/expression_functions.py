@@ -24,7 +24,7 @@ from dynamic_tools.engine.expression_values import (
     parse_iso,
 )
 from dynamic_tools.engine.references import describe, to_text
-from dynamic_tools.nesting import TooDeep
+from dynamic_tools.safe_parsing import TooDeep
 
 MAX_RANGE_ITEMS = 10_000
 """The most items ``range()`` may produce."""

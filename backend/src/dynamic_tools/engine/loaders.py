@@ -25,7 +25,7 @@ from dynamic_tools.engine.models import WorkflowDocument
 from dynamic_tools.engine.nodes import KIND_NAMES
 from dynamic_tools.engine.xml_format import xml_to_mapping
 from dynamic_tools.errors import WorkflowInvalidError
-from dynamic_tools.nesting import TooDeep, loads_json, shorten
+from dynamic_tools.safe_parsing import TooDeep, loads_json, shorten
 from dynamic_tools.violations import syntax_position
 
 DocumentFormat = Literal["yaml", "json", "xml"]

@@ -12,7 +12,7 @@ from jsonschema.exceptions import FormatError
 
 from dynamic_tools.engine.node_parts import ParamSpec
 from dynamic_tools.errors import InvalidInputError
-from dynamic_tools.nesting import MAX_VALUE_DEPTH, find_too_deep, shorten
+from dynamic_tools.safe_parsing import MAX_VALUE_DEPTH, find_too_deep, shorten
 
 JSON_TYPES = {
     "str": "string",
@@ -52,7 +52,7 @@ def check_values(
     """Values with defaults applied; :class:`InvalidInputError` names every bad field.
 
     Unknown names, missing required values (a required param's default is only a suggestion),
-    values nested past :data:`~dynamic_tools.nesting.MAX_VALUE_DEPTH` levels, wrong types,
+    values nested past :data:`~dynamic_tools.safe_parsing.MAX_VALUE_DEPTH` levels, wrong types,
     values outside ``enum`` and strings not of their ``format`` (``date`` is YYYY-MM-DD) are
     each one violation with ``path`` ``<what>.<name>``.
     """

@@ -23,7 +23,7 @@ from datetime import timedelta
 from typing import Any
 
 from dynamic_tools.engine.errors import ExpressionError, UnresolvedReferenceError
-from dynamic_tools.nesting import MAX_VALUE_DEPTH, TooDeep, check_depth
+from dynamic_tools.safe_parsing import MAX_VALUE_DEPTH, TooDeep, check_depth
 
 REFERENCE_PATTERN = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)((?:\.[A-Za-z0-9_]+)*)")
 """``$name`` plus ``.segment`` parts; group 1 is the name, group 2 the dotted path."""
@@ -151,8 +151,8 @@ def render(value: Any, lookup: Callable[[str], Any], *, node_id: str | None) -> 
 def to_text(value: Any) -> str:
     """``value`` as it appears inside an interpolated string (and from ``str()``).
 
-    Raises :class:`~dynamic_tools.nesting.TooDeep` for an object or list nested deeper than
-    :data:`~dynamic_tools.nesting.MAX_VALUE_DEPTH` levels (the JSON encoder recurses).
+    Raises :class:`~dynamic_tools.safe_parsing.TooDeep` for an object or list nested deeper than
+    :data:`~dynamic_tools.safe_parsing.MAX_VALUE_DEPTH` levels (the JSON encoder recurses).
     """
     if isinstance(value, str):
         return value

@@ -6,7 +6,7 @@ replayed run sees the same outcome. The idempotency key is the
 same for every attempt of the same node (and foreach item): the API can tell a retry from a
 new operation. ``sql_query`` runs here, in memory, over the run's named outputs.
 
-An answer nested deeper than :data:`~dynamic_tools.nesting.MAX_VALUE_DEPTH` levels (a JSON
+An answer nested deeper than :data:`~dynamic_tools.safe_parsing.MAX_VALUE_DEPTH` levels (a JSON
 answer the HTTP sender kept as text for that reason, or a deeper value from another runner) is
 marked ``too_deep`` in its record: criteria, ``success``, ``retry_if`` and named outputs that
 read ``$result`` then fail naming the limit, instead of recursing into it.
@@ -40,7 +40,7 @@ from dynamic_tools.engine.retry import parse_retry_after, retry_delay, should_re
 from dynamic_tools.engine.scope import Scope
 from dynamic_tools.engine.sql_query import SqlQueryError, run_sql_query
 from dynamic_tools.engine.state import FallbackTriggered, RunFailed
-from dynamic_tools.nesting import MAX_VALUE_DEPTH, TooDeep, find_too_deep, loads_json
+from dynamic_tools.safe_parsing import MAX_VALUE_DEPTH, TooDeep, find_too_deep, loads_json
 
 if TYPE_CHECKING:
     from dynamic_tools.engine.nodes.call import CallNode

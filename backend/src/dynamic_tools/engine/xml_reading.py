@@ -13,7 +13,7 @@ from typing import Any
 from xml.etree.ElementTree import Element
 
 from dynamic_tools.errors import WorkflowInvalidError
-from dynamic_tools.nesting import TooDeep, loads_json
+from dynamic_tools.safe_parsing import TooDeep, loads_json
 
 MAX_XML_DEPTH = 64  # elements; the same bound as the YAML and JSON forms' nesting
 ReadNode = Callable[[Element, str], dict[str, Any]]

@@ -17,7 +17,7 @@ from dynamic_tools.engine.local import EventList, LocalSteps, MockTools, Respons
 from dynamic_tools.engine.plan import RunPlan
 from dynamic_tools.engine.ports import ToolResult
 from dynamic_tools.errors import InvalidInputError
-from dynamic_tools.nesting import MAX_VALUE_DEPTH, find_too_deep
+from dynamic_tools.safe_parsing import MAX_VALUE_DEPTH, find_too_deep
 
 DRY_RUN_TIMEOUT_S = 30.0
 
@@ -41,7 +41,7 @@ async def dry_run(
     """Run the plan against ``mocks``: the outcome, the events and the calls made.
 
     ``params`` are already checked (:func:`~dynamic_tools.engine.params.check_values`). A mock
-    or an answer nested past :data:`~dynamic_tools.nesting.MAX_VALUE_DEPTH` levels is refused
+    or an answer nested past :data:`~dynamic_tools.safe_parsing.MAX_VALUE_DEPTH` levels is refused
     (:class:`InvalidInputError`, rule ``max_depth``), as an API's answer that deep would be.
     """
     _check_depths({"mocks": mocks, "answers": answers})

@@ -42,9 +42,9 @@ from dynamic_tools.http.outbound_headers import outbound_headers
 from dynamic_tools.http.request_builder import PreparedRequest
 from dynamic_tools.http.stored_body import stored_body
 from dynamic_tools.http.target_guard import TargetGuard
-from dynamic_tools.nesting import MAX_VALUE_DEPTH
 from dynamic_tools.observability.tracing import TOOL, Tracing, mark_error
 from dynamic_tools.redaction import Redactor, header_secrets, redactor
+from dynamic_tools.safe_parsing import MAX_VALUE_DEPTH
 
 MAX_RESPONSE_DEPTH = MAX_VALUE_DEPTH  # a JSON response nested deeper is kept as text
 DEFAULT_DEADLINE_S = 60.0  # TOOL_CALL_DEADLINE_S

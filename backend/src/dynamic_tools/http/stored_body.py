@@ -22,7 +22,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from dynamic_tools.nesting import TooDeep, loads_json
+from dynamic_tools.safe_parsing import TooDeep, loads_json
 
 __all__ = ["StoredBody", "stored_body"]
 

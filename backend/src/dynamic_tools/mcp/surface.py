@@ -52,7 +52,7 @@ from dynamic_tools.mcp.prompts import AuthoringPrompts
 from dynamic_tools.mcp.recipes import RecipeLayer
 from dynamic_tools.mcp.resources import ResourceSet
 from dynamic_tools.mcp.session_config import SessionConfig
-from dynamic_tools.mcp.task_flows import TaskFlows
+from dynamic_tools.mcp.tasks import TaskFlows
 from dynamic_tools.mcp.tool_meta import add_routing_meta
 from dynamic_tools.mcp.workflow_text import tool_description
 from dynamic_tools.mcp.workflow_tools import (

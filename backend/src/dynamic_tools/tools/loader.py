@@ -14,7 +14,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from dynamic_tools.nesting import TooDeep, loads_json, loads_yaml
+from dynamic_tools.safe_parsing import TooDeep, loads_json, loads_yaml
 from dynamic_tools.tools.models import ToolConfig
 from dynamic_tools.violations import LoadProblem, where_in_text
 
@@ -43,7 +43,7 @@ MAX_FILE_DEPTH = 128  # nesting of a tool file; a schema inside may take 100 (sc
 def parse_document(text: str, suffix: str) -> Any:
     """Parse YAML (safe loader) or JSON text according to the file suffix.
 
-    Raises :class:`~dynamic_tools.nesting.TooDeep` past ``MAX_FILE_DEPTH`` levels (before the
+    Raises :class:`~dynamic_tools.safe_parsing.TooDeep` past ``MAX_FILE_DEPTH`` levels (before the
     recursive YAML composer would fail).
     """
     if suffix == ".json":

@@ -26,7 +26,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
-from dynamic_tools.nesting import find_too_deep, shorten
+from dynamic_tools.safe_parsing import find_too_deep, shorten
 
 MAX_SCHEMA_DEPTH = 100
 

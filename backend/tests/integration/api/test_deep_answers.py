@@ -22,7 +22,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from dynamic_tools.api.app import create_app
-from dynamic_tools.nesting import MAX_VALUE_DEPTH
+from dynamic_tools.safe_parsing import MAX_VALUE_DEPTH
 from dynamic_tools.settings import Settings
 from tests.support.app_client import app_client
 from tests.support.hostile import nested_object_json

@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 import mcp_types as types
 
-from dynamic_tools.mcp.tasks_client import TasksExtension
+from dynamic_tools.mcp.tasks import TasksExtension
 from tests.integration.mcp.test_mcp_strict_arguments import wrong_value
 from tests.support.mcp_client import LEGACY, MODERN, call, error_payload, mcp_client
 from tests.support.mcp_raw import RawMcp

@@ -3,7 +3,7 @@ legacy mode (2025-11-25), over HTTP and over stdio.
 
 The script covers what differed between the revisions before: a task-required tool run as a task
 (through the Tasks extension on 2026-07-28, ``params.task`` + ``tasks/result`` on 2025-11-25,
-both via :func:`dynamic_tools.mcp.tasks_client.call_task`), a yield answered through the client's
+both via :func:`dynamic_tools.mcp.tasks.client.call_task`), a yield answered through the client's
 elicitation callback (inside a task and in a ``w_*`` call), a declined yield, a destructive tool
 that asks first (declined: nothing changes; accepted: it acts), and the error payloads of a bad
 call, an unknown tool and an unknown run. Every assertion is the same for every client.
@@ -20,7 +20,7 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from dynamic_tools.mcp.tasks_client import TasksExtension, call_task
+from dynamic_tools.mcp.tasks import TasksExtension, call_task
 from tests.integration.mcp.test_mcp_stdio import stdio_params
 from tests.support.mcp_client import LEGACY, MODERN, error_payload, mcp_client
 from tests.support.mcp_tasks import BOOK, FLIGHT_2

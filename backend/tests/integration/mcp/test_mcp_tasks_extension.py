@@ -5,7 +5,7 @@ The probe that found the gap: with the ``mcp`` SDK client in its default mode (2
 called at all. Now ``server/discover`` advertises the extension, a client that declares it gets
 a task handle (``resultType: "task"``) and follows it with ``tasks/get`` / ``tasks/update`` /
 ``tasks/cancel`` over the same durable runs and owners as 2025-11-25; one that does not gets
-``-32021``. Raw JSON-RPC and the SDK client (with :mod:`dynamic_tools.mcp.tasks_client`).
+``-32021``. Raw JSON-RPC and the SDK client (with :mod:`dynamic_tools.mcp.tasks.client`).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import mcp_types as types
 import pytest
 from mcp.shared.exceptions import MCPError
 
-from dynamic_tools.mcp.tasks_client import TasksExtension
+from dynamic_tools.mcp.tasks import TasksExtension
 from tests.support.documents import draft
 from tests.support.fake_llm import FakeLLM, text
 from tests.support.mcp_client import MODERN, error_payload, mcp_client

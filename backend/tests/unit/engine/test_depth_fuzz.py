@@ -25,7 +25,7 @@ from dynamic_tools.engine.models import WorkflowDocument
 from dynamic_tools.engine.params import check_values
 from dynamic_tools.engine.validator import validate_document
 from dynamic_tools.errors import DynamicToolsError, WorkflowInvalidError
-from dynamic_tools.nesting import MAX_VALUE_DEPTH, TooDeep
+from dynamic_tools.safe_parsing import MAX_VALUE_DEPTH, TooDeep
 from tests.support.plans import DocumentRunner
 
 FEW = settings(max_examples=12, deadline=None, derandomize=True, database=None)

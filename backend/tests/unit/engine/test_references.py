@@ -363,7 +363,7 @@ def test_long_expressions_are_shortened_in_the_message_only() -> None:
 
 
 def test_interpolating_a_value_nested_past_the_limit_names_the_reference() -> None:
-    from dynamic_tools.nesting import MAX_VALUE_DEPTH
+    from dynamic_tools.safe_parsing import MAX_VALUE_DEPTH
 
     deep: Any = 1
     for _ in range(MAX_VALUE_DEPTH * 20):  # 2,000 levels: json.dumps alone would recurse

@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from dynamic_tools.engine.loaders import MAX_DEPTH
-from dynamic_tools.nesting import TooDeep, loads_json
+from dynamic_tools.safe_parsing import TooDeep, loads_json
 from dynamic_tools.tools.arazzo.expressions import Answer, ExpressionProblem, Translator
 from dynamic_tools.tools.arazzo.operations import Operation, operation_of
 from dynamic_tools.tools.arazzo.parts import Path_, as_list, identifier

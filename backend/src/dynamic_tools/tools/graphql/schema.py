@@ -35,7 +35,7 @@ from graphql import (
 )
 
 from dynamic_tools.errors import InvalidInputError
-from dynamic_tools.nesting import TooDeep, find_too_deep, loads_json, shorten
+from dynamic_tools.safe_parsing import TooDeep, find_too_deep, loads_json, shorten
 
 __all__ = [
     "INTROSPECTION_QUERY",

@@ -6,7 +6,7 @@ no tags). YAML aliases are shared references, so a "billion laughs" document sta
 memory but would expand when walked; :func:`parse_document` counts the nodes a walk would
 visit and refuses a document that expands past ``max_nodes``. Nesting deeper than
 ``max_depth`` levels is refused before anything recursive sees the document (see
-:mod:`dynamic_tools.nesting`: libyaml's C composer would overflow the C stack, the JSON decoder
+:mod:`dynamic_tools.safe_parsing`: libyaml's C composer would overflow the C stack, the JSON decoder
 and the converter would recurse past Python's limit); GitHub's description nests 21 deep.
 """
 
@@ -18,7 +18,7 @@ from typing import Any
 import yaml
 
 from dynamic_tools.errors import InvalidInputError
-from dynamic_tools.nesting import TooDeep, loads_json, loads_yaml
+from dynamic_tools.safe_parsing import TooDeep, loads_json, loads_yaml
 from dynamic_tools.tools.openapi.issues import DocumentKind
 from dynamic_tools.violations import syntax_position, where_in_text
 

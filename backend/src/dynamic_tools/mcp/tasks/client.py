@@ -11,7 +11,7 @@ is bounded (``timeout_s``).
 
 A client without the callback an input request needs cannot answer it: the call raises
 ``MCPError`` naming the task, which stays waiting (answer it elsewhere, e.g. with
-``workflow.resume``, or cancel it). Server side: :mod:`dynamic_tools.mcp.tasks_extension`.
+``workflow.resume``, or cancel it). Server side: :mod:`dynamic_tools.mcp.tasks.extension`.
 
 :func:`call_task` calls a task-required tool the same way on both revisions: through the
 extension on 2026-07-28, and on 2025-11-25 (``mode="legacy"``) with ``params.task`` and then

@@ -6,7 +6,13 @@ import pickle
 
 import pytest
 
-from dynamic_tools.nesting import TooDeep, check_depth, find_too_deep, loads_json, yaml_too_deep
+from dynamic_tools.safe_parsing import (
+    TooDeep,
+    check_depth,
+    find_too_deep,
+    loads_json,
+    yaml_too_deep,
+)
 from tests.support.hostile import nested_json, nested_object_json
 
 

@@ -9,7 +9,7 @@ The ``mcp`` 2.x SDK has no Tasks runtime, so this module implements it and nothi
   sampling or elicitation the task's own work needs, is delivered on its stream, tagged with
   the task), ``tasks/list`` and ``tasks/cancel``;
 - ``notifications/tasks/status`` on every status change and ``notifications/progress`` per step
-  when the call gave a ``progressToken`` (:mod:`dynamic_tools.mcp.task_push`).
+  when the call gave a ``progressToken`` (:mod:`dynamic_tools.mcp.tasks.push`).
 
 A task follows a run (a ``w_*`` task's id is its run id); work that precedes the run (drafting
 in ``workflow.author_and_run``) is a job in this process until the run starts. The task's row
@@ -72,10 +72,7 @@ from dynamic_tools.mcp.errors import (
 )
 from dynamic_tools.mcp.http_context import http_request
 from dynamic_tools.mcp.principal import current_principal, principal_of
-from dynamic_tools.mcp.task_link import ClientLink
-from dynamic_tools.mcp.task_push import TaskPush
-from dynamic_tools.mcp.task_views import TERMINAL, task_view
-from dynamic_tools.mcp.tasks_extension import (
+from dynamic_tools.mcp.tasks.extension import (
     EXTENSION,
     PolledInputs,
     UpdateTaskRequestParams,
@@ -84,6 +81,9 @@ from dynamic_tools.mcp.tasks_extension import (
     detailed_task,
     missing_capability,
 )
+from dynamic_tools.mcp.tasks.link import ClientLink
+from dynamic_tools.mcp.tasks.push import TaskPush
+from dynamic_tools.mcp.tasks.views import TERMINAL, task_view
 from dynamic_tools.mcp.workflow_tools import WorkflowCalls
 from dynamic_tools.persistence.db import utc_now
 from dynamic_tools.persistence.run_view import RunRecord
@@ -840,7 +840,7 @@ class TaskRuntime:
 
 
 def _modern(ctx: Any) -> bool:
-    """A 2026-07-28 request (Tasks through the extension, :mod:`.tasks_extension`)."""
+    """A 2026-07-28 request (Tasks through the extension, :mod:`.extension`)."""
     return ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
 
 

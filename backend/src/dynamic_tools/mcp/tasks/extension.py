@@ -3,7 +3,7 @@
 2026-07-28 moved Tasks out of the core protocol into this extension (docs/mcp-tasks.md). The
 ``mcp`` SDK ships neither side of it, so this module implements the server's part against the
 extension's schema, over the same durable runs, task rows and owner scoping as the 2025-11-25
-runtime (:mod:`dynamic_tools.mcp.tasks`, which routes the requests here by revision):
+runtime (:mod:`dynamic_tools.mcp.tasks.runtime`, which routes the requests here by revision):
 
 - **Negotiation.** ``server/discover`` advertises ``capabilities.extensions
   ["io.modelcontextprotocol/tasks"] = {}``; a client declares the extension in each request's
@@ -47,7 +47,7 @@ from pydantic import ConfigDict, Field
 
 from dynamic_tools.mcp.channel import ClientRequestTimeout
 from dynamic_tools.mcp.errors import record_error
-from dynamic_tools.mcp.task_views import task_view
+from dynamic_tools.mcp.tasks.views import task_view
 from dynamic_tools.mcp.workflow_tools import elicitation_schema, run_result
 from dynamic_tools.persistence.run_view import RunRecord
 from dynamic_tools.persistence.task_store import TaskRow

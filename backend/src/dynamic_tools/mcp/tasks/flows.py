@@ -11,7 +11,7 @@ Inputs the saved workflow still needs are asked for with an elicitation form bui
 params (as a ``yield`` is) when the client declared elicitation; the task fails with the list of
 what is missing only when it cannot ask (no elicitation, a secret-looking param, or the user
 declines). The task's client requests travel over its ``tasks/result`` stream
-(:mod:`dynamic_tools.mcp.task_link`).
+(:mod:`dynamic_tools.mcp.tasks.link`).
 """
 
 from __future__ import annotations
