@@ -137,7 +137,7 @@ async def test_keys_are_shown_once_and_kept_only_as_a_digest(guarded: Settings) 
     assert entry["state"] == "active" and entry["expires_at"] and entry["created_by"] == "admin"
     assert key not in str(listed) and "key" not in entry
     assert entry["last_used_at"] is None and used[0]["last_used_at"] is not None
-    secret = key.rsplit("_", 1)[1]
+    secret = key.split("_", 2)[2]  # the secret may hold "_" itself (URL-safe base64)
     for path in guarded.data_dir.rglob("*"):
         if path.is_file():
             assert secret.encode() not in path.read_bytes(), path
