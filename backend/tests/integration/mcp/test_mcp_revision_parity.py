@@ -115,16 +115,20 @@ def check(seen: dict[str, Any], user: User, where: str) -> None:
     assert asked_for == ["flight", "flight", "flight", "confirm", "confirm"], (where, user.asked)
 
 
-@pytest.mark.parametrize("mode", [MODERN, LEGACY])
-async def test_over_http_both_revisions_behave_the_same(server: str, mode: str) -> None:
-    user = User()
-    async with mcp_client(
-        server, mode=mode, extensions=[TasksExtension()], elicitation_callback=user
-    ) as client:
+async def run_and_check(client: Client, user: User, mode: str, transport: str) -> None:
+    """The script with ``client``, on the revision ``mode`` asks for, and the same checks."""
+    async with client:
         version = client.protocol_version
         seen = await script(client, user)
     assert version == ("2026-07-28" if mode == MODERN else "2025-11-25")
-    check(seen, user, f"http {version}")
+    check(seen, user, f"{transport} {version}")
+
+
+@pytest.mark.parametrize("mode", [MODERN, LEGACY])
+async def test_over_http_both_revisions_behave_the_same(server: str, mode: str) -> None:
+    user = User()
+    client = mcp_client(server, mode=mode, extensions=[TasksExtension()], elicitation_callback=user)
+    await run_and_check(client, user, mode, "http")
 
 
 @pytest.mark.parametrize("mode", [MODERN, LEGACY])
@@ -135,10 +139,5 @@ async def test_over_stdio_both_revisions_behave_the_same(
     if os.environ.get("PYTHONPATH"):  # the code under test, when it is not the installed one
         params.env = {**(params.env or {}), "PYTHONPATH": os.environ["PYTHONPATH"]}
     user = User()
-    async with Client(
-        params, mode=mode, extensions=[TasksExtension()], elicitation_callback=user
-    ) as client:
-        version = client.protocol_version
-        seen = await script(client, user)
-    assert version == ("2026-07-28" if mode == MODERN else "2025-11-25")
-    check(seen, user, f"stdio {version}")
+    client = Client(params, mode=mode, extensions=[TasksExtension()], elicitation_callback=user)
+    await run_and_check(client, user, mode, "stdio")

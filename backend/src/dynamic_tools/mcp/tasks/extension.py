@@ -46,7 +46,7 @@ from mcp_types.jsonrpc import INTERNAL_ERROR
 from pydantic import ConfigDict, Field
 
 from dynamic_tools.mcp.channel import ClientRequestTimeout
-from dynamic_tools.mcp.errors import record_error
+from dynamic_tools.mcp.errors import TaskCapabilityRequired, error_payload, record_error
 from dynamic_tools.mcp.tasks.views import task_view
 from dynamic_tools.mcp.workflow_tools import elicitation_schema, run_result
 from dynamic_tools.persistence.run_view import RunRecord
@@ -88,17 +88,13 @@ def missing_capability(what: str, *, tool: str | None = None) -> MCPError:
         f"{what} needs the {EXTENSION} extension: declare it in the request's client "
         "capabilities (_meta['io.modelcontextprotocol/clientCapabilities'].extensions)"
     )
-    payload = {
-        "requiredCapabilities": {"extensions": {EXTENSION: {}}},
-        "error_code": "TASK_CAPABILITY_REQUIRED",
-        "category": "validation",
-        "message": message,
-        "context": {"tool": tool} if tool else {},
-        "retryable": False,
-        "suggested_action": "Use an MCP client with the Tasks extension (docs/mcp-tasks.md "
-        "shows one for the Python SDK), or call w_<workflow_id> / workflow.run, which answer "
-        "without a task.",
-    }
+    error = TaskCapabilityRequired(
+        message,
+        context={"tool": tool} if tool else {},
+        suggestion="Use an MCP client with the Tasks extension (docs/mcp-tasks.md shows one for "
+        "the Python SDK), or call w_<workflow_id> / workflow.run, which answer without a task.",
+    )
+    payload = {"requiredCapabilities": {"extensions": {EXTENSION: {}}}, **error_payload(error)}
     record_error(payload, where="request")
     return MCPError(MISSING_CAPABILITY, "Missing required client capability", payload)
 

@@ -39,6 +39,8 @@ from dynamic_tools.selection.pipeline import LLM_SETTINGS
 from dynamic_tools.violations import errors_only
 
 MAX_REPAIRS = 3
+#: the task-required tools this module offers (always a task; 2026-07-28 decides by name first)
+TASK_TOOLS = frozenset({"workflow.execute", "workflow.author_and_run", "workflow.repair_and_rerun"})
 MAX_ASKS = 3  # elicitation rounds for missing inputs
 _SECRET_NAME = re.compile(r"pass(word)?|secret|token|api[_-]?key|credential", re.IGNORECASE)
 _FENCE = re.compile(r"```[a-zA-Z]*\n(.*?)```", re.DOTALL)

@@ -56,7 +56,7 @@ from dynamic_tools.errors import (
 )
 from dynamic_tools.mcp.arguments import check_arguments
 from dynamic_tools.mcp.channel import RELATED_TASK, CallChannel, ClientRequestTimeout, channel_for
-from dynamic_tools.mcp.entries import ToolCall
+from dynamic_tools.mcp.entries import SessionView, ToolCall
 from dynamic_tools.mcp.errors import (
     TaskCancelled,
     TaskExpired,
@@ -81,6 +81,7 @@ from dynamic_tools.mcp.tasks.extension import (
     detailed_task,
     missing_capability,
 )
+from dynamic_tools.mcp.tasks.flows import TASK_TOOLS
 from dynamic_tools.mcp.tasks.link import ClientLink
 from dynamic_tools.mcp.tasks.push import TaskPush
 from dynamic_tools.mcp.tasks.views import TERMINAL, task_view
@@ -238,16 +239,17 @@ class TaskRuntime:
                 return await self._create(ctx, params, self._ttl(params.get("task")))
             return await call_next(ctx)
         # 2026-07-28: the server decides; the task-required tools always become tasks
+        if params.get("name") not in TASK_TOOLS:  # every other call: no view to build here
+            return await call_next(ctx)
         view = await self.endpoint.view_for(ctx)
-        entry = view.entry(str(params.get("name", "")))
+        entry = view.entry(str(params["name"]))
         execution = entry.tool.execution if entry is not None else None
         if entry is None or execution is None or execution.task_support != "required":
             return await call_next(ctx)
         if not declares_tasks(ctx):
             name = entry.tool.name
             raise missing_capability(f"'{name}' runs as a task: it", tool=name)
-        most = self._services.settings.mcp_task_max_ttl_s * 1000
-        created = await self._create(ctx, params, min(DEFAULT_TTL_MS, most))
+        created = await self._create(ctx, params, self._ttl({}), view=view)
         return {"resultType": "task", **created}
 
     def _ttl(self, task: Any) -> int:
@@ -268,11 +270,13 @@ class TaskRuntime:
             )
         return min(int(raw), most)
 
-    async def _create(self, ctx: Any, params: Mapping[str, Any], ttl: int) -> dict[str, Any]:
+    async def _create(
+        self, ctx: Any, params: Mapping[str, Any], ttl: int, *, view: SessionView | None = None
+    ) -> dict[str, Any]:
         """Start the task of a ``tools/call``; its ``CreateTaskResult`` in the revision asked."""
         name = str(params.get("name", ""))
         owner = self.owner_of(ctx)
-        view = await self.endpoint.view_for(ctx)
+        view = view or await self.endpoint.view_for(ctx)
         entry = view.entry(name)
         if entry is None:
             raise unknown_tool(name)
