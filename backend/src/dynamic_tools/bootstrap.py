@@ -54,7 +54,7 @@ from dynamic_tools.redaction import redactor
 from dynamic_tools.selection.llm import LLMClient, OpenAIChatClient
 from dynamic_tools.selection.pipeline import PipelineOptions, SingleShotPipeline
 from dynamic_tools.settings import Settings
-from dynamic_tools.tools.arazzo.catalog import WorkflowStore
+from dynamic_tools.definitions.arazzo.catalog import WorkflowStore
 from dynamic_tools.tools.catalogs import CatalogService
 from dynamic_tools.tools.registry import ToolRegistry
 

@@ -35,7 +35,7 @@ from starlette.routing import Route
 
 from dynamic_tools.api.app import create_app
 from dynamic_tools.settings import Settings
-from dynamic_tools.tools.arazzo.convert import identifier
+from dynamic_tools.definitions.arazzo.convert import identifier
 from tests.support.app_client import app_client
 from tests.support.servers import serve
 

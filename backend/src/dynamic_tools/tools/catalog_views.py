@@ -84,7 +84,7 @@ class ArazzoReport(BaseModel):
     """What an Arazzo document is and what is wrong with it; nothing is written.
 
     Checked against the OAI JSON Schema of Arazzo 1.0 and the rules it cannot express
-    (``tools/arazzo/validation.py``), its OpenAPI sources read to resolve its operations.
+    (``definitions/arazzo/validation.py``), its OpenAPI sources read to resolve its operations.
     """
 
     valid: bool

@@ -48,7 +48,7 @@ from dynamic_tools.errors import (
     NotFoundError,
     OpenAPIInvalidError,
 )
-from dynamic_tools.tools.arazzo.catalog import (
+from dynamic_tools.definitions.arazzo.catalog import (
     ArazzoAnalysis,
     WorkflowStore,
     analyse_arazzo,
@@ -56,8 +56,8 @@ from dynamic_tools.tools.arazzo.catalog import (
     workflow_clashes,
     workflow_file,
 )
-from dynamic_tools.tools.arazzo.sources import read_sources
-from dynamic_tools.tools.arazzo.validation import check_arazzo, is_arazzo
+from dynamic_tools.definitions.arazzo.sources import read_sources
+from dynamic_tools.definitions.arazzo.validation import check_arazzo, is_arazzo
 from dynamic_tools.tools.auth_status import SecretLookup, secret_status, secrets_needed
 from dynamic_tools.tools.catalog_views import (
     ArazzoReport,

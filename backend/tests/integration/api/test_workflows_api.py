@@ -397,7 +397,7 @@ async def test_xml_rename_and_delete_edit_only_what_they_must(
 async def test_a_workflow_exports_as_arazzo_with_what_has_no_equivalent_listed(
     client: httpx.AsyncClient,
 ) -> None:
-    from dynamic_tools.tools.arazzo.validation import check_arazzo
+    from dynamic_tools.definitions.arazzo.validation import check_arazzo
 
     answer = await client.get("/workflows/book_trip", params={"format": "arazzo"})
     assert answer.status_code == 200, answer.text

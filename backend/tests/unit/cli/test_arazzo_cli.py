@@ -13,7 +13,7 @@ import yaml
 from typer.testing import CliRunner
 
 from dynamic_tools.cli.main import app
-from dynamic_tools.tools.arazzo.validation import check_arazzo
+from dynamic_tools.definitions.arazzo.validation import check_arazzo
 from tests.conftest import EXAMPLES, FIXTURES
 
 

@@ -37,7 +37,7 @@ from dynamic_tools.engine.nodes.kind import (
 from dynamic_tools.engine.plan import compile_plan
 from dynamic_tools.engine.validator import validate_document
 from dynamic_tools.mcp.workflow_text import tool_description
-from dynamic_tools.tools.arazzo.export import export_arazzo
+from dynamic_tools.definitions.arazzo.export import export_arazzo
 from dynamic_tools.tools.registry import ToolRegistry
 from tests.conftest import EXAMPLES
 

@@ -219,7 +219,7 @@ class ArazzoOperation(Protocol):
 class ArazzoSteps(Protocol):
     """What the Arazzo exporter offers a node kind while it writes one of its nodes.
 
-    The exporter (``tools/arazzo/export.py``) walks the nodes and asks each node's kind; a
+    The exporter (``definitions/arazzo/export.py``) walks the nodes and asks each node's kind; a
     kind writes its nodes as Arazzo steps (:meth:`Kind.arazzo_step`), adds to other steps
     (:meth:`Kind.arazzo_actions`), or declares why it has no Arazzo equivalent
     (:attr:`Kind.no_arazzo_equivalent`).

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from dynamic_tools.tools.arazzo.convert import MAX_LOOPS, convert_arazzo
+from dynamic_tools.definitions.arazzo.convert import MAX_LOOPS, convert_arazzo
 
 SOURCE = {
     "openapi": "3.0.0",

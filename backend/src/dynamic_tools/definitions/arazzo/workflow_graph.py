@@ -7,9 +7,9 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from dynamic_tools.tools.arazzo.expressions import Answer, ExpressionProblem, Names, Translator
-from dynamic_tools.tools.arazzo.operations import Operation
-from dynamic_tools.tools.arazzo.parts import (
+from dynamic_tools.definitions.arazzo.expressions import Answer, ExpressionProblem, Names, Translator
+from dynamic_tools.definitions.arazzo.operations import Operation
+from dynamic_tools.definitions.arazzo.parts import (
     MAX_LOOPS,
     MAX_RETRY_LIMIT,
     ArazzoConversion,
@@ -20,7 +20,7 @@ from dynamic_tools.tools.arazzo.parts import (
     identifier,
     resolved,
 )
-from dynamic_tools.tools.arazzo.requests import StepRequests, quoted
+from dynamic_tools.definitions.arazzo.requests import StepRequests, quoted
 
 _JSON_TYPES = {
     "string": "str",

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
-from dynamic_tools.tools.arazzo.validation import check_arazzo
+from dynamic_tools.definitions.arazzo.validation import check_arazzo
 from tests.conftest import FIXTURES
 
 OAI = FIXTURES / "arazzo" / "oai"

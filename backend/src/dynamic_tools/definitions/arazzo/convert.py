@@ -30,8 +30,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from dynamic_tools.tools.arazzo.operations import operation_tools
-from dynamic_tools.tools.arazzo.parts import (
+from dynamic_tools.definitions.arazzo.operations import operation_tools
+from dynamic_tools.definitions.arazzo.parts import (
     MAX_LOOPS,
     ArazzoConversion,
     Path_,
@@ -42,7 +42,7 @@ from dynamic_tools.tools.arazzo.parts import (
     input_names,
     resolved,
 )
-from dynamic_tools.tools.arazzo.workflow_graph import WorkflowConverter
+from dynamic_tools.definitions.arazzo.workflow_graph import WorkflowConverter
 
 
 @dataclass

@@ -2,7 +2,7 @@
 
 The catalog service calls :func:`analyse_arazzo` for a preview and an import alike: the
 document is checked (schema and rules), its OpenAPI sources read through the catalog fetcher,
-then converted (:mod:`~dynamic_tools.tools.arazzo.convert`, in a document worker) and the
+then converted (:mod:`~dynamic_tools.definitions.arazzo.convert`, in a document worker) and the
 workflow document checked by the workflow validator with the new tools known. Every problem
 carries its path and, for the Arazzo document, its line. Nothing is written here.
 
@@ -21,9 +21,9 @@ import yaml
 
 from dynamic_tools.engine.loaders import line_of
 from dynamic_tools.errors import DynamicToolsError
-from dynamic_tools.tools.arazzo.convert import ArazzoConversion, ArazzoSource, convert_arazzo
-from dynamic_tools.tools.arazzo.sources import read_documents, read_sources, source_location
-from dynamic_tools.tools.arazzo.validation import ArazzoCheck, check_arazzo
+from dynamic_tools.definitions.arazzo.convert import ArazzoConversion, ArazzoSource, convert_arazzo
+from dynamic_tools.definitions.arazzo.sources import read_documents, read_sources, source_location
+from dynamic_tools.definitions.arazzo.validation import ArazzoCheck, check_arazzo
 from dynamic_tools.tools.documents import DocumentSource, FetchedDocument
 from dynamic_tools.violations import is_error
 

@@ -10,16 +10,16 @@ from typing import Any
 
 from dynamic_tools.engine.loaders import MAX_DEPTH
 from dynamic_tools.safe_parsing import TooDeep, loads_json
-from dynamic_tools.tools.arazzo.expressions import Answer, ExpressionProblem, Translator
-from dynamic_tools.tools.arazzo.operations import Operation, operation_of
-from dynamic_tools.tools.arazzo.parts import Path_, as_list, identifier
+from dynamic_tools.definitions.arazzo.expressions import Answer, ExpressionProblem, Translator
+from dynamic_tools.definitions.arazzo.operations import Operation, operation_of
+from dynamic_tools.definitions.arazzo.parts import Path_, as_list, identifier
 from dynamic_tools.tools.models import ToolConfig
 
 
 class StepRequests(ABC):
     """How a workflow converter builds a step's node: its call or sub-workflow, args, outputs.
 
-    The base of :class:`~dynamic_tools.tools.arazzo.workflow_graph.WorkflowConverter`, which
+    The base of :class:`~dynamic_tools.definitions.arazzo.workflow_graph.WorkflowConverter`, which
     gives it the document, the operations, the translator, the problem log and the three
     abstract methods below.
     """
