@@ -27,6 +27,7 @@ from dynamic_tools.access.authenticate import Authenticator, BearerVerifier
 from dynamic_tools.access.issuer import IssuerClient
 from dynamic_tools.access.keys import ApiKeyStore
 from dynamic_tools.access.tokens import OAuthVerifier
+from dynamic_tools.definitions.arazzo.catalog import WorkflowStore
 from dynamic_tools.definitions.authoring import WorkflowAuthoring
 from dynamic_tools.definitions.repository import WorkflowRepository
 from dynamic_tools.document_workers import DocumentWorkers
@@ -54,7 +55,6 @@ from dynamic_tools.redaction import redactor
 from dynamic_tools.selection.llm import LLMClient, OpenAIChatClient
 from dynamic_tools.selection.pipeline import PipelineOptions, SingleShotPipeline
 from dynamic_tools.settings import Settings
-from dynamic_tools.definitions.arazzo.catalog import WorkflowStore
 from dynamic_tools.tools.catalogs import CatalogService
 from dynamic_tools.tools.registry import ToolRegistry
 

@@ -34,8 +34,8 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from dynamic_tools.api.app import create_app
-from dynamic_tools.settings import Settings
 from dynamic_tools.definitions.arazzo.convert import identifier
+from dynamic_tools.settings import Settings
 from tests.support.app_client import app_client
 from tests.support.servers import serve
 

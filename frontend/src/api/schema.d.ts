@@ -1512,7 +1512,7 @@ export interface components {
             events: (components["schemas"]["EventRunCreated"] | components["schemas"]["EventRunStarted"] | components["schemas"]["EventRunSucceeded"] | components["schemas"]["EventRunFailed"] | components["schemas"]["EventRunCancelled"] | components["schemas"]["EventNodeStarted"] | components["schemas"]["EventNodeSkipped"] | components["schemas"]["EventNodeNotRun"] | components["schemas"]["EventNodeInput"] | components["schemas"]["EventNodeSucceeded"] | components["schemas"]["EventNodeFailed"] | components["schemas"]["EventAttemptFailed"] | components["schemas"]["EventRetryScheduled"] | components["schemas"]["EventWaitingInput"] | components["schemas"]["EventResumed"] | components["schemas"]["EventCompensated"])[];
             /** Nodes */
             nodes: {
-                [key: string]: components["schemas"]["NodeView"];
+                [key: string]: components["schemas"]["NodeState"];
             };
             /** Result */
             result?: unknown;
@@ -2365,10 +2365,15 @@ export interface components {
             scopes: ("read" | "run" | "author" | "admin")[];
         };
         /**
-         * NodeView
-         * @description One node of a run: status, input, output, error, attempts, timings, detail.
+         * NodeState
+         * @description One node of one run: status, input, output, error, attempts and times.
+         *
+         *     The one record of a node from the engine to the UI: the interpreter keeps one per node,
+         *     the run view applies the run's events to the stored one, and a run's REST answer holds
+         *     it as it is. ``kind`` and ``tool`` come with the node's start event; ``duration_ms`` is
+         *     worked out from the times when the node is shown, never stored.
          */
-        NodeView: {
+        NodeState: {
             /**
              * Attempts
              * @default 0
@@ -2394,9 +2399,12 @@ export interface components {
             started_at?: string | null;
             /**
              * Status
+             * @default pending
              * @enum {string}
              */
-            status: "pending" | "running" | "waiting_input" | "succeeded" | "failed" | "skipped" | "cancelled" | "not_run";
+            status: "pending" | "running" | "succeeded" | "failed" | "skipped" | "waiting_input" | "cancelled" | "not_run";
+            /** Tool */
+            tool?: string | null;
         };
         /**
          * OpenApiCheck
@@ -3555,9 +3563,12 @@ export interface components {
             executor?: components["schemas"]["ExecutorView"] | null;
             /** Finished At */
             finished_at: string | null;
-            /** Nodes */
+            /**
+             * Nodes
+             * @description Per node, the engine's own record of it (engine/state.py), as shown
+             */
             nodes: {
-                [key: string]: components["schemas"]["NodeView"];
+                [key: string]: components["schemas"]["NodeState"];
             };
             /**
              * Owner

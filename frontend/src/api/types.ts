@@ -90,13 +90,13 @@ export type DrawnNode = Schemas['DrawnNode']
 
 export type RunStatus = Schemas['RunSummary']['status']
 
-export type NodeStatus = Schemas['NodeView']['status']
+export type NodeStatus = Schemas['NodeState']['status']
 
 /** The type names of the engine's run events (a closed set). */
 export type RunEventType = Schemas['RunEvent']['type']
 
 /** One node of a run (status, input, output, error, attempts, timings, detail). */
-export type RunNode = Schemas['NodeView']
+export type RunNode = Schemas['NodeState']
 
 /** A run in a list. */
 export type RunSummary = Schemas['RunSummary']

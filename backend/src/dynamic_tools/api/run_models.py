@@ -23,12 +23,10 @@ from pydantic import (
 )
 
 from dynamic_tools.engine import events as ev
+from dynamic_tools.engine.state import NodeState
 from dynamic_tools.execution.launcher import ExecutorView
 
 RunStatus = Literal["pending", "running", "waiting_input", "succeeded", "failed", "cancelled"]
-NodeStatus = Literal[
-    "pending", "running", "waiting_input", "succeeded", "failed", "skipped", "cancelled", "not_run"
-]
 
 
 class RunErrorSummary(BaseModel):
@@ -74,21 +72,6 @@ class RunList(BaseModel):
     offset: int
 
 
-class NodeView(BaseModel):
-    """One node of a run: status, input, output, error, attempts, timings, detail."""
-
-    status: NodeStatus
-    kind: str | None = None
-    input: Any = None
-    output: Any = None
-    error: str | None = None
-    attempts: int = 0
-    started_at: str | None = None
-    ended_at: str | None = None
-    duration_ms: float | None = None
-    detail: dict[str, Any] = Field(default_factory=dict)
-
-
 class WaitingPrompt(BaseModel):
     """The yield a run waits on."""
 
@@ -102,7 +85,9 @@ class RunState(RunSummary):
 
     document_version: str | None = None
     params: dict[str, Any]
-    nodes: dict[str, NodeView]
+    nodes: dict[str, NodeState] = Field(
+        description="Per node, the engine's own record of it (engine/state.py), as shown"
+    )
     result: Any = None
     error: dict[str, Any] | None = None  # type: ignore[assignment]  # the full error here
     waiting: WaitingPrompt | None = None
@@ -131,7 +116,7 @@ class Redriven(RunStarted):
 class _EventBase(BaseModel):
     """An event as the engine emits it: fields left out while None are left out here too.
 
-    ``seq`` and each class's optional payload fields (``Event.OPTIONAL``) appear only when
+    ``seq`` and each class's optional payload fields (``omitted_while_none``) appear only when
     set, as ``Event.to_dict`` has it.
     """
 
@@ -159,7 +144,7 @@ def _event_model(cls: type[ev.Event]) -> type[_EventBase]:
         fields[field.name] = (annotation, None)
     name = "Event" + "".join(part.title() for part in cls.TYPE.split("_"))
     model = create_model(name, __base__=_EventBase, __doc__=cls.__doc__, **fields)
-    model.OMIT_NONE = _EventBase.OMIT_NONE | cls.OPTIONAL
+    model.OMIT_NONE = _EventBase.OMIT_NONE | ev.omitted_while_none(cls)
     return model
 
 

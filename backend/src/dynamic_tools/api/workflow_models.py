@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from dynamic_tools.api.run_models import EngineEvent, NodeView
+from dynamic_tools.api.run_models import EngineEvent
 from dynamic_tools.definitions.views import (
     DrawnNode,
     FileProblem,
@@ -16,6 +16,7 @@ from dynamic_tools.definitions.views import (
     StepOrder,
     WorkflowSummary,
 )
+from dynamic_tools.engine.state import NodeState
 
 __all__ = [
     "ArazzoExportView",
@@ -68,7 +69,7 @@ class DryRunReport(BaseModel):
     status: str
     result: Any = None
     error: Any = None
-    nodes: dict[str, NodeView]
+    nodes: dict[str, NodeState]
     calls: list[DryRunCall]
     events: list[EngineEvent] = Field(description="The events as the engine emitted them")
 

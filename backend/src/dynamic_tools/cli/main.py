@@ -328,8 +328,8 @@ def export_arazzo_command(
     import yaml
 
     from dynamic_tools.bootstrap import load_definitions
-    from dynamic_tools.errors import DynamicToolsError
     from dynamic_tools.definitions.arazzo.export import OPENAPI_FILE, export_arazzo
+    from dynamic_tools.errors import DynamicToolsError
 
     registry, workflows = load_definitions(load_settings())
     try:

@@ -17,6 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
+from dynamic_tools.engine.journal import OMIT_NONE, from_json, to_json
+
 __all__ = [
     "EVENT_TYPES",
     "TERMINAL_STATUS",
@@ -40,6 +42,7 @@ __all__ = [
     "RunSucceeded",
     "WaitingInput",
     "event_from_dict",
+    "omitted_while_none",
     "run_ended",
 ]
 
@@ -53,31 +56,22 @@ class Event:
     """What every event has: its run, its number within an execution and its time."""
 
     TYPE: ClassVar[str] = ""
-    #: payload fields left out of :meth:`to_dict` while they are None
-    OPTIONAL: ClassVar[frozenset[str]] = frozenset()
 
     run_id: str = ""
-    seq: int | None = None
+    seq: int | None = dataclasses.field(default=None, metadata=OMIT_NONE)
     at: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        """The event as stored and streamed: the envelope, ``type`` and the payload."""
-        data: dict[str, Any] = {"run_id": self.run_id}
-        if self.seq is not None:
-            data["seq"] = self.seq
-        data["type"] = self.TYPE
-        data["at"] = self.at
-        data.update(self.payload())
-        return data
+        """The event as stored and streamed: ``type``, the envelope and the payload.
+
+        Converted by the journal's pair (``engine/journal.py``): fields marked
+        :data:`~dynamic_tools.engine.journal.OMIT_NONE` are left out while they are None.
+        """
+        return {"type": self.TYPE, **to_json(self)}
 
     def payload(self) -> dict[str, Any]:
         """The fields that are not the envelope (optional ones only when set)."""
-        return {
-            f.name: getattr(self, f.name)
-            for f in dataclasses.fields(self)
-            if f.name not in _ENVELOPE
-            and not (f.name in self.OPTIONAL and getattr(self, f.name) is None)
-        }
+        return {k: v for k, v in to_json(self).items() if k not in _ENVELOPE}
 
     def stamped(self: E, *, run_id: str, seq: int | None, at: str) -> E:
         """This event with its envelope filled in."""
@@ -114,11 +108,10 @@ class RunEnded(Event):
     ``reconcile``); None when the engine did.
     """
 
-    OPTIONAL: ClassVar[frozenset[str]] = frozenset({"by"})
     STATUS: ClassVar[str] = ""
     result: Any = None
     error: dict[str, Any] | None = None
-    by: str | None = None
+    by: str | None = dataclasses.field(default=None, metadata=OMIT_NONE)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -166,9 +159,8 @@ class NodeStarted(NodeEvent):
     """A node began; ``tool`` is set for calls."""
 
     TYPE: ClassVar[str] = "node_started"
-    OPTIONAL: ClassVar[frozenset[str]] = frozenset({"tool"})
     kind: str = ""
-    tool: str | None = None
+    tool: str | None = dataclasses.field(default=None, metadata=OMIT_NONE)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -206,10 +198,9 @@ class NodeSucceeded(NodeEvent):
 
     TYPE: ClassVar[str] = "node_succeeded"
     ENDS_NODE: ClassVar[str | None] = "succeeded"
-    OPTIONAL: ClassVar[frozenset[str]] = frozenset({"reused_from"})
     output: Any = None
     input: Any = None
-    reused_from: str | None = None
+    reused_from: str | None = dataclasses.field(default=None, metadata=OMIT_NONE)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -222,11 +213,10 @@ class NodeFailed(NodeEvent):
 
     TYPE: ClassVar[str] = "node_failed"
     ENDS_NODE: ClassVar[str | None] = "failed"
-    OPTIONAL: ClassVar[frozenset[str]] = frozenset({"fallback", "detail"})
     error: str = ""
     input: Any = None
-    fallback: str | None = None
-    detail: dict[str, Any] | None = None
+    fallback: str | None = dataclasses.field(default=None, metadata=OMIT_NONE)
+    detail: dict[str, Any] | None = dataclasses.field(default=None, metadata=OMIT_NONE)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -276,11 +266,10 @@ class Compensated(Event):
     """A compensation call ran (``name`` is ``saga:<node>`` or ``<compensate node>:<step>``)."""
 
     TYPE: ClassVar[str] = "compensated"
-    OPTIONAL: ClassVar[frozenset[str]] = frozenset({"status_code"})
     name: str = ""
     call: str = ""
     ok: bool = False
-    status_code: int | None = None
+    status_code: int | None = dataclasses.field(default=None, metadata=OMIT_NONE)
     error: str | None = None
 
     @property
@@ -334,16 +323,23 @@ def run_ended(status: str, **fields: Any) -> RunEnded:
 def event_from_dict(data: Mapping[str, Any]) -> Event:
     """The typed event of a stored or streamed dictionary; ValueError for an unknown type.
 
-    Fields the class does not know are dropped (an older or newer writer may add some).
+    Fields the class does not know are dropped (an older or newer writer may add some); a
+    ``seq`` that is not a number is dropped and an ``at`` that is not text made text. The
+    rest is decoded by the journal's pair (a field of the wrong type: a ``JournalError``,
+    which is a ValueError).
     """
     kind = data.get("type")
     cls = EVENT_TYPES.get(str(kind))
     if cls is None:
         raise ValueError(f"unknown run event type {kind!r}")
-    names = {f.name for f in dataclasses.fields(cls)}
-    fields = {k: v for k, v in data.items() if k in names}
-    if not isinstance(fields.get("seq"), int):
+    fields = dict(data)
+    if not isinstance(fields.get("seq"), int) or isinstance(fields.get("seq"), bool):
         fields.pop("seq", None)
     if not isinstance(fields.get("at"), str):
         fields["at"] = str(fields.get("at") or "")
-    return cls(**fields)
+    return from_json(cls, fields)
+
+
+def omitted_while_none(cls: type[Event]) -> frozenset[str]:
+    """The fields of ``cls`` that :meth:`Event.to_dict` leaves out while they are None."""
+    return frozenset(f.name for f in dataclasses.fields(cls) if f.metadata == OMIT_NONE)

@@ -28,6 +28,7 @@ from typing import Any
 from dynamic_tools.engine.journal import NOT_JOURNALED
 from dynamic_tools.engine.nodes import kind_of
 from dynamic_tools.engine.plan import RunPlan
+from dynamic_tools.engine.state import NodeState
 from dynamic_tools.errors import ConflictError, ConflictKind
 
 
@@ -57,10 +58,10 @@ class Redrive:
     runs_again: dict[str, str] = field(default_factory=dict, metadata=NOT_JOURNALED)
 
 
-def plan_redrive(plan: RunPlan, from_run: str, nodes: Mapping[str, Mapping[str, Any]]) -> Redrive:
+def plan_redrive(plan: RunPlan, from_run: str, nodes: Mapping[str, NodeState]) -> Redrive:
     """Which top-level nodes reuse their output from ``nodes``, and which run again.
 
-    ``nodes`` are the earlier run's node views; the nodes are those of ``plan``'s workflow.
+    ``nodes`` are the earlier run's node states; the nodes are those of ``plan``'s workflow.
 
     Raises:
         RedriveRefused: A node that would be reused cannot be (see the module).
@@ -71,23 +72,19 @@ def plan_redrive(plan: RunPlan, from_run: str, nodes: Mapping[str, Mapping[str, 
     again: dict[str, str] = {}
     for node_id in root.order:
         node = root.workflow.graph[node_id]
-        before = nodes.get(node_id) or {}
-        status = before.get("status")
-        if status != "succeeded":
-            again[node_id] = f"it was {status or 'not run'} in the earlier run"
+        before = nodes.get(node_id)
+        if before is None or before.status != "succeeded":
+            status = before.status if before else "not run"
+            again[node_id] = f"it was {status} in the earlier run"
             continue
         if node_id in root.activated:
             again[node_id] = "it runs only when activated: its activator decides again"
             continue
-        undone = [c for c in (before.get("detail") or {}).get("compensations", []) if c.get("ok")]
+        undone = [c for c in before.detail.get("compensations", []) if c.get("ok")]
         if undone:
             again[node_id] = "the earlier run's compensation undid it"
             continue
-        blocking = [
-            d
-            for d in node.depends_on
-            if d not in reused and (nodes.get(d) or {}).get("status") != "skipped"
-        ]
+        blocking = [d for d in node.depends_on if d not in reused and not _skipped(nodes.get(d))]
         if blocking:
             again[node_id] = f"it depends on {', '.join(blocking)}, which runs again"
             continue
@@ -98,9 +95,13 @@ def plan_redrive(plan: RunPlan, from_run: str, nodes: Mapping[str, Mapping[str, 
                 "instead",
                 node_id=node_id,
             )
-        reused[node_id] = before.get("output")
-        inputs[node_id] = before.get("input")
+        reused[node_id] = before.output
+        inputs[node_id] = before.input
     return Redrive(from_run=from_run, outputs=reused, inputs=inputs, runs_again=again)
+
+
+def _skipped(node: NodeState | None) -> bool:
+    return node is not None and node.status == "skipped"
 
 
 __all__ = ["Redrive", "RedriveRefused", "plan_redrive"]

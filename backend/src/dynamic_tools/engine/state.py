@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from dynamic_tools.engine.errors import EngineError
+from dynamic_tools.engine.journal import NOT_JOURNALED, OMIT_NONE
 
 NodeStatus = Literal[
     "pending",
@@ -25,7 +26,13 @@ FAILURE_NAME = "error"
 
 @dataclass
 class NodeState:
-    """One node of one run: status, input, output, error, attempts and times."""
+    """One node of one run: status, input, output, error, attempts and times.
+
+    The one record of a node from the engine to the UI: the interpreter keeps one per node,
+    the run view applies the run's events to the stored one, and a run's REST answer holds
+    it as it is. ``kind`` and ``tool`` come with the node's start event; ``duration_ms`` is
+    worked out from the times when the node is shown, never stored.
+    """
 
     status: NodeStatus = "pending"
     input: Any = None
@@ -35,6 +42,9 @@ class NodeState:
     started_at: str | None = None
     ended_at: str | None = None
     detail: dict[str, Any] = field(default_factory=dict)
+    kind: str | None = field(default=None, metadata=OMIT_NONE)
+    tool: str | None = field(default=None, metadata=OMIT_NONE)
+    duration_ms: float | None = field(default=None, metadata=NOT_JOURNALED)
 
 
 @dataclass

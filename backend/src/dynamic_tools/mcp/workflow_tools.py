@@ -29,6 +29,7 @@ from dynamic_tools.engine import events as ev
 from dynamic_tools.engine.models import Workflow
 from dynamic_tools.engine.nodes import kind_of
 from dynamic_tools.engine.params import answer_specs, param_schema
+from dynamic_tools.engine.state import NodeState
 from dynamic_tools.errors import DynamicToolsError, InvalidInputError
 from dynamic_tools.execution.runs import RunService
 from dynamic_tools.mcp.channel import CallChannel, ClientRequestTimeout
@@ -213,7 +214,7 @@ class WorkflowCalls:
     ) -> types.CallToolResult | types.InputRequiredResult:
         run = await self.store.get_run(run_id)
         top_level = set(run.nodes)
-        done = sum(1 for n in run.nodes.values() if n.get("status") in NODE_ENDS)
+        done = sum(1 for n in run.nodes.values() if n.status in NODE_ENDS)
         total = float(len(top_level)) or None
         position = after
         while True:
@@ -366,7 +367,7 @@ def run_result(run: RunRecord, *, declined: str | None = None) -> types.CallTool
     message = str(error.get("message") or f"the run ended {run.status}")
     if declined:
         message = f"the user declined the input asked at '{declined}'; the run was cancelled"
-    detail = call.get("detail") or {}
+    detail = call.detail if call else {}
     command = detail.get("tool") or error.get("tool")
     body = detail.get("body")
     payload = response_payload(body) if body is not None else None
@@ -405,19 +406,19 @@ def response_payload(body: Any) -> Any:
     return {"truncated": True, "size": len(text), "text": text[:MAX_RESPONSE_PAYLOAD]}
 
 
-def _failed_call(run: RunRecord, step_id: str | None) -> tuple[str | None, dict[str, Any]]:
+def _failed_call(run: RunRecord, step_id: str | None) -> tuple[str | None, NodeState | None]:
     """The failed call under ``step_id`` (itself, or the deepest failed call inside it)."""
     if step_id is None:
-        return None, {}
-    node = run.nodes.get(step_id) or {}
-    if (node.get("detail") or {}).get("tool"):
+        return None, None
+    node = run.nodes.get(step_id)
+    if node is not None and node.detail.get("tool"):
         return step_id, node
     inner = [
         (node_id, state)
         for node_id, state in run.nodes.items()
         if node_id.startswith(step_id + "/")
-        and state.get("status") == "failed"
-        and (state.get("detail") or {}).get("tool")
+        and state.status == "failed"
+        and state.detail.get("tool")
     ]
     if inner:
         return max(inner, key=lambda item: len(item[0]))
@@ -426,6 +427,6 @@ def _failed_call(run: RunRecord, step_id: str | None) -> tuple[str | None, dict[
 
 def _failed_node(run: RunRecord) -> str | None:
     for node_id, node in run.nodes.items():
-        if node.get("status") == "failed":
+        if node.status == "failed":
             return node_id
     return None

@@ -154,9 +154,10 @@ class RunMetrics:
             self._node_ended(stored, event.node_id, "failed")
 
     def _node_ended(self, stored: StoredEvent, node_id: str, outcome: str) -> None:
-        node = stored.run.nodes.get(node_id, {})
-        tool = node.get("tool")
-        started, ended = node.get("started_at"), node.get("ended_at")
+        node = stored.run.nodes.get(node_id)
+        if node is None:
+            return
+        tool, started, ended = node.tool, node.started_at, node.ended_at
         if not tool or not started or not ended:  # only a node that calls a tool has one
             return
         seconds = (parse_time(ended) - parse_time(started)).total_seconds()

@@ -148,14 +148,16 @@ class RunTracing:
     def _record_node(self, stored: StoredEvent) -> None:
         run = stored.run
         node_id = stored.typed.source
-        node = run.nodes.get(node_id) or {}
-        kind, tool = node.get("kind"), node.get("tool")
+        node = run.nodes.get(node_id)
+        if node is None:
+            return
+        kind, tool = node.kind, node.tool
         in_memory = tool is not None and tool in IN_MEMORY_TOOLS
         if kind is None or (tool is not None and not in_memory):
             return  # a node calling a tool: its spans are its attempts (around the tool runner)
-        if not node.get("started_at") or not node.get("ended_at"):
+        if not node.started_at or not node.ended_at:
             return
-        outcome = str(node.get("status", ""))
+        outcome = str(node.status)
         attributes = {
             RUN_ID: run.run_id,
             WORKFLOW_ID: run.workflow_id,
@@ -165,12 +167,12 @@ class RunTracing:
             OUTCOME: outcome,
         }
         if in_memory:
-            attributes[TOOL] = str(node["tool"])
+            attributes[TOOL] = str(node.tool)
         self.tracing.record_span(
             f"node {span_path(node_id)}",
             context=self.tracing.run_context(run.run_id),
-            start=parse_time(node["started_at"]),
-            end=parse_time(node["ended_at"]),
+            start=parse_time(node.started_at),
+            end=parse_time(node.ended_at),
             attributes=attributes,
             error="failed" if outcome == "failed" else None,
         )

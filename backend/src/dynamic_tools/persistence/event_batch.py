@@ -17,13 +17,16 @@ from sqlalchemy import bindparam, insert, select, update
 from sqlalchemy.engine import Connection
 
 from dynamic_tools.engine import events as ev
+from dynamic_tools.engine.state import NodeState
 from dynamic_tools.persistence.db import run_events, run_nodes, runs, utc_now
 from dynamic_tools.persistence.run_view import (
     RunEvent,
     RunRecord,
     StoredEvent,
     apply_event,
+    node_from_row,
     parse_time,
+    stored_node,
     touched_node,
 )
 
@@ -76,12 +79,12 @@ def _append_run(conn: Connection, run_id: str, events: list[ev.Event]) -> list[S
         )
         existing = {(int(seq), str(source)) for seq, source in conn.execute(keys)}
     touched = {node_id for e in events if (node_id := touched_node(e)) is not None}
-    nodes: dict[str, dict[str, Any]] = {}
+    nodes: dict[str, NodeState] = {}
     if touched:
         states = select(run_nodes.c.node_id, run_nodes.c.state).where(
             run_nodes.c.run_id == run_id, run_nodes.c.node_id.in_(sorted(touched))
         )
-        nodes = {str(n): dict(state or {}) for n, state in conn.execute(states)}
+        nodes = {str(n): node_from_row(state) for n, state in conn.execute(states)}
     known = set(nodes)
     new_nodes: dict[str, int] = {}
     changed: set[str] = set()
@@ -113,7 +116,7 @@ def _append_run(conn: Connection, run_id: str, events: list[ev.Event]) -> list[S
         node_id = touched_node(event)
         view, node = apply_event(row, event, at, nodes.get(node_id) if node_id else None)
         row.update(view, event_count=position)
-        after_nodes: dict[str, dict[str, Any]] = {}
+        after_nodes: dict[str, NodeState] = {}
         if node_id is not None and node is not None:
             nodes[node_id] = node
             after_nodes[node_id] = node
@@ -130,14 +133,17 @@ def _append_run(conn: Connection, run_id: str, events: list[ev.Event]) -> list[S
         conn.execute(
             insert(run_nodes),
             [
-                {"run_id": run_id, "node_id": n, "ordinal": ordinal, "state": nodes[n]}
+                {"run_id": run_id, "node_id": n, "ordinal": ordinal, "state": stored_node(nodes[n])}
                 for n, ordinal in new_nodes.items()
             ],
         )
     if changed:
         conn.execute(
             UPDATE_NODE,
-            [{"b_run": run_id, "b_node": n, "b_state": nodes[n]} for n in sorted(changed)],
+            [
+                {"b_run": run_id, "b_node": n, "b_state": stored_node(nodes[n])}
+                for n in sorted(changed)
+            ],
         )
     columns = {k: row[k] for k in _MUTABLE}
     columns["updated_at"] = utc_now()

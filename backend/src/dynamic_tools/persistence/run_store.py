@@ -49,7 +49,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
 from dynamic_tools.engine import events as ev
-from dynamic_tools.engine.state import RunOutcome
+from dynamic_tools.engine.state import NodeState, RunOutcome
 from dynamic_tools.errors import ConflictError, ConflictKind, NotFoundError
 from dynamic_tools.persistence.db import (
     run_events,
@@ -66,7 +66,9 @@ from dynamic_tools.persistence.run_view import (
     RunRecord,
     StoredEvent,
     merge_outcome,
+    node_from_row,
     parse_time,
+    stored_node,
 )
 
 __all__ = ["RunEvent", "RunRecord", "RunStore", "StoredEvent"]
@@ -186,7 +188,7 @@ class RunStore:
                                 "run_id": run_id,
                                 "node_id": node_id,
                                 "ordinal": index,
-                                "state": {"status": "pending", "attempts": 0},
+                                "state": stored_node(NodeState()),
                             }
                             for index, node_id in enumerate(dict.fromkeys(node_ids))
                         ],
@@ -225,7 +227,7 @@ class RunStore:
                 .where(run_nodes.c.run_id == run_id)
                 .order_by(run_nodes.c.ordinal)
             ).all()
-        return RunRecord.from_row(row, {str(n): dict(state or {}) for n, state in nodes})
+        return RunRecord.from_row(row, {str(n): state for n, state in nodes})
 
     async def list_runs(
         self,
@@ -529,7 +531,7 @@ class RunStore:
                 query = select(run_nodes.c.node_id, run_nodes.c.state).where(
                     run_nodes.c.run_id == run_id
                 )
-                nodes = {str(n): dict(state or {}) for n, state in conn.execute(query)}
+                nodes = {str(n): node_from_row(state) for n, state in conn.execute(query)}
                 merged = merge_outcome(nodes, outcome)
                 later = LATER + int(row[0]) + 1
                 new = [n for n in merged if n not in nodes]
@@ -542,7 +544,7 @@ class RunStore:
                                 "run_id": run_id,
                                 "node_id": n,
                                 "ordinal": later + i,
-                                "state": merged[n],
+                                "state": stored_node(merged[n]),
                             }
                             for i, n in enumerate(new)
                         ],
@@ -550,7 +552,10 @@ class RunStore:
                 if changed:
                     conn.execute(
                         UPDATE_NODE,
-                        [{"b_run": run_id, "b_node": n, "b_state": merged[n]} for n in changed],
+                        [
+                            {"b_run": run_id, "b_node": n, "b_state": stored_node(merged[n])}
+                            for n in changed
+                        ],
                     )
 
         await self.writer.flush()

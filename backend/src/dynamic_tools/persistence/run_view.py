@@ -19,15 +19,16 @@ status whatever comes after.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
 from dynamic_tools.engine import events as ev
-from dynamic_tools.engine.journal import to_json
+from dynamic_tools.engine.journal import from_json, to_json
 from dynamic_tools.engine.nodes.steps import STEP_KIND_NAMES
-from dynamic_tools.engine.state import RunOutcome
+from dynamic_tools.engine.state import NodeState, NodeStatus, RunOutcome
 from dynamic_tools.persistence.db import utc_now
 
 TERMINAL = frozenset(ev.TERMINAL_STATUS)
@@ -58,8 +59,17 @@ def _millis(start: datetime | str | None, end: datetime | str | None) -> float |
     return round((parse_time(end) - parse_time(start)).total_seconds() * 1000, 3)
 
 
-NEW_NODE: dict[str, Any] = {"status": "pending", "attempts": 0}
-"""The state of a node no event has touched yet."""
+def stored_node(state: NodeState) -> dict[str, Any]:
+    """A node's state as its ``run_nodes`` row keeps it (the journal's JSON of the record)."""
+    stored: dict[str, Any] = to_json(state)
+    return stored
+
+
+def node_from_row(stored: Mapping[str, Any] | NodeState | None) -> NodeState:
+    """The node state a ``run_nodes`` row keeps (a fresh one for an empty row)."""
+    if isinstance(stored, NodeState):
+        return stored
+    return from_json(NodeState, dict(stored or {}))
 
 
 def touched_node(event: ev.Event) -> str | None:
@@ -73,8 +83,8 @@ def touched_node(event: ev.Event) -> str | None:
 
 
 def apply_event(
-    row: Mapping[str, Any], event: ev.Event, at: datetime, node: dict[str, Any] | None = None
-) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    row: Mapping[str, Any], event: ev.Event, at: datetime, node: NodeState | None = None
+) -> tuple[dict[str, Any], NodeState | None]:
     """What ``event`` changes: the run's columns, and the state of the node it touches.
 
     ``row`` is the run's current row; ``node`` the current state of :func:`touched_node`
@@ -84,15 +94,15 @@ def apply_event(
     status = str(row["status"])
     waiting: dict[str, Any] = dict(row.get("waiting") or {})
     changes: dict[str, Any] = {}
-    state: dict[str, Any] | None = None
+    state: NodeState | None = None
     match event:
         case ev.RunStarted() if status in ACTIVE:
             changes.update(status="running", started_at=row.get("started_at") or at)
         case ev.NodeEvent(node_id=node_id) if node_id:
-            state = dict(node or NEW_NODE)
+            state = _copy(node)
             _apply_node_event(state, event, at)
             if isinstance(event, ev.WaitingInput):
-                waiting[node_id] = state["detail"]
+                waiting[node_id] = dict(state.detail)
                 if status in ACTIVE:
                     changes["status"] = "waiting_input"
             elif isinstance(event, ev.Resumed):
@@ -107,10 +117,8 @@ def apply_event(
                 "status_code": event.status_code,
                 "error": event.error,
             }
-            state = dict(node or NEW_NODE)
-            detail = dict(state.get("detail") or {})
-            detail["compensations"] = [*detail.get("compensations", []), step]
-            state["detail"] = detail
+            state = _copy(node)
+            state.detail["compensations"] = [*state.detail.get("compensations", []), step]
         case ev.RunEnded() if status in ACTIVE:
             changes.update(
                 status=event.STATUS, result=event.result, error=event.error, finished_at=at
@@ -120,72 +128,83 @@ def apply_event(
     return changes, state
 
 
-def _apply_node_event(node: dict[str, Any], event: ev.NodeEvent, at: datetime) -> None:
-    """What one node event changes in the node's view."""
+def _copy(node: NodeState | None) -> NodeState:
+    """A node state to change (the stored one is never changed in place)."""
+    if node is None:
+        return NodeState()
+    return replace(node, detail=copy.deepcopy(node.detail))
+
+
+def _apply_node_event(node: NodeState, event: ev.NodeEvent, at: datetime) -> None:
+    """What one node event changes in the node's state."""
     match event:
         case ev.NodeStarted():
-            node.update(
-                status="running", kind=event.kind, started_at=iso(at), ended_at=None, error=None
-            )
+            node.status = "running"
+            node.kind = event.kind
+            node.started_at, node.ended_at, node.error = iso(at), None, None
             if event.tool:
-                node["tool"] = event.tool
+                node.tool = event.tool
             if event.kind in STEP_KIND_NAMES:
-                node["attempts"] = max(int(node.get("attempts") or 0), 1)
+                node.attempts = max(node.attempts, 1)
         case ev.NodeSucceeded():
-            node.update(
-                status="succeeded", input=event.input, output=event.output, ended_at=iso(at)
-            )
+            node.status, node.input, node.output = "succeeded", event.input, event.output
+            node.ended_at = iso(at)
             if event.reused_from:  # a redrive took it from the earlier run
-                node.setdefault("detail", {})["reused_from"] = event.reused_from
+                node.detail["reused_from"] = event.reused_from
         case ev.NodeFailed():
-            node.update(status="failed", input=event.input, error=event.error, ended_at=iso(at))
+            node.status, node.input, node.error = "failed", event.input, event.error
+            node.ended_at = iso(at)
             if event.detail is not None:  # a call's tool, status and body
-                node.setdefault("detail", {}).update(event.detail)
+                node.detail.update(event.detail)
             if event.fallback:
-                node.setdefault("detail", {})["fallback"] = event.fallback
+                node.detail["fallback"] = event.fallback
         case ev.NodeSkipped():
-            node.update(status="skipped", error=event.reason)
+            node.status, node.error = "skipped", event.reason
         case ev.NodeNotRun():
-            node.update(status="not_run", error=event.reason)
+            node.status, node.error = "not_run", event.reason
         case ev.NodeInput():
-            node["input"] = event.input
-            if node.get("status") == "pending":  # an item or a branch step: it has started
-                node.update(status="running", started_at=node.get("started_at") or iso(at))
+            node.input = event.input
+            if node.status == "pending":  # an item or a branch step: it has started
+                node.status = "running"
+                node.started_at = node.started_at or iso(at)
         case ev.AttemptFailed() | ev.RetryScheduled():
-            node["attempts"] = max(int(node.get("attempts") or 0), event.attempt)
-            detail = node.setdefault("detail", {})
+            node.attempts = max(node.attempts, event.attempt)
             if isinstance(event, ev.AttemptFailed):
-                detail.update(last_error=event.error, status_code=event.status_code)
+                node.detail.update(last_error=event.error, status_code=event.status_code)
             else:
-                detail.update(
+                node.detail.update(
                     next_attempt=event.attempt,
                     next_attempt_at=event.next_attempt_at,
                     delay_s=event.delay_s,
                 )
-            detail["max_attempts"] = event.max_attempts
+            node.detail["max_attempts"] = event.max_attempts
         case ev.WaitingInput():
-            node.update(
-                status="waiting_input",
-                detail={"message": event.message, "expects": event.expects or {}},
-            )
+            node.status = "waiting_input"
+            node.detail = {"message": event.message, "expects": event.expects or {}}
         case ev.Resumed():
-            node["status"] = "running"
-            node.setdefault("detail", {})["answer"] = event.values
+            node.status = "running"
+            node.detail["answer"] = event.values
 
 
-def merge_outcome(nodes: dict[str, Any], outcome: RunOutcome) -> dict[str, Any]:
-    """Node views completed with a finished run's final states (inputs, foreach items)."""
+def merge_outcome(nodes: Mapping[str, NodeState], outcome: RunOutcome) -> dict[str, NodeState]:
+    """Node states completed with a finished run's final states (inputs, foreach items).
+
+    A final state's fields replace the view's where they are set (``kind`` and ``tool`` come
+    only with events); the details are merged.
+    """
     merged = dict(nodes)
-    for node_id, state in outcome.nodes.items():
-        current = dict(merged.get(node_id) or {})
-        final: dict[str, Any] = to_json(state)
-        detail = {**(current.get("detail") or {}), **(final.pop("detail") or {})}
-        current.update({k: v for k, v in final.items() if v is not None or k not in current})
-        merged[node_id] = {**current, "detail": detail}
+    for node_id, final in outcome.nodes.items():
+        current = _copy(merged.get(node_id))
+        for name in ("status", "input", "output", "error", "attempts", "started_at", "ended_at"):
+            value = getattr(final, name)
+            if value is not None:
+                setattr(current, name, copy.deepcopy(value))
+        current.detail = {**current.detail, **copy.deepcopy(final.detail)}
+        merged[node_id] = current
     return merged
 
 
-def _shown_status(status: str, run_ended: bool) -> str:
+def _shown_status(status: NodeStatus, run_ended: bool) -> NodeStatus:
     """A node still pending in a run that has ended was never reached: ``not_run``."""
     return "not_run" if run_ended and status == "pending" else status
 
@@ -230,23 +249,23 @@ def step_progress(run: RunRecord) -> StepProgress:
     failed at; once the run has ended otherwise, the last step that ended.
     """
     steps = {n: s for n, s in run.nodes.items() if "/" not in n}
-    done = sum(1 for s in steps.values() if s.get("status") in DONE_STEP)
+    done = sum(1 for s in steps.values() if s.status in DONE_STEP)
     return StepProgress(done=done, total=len(steps), current=_current(run, steps))
 
 
-def _current(run: RunRecord, steps: Mapping[str, Mapping[str, Any]]) -> str | None:
+def _current(run: RunRecord, steps: Mapping[str, NodeState]) -> str | None:
     prompt = run.waiting_prompt()
     if prompt:
         return str(prompt["node_id"])
-    running = [n for n, s in steps.items() if s.get("status") in ("running", "waiting_input")]
+    running = [n for n, s in steps.items() if s.status in ("running", "waiting_input")]
     if running:
-        return max(running, key=lambda n: str(steps[n].get("started_at") or ""))
-    failed = [n for n, s in steps.items() if s.get("status") == "failed"]
+        return max(running, key=lambda n: str(steps[n].started_at or ""))
+    failed = [n for n, s in steps.items() if s.status == "failed"]
     if failed:
         return failed[0]
-    ended = [n for n, s in steps.items() if s.get("ended_at")]
+    ended = [n for n, s in steps.items() if s.ended_at]
     if run.terminal and ended:
-        return max(ended, key=lambda n: str(steps[n].get("ended_at")))
+        return max(ended, key=lambda n: str(steps[n].ended_at))
     return None
 
 
@@ -307,7 +326,7 @@ class RunRecord:
     params: dict[str, Any]
     result: Any
     error: dict[str, Any] | None
-    nodes: dict[str, dict[str, Any]]
+    nodes: dict[str, NodeState]
     waiting: dict[str, dict[str, Any]]
     event_count: int
     created_at: datetime
@@ -321,9 +340,7 @@ class RunRecord:
     trace_link: str | None = None
 
     @classmethod
-    def from_row(
-        cls, row: Mapping[Any, Any], nodes: Mapping[str, dict[str, Any]] | None = None
-    ) -> RunRecord:
+    def from_row(cls, row: Mapping[Any, Any], nodes: Mapping[str, Any] | None = None) -> RunRecord:
         """From a ``runs`` row and its ``run_nodes`` states (in their order)."""
         return cls(
             run_id=row["run_id"],
@@ -333,7 +350,7 @@ class RunRecord:
             params=dict(row["params"] or {}),
             result=row["result"],
             error=row["error"],
-            nodes=dict(nodes or {}),
+            nodes={n: node_from_row(state) for n, state in (nodes or {}).items()},
             waiting=dict(row["waiting"] or {}),
             event_count=int(row["event_count"]),
             created_at=row["created_at"],
@@ -377,24 +394,21 @@ class RunRecord:
             "owner": self.owner,
         }
 
-    def to_dict(self) -> dict[str, Any]:
-        """The full view: params, per-node state with timings, result, error, waiting."""
+    def shown_nodes(self) -> dict[str, NodeState]:
+        """The nodes as shown: with their durations, and ``not_run`` for a node never reached."""
         ended = self.terminal
-        nodes = {
-            node_id: {
-                "status": _shown_status(node.get("status", "pending"), ended),
-                "kind": node.get("kind"),
-                "input": node.get("input"),
-                "output": node.get("output"),
-                "error": node.get("error"),
-                "attempts": node.get("attempts", 0),
-                "started_at": node.get("started_at"),
-                "ended_at": node.get("ended_at"),
-                "duration_ms": _millis(node.get("started_at"), node.get("ended_at")),
-                "detail": node.get("detail") or {},
-            }
+        return {
+            node_id: replace(
+                node,
+                status=_shown_status(node.status, ended),
+                duration_ms=_millis(node.started_at, node.ended_at),
+            )
             for node_id, node in self.nodes.items()
         }
+
+    def view(self) -> dict[str, Any]:
+        """The full view: params, per-node state with timings, result, error, waiting."""
+        nodes = self.shown_nodes()
         return {
             **self.summary(),
             "document_version": self.document_version,

@@ -39,15 +39,6 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from dynamic_tools.atomic_files import remove_atomic, write_atomic
-from dynamic_tools.document_workers import DocumentWorkers
-from dynamic_tools.errors import (
-    ConflictError,
-    ConflictKind,
-    DynamicToolsError,
-    InvalidInputError,
-    NotFoundError,
-    OpenAPIInvalidError,
-)
 from dynamic_tools.definitions.arazzo.catalog import (
     ArazzoAnalysis,
     WorkflowStore,
@@ -58,6 +49,15 @@ from dynamic_tools.definitions.arazzo.catalog import (
 )
 from dynamic_tools.definitions.arazzo.sources import read_sources
 from dynamic_tools.definitions.arazzo.validation import check_arazzo, is_arazzo
+from dynamic_tools.document_workers import DocumentWorkers
+from dynamic_tools.errors import (
+    ConflictError,
+    ConflictKind,
+    DynamicToolsError,
+    InvalidInputError,
+    NotFoundError,
+    OpenAPIInvalidError,
+)
 from dynamic_tools.tools.auth_status import SecretLookup, secret_status, secrets_needed
 from dynamic_tools.tools.catalog_views import (
     ArazzoReport,

@@ -9,6 +9,7 @@ tests, unless ``DT_NO_POSTGRES=1``.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from datetime import timedelta
 from typing import Any
 
@@ -24,7 +25,7 @@ from dynamic_tools.engine.models import WorkflowDocument
 from dynamic_tools.engine.ports import ToolResult
 from dynamic_tools.errors import NotFoundError
 from dynamic_tools.persistence.db import metadata, migrate, upgrade_with_alembic, utc_now
-from dynamic_tools.persistence.run_store import RunStore
+from dynamic_tools.persistence.run_store import RunRecord, RunStore
 from tests.conftest import EXAMPLES
 from tests.support.plans import DocumentRunner
 from tests.support.waiting import until
@@ -37,6 +38,13 @@ TRIP = {
     "checkout": "2026-12-03",
     "passenger": "Ada",
 }
+
+
+def shown(record: RunRecord) -> dict[str, Any]:
+    """The run as ``GET /runs/{run_id}`` shows it, its nodes as plain dicts."""
+    view = record.view()
+    view["nodes"] = {n: dataclasses.asdict(state) for n, state in view["nodes"].items()}
+    return view
 
 
 @pytest.fixture(scope="module")
@@ -90,7 +98,7 @@ async def test_an_interpreter_run_is_recorded_with_per_node_state(
     store: RunStore, travel: WorkflowDocument
 ) -> None:
     run_id = await run_through(store, travel, "book_flight", FLIGHT)
-    run = (await store.get_run(run_id)).to_dict()
+    run = shown(await store.get_run(run_id))
     assert run["status"] == "succeeded" and run["error"] is None
     assert run["result"] == {"id": "BK1", "status": "reserved"}
     assert list(run["nodes"]) == [
@@ -119,7 +127,7 @@ async def test_an_interpreter_run_is_recorded_with_per_node_state(
 async def test_retries_are_counted_on_the_node(store: RunStore, travel: WorkflowDocument) -> None:
     flaky = Responses([ToolResult(503, {"error": "busy"}), {"id": "BK2", "status": "reserved"}])
     run_id = await run_through(store, travel, "book_flight", FLIGHT, mocks(create_booking=flaky))
-    reserve = (await store.get_run(run_id)).to_dict()["nodes"]["reserve"]
+    reserve = shown(await store.get_run(run_id))["nodes"]["reserve"]
     assert reserve["status"] == "succeeded" and reserve["attempts"] == 2
     assert reserve["output"] == {"id": "BK2", "status": "reserved"}
     types = [e.type for e in await store.events(run_id)]
@@ -136,7 +144,7 @@ async def test_a_yield_waits_then_resumes(store: RunStore, travel: WorkflowDocum
     waiting = await store.wait_until(
         run.run_id, lambda r: r.status == "waiting_input", timeout_s=10
     )
-    prompt = waiting.to_dict()["waiting"]
+    prompt = waiting.view()["waiting"]
     assert prompt["node_id"] == "present_options"
     assert prompt["message"].startswith("Found 2 flights (FL1 at 120.0 EUR first)")
     offered = prompt["expects"]["selected_flight_id"]
@@ -145,12 +153,12 @@ async def test_a_yield_waits_then_resumes(store: RunStore, travel: WorkflowDocum
         "KLM at 07:10, 120.0 EUR",
         "KLM at 12:40, 99.0 EUR",
     ]
-    assert waiting.nodes["present_options"]["status"] == "waiting_input"
+    assert waiting.nodes["present_options"].status == "waiting_input"
     steps.answer("yield:present_options", {"selected_flight_id": "FL2"})
     await task
     done = await store.get_run(run.run_id)
-    assert done.status == "succeeded" and done.to_dict()["waiting"] is None
-    assert done.nodes["present_options"]["output"] == {"selected_flight_id": "FL2"}
+    assert done.status == "succeeded" and done.view()["waiting"] is None
+    assert done.nodes["present_options"].output == {"selected_flight_id": "FL2"}
     types = [e.type for e in await store.events(run.run_id)]
     assert types.index("waiting_input") < types.index("resumed") < types.index("run_succeeded")
 
@@ -179,8 +187,8 @@ async def test_parallel_branches_keep_all_their_events(
     run = await store.get_run(run_id)
     assert run.status == "succeeded"
     for node in ("flight_and_hotel/flight/search", "flight_and_hotel/hotel/search"):
-        assert run.nodes[node]["status"] == "succeeded"
-        assert run.nodes[node]["started_at"] is not None  # from the events, not only the outcome
+        assert run.nodes[node].status == "succeeded"
+        assert run.nodes[node].started_at is not None  # from the events, not only the outcome
     assert run.result == {"trip_id": "TR1", "flight_booking_id": "BK1", "hotel_booking_id": "HB1"}
 
 

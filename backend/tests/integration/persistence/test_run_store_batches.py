@@ -23,6 +23,7 @@ from sqlalchemy import Engine, event, select, text
 from sqlalchemy.exc import IntegrityError
 
 from dynamic_tools.engine import events as ev
+from dynamic_tools.engine.state import NodeState
 from dynamic_tools.persistence import run_store as run_store_module
 from dynamic_tools.persistence.db import (
     alembic_config,
@@ -95,7 +96,7 @@ async def test_a_batch_costs_a_fixed_handful_of_statements_per_run(store: RunSto
     after = await store.get_run(run.run_id)
     assert after.event_count == 401
     assert list(after.nodes) == nodes  # the graph's order is kept
-    assert all(n["status"] == "succeeded" for n in after.nodes.values())
+    assert all(n.status == "succeeded" for n in after.nodes.values())
 
 
 async def test_emit_never_waits_for_the_database_and_reads_see_what_was_emitted(
@@ -169,7 +170,7 @@ def test_migration_0005_moves_node_maps_into_rows(tmp_path: Path) -> None:
     store = RunStore(engine)
     run = asyncio.run(store.get_run("r1"))
     assert list(run.nodes) == ["search", "book"]
-    assert run.nodes["search"] == {"status": "succeeded", "attempts": 1}
+    assert run.nodes["search"] == NodeState(status="succeeded", attempts=1)
     with engine.connect() as conn:
         columns = [row[1] for row in conn.execute(text("PRAGMA table_info(runs)"))]
     assert "nodes" not in columns

@@ -30,7 +30,7 @@ async def test_observers_see_each_stored_event_once_with_the_run_after_it(
     ]
     assert [s.previous_status for s in seen] == ["pending", "pending", "running", "running"]
     assert [s.run.status for s in seen] == ["pending", "running", "running", "cancelled"]
-    assert seen[2].run.nodes["a"]["tool"] == "t" and seen[2].run.nodes["a"]["kind"] == "call"
+    assert seen[2].run.nodes["a"].tool == "t" and seen[2].run.nodes["a"].kind == "call"
     assert [s.ended_run for s in seen] == [False, False, False, True]
     assert seen[3].run.finished_at is not None and seen[3].run.workflow_id == "wf"
 

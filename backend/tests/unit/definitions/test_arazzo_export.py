@@ -9,13 +9,13 @@ from typing import Any
 import pytest
 import yaml
 
+from dynamic_tools.definitions.arazzo.convert import convert_arazzo
+from dynamic_tools.definitions.arazzo.export import export_arazzo
+from dynamic_tools.definitions.arazzo.validation import check_arazzo
 from dynamic_tools.engine.loaders import load_document
 from dynamic_tools.engine.local import EventList, LocalSteps, MockTools
 from dynamic_tools.engine.models import WorkflowDocument
 from dynamic_tools.engine.validator import validate_document
-from dynamic_tools.definitions.arazzo.convert import convert_arazzo
-from dynamic_tools.definitions.arazzo.export import export_arazzo
-from dynamic_tools.definitions.arazzo.validation import check_arazzo
 from dynamic_tools.tools.registry import ToolRegistry
 from tests.conftest import EXAMPLES
 from tests.support.plans import DocumentRunner

@@ -17,6 +17,7 @@ from typing import Any, Literal
 import pytest
 from pydantic import Field
 
+from dynamic_tools.definitions.arazzo.export import export_arazzo
 from dynamic_tools.definitions.node_reference import node_kind_reference
 from dynamic_tools.definitions.step_views import drawn_graph, step_order
 from dynamic_tools.engine import events as ev
@@ -37,7 +38,6 @@ from dynamic_tools.engine.nodes.kind import (
 from dynamic_tools.engine.plan import compile_plan
 from dynamic_tools.engine.validator import validate_document
 from dynamic_tools.mcp.workflow_text import tool_description
-from dynamic_tools.definitions.arazzo.export import export_arazzo
 from dynamic_tools.tools.registry import ToolRegistry
 from tests.conftest import EXAMPLES
 

@@ -11,14 +11,15 @@ import pytest
 from dynamic_tools.engine.journal import from_json, to_json
 from dynamic_tools.engine.loaders import load_document
 from dynamic_tools.engine.redrive import Redrive, RedriveRefused, plan_redrive
+from dynamic_tools.engine.state import NodeState
 from tests.conftest import EXAMPLES
 from tests.support.plans import plan_of
 
 TRAVEL = load_document((EXAMPLES / "workflows" / "travel.yaml").read_text(), name="t.yaml")
 
 
-def ok(output: Any = None, **detail: Any) -> dict[str, Any]:
-    return {"status": "succeeded", "output": output, "input": {"x": 1}, "detail": detail}
+def ok(output: Any = None, **detail: Any) -> NodeState:
+    return NodeState(status="succeeded", output=output, input={"x": 1}, detail=detail)
 
 
 def test_what_succeeded_before_the_failure_is_reused_and_the_rest_runs_again() -> None:
@@ -27,9 +28,9 @@ def test_what_succeeded_before_the_failure_is_reused_and_the_rest_runs_again() -
         "search": ok([{"id": "FL1"}]),
         "check": ok({"seats_available": 3}),
         "decide": ok({"goto": "reserve"}),
-        "reserve": {"status": "failed"},
-        "waitlist": {"status": "skipped"},
-        "fail_booking": {"status": "failed"},
+        "reserve": NodeState(status="failed"),
+        "waitlist": NodeState(status="skipped"),
+        "fail_booking": NodeState(status="failed"),
     }
     redrive = plan_redrive(plan, "old", nodes)
     assert list(redrive.outputs) == ["search", "check", "decide"]
@@ -82,7 +83,9 @@ workflows:
     ).document
     plan = plan_of(document, "w")
     with pytest.raises(RedriveRefused) as refused:
-        plan_redrive(plan, "old", {"both": ok({"a": 1, "b": 2}), "after": {"status": "failed"}})
+        plan_redrive(
+            plan, "old", {"both": ok({"a": 1, "b": 2}), "after": NodeState(status="failed")}
+        )
     assert refused.value.node_id == "both"
     assert refused.value.context["reason"] == "redrive_refused"
     assert "registered compensations" in refused.value.message

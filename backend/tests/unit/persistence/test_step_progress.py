@@ -5,7 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from dynamic_tools.persistence.db import utc_now
-from dynamic_tools.persistence.run_view import RunRecord, StepProgress, step_progress
+from dynamic_tools.persistence.run_view import (
+    RunRecord,
+    StepProgress,
+    node_from_row,
+    step_progress,
+)
 
 
 def run(status: str, nodes: dict[str, dict[str, Any]], **extra: Any) -> RunRecord:
@@ -18,7 +23,7 @@ def run(status: str, nodes: dict[str, dict[str, Any]], **extra: Any) -> RunRecor
         "params": {},
         "result": None,
         "error": None,
-        "nodes": nodes,
+        "nodes": {n: node_from_row(state) for n, state in nodes.items()},
         "waiting": {},
         "event_count": 0,
         "created_at": now,

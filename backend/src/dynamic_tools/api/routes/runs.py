@@ -95,7 +95,7 @@ async def get_run(run_id: str, runs: RunsDep, principal: PrincipalDep) -> RunSta
     the run in the journal, since when, whether it is alive, and a sentence saying so.
     Another principal's run answers 404, as an unknown id does (admins see every run).
     """
-    view = (await runs.get(run_id, principal=principal)).to_dict()
+    view = (await runs.get(run_id, principal=principal)).view()
     return RunState.model_validate({**view, "executor": await runs.executor_of(run_id)})
 
 

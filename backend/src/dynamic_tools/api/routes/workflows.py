@@ -31,11 +31,11 @@ from dynamic_tools.api.workflow_models import (
     WorkflowList,
     WorkflowsReloaded,
 )
+from dynamic_tools.definitions.arazzo.export import OPENAPI_FILE, export_arazzo
 from dynamic_tools.definitions.files import FILE_NAME
 from dynamic_tools.definitions.views import Renamed, SavedDocument, WorkflowDetail
 from dynamic_tools.engine.loaders import MAX_DOCUMENT_BYTES
 from dynamic_tools.engine.models import IDENTIFIER
-from dynamic_tools.definitions.arazzo.export import OPENAPI_FILE, export_arazzo
 from dynamic_tools.violations import errors_only
 
 router = APIRouter(prefix="/workflows", tags=["Workflows"])

@@ -19,11 +19,11 @@ from typing import Any, Protocol
 
 import yaml
 
-from dynamic_tools.engine.loaders import line_of
-from dynamic_tools.errors import DynamicToolsError
 from dynamic_tools.definitions.arazzo.convert import ArazzoConversion, ArazzoSource, convert_arazzo
 from dynamic_tools.definitions.arazzo.sources import read_documents, read_sources, source_location
 from dynamic_tools.definitions.arazzo.validation import ArazzoCheck, check_arazzo
+from dynamic_tools.engine.loaders import line_of
+from dynamic_tools.errors import DynamicToolsError
 from dynamic_tools.tools.documents import DocumentSource, FetchedDocument
 from dynamic_tools.violations import is_error
 

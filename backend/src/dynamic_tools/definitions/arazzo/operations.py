@@ -7,7 +7,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from dynamic_tools.definitions.arazzo.parts import ArazzoConversion, Path_, Problem, as_list, identifier
+from dynamic_tools.definitions.arazzo.parts import (
+    ArazzoConversion,
+    Path_,
+    Problem,
+    as_list,
+    identifier,
+)
 from dynamic_tools.tools.models import ToolConfig
 from dynamic_tools.tools.openapi.convert import ConversionOptions, convert_document
 

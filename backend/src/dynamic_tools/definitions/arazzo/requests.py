@@ -8,11 +8,11 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from dynamic_tools.engine.loaders import MAX_DEPTH
-from dynamic_tools.safe_parsing import TooDeep, loads_json
 from dynamic_tools.definitions.arazzo.expressions import Answer, ExpressionProblem, Translator
 from dynamic_tools.definitions.arazzo.operations import Operation, operation_of
 from dynamic_tools.definitions.arazzo.parts import Path_, as_list, identifier
+from dynamic_tools.engine.loaders import MAX_DEPTH
+from dynamic_tools.safe_parsing import TooDeep, loads_json
 from dynamic_tools.tools.models import ToolConfig
 
 

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
-from dynamic_tools.errors import DynamicToolsError
 from dynamic_tools.definitions.arazzo.convert import MAX_DOCUMENT_DEPTH, ArazzoSource
+from dynamic_tools.errors import DynamicToolsError
 from dynamic_tools.tools.documents import DocumentSource, FetchedDocument
 from dynamic_tools.tools.openapi.document import parse_document
 

@@ -7,7 +7,12 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from dynamic_tools.definitions.arazzo.expressions import Answer, ExpressionProblem, Names, Translator
+from dynamic_tools.definitions.arazzo.expressions import (
+    Answer,
+    ExpressionProblem,
+    Names,
+    Translator,
+)
 from dynamic_tools.definitions.arazzo.operations import Operation
 from dynamic_tools.definitions.arazzo.parts import (
     MAX_LOOPS,

@@ -163,7 +163,8 @@ class PolledInputs:
 
 def yield_key(run: RunRecord, node_id: str) -> str:
     """The ``inputRequests`` key of the yield ``node_id`` waits on (a new key per visit)."""
-    started = (run.nodes.get(node_id) or {}).get("started_at") or ""
+    node = run.nodes.get(node_id)
+    started = (node.started_at if node else None) or ""
     return f"{node_id}@{started}"
 
 

@@ -308,7 +308,7 @@ def _execution_failure(run: RunRecord, params: dict[str, ParamSpec]) -> str:
     """
     error = run.error or {}
     summary = error_summary(error) or {}
-    failed = {n: s.get("error") for n, s in run.nodes.items() if s.get("status") == "failed"}
+    failed = {n: s.error for n, s in run.nodes.items() if s.status == "failed"}
     node = summary.get("node_id") or next(iter(failed), None) or "(none)"
     said = summary.get("api_message") or summary.get("message") or "no message"
     status = summary.get("status_code")
