@@ -30,8 +30,8 @@ describe('StagePanel', () => {
     const r: PipelineResponse = {
       status: 'success', selected_tool: 'search_flights', arguments: { origin: 'AMS' },
       http_spec: { method: 'GET', url: 'http://h/flights', headers: { 'X-API-Key': '***' } },
-      raw_response: { status_code: 200, body: [{ id: 'FL-1' }], execution_time_ms: 2 },
-      formatted_response: null, error: null, error_stage: null, warnings: [],
+      raw_response: { status_code: 200, headers: {}, body: [{ id: 'FL-1' }], execution_time_ms: 2 },
+      formatted_response: null, error: null, error_stage: null, warnings: [], sql: null,
       timings_ms: { llm_selection: 5, total: 9 }, usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2, llm_calls: 1 },
     }
     render(<StagePanel response={r} formatRequested={false} />)
