@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, SerializerFunctionWrapHandler, model_serializer
+from pydantic import (
+    BaseModel,
+    GetJsonSchemaHandler,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+)
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema
 
 
 class Sparse(BaseModel):
@@ -12,6 +19,9 @@ class Sparse(BaseModel):
 
     For a view whose keys depend on the case (a call step has ``tool`` and ``args``, another
     step has neither): each key is a declared field, and the answer has only those given.
+    ``SPARSE`` names the keys as they are on the wire (a field's alias when it has one). Their
+    JSON Schema shows no default: a client reads them as keys that may be absent, not as keys
+    that are always there with a default value.
     """
 
     SPARSE: ClassVar[frozenset[str]] = frozenset()
@@ -21,5 +31,21 @@ class Sparse(BaseModel):
     @model_serializer(mode="wrap")
     def _omit_unset(self, handler: SerializerFunctionWrapHandler):  # type: ignore[no-untyped-def]
         data: dict[str, Any] = handler(self)
-        given = self.model_fields_set
+        given = self.model_fields_set | {
+            field.alias
+            for name, field in type(self).model_fields.items()
+            if field.alias and name in self.model_fields_set
+        }
         return {k: v for k, v in data.items() if k not in self.SPARSE or k in given}
+
+    @classmethod
+    def __get_pydantic_json_schema__(
+        cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        """The model's schema, its ``SPARSE`` properties without a default."""
+        schema = handler(core_schema)
+        target = handler.resolve_ref_schema(schema)
+        for key, prop in target.get("properties", {}).items():
+            if key in cls.SPARSE and isinstance(prop, dict):
+                prop.pop("default", None)
+        return schema

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, ClassVar, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import Field
+
+from dynamic_tools.sparse import Sparse
 
 _V = TypeVar("_V", bound=Mapping[str, Any])
 
@@ -54,15 +56,55 @@ class Violation:
         }
 
 
-class Problem(BaseModel):
-    """A violation or a file problem: where and why (the validator's shape, and more)."""
+class Problem(Sparse):
+    """A violation or a file problem: where and why (the validator's shape, and more).
 
-    model_config = ConfigDict(extra="allow")
+    ``message``, ``path``, ``rule`` and ``line`` are always there; every other key only where
+    the check that found the problem gives it (each check's keys are declared here, so the
+    shape is closed: a key no field names is not answered).
+    """
+
+    SPARSE: ClassVar[frozenset[str]] = frozenset(
+        {
+            "severity",
+            "column",
+            "expected",
+            "actual",
+            "field",
+            "tool",
+            "file",
+            "reason",
+            "header",
+            "table",
+            "expression",
+            "position",
+            "node_id",
+            "violations",
+        }
+    )
 
     message: str
     path: str | None = None
     rule: str | None = None
-    line: int | None = None
+    line: int | None = Field(default=None, description="1-based, when the source has lines")
+    severity: Literal["error", "warning"] | None = Field(
+        default=None, description="error (when absent too) or warning"
+    )
+    column: int | None = Field(default=None, description="1-based, with line (a syntax error)")
+    expected: Any = Field(default=None, description="What the rule wants (a type, a limit...)")
+    actual: Any = Field(default=None, description="What was given instead")
+    field: str | None = Field(default=None, description="The field at fault (a tool's, a body's)")
+    tool: str | None = Field(default=None, description="The tool the problem is about")
+    file: str | None = Field(default=None, description="The file the problem is in")
+    reason: str | None = Field(default=None, description="A file problem's message, again")
+    header: str | None = Field(default=None, description="The request header at fault")
+    table: str | None = Field(default=None, description="A SQL query's table at fault")
+    expression: str | None = Field(default=None, description="The expression at fault")
+    position: int | None = Field(default=None, description="Where in the expression")
+    node_id: str | None = Field(default=None, description="The node the problem is about")
+    violations: list[Problem] | None = Field(
+        default=None, description="A file problem's own violations"
+    )
 
 
 @dataclass(frozen=True)

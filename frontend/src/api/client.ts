@@ -48,17 +48,8 @@ export function reportUnauthorized(error: ApiError): void {
   for (const listener of [...authListeners]) listener(error)
 }
 
-export interface Violation {
-  path?: string
-  rule?: string | null
-  message: string
-  line?: number | null
-  column?: number | null
-  expected?: unknown
-  actual?: unknown
-  severity?: string
-  file?: string
-}
+/** One thing wrong with the input: where and why (an error body's, or a check's). */
+export type Violation = components['schemas']['Violation']
 
 /** A failed request: HTTP status, the backend's error_code and message, where it happened. */
 export class ApiError extends Error {

@@ -1164,9 +1164,7 @@ export interface components {
              * Warnings
              * @description What has no Arazzo equivalent (parallel, foreach, yield, compensation...)
              */
-            warnings: {
-                [key: string]: unknown;
-            }[];
+            warnings: components["schemas"]["Violation"][];
             /** Workflow Id */
             workflow_id: string;
         };
@@ -1186,9 +1184,7 @@ export interface components {
              */
             document_kind: "arazzo";
             /** Sources */
-            sources: {
-                [key: string]: unknown;
-            }[];
+            sources: components["schemas"]["ArazzoSource"][];
             /** Title */
             title: string | null;
             /** Valid */
@@ -1199,6 +1195,23 @@ export interface components {
             warnings: components["schemas"]["Problem"][];
             /** Workflows */
             workflows: string[];
+        };
+        /**
+         * ArazzoSource
+         * @description A source description of an Arazzo document, as the document gives it.
+         *
+         *     Strings in a valid document; an invalid one's values are shown as they are.
+         */
+        ArazzoSource: {
+            /** Name */
+            name: unknown;
+            /**
+             * Type
+             * @description openapi (when not given) or arazzo
+             */
+            type: unknown;
+            /** Url */
+            url: unknown;
         };
         /**
          * AuditEntryView
@@ -1315,14 +1328,12 @@ export interface components {
              * Registered Tools
              * @description Tools it registers now
              */
-            registered_tools?: number | null;
+            registered_tools: number | null;
             /**
              * Secrets
              * @description The secrets its tools need: each reference, whether it is set now (never its value) and where to set it
              */
-            secrets?: {
-                [key: string]: unknown;
-            }[];
+            secrets: components["schemas"]["SecretStatus"][];
             /**
              * Source
              * @description Where the document was read
@@ -1334,12 +1345,12 @@ export interface components {
              */
             source_type?: string | null;
             /** Title */
-            title?: string | null;
+            title: string | null;
             /**
              * Tool Count
              * @description Tools its manifest holds
              */
-            tool_count?: number | null;
+            tool_count: number | null;
             /** Updated At */
             updated_at?: string | null;
             /** Vendor */
@@ -1359,6 +1370,63 @@ export interface components {
         CatalogList: {
             /** Catalogs */
             catalogs: components["schemas"]["Catalog"][];
+        };
+        /**
+         * ChoiceOption
+         * @description One option a yield offers: the answer, what people read, and the element it came from.
+         */
+        ChoiceOption: {
+            /**
+             * Item
+             * @description The element of the list it came from (an object's)
+             */
+            item?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Label
+             * @description What the user reads
+             */
+            label: string;
+            /**
+             * Value
+             * @description The answer it stands for
+             */
+            value: string | number | boolean | null;
+        };
+        /**
+         * CommandPreview
+         * @description One tool an import would register, in short.
+         */
+        CommandPreview: {
+            /** Method */
+            method: string;
+            /** Name */
+            name: string;
+            /**
+             * Parameters
+             * @description Its parameters, the optional ones ending in '?'
+             */
+            parameters: string[];
+            /** Path */
+            path: string;
+            /** Summary */
+            summary: string;
+        };
+        /**
+         * Conflict
+         * @description A tool (or an Arazzo workflow) the import would define that another file defines.
+         */
+        Conflict: {
+            /**
+             * Existing
+             * @description Where it is defined now
+             */
+            existing: string;
+            /** Tool */
+            tool?: string | null;
+            /** Workflow */
+            workflow?: string | null;
         };
         /**
          * CreatedKey
@@ -1390,6 +1458,24 @@ export interface components {
              * @description active, revoked or expired
              */
             state: string;
+        };
+        /**
+         * DatabaseCheck
+         * @description Whether the database answers: its backend, or the error's type.
+         */
+        DatabaseCheck: {
+            /**
+             * Backend
+             * @description The SQL dialect, when it answers
+             */
+            backend?: string | null;
+            /**
+             * Error
+             * @description The error's type, when it does not
+             */
+            error?: string | null;
+            /** Ok */
+            ok: boolean;
         };
         /**
          * DocumentBody
@@ -1429,7 +1515,7 @@ export interface components {
              * When
              * @description The condition, when there is one
              */
-            when?: string | null;
+            when: string | null;
         };
         /**
          * DrawnNode
@@ -1504,7 +1590,7 @@ export interface components {
             /** Calls */
             calls: components["schemas"]["DryRunCall"][];
             /** Error */
-            error?: unknown;
+            error: unknown;
             /**
              * Events
              * @description The events as the engine emitted them
@@ -1515,7 +1601,7 @@ export interface components {
                 [key: string]: components["schemas"]["NodeState"];
             };
             /** Result */
-            result?: unknown;
+            result: unknown;
             /** Status */
             status: string;
         };
@@ -1530,6 +1616,9 @@ export interface components {
         /**
          * ErrorBody
          * @description The body of every error answer.
+         *
+         *     ``violations`` on an invalid input (422, and a 413's); ``error_type``, ``line`` and
+         *     ``suggestion`` on a markdown workflow's error.
          */
         ErrorBody: {
             /**
@@ -1550,6 +1639,16 @@ export interface components {
              */
             error_code: string;
             /**
+             * Error Type
+             * @description A markdown workflow's error: its type (also error_code).
+             */
+            error_type?: string | null;
+            /**
+             * Line
+             * @description A markdown workflow's error: the 1-based line it is about.
+             */
+            line?: number | null;
+            /**
              * Message
              * @description What went wrong, for a person.
              */
@@ -1560,12 +1659,15 @@ export interface components {
              */
             retryable: boolean;
             /**
+             * Suggestion
+             * @description A markdown workflow's error: what to do next.
+             */
+            suggestion?: string | null;
+            /**
              * Violations
              * @description Each field that does not validate (422).
              */
             violations?: components["schemas"]["Violation"][] | null;
-        } & {
-            [key: string]: unknown;
         };
         /**
          * EventAttemptFailed
@@ -1573,23 +1675,23 @@ export interface components {
          */
         EventAttemptFailed: {
             /** At */
-            at?: string | null;
+            at: string | null;
             /** Attempt */
-            attempt?: number;
+            attempt: number;
             /** Error */
-            error?: string;
+            error: string;
             /** Max Attempts */
-            max_attempts?: number;
+            max_attempts: number;
             /** Node Id */
-            node_id?: string;
+            node_id: string;
             /** Run Id */
             run_id: string;
             /** Seq */
             seq?: number | null;
             /** Status Code */
-            status_code?: number | null;
+            status_code: number | null;
             /** Tool */
-            tool?: string;
+            tool: string;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -1602,15 +1704,15 @@ export interface components {
          */
         EventCompensated: {
             /** At */
-            at?: string | null;
+            at: string | null;
             /** Call */
-            call?: string;
+            call: string;
             /** Error */
-            error?: string | null;
+            error: string | null;
             /** Name */
-            name?: string;
+            name: string;
             /** Ok */
-            ok?: boolean;
+            ok: boolean;
             /** Run Id */
             run_id: string;
             /** Seq */
@@ -1632,19 +1734,19 @@ export interface components {
          */
         EventNodeFailed: {
             /** At */
-            at?: string | null;
+            at: string | null;
             /** Detail */
             detail?: {
                 [key: string]: unknown;
             } | null;
             /** Error */
-            error?: string;
+            error: string;
             /** Fallback */
             fallback?: string | null;
             /** Input */
-            input?: unknown;
+            input: unknown;
             /** Node Id */
-            node_id?: string;
+            node_id: string;
             /** Run Id */
             run_id: string;
             /** Seq */
@@ -1663,11 +1765,11 @@ export interface components {
          */
         EventNodeInput: {
             /** At */
-            at?: string | null;
+            at: string | null;
             /** Input */
-            input?: unknown;
+            input: unknown;
             /** Node Id */
-            node_id?: string;
+            node_id: string;
             /** Run Id */
             run_id: string;
             /** Seq */
@@ -1684,11 +1786,11 @@ export interface components {
          */
         EventNodeNotRun: {
             /** At */
-            at?: string | null;
+            at: string | null;
             /** Node Id */
-            node_id?: string;
+            node_id: string;
             /** Reason */
-            reason?: string | null;
+            reason: string | null;
             /** Run Id */
             run_id: string;
             /** Seq */
@@ -1705,11 +1807,11 @@ export interface components {
          */
         EventNodeSkipped: {
             /** At */
-            at?: string | null;
+            at: string | null;
             /** Node Id */
-            node_id?: string;
+            node_id: string;
             /** Reason */
-            reason?: string | null;
+            reason: string | null;
             /** Run Id */
             run_id: string;
             /** Seq */
@@ -1726,11 +1828,11 @@ export interface components {
          */
         EventNodeStarted: {
             /** At */
-            at?: string | null;
+            at: string | null;
             /** Kind */
-            kind?: string;
+            kind: string;
             /** Node Id */
-            node_id?: string;
+            node_id: string;
             /** Run Id */
             run_id: string;
             /** Seq */
@@ -1749,13 +1851,13 @@ export interface components {
          */
         EventNodeSucceeded: {
             /** At */
-            at?: string | null;
+            at: string | null;
             /** Input */
-            input?: unknown;
+            input: unknown;
             /** Node Id */
-            node_id?: string;
+            node_id: string;
             /** Output */
-            output?: unknown;
+            output: unknown;
             /** Reused From */
             reused_from?: string | null;
             /** Run Id */
@@ -1774,9 +1876,9 @@ export interface components {
          */
         EventResumed: {
             /** At */
-            at?: string | null;
+            at: string | null;
             /** Node Id */
-            node_id?: string;
+            node_id: string;
             /** Run Id */
             run_id: string;
             /** Seq */
@@ -1787,7 +1889,7 @@ export interface components {
              */
             type: "resumed";
             /** Values */
-            values?: {
+            values: {
                 [key: string]: unknown;
             };
         };
@@ -1797,23 +1899,23 @@ export interface components {
          */
         EventRetryScheduled: {
             /** At */
-            at?: string | null;
+            at: string | null;
             /** Attempt */
-            attempt?: number;
+            attempt: number;
             /** Delay S */
-            delay_s?: number;
+            delay_s: number;
             /** Max Attempts */
-            max_attempts?: number;
+            max_attempts: number;
             /** Next Attempt At */
-            next_attempt_at?: string;
+            next_attempt_at: string;
             /** Node Id */
-            node_id?: string;
+            node_id: string;
             /** Run Id */
             run_id: string;
             /** Seq */
             seq?: number | null;
             /** Tool */
-            tool?: string;
+            tool: string;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -1826,15 +1928,15 @@ export interface components {
          */
         EventRunCancelled: {
             /** At */
-            at?: string | null;
+            at: string | null;
             /** By */
             by?: string | null;
             /** Error */
-            error?: {
+            error: {
                 [key: string]: unknown;
             } | null;
             /** Result */
-            result?: unknown;
+            result: unknown;
             /** Run Id */
             run_id: string;
             /** Seq */
@@ -1851,7 +1953,7 @@ export interface components {
          */
         EventRunCreated: {
             /** At */
-            at?: string | null;
+            at: string | null;
             /** Run Id */
             run_id: string;
             /** Seq */
@@ -1862,7 +1964,7 @@ export interface components {
              */
             type: "run_created";
             /** Workflow Id */
-            workflow_id?: string;
+            workflow_id: string;
         };
         /**
          * EventRunFailed
@@ -1870,15 +1972,15 @@ export interface components {
          */
         EventRunFailed: {
             /** At */
-            at?: string | null;
+            at: string | null;
             /** By */
             by?: string | null;
             /** Error */
-            error?: {
+            error: {
                 [key: string]: unknown;
             } | null;
             /** Result */
-            result?: unknown;
+            result: unknown;
             /** Run Id */
             run_id: string;
             /** Seq */
@@ -1895,7 +1997,7 @@ export interface components {
          */
         EventRunStarted: {
             /** At */
-            at?: string | null;
+            at: string | null;
             /** Run Id */
             run_id: string;
             /** Seq */
@@ -1906,7 +2008,7 @@ export interface components {
              */
             type: "run_started";
             /** Workflow Id */
-            workflow_id?: string;
+            workflow_id: string;
         };
         /**
          * EventRunSucceeded
@@ -1914,15 +2016,15 @@ export interface components {
          */
         EventRunSucceeded: {
             /** At */
-            at?: string | null;
+            at: string | null;
             /** By */
             by?: string | null;
             /** Error */
-            error?: {
+            error: {
                 [key: string]: unknown;
             } | null;
             /** Result */
-            result?: unknown;
+            result: unknown;
             /** Run Id */
             run_id: string;
             /** Seq */
@@ -1939,15 +2041,15 @@ export interface components {
          */
         EventWaitingInput: {
             /** At */
-            at?: string | null;
+            at: string | null;
             /** Expects */
-            expects?: {
-                [key: string]: unknown;
+            expects: {
+                [key: string]: components["schemas"]["ParamView"];
             };
             /** Message */
-            message?: string;
+            message: string;
             /** Node Id */
-            node_id?: string;
+            node_id: string;
             /** Run Id */
             run_id: string;
             /** Seq */
@@ -1964,15 +2066,15 @@ export interface components {
          */
         ExecutorView: {
             /** Alive */
-            alive?: boolean | null;
+            alive: boolean | null;
             /** Detail */
-            detail?: string | null;
+            detail: string | null;
             /** Id */
-            id?: string | null;
+            id: string | null;
             /** Since */
-            since?: string | null;
+            since: string | null;
             /** State */
-            state?: string | null;
+            state: string | null;
         };
         /**
          * FaultRequest
@@ -1983,12 +2085,12 @@ export interface components {
              * Fail Next
              * @default 0
              */
-            fail_next: number;
+            fail_next?: number;
             /**
              * Latency Ms
              * @default 0
              */
-            latency_ms: number;
+            latency_ms?: number;
             /**
              * Operation
              * @enum {string}
@@ -2000,7 +2102,7 @@ export interface components {
              * Status
              * @default 503
              */
-            status: number;
+            status?: number;
         };
         /**
          * FileProblem
@@ -2010,13 +2112,23 @@ export interface components {
             /** File */
             file: string;
             /** Line */
-            line?: number | null;
+            line: number | null;
             /** Message */
             message: string;
             /** Rule */
             rule: string;
             /** Violations */
-            violations?: components["schemas"]["Problem"][];
+            violations: components["schemas"]["Problem"][];
+        };
+        /**
+         * GroupPrefix
+         * @description A command group (a tool's category, prefixed) and how many tools it has.
+         */
+        GroupPrefix: {
+            /** Count */
+            count: number;
+            /** Group */
+            group: string;
         };
         /** HTTPValidationError */
         HTTPValidationError: {
@@ -2078,7 +2190,7 @@ export interface components {
              * @description Register its tools at once.
              * @default true
              */
-            enabled: boolean;
+            enabled?: boolean;
             /**
              * Include
              * @description Only these operations.
@@ -2089,7 +2201,7 @@ export interface components {
              * @description Arazzo: also read the shortcuts some runners accept ($steps.x.name without .outputs, dotted bodies, source#/paths operation paths, loosely matched parameter names, literal outputs), each reported as a warning.
              * @default false
              */
-            lenient: boolean;
+            lenient?: boolean;
             /**
              * Name
              * @description Catalog name.
@@ -2100,7 +2212,7 @@ export interface components {
              * @description Replace an existing catalog.
              * @default false
              */
-            overwrite: boolean;
+            overwrite?: boolean;
             /**
              * Prefix
              * @description Tool name prefix.
@@ -2133,33 +2245,24 @@ export interface components {
          *     Arazzo document.
          */
         ImportPreview: {
-            /** Catalog */
-            catalog: {
-                [key: string]: unknown;
-            };
+            catalog: components["schemas"]["PreviewCatalog"];
             /**
              * Command Preview
              * @description The commands, within max_preview_tokens
              */
-            command_preview?: {
-                [key: string]: unknown;
-            }[] | null;
+            command_preview?: components["schemas"]["CommandPreview"][] | null;
             /** Command Preview Truncated */
             command_preview_truncated?: boolean | null;
             /** Conflicts */
-            conflicts: {
-                [key: string]: unknown;
-            }[];
+            conflicts: components["schemas"]["Conflict"][];
             /** Projected Command Count */
             projected_command_count: number;
             /** Projected Group Prefixes */
-            projected_group_prefixes: unknown[];
+            projected_group_prefixes: components["schemas"]["GroupPrefix"][];
             /** Provider Contract Count */
             provider_contract_count: number;
             /** Provider Contracts */
-            provider_contracts: {
-                [key: string]: unknown;
-            }[];
+            provider_contracts: components["schemas"]["ProviderContractView"][];
             /** Valid */
             valid: boolean;
             /** Violations */
@@ -2198,9 +2301,7 @@ export interface components {
              * Secrets
              * @description The secrets the imported tools need, set or not (set them before calling)
              */
-            secrets?: {
-                [key: string]: unknown;
-            }[];
+            secrets: components["schemas"]["SecretStatus"][];
             /** Warnings */
             warnings: components["schemas"]["Problem"][];
             /**
@@ -2215,20 +2316,44 @@ export interface components {
             workflows?: string[] | null;
         };
         /**
+         * InputOutcome
+         * @description What became of one input, and the providers that can supply it.
+         *
+         *     ``resolved`` (from the input or its default), ``prompt`` (missing and required: ask the
+         *     user), ``optional`` (missing, not required) or ``error`` (given but invalid).
+         */
+        InputOutcome: {
+            /**
+             * Outcome
+             * @enum {string}
+             */
+            outcome: "resolved" | "prompt" | "optional" | "error";
+            /**
+             * Providers
+             * @description The tools that can supply a missing or invalid input
+             */
+            providers?: components["schemas"]["ProviderContractView"][] | null;
+            /**
+             * Source
+             * @description Where a resolved input's value comes from
+             */
+            source?: ("input" | "default") | null;
+        };
+        /**
          * InputParam
          * @description One parameter of a workflow, as a form would show it.
          */
         InputParam: {
             /** Default */
-            default?: unknown;
+            default: unknown;
             /** Description */
-            description?: string | null;
+            description: string | null;
             /** Enum */
-            enum?: unknown[] | null;
+            enum: unknown[] | null;
             /** Example */
-            example?: unknown;
+            example: unknown;
             /** Format */
-            format?: string | null;
+            format: string | null;
             /** Json Type */
             json_type: string | null;
             /** Name */
@@ -2247,11 +2372,12 @@ export interface components {
             defaults: {
                 [key: string]: unknown;
             };
-            /** Inputs */
+            /**
+             * Inputs
+             * @description Each param's outcome
+             */
             inputs: {
-                [key: string]: {
-                    [key: string]: unknown;
-                };
+                [key: string]: components["schemas"]["InputOutcome"];
             };
             /** Ready */
             ready: boolean;
@@ -2322,6 +2448,19 @@ export interface components {
             state: string;
         };
         /**
+         * LlmCheck
+         * @description Whether an LLM is configured (not a readiness condition), and what to set if not.
+         */
+        LlmCheck: {
+            /** Configured */
+            configured: boolean;
+            /**
+             * Needs
+             * @description The settings to set (names only)
+             */
+            needs?: string | null;
+        };
+        /**
          * Me
          * @description The principal making the request, and whether access control is on.
          */
@@ -2380,23 +2519,23 @@ export interface components {
              */
             attempts: number;
             /** Detail */
-            detail?: {
+            detail: {
                 [key: string]: unknown;
             };
             /** Duration Ms */
-            duration_ms?: number | null;
+            duration_ms: number | null;
             /** Ended At */
-            ended_at?: string | null;
+            ended_at: string | null;
             /** Error */
-            error?: string | null;
+            error: string | null;
             /** Input */
-            input?: unknown;
+            input: unknown;
             /** Kind */
-            kind?: string | null;
+            kind: string | null;
             /** Output */
-            output?: unknown;
+            output: unknown;
             /** Started At */
-            started_at?: string | null;
+            started_at: string | null;
             /**
              * Status
              * @default pending
@@ -2404,7 +2543,7 @@ export interface components {
              */
             status: "pending" | "running" | "succeeded" | "failed" | "skipped" | "waiting_input" | "cancelled" | "not_run";
             /** Tool */
-            tool?: string | null;
+            tool: string | null;
         };
         /**
          * OpenApiCheck
@@ -2427,6 +2566,42 @@ export interface components {
             violations: components["schemas"]["Problem"][];
             /** Warnings */
             warnings: components["schemas"]["Problem"][];
+        };
+        /**
+         * ParamView
+         * @description A :class:`ParamSpec` as shown: its keys that are set (a yield's field with its options).
+         *
+         *     A workflow's params (``WorkflowSummary.params``) and a waiting yield's ``expects`` have
+         *     this shape; ``options`` (and the ``enum`` of their values) only for a field whose
+         *     ``choices`` the run has rendered.
+         */
+        ParamView: {
+            /** Default */
+            default?: unknown;
+            /** Description */
+            description?: string | null;
+            /** Enum */
+            enum?: unknown[] | null;
+            /** Example */
+            example?: unknown;
+            /** Format */
+            format?: string | null;
+            /**
+             * Options
+             * @description A waiting yield's options to pick from
+             */
+            options?: components["schemas"]["ChoiceOption"][] | null;
+            /**
+             * Required
+             * @default false
+             */
+            required: boolean;
+            /**
+             * Type
+             * @description A type name (str, integer, list...)
+             * @default any
+             */
+            type: string;
         };
         /**
          * PaymentRequest
@@ -2465,7 +2640,7 @@ export interface components {
              * @description Arazzo: also read the shortcuts some runners accept ($steps.x.name without .outputs, dotted bodies, source#/paths operation paths, loosely matched parameter names, literal outputs), each reported as a warning.
              * @default false
              */
-            lenient: boolean;
+            lenient?: boolean;
             /**
              * Max Preview Tokens
              * @description Add a command list of about this size.
@@ -2501,20 +2676,120 @@ export interface components {
             } | null;
         };
         /**
+         * PreviewCatalog
+         * @description The catalog an import would write, as the preview shows it.
+         */
+        PreviewCatalog: {
+            /** Arazzo Version */
+            arazzo_version?: string | null;
+            /** Base Url */
+            base_url: string | null;
+            /**
+             * Kind
+             * @description openapi, swagger, graphql or arazzo
+             */
+            kind: string;
+            /** Name */
+            name: string;
+            /** Openapi Version */
+            openapi_version?: string | null;
+            /** Prefix */
+            prefix: string | null;
+            /** Title */
+            title: string | null;
+            /** Vendor */
+            vendor: string | null;
+        };
+        /**
          * Problem
          * @description A violation or a file problem: where and why (the validator's shape, and more).
+         *
+         *     ``message``, ``path``, ``rule`` and ``line`` are always there; every other key only where
+         *     the check that found the problem gives it (each check's keys are declared here, so the
+         *     shape is closed: a key no field names is not answered).
          */
         Problem: {
-            /** Line */
-            line?: number | null;
+            /**
+             * Actual
+             * @description What was given instead
+             */
+            actual?: unknown;
+            /**
+             * Column
+             * @description 1-based, with line (a syntax error)
+             */
+            column?: number | null;
+            /**
+             * Expected
+             * @description What the rule wants (a type, a limit...)
+             */
+            expected?: unknown;
+            /**
+             * Expression
+             * @description The expression at fault
+             */
+            expression?: string | null;
+            /**
+             * Field
+             * @description The field at fault (a tool's, a body's)
+             */
+            field?: string | null;
+            /**
+             * File
+             * @description The file the problem is in
+             */
+            file?: string | null;
+            /**
+             * Header
+             * @description The request header at fault
+             */
+            header?: string | null;
+            /**
+             * Line
+             * @description 1-based, when the source has lines
+             */
+            line: number | null;
             /** Message */
             message: string;
+            /**
+             * Node Id
+             * @description The node the problem is about
+             */
+            node_id?: string | null;
             /** Path */
-            path?: string | null;
+            path: string | null;
+            /**
+             * Position
+             * @description Where in the expression
+             */
+            position?: number | null;
+            /**
+             * Reason
+             * @description A file problem's message, again
+             */
+            reason?: string | null;
             /** Rule */
-            rule?: string | null;
-        } & {
-            [key: string]: unknown;
+            rule: string | null;
+            /**
+             * Severity
+             * @description error (when absent too) or warning
+             */
+            severity?: ("error" | "warning") | null;
+            /**
+             * Table
+             * @description A SQL query's table at fault
+             */
+            table?: string | null;
+            /**
+             * Tool
+             * @description The tool the problem is about
+             */
+            tool?: string | null;
+            /**
+             * Violations
+             * @description A file problem's own violations
+             */
+            violations?: components["schemas"]["Problem"][] | null;
         };
         /**
          * ProtectedResourceMetadata
@@ -2545,14 +2820,49 @@ export interface components {
             scopes_supported: string[];
         };
         /**
+         * ProviderContractView
+         * @description A tool whose results feed another tool's parameter (``ProviderContract``).
+         */
+        ProviderContractView: {
+            /**
+             * Feeds
+             * @description Each fed parameter as tool.param
+             */
+            feeds: string[];
+            /**
+             * Items At
+             * @description The property holding the items ('': the result is)
+             */
+            items_at: string;
+            /** Output Field */
+            output_field: string;
+            /** Provider */
+            provider: string;
+            /** Required Parameters */
+            required_parameters: components["schemas"]["ProviderParameter"][];
+        };
+        /**
+         * ProviderParameter
+         * @description A parameter calling a provider needs, with its JSON Schema.
+         */
+        ProviderParameter: {
+            /** Name */
+            name: string;
+            /**
+             * Schema
+             * @description Its JSON Schema
+             */
+            schema: {
+                [key: string]: unknown;
+            };
+        };
+        /**
          * Providers
          * @description The value providers of the registry's tools.
          */
         Providers: {
             /** Providers */
-            providers: {
-                [key: string]: unknown;
-            }[];
+            providers: components["schemas"]["ProviderContractView"][];
         };
         /**
          * Purged
@@ -2572,7 +2882,7 @@ export interface components {
              */
             removed_runs?: number | null;
             /** Workflow Id */
-            workflow_id?: string | null;
+            workflow_id: string | null;
             /**
              * Would Remove Runs
              * @description A dry run: how many runs would be removed
@@ -2584,17 +2894,21 @@ export interface components {
          * @description Whether the server is ready, and each check.
          */
         Readiness: {
-            /** Checks */
-            checks: {
-                [key: string]: {
-                    [key: string]: unknown;
-                };
-            };
+            checks: components["schemas"]["ReadinessChecks"];
             /**
              * Status
              * @description ready or not_ready
              */
             status: string;
+        };
+        /**
+         * ReadinessChecks
+         * @description Each readiness check.
+         */
+        ReadinessChecks: {
+            database: components["schemas"]["DatabaseCheck"];
+            llm: components["schemas"]["LlmCheck"];
+            registry: components["schemas"]["RegistryCheck"];
         };
         /**
          * Recovered
@@ -2624,7 +2938,7 @@ export interface components {
              * @description Reuse the recorded outputs even though the workflow's document changed since the run (409 document_changed otherwise).
              * @default false
              */
-            allow_changed_document: boolean;
+            allow_changed_document?: boolean;
         };
         /**
          * Redriven
@@ -2652,6 +2966,18 @@ export interface components {
              * @enum {string}
              */
             status: "pending" | "running" | "waiting_input" | "succeeded" | "failed" | "cancelled";
+        };
+        /**
+         * RegistryCheck
+         * @description Whether the tool registry can be read, its tools and its files' problems.
+         */
+        RegistryCheck: {
+            /** Ok */
+            ok: boolean;
+            /** Problems */
+            problems: number;
+            /** Tools */
+            tools: number;
         };
         /**
          * Removed
@@ -2777,13 +3103,13 @@ export interface components {
          */
         RunErrorSummary: {
             /** Api Message */
-            api_message?: string | null;
+            api_message: string | null;
             /** Message */
-            message?: string | null;
+            message: string | null;
             /** Node Id */
-            node_id?: string | null;
+            node_id: string | null;
             /** Status Code */
-            status_code?: number | null;
+            status_code: number | null;
         };
         /** @description One run event as streamed (each SSE data line), one of the engine's event classes, told apart by type. */
         RunEvent: components["schemas"]["RunEventRunCreated"] | components["schemas"]["RunEventRunStarted"] | components["schemas"]["RunEventRunSucceeded"] | components["schemas"]["RunEventRunFailed"] | components["schemas"]["RunEventRunCancelled"] | components["schemas"]["RunEventNodeStarted"] | components["schemas"]["RunEventNodeSkipped"] | components["schemas"]["RunEventNodeNotRun"] | components["schemas"]["RunEventNodeInput"] | components["schemas"]["RunEventNodeSucceeded"] | components["schemas"]["RunEventNodeFailed"] | components["schemas"]["RunEventAttemptFailed"] | components["schemas"]["RunEventRetryScheduled"] | components["schemas"]["RunEventWaitingInput"] | components["schemas"]["RunEventResumed"] | components["schemas"]["RunEventCompensated"];
@@ -2824,11 +3150,8 @@ export interface components {
             position: number;
             /** Run Id */
             run_id: string;
-            /**
-             * Seq
-             * @default null
-             */
-            seq: number | null;
+            /** Seq */
+            seq?: number | null;
             /**
              * Status Code
              * @default null
@@ -2882,16 +3205,10 @@ export interface components {
             position: number;
             /** Run Id */
             run_id: string;
-            /**
-             * Seq
-             * @default null
-             */
-            seq: number | null;
-            /**
-             * Status Code
-             * @default null
-             */
-            status_code: number | null;
+            /** Seq */
+            seq?: number | null;
+            /** Status Code */
+            status_code?: number | null;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -2911,11 +3228,8 @@ export interface components {
              * @default null
              */
             at: string | null;
-            /**
-             * Detail
-             * @default null
-             */
-            detail: {
+            /** Detail */
+            detail?: {
                 [key: string]: unknown;
             } | null;
             /**
@@ -2923,11 +3237,8 @@ export interface components {
              * @default null
              */
             error: string;
-            /**
-             * Fallback
-             * @default null
-             */
-            fallback: string | null;
+            /** Fallback */
+            fallback?: string | null;
             /**
              * Input
              * @default null
@@ -2945,11 +3256,8 @@ export interface components {
             position: number;
             /** Run Id */
             run_id: string;
-            /**
-             * Seq
-             * @default null
-             */
-            seq: number | null;
+            /** Seq */
+            seq?: number | null;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -2985,11 +3293,8 @@ export interface components {
             position: number;
             /** Run Id */
             run_id: string;
-            /**
-             * Seq
-             * @default null
-             */
-            seq: number | null;
+            /** Seq */
+            seq?: number | null;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -3023,11 +3328,8 @@ export interface components {
             reason: string | null;
             /** Run Id */
             run_id: string;
-            /**
-             * Seq
-             * @default null
-             */
-            seq: number | null;
+            /** Seq */
+            seq?: number | null;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -3061,11 +3363,8 @@ export interface components {
             reason: string | null;
             /** Run Id */
             run_id: string;
-            /**
-             * Seq
-             * @default null
-             */
-            seq: number | null;
+            /** Seq */
+            seq?: number | null;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -3099,16 +3398,10 @@ export interface components {
             position: number;
             /** Run Id */
             run_id: string;
-            /**
-             * Seq
-             * @default null
-             */
-            seq: number | null;
-            /**
-             * Tool
-             * @default null
-             */
-            tool: string | null;
+            /** Seq */
+            seq?: number | null;
+            /** Tool */
+            tool?: string | null;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -3145,18 +3438,12 @@ export interface components {
              * @description The event's id in the stream (SSE id)
              */
             position: number;
-            /**
-             * Reused From
-             * @default null
-             */
-            reused_from: string | null;
+            /** Reused From */
+            reused_from?: string | null;
             /** Run Id */
             run_id: string;
-            /**
-             * Seq
-             * @default null
-             */
-            seq: number | null;
+            /** Seq */
+            seq?: number | null;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -3185,11 +3472,8 @@ export interface components {
             position: number;
             /** Run Id */
             run_id: string;
-            /**
-             * Seq
-             * @default null
-             */
-            seq: number | null;
+            /** Seq */
+            seq?: number | null;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -3245,11 +3529,8 @@ export interface components {
             position: number;
             /** Run Id */
             run_id: string;
-            /**
-             * Seq
-             * @default null
-             */
-            seq: number | null;
+            /** Seq */
+            seq?: number | null;
             /**
              * Tool
              * @default null
@@ -3271,11 +3552,8 @@ export interface components {
              * @default null
              */
             at: string | null;
-            /**
-             * By
-             * @default null
-             */
-            by: string | null;
+            /** By */
+            by?: string | null;
             /**
              * Error
              * @default null
@@ -3295,11 +3573,8 @@ export interface components {
             result: unknown;
             /** Run Id */
             run_id: string;
-            /**
-             * Seq
-             * @default null
-             */
-            seq: number | null;
+            /** Seq */
+            seq?: number | null;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -3323,11 +3598,8 @@ export interface components {
             position: number;
             /** Run Id */
             run_id: string;
-            /**
-             * Seq
-             * @default null
-             */
-            seq: number | null;
+            /** Seq */
+            seq?: number | null;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -3349,11 +3621,8 @@ export interface components {
              * @default null
              */
             at: string | null;
-            /**
-             * By
-             * @default null
-             */
-            by: string | null;
+            /** By */
+            by?: string | null;
             /**
              * Error
              * @default null
@@ -3373,11 +3642,8 @@ export interface components {
             result: unknown;
             /** Run Id */
             run_id: string;
-            /**
-             * Seq
-             * @default null
-             */
-            seq: number | null;
+            /** Seq */
+            seq?: number | null;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -3401,11 +3667,8 @@ export interface components {
             position: number;
             /** Run Id */
             run_id: string;
-            /**
-             * Seq
-             * @default null
-             */
-            seq: number | null;
+            /** Seq */
+            seq?: number | null;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -3427,11 +3690,8 @@ export interface components {
              * @default null
              */
             at: string | null;
-            /**
-             * By
-             * @default null
-             */
-            by: string | null;
+            /** By */
+            by?: string | null;
             /**
              * Error
              * @default null
@@ -3451,11 +3711,8 @@ export interface components {
             result: unknown;
             /** Run Id */
             run_id: string;
-            /**
-             * Seq
-             * @default null
-             */
-            seq: number | null;
+            /** Seq */
+            seq?: number | null;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -3477,7 +3734,7 @@ export interface components {
              * @default null
              */
             expects: {
-                [key: string]: unknown;
+                [key: string]: components["schemas"]["ParamView"];
             };
             /**
              * Message
@@ -3496,11 +3753,8 @@ export interface components {
             position: number;
             /** Run Id */
             run_id: string;
-            /**
-             * Seq
-             * @default null
-             */
-            seq: number | null;
+            /** Seq */
+            seq?: number | null;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -3548,19 +3802,19 @@ export interface components {
              */
             created_at: string | null;
             /** Document Version */
-            document_version?: string | null;
+            document_version: string | null;
             /**
              * Duration Ms
              * @description From start (or creation) to the end
              */
             duration_ms: number | null;
             /** Error */
-            error?: {
+            error: {
                 [key: string]: unknown;
             } | null;
             /** Event Count */
             event_count: number;
-            executor?: components["schemas"]["ExecutorView"] | null;
+            executor: components["schemas"]["ExecutorView"] | null;
             /** Finished At */
             finished_at: string | null;
             /**
@@ -3584,9 +3838,9 @@ export interface components {
              * Redrive Of
              * @description The failed run whose succeeded outputs this run reuses
              */
-            redrive_of?: string | null;
+            redrive_of: string | null;
             /** Result */
-            result?: unknown;
+            result: unknown;
             /** Run Id */
             run_id: string;
             /** Started At */
@@ -3597,8 +3851,8 @@ export interface components {
              */
             status: "pending" | "running" | "waiting_input" | "succeeded" | "failed" | "cancelled";
             /** Updated At */
-            updated_at?: string | null;
-            waiting?: components["schemas"]["WaitingPrompt"] | null;
+            updated_at: string | null;
+            waiting: components["schemas"]["WaitingPrompt"] | null;
             /** Workflow Id */
             workflow_id: string;
         };
@@ -3617,7 +3871,7 @@ export interface components {
              * @description From start (or creation) to the end
              */
             duration_ms: number | null;
-            error?: components["schemas"]["RunErrorSummary"] | null;
+            error: components["schemas"]["RunErrorSummary"] | null;
             /** Finished At */
             finished_at: string | null;
             /**
@@ -3630,7 +3884,7 @@ export interface components {
              * Redrive Of
              * @description The failed run whose succeeded outputs this run reuses
              */
-            redrive_of?: string | null;
+            redrive_of: string | null;
             /** Run Id */
             run_id: string;
             /** Started At */
@@ -3679,7 +3933,7 @@ export interface components {
              * @description Replace an existing file without one.
              * @default false
              */
-            overwrite: boolean;
+            overwrite?: boolean;
         };
         /**
          * SavedDocument
@@ -3699,6 +3953,24 @@ export interface components {
             violations: components["schemas"]["Problem"][];
             /** Workflows */
             workflows: string[];
+        };
+        /**
+         * SecretStatus
+         * @description A secret reference, whether it is set now (never its value), and where to set it.
+         */
+        SecretStatus: {
+            /**
+             * Secret
+             * @description The reference, e.g. secret:PETSTORE_TOKEN
+             */
+            secret: string;
+            /** Set */
+            set: boolean;
+            /**
+             * Set With
+             * @description The environment variable or file that sets it
+             */
+            set_with: string;
         };
         /**
          * SourceBody
@@ -3825,12 +4097,64 @@ export interface components {
             total_tokens: number;
         };
         /**
+         * ToolAnnotations
+         * @description MCP-style behaviour hints. Unset fields are derived from the HTTP method.
+         */
+        ToolAnnotations: {
+            /** Destructive */
+            destructive: boolean | null;
+            /** Idempotent */
+            idempotent: boolean | null;
+            /** Open World */
+            open_world: boolean | null;
+            /** Read Only */
+            read_only: boolean | null;
+        };
+        /**
+         * ToolAuth
+         * @description How a tool authenticates; for a secret, whether it is set now (never the value).
+         */
+        ToolAuth: {
+            /** In */
+            in?: ("header" | "query") | null;
+            /**
+             * Name
+             * @description The header or query name (api_key)
+             */
+            name?: string | null;
+            /**
+             * Secret
+             * @description The secret reference
+             */
+            secret?: string | null;
+            /**
+             * Set
+             * @description Whether the secret is set now
+             */
+            set?: boolean | null;
+            /**
+             * Set With
+             * @description Where to set it
+             */
+            set_with?: string | null;
+            /**
+             * Type
+             * @enum {string}
+             */
+            type: "none" | "api_key" | "bearer" | "basic";
+            /**
+             * Username
+             * @description basic: the user name
+             */
+            username?: string | null;
+        };
+        /**
          * ToolConfigSchema
          * @description The JSON Schema (draft 2020-12) of a tool config: what POST and PUT /tools accept.
          */
         ToolConfigSchema: {
             /** $Defs */
-            $defs?: {
+            $defs: {
                 [key: string]: unknown;
             };
             /** Additionalproperties */
@@ -3842,7 +4166,7 @@ export interface components {
                 [key: string]: unknown;
             };
             /** Required */
-            required?: string[];
+            required: string[];
             /** Title */
             title: string;
             /**
@@ -3850,6 +4174,36 @@ export interface components {
              * @constant
              */
             type: "object";
+        };
+        /**
+         * ToolHintsView
+         * @description A tool's hints for planners, those that are set.
+         */
+        ToolHintsView: {
+            /** Category */
+            category?: string | null;
+            /**
+             * Examples
+             * @description Requests it answers
+             */
+            examples?: string[] | null;
+            /** Hint */
+            hint?: string | null;
+            /**
+             * Next
+             * @description Tools to call after it
+             */
+            next?: string[] | null;
+            /**
+             * Outputs
+             * @description What its answer gives
+             */
+            outputs?: string[] | null;
+            /**
+             * Requires
+             * @description Tools to call first
+             */
+            requires?: string[] | null;
         };
         /**
          * ToolList
@@ -3860,6 +4214,40 @@ export interface components {
             problems: components["schemas"]["ToolProblem"][];
             /** Tools */
             tools: components["schemas"]["ToolSummary"][];
+        };
+        /**
+         * ToolParameter
+         * @description One parameter of a tool: its JSON Schema plus ``in`` and ``required``.
+         *
+         *     The keywords a form reads are declared; the schema's other keywords (``minimum``,
+         *     ``pattern``, ``items``...) follow as the tool file gives them: a JSON Schema is open.
+         */
+        ToolParameter: {
+            /** Default */
+            default?: unknown;
+            /** Description */
+            description?: string | null;
+            /** Enum */
+            enum?: unknown[] | null;
+            /** Example */
+            example?: unknown;
+            /** Format */
+            format?: string | null;
+            /**
+             * In
+             * @description Where it goes on the wire
+             * @enum {string}
+             */
+            in: "path" | "query" | "header" | "cookie" | "body";
+            /** Required */
+            required: boolean;
+            /**
+             * Type
+             * @description Its JSON Schema type
+             */
+            type?: string | string[] | null;
+        } & {
+            [key: string]: unknown;
         };
         /**
          * ToolProblem
@@ -3873,27 +4261,17 @@ export interface components {
             /** Reason */
             reason: string;
             /** Tool */
-            tool?: string | null;
+            tool: string | null;
         };
         /**
          * ToolSummary
          * @description A tool in a list: what it calls and how its parameters are placed.
          */
         ToolSummary: {
-            /**
-             * Annotations
-             * @description read_only, destructive, idempotent...
-             */
-            annotations: {
-                [key: string]: unknown;
-            };
-            /**
-             * Auth
-             * @description How it authenticates: type (none, api_key, bearer, basic), in, name, the secret reference, whether it is set now (never its value) and where to set it
-             */
-            auth: {
-                [key: string]: unknown;
-            };
+            /** @description read_only, destructive, idempotent... */
+            annotations: components["schemas"]["ToolAnnotations"];
+            /** @description How it authenticates: type (none, api_key, bearer, basic), in, name, the secret reference, whether it is set now (never its value) and where to set it */
+            auth: components["schemas"]["ToolAuth"];
             /** Description */
             description: string;
             /**
@@ -3901,10 +4279,7 @@ export interface components {
              * @description Base URL and path
              */
             endpoint: string;
-            /** Hints */
-            hints: {
-                [key: string]: unknown;
-            };
+            hints: components["schemas"]["ToolHintsView"];
             /** Method */
             method: string;
             /** Name */
@@ -3914,9 +4289,7 @@ export interface components {
              * @description Per parameter: its JSON Schema plus `in` and `required`
              */
             parameters: {
-                [key: string]: {
-                    [key: string]: unknown;
-                };
+                [key: string]: components["schemas"]["ToolParameter"];
             };
         };
         /**
@@ -3942,19 +4315,11 @@ export interface components {
             auth?: {
                 [key: string]: unknown;
             } | null;
-            /**
-             * Auth Status
-             * @description How it authenticates and whether its secret is set now (never the value)
-             */
-            auth_status: {
-                [key: string]: unknown;
-            };
+            /** @description How it authenticates and whether its secret is set now (never the value) */
+            auth_status: components["schemas"]["ToolAuth"];
             /** Description */
             description: string;
-            /** Effective Annotations */
-            effective_annotations: {
-                [key: string]: unknown;
-            };
+            effective_annotations: components["schemas"]["ToolAnnotations"];
             /**
              * Endpoint
              * @description Method, base URL and path, variables resolved
@@ -4017,7 +4382,7 @@ export interface components {
             /** Code */
             code: string;
             /** Details */
-            details?: {
+            details: {
                 [key: string]: unknown;
             }[] | null;
             /** Field */
@@ -4068,34 +4433,105 @@ export interface components {
         /**
          * Violation
          * @description One thing wrong with the input: where and why.
+         *
+         *     The keys of a :class:`Problem`, each there only where the check that found it gives it
+         *     (a request field's violation has ``path``, ``rule`` and ``message``; an expression's has
+         *     ``expression``, ``position`` and ``node_id``; a SQL query's ``field`` and ``table``).
          */
         Violation: {
             /**
-             * Message
-             * @description What is wrong.
+             * Actual
+             * @description What was given instead
              */
+            actual?: unknown;
+            /**
+             * Column
+             * @description 1-based, with line (a syntax error)
+             */
+            column?: number | null;
+            /**
+             * Expected
+             * @description What the rule wants (a type, a limit...)
+             */
+            expected?: unknown;
+            /**
+             * Expression
+             * @description The expression at fault
+             */
+            expression?: string | null;
+            /**
+             * Field
+             * @description The field at fault (a tool's, a body's)
+             */
+            field?: string | null;
+            /**
+             * File
+             * @description The file the problem is in
+             */
+            file?: string | null;
+            /**
+             * Header
+             * @description The request header at fault
+             */
+            header?: string | null;
+            /**
+             * Line
+             * @description 1-based, when the source has lines
+             */
+            line?: number | null;
+            /** Message */
             message: string;
             /**
-             * Path
-             * @description Where: a dotted field path, a JSON pointer or a node path.
+             * Node Id
+             * @description The node the problem is about
              */
+            node_id?: string | null;
+            /** Path */
             path?: string | null;
             /**
-             * Rule
-             * @description The rule broken, e.g. 'required'.
+             * Position
+             * @description Where in the expression
              */
+            position?: number | null;
+            /**
+             * Reason
+             * @description A file problem's message, again
+             */
+            reason?: string | null;
+            /** Rule */
             rule?: string | null;
-        } & {
-            [key: string]: unknown;
+            /**
+             * Severity
+             * @description error (when absent too) or warning
+             */
+            severity?: ("error" | "warning") | null;
+            /**
+             * Table
+             * @description A SQL query's table at fault
+             */
+            table?: string | null;
+            /**
+             * Tool
+             * @description The tool the problem is about
+             */
+            tool?: string | null;
+            /**
+             * Violations
+             * @description A file problem's own violations
+             */
+            violations?: components["schemas"]["Problem"][] | null;
         };
         /**
          * WaitingPrompt
          * @description The yield a run waits on.
          */
         WaitingPrompt: {
-            /** Expects */
-            expects?: {
-                [key: string]: unknown;
+            /**
+             * Expects
+             * @description Each field of the answer, with its options to pick from
+             */
+            expects: {
+                [key: string]: components["schemas"]["ParamView"];
             };
             /**
              * Message
@@ -4140,11 +4576,12 @@ export interface components {
              * @description Its graph's nodes in document order, as drawn
              */
             nodes: components["schemas"]["DrawnNode"][];
-            /** Params */
+            /**
+             * Params
+             * @description Each param's spec, its keys that are set
+             */
             params: {
-                [key: string]: {
-                    [key: string]: unknown;
-                };
+                [key: string]: components["schemas"]["ParamView"];
             };
             /** Parsed */
             parsed: {
@@ -4190,7 +4627,7 @@ export interface components {
              * @description Whether to format the raw API response using LLM
              * @default false
              */
-            format_response: boolean;
+            format_response?: boolean;
             /**
              * Response Format Instructions
              * @description Custom instructions for response formatting
@@ -4221,45 +4658,91 @@ export interface components {
              * Arguments
              * @description The arguments the LLM chose, after validation
              */
-            arguments?: {
+            arguments: {
                 [key: string]: unknown;
             } | null;
             /**
              * Error
              * @description Error message (present on error)
              */
-            error?: string | null;
+            error: string | null;
             /**
              * Error Stage
              * @description Stage where error occurred (present on error)
              */
-            error_stage?: ("tool_retrieval" | "tool_context_generation" | "llm_selection" | "api_execution" | "result_sql" | "response_formatting") | null;
+            error_stage: ("tool_retrieval" | "tool_context_generation" | "llm_selection" | "api_execution" | "result_sql" | "response_formatting") | null;
             /**
              * Formatted Response
              * @description LLM-formatted response (present when format_response=true)
              */
-            formatted_response?: string | null;
+            formatted_response: string | null;
             /**
              * Http Spec
              * @description The HTTP request built from the registry (secrets shown as ***)
              */
-            http_spec?: {
-                [key: string]: unknown;
+            http_spec: {
+                /**
+                 * Body
+                 * @description The JSON body, when it has one
+                 */
+                body?: unknown;
+                /** Headers */
+                headers?: {
+                    [key: string]: string;
+                } | null;
+                /** Method */
+                method: string;
+                /**
+                 * Query Params
+                 * @description Each query parameter: its value, or a repeated one's values
+                 */
+                query_params?: {
+                    [key: string]: string | string[];
+                } | null;
+                /** Url */
+                url: string;
             } | null;
             /**
              * Raw Response
              * @description Raw API response data (present on success)
              */
-            raw_response?: {
-                [key: string]: unknown;
+            raw_response: {
+                /**
+                 * Body
+                 * @description The body: JSON when it parses, else its text
+                 */
+                body: unknown;
+                /** Execution Time Ms */
+                execution_time_ms: number;
+                /**
+                 * Graphql Errors
+                 * @description A GraphQL answer's errors (the call failed)
+                 */
+                graphql_errors?: {
+                    /** Message */
+                    message: string;
+                    /** Path */
+                    path: (string | number)[];
+                }[] | null;
+                /** Headers */
+                headers: {
+                    [key: string]: string;
+                };
+                /** Status Code */
+                status_code: number;
+                /**
+                 * Truncated
+                 * @description Cut at the size limit
+                 */
+                truncated?: boolean | null;
             } | null;
             /**
              * Selected Tool
              * @description Name of the tool selected by LLM (present on success)
              */
-            selected_tool?: string | null;
+            selected_tool: string | null;
             /** @description The SQL run over the answer, and its rows (when asked) */
-            sql?: components["schemas"]["SqlApplied"] | null;
+            sql: components["schemas"]["SqlApplied"] | null;
             /**
              * Status
              * @description Overall workflow execution status
@@ -4270,16 +4753,16 @@ export interface components {
              * Timings Ms
              * @description Milliseconds per stage, and 'total'
              */
-            timings_ms?: {
+            timings_ms: {
                 [key: string]: number;
             };
             /** @description LLM token usage */
-            usage?: components["schemas"]["TokenUsage"];
+            usage: components["schemas"]["TokenUsage"];
             /**
              * Warnings
              * @description Non-fatal problems
              */
-            warnings?: string[];
+            warnings: string[];
         };
         /**
          * WorkflowSummary
@@ -4304,11 +4787,12 @@ export interface components {
             format: "yaml" | "json" | "xml";
             /** Id */
             id: string;
-            /** Params */
+            /**
+             * Params
+             * @description Each param's spec, its keys that are set
+             */
             params: {
-                [key: string]: {
-                    [key: string]: unknown;
-                };
+                [key: string]: components["schemas"]["ParamView"];
             };
             /** Title */
             title: string;

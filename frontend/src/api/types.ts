@@ -1,80 +1,30 @@
 import type { components } from './schema'
 
-// The backend's answers, from the server's OpenAPI document (schema.d.ts, `make api-types`);
-// the fields the backend declares free-form (JSON Schema fragments, hints, auth views) are read
-// here with the UI's narrower types, on top of the generated ones.
+// The backend's answers, from the server's OpenAPI document (schema.d.ts, `make api-types`),
+// named for the UI; only UI-side types are written here.
 type Schemas = components['schemas']
 
-/** A tool parameter: its JSON Schema plus `in` and `required` (free-form in the document). */
-export interface ToolParameter {
-  type?: string
-  description?: string
-  in: string
-  required: boolean
-  format?: string
-  enum?: unknown[]
-  [key: string]: unknown
-}
-
 /** How a tool authenticates; for a secret, whether it is set now (never the value). */
-export interface ToolAuth {
-  type: 'none' | 'api_key' | 'bearer' | 'basic'
-  in?: 'header' | 'query'
-  name?: string
-  username?: string
-  secret?: string
-  set?: boolean
-  set_with?: string
-}
+export type ToolAuth = Schemas['ToolAuth']
 
-/** A tool in a list (GET /tools), its free-form fields read with the UI's types. */
-export type ToolSummary = Schemas['ToolSummary'] & {
-  parameters: Record<string, ToolParameter>
-  hints: { category?: string; requires?: string[]; outputs?: string[]; next?: string[]; hint?: string }
-  annotations: { read_only?: boolean; destructive?: boolean; idempotent?: boolean; open_world?: boolean }
-  auth: ToolAuth
-}
-
-export type ToolList = Omit<Schemas['ToolList'], 'tools'> & { tools: ToolSummary[] }
+/** A tool in a list (GET /tools). */
+export type ToolSummary = Schemas['ToolSummary']
 
 export type StageName = NonNullable<Schemas['WorkflowResponse']['error_stage']>
 
 /** POST /workflow: the single-shot pipeline's request. */
 export type PipelineRequest = Schemas['WorkflowRequest']
 
-/** The pipeline's answer, its free-form request and response read with the UI's types. */
-export type PipelineResponse = Schemas['WorkflowResponse'] &
-  Required<Pick<Schemas['WorkflowResponse'], 'timings_ms' | 'warnings' | 'usage'>> & {
-  http_spec?: { method: string; url: string; headers?: Record<string, string>; body?: unknown; params?: unknown } | null
-  raw_response?: {
-    status_code: number
-    headers?: Record<string, string>
-    body?: unknown
-    execution_time_ms?: number
-  } | null
-}
+/** The pipeline's answer: the tool it chose, the request it built, the API's answer. */
+export type PipelineResponse = Schemas['WorkflowResponse']
 
-export interface ParamSpec {
-  type?: string
-  required?: boolean
-  default?: unknown
-  example?: unknown
-  description?: string
-  format?: string
-  enum?: unknown[]
-  /** A paused yield's offered choices (from `choices` in the workflow). */
-  options?: ChoiceOption[]
-}
+/** A workflow param's spec, or a waiting yield's field (with the options it offers). */
+export type ParamSpec = Schemas['ParamView']
 
 /** One option a yield offers: the answer, what people read, and the element it came from. */
-export interface ChoiceOption {
-  value: string | number | boolean | null
-  label: string
-  item?: Record<string, unknown>
-}
+export type ChoiceOption = Schemas['ChoiceOption']
 
-
-/** A workflow in a list (its params: the workflow's free-form specs, read as {@link ParamSpec}). */
+/** A workflow in a list (each param's spec a {@link ParamSpec}). */
 export type WorkflowSummary = Schemas['WorkflowSummary']
 
 export type WorkflowList = Schemas['WorkflowList']

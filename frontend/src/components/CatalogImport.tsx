@@ -3,39 +3,13 @@
 // import (POST /catalogs). An Arazzo document brings its workflows too: they are listed in the
 // preview and linked once imported.
 import { useState } from 'react'
-import { http, type ApiError, toApiError, type Violation } from '../api/client'
+import { http, type ApiError, toApiError } from '../api/client'
+import type { components } from '../api/schema'
 import { ScopedButton } from './Access'
 import { ErrorBox, violationText } from './ErrorBox'
 
-interface Operation {
-  name: string
-  method: string
-  path: string
-  summary?: string | null
-  parameters: string[]
-}
-
-interface Preview {
-  catalog: { name: string; title?: string | null; kind?: string; openapi_version?: string | null; base_url?: string | null; prefix?: string | null }
-  valid: boolean
-  projected_command_count: number
-  projected_group_prefixes: { group: string; count: number }[]
-  conflicts: { name?: string; message?: string; [k: string]: unknown }[]
-  warnings: Violation[]
-  violations: Violation[]
-  command_preview?: Operation[]
-  command_preview_truncated?: boolean
-  workflows?: string[]
-  workflow_document?: string | null
-}
-
-interface Imported {
-  catalog_id: string
-  command_count: number
-  warnings: Violation[]
-  secrets?: { secret: string; set: boolean; set_with: string }[]
-  workflows?: string[]
-}
+/** What an import would register (POST /catalogs/preview). */
+type Preview = components['schemas']['ImportPreview']
 
 export function CatalogImport({ onImported }: { onImported: () => void }) {
   const [source, setSource] = useState('')
@@ -60,8 +34,7 @@ export function CatalogImport({ onImported }: { onImported: () => void }) {
     setPreview(null)
     setImported([])
     try {
-      // the preview's catalog, prefixes, conflicts and command list are free-form in the document: read as Preview
-      const p = (await http.post('/catalogs/preview', { body: { ...base(), max_preview_tokens: 200000 } })) as unknown as Preview
+      const p = await http.post('/catalogs/preview', { body: { ...base(), max_preview_tokens: 200000 } })
       setPreview(p)
       setChosen(new Set((p.command_preview ?? []).map((o) => o.name)))
     } catch (exc) {
@@ -77,7 +50,7 @@ export function CatalogImport({ onImported }: { onImported: () => void }) {
     setBusy(true)
     setError(null)
     try {
-      const r = (await http.post('/catalogs', { body: { ...base(), include, overwrite, enabled: true } })) as Imported
+      const r = await http.post('/catalogs', { body: { ...base(), include, overwrite, enabled: true } })
       const unset = (r.secrets ?? []).filter((s) => !s.set)
       const needs = unset.length ? ` Its tools need ${unset.map((s) => `${s.secret} (set ${s.set_with})`).join('; ')}: calls fail until it is set.` : ''
       const flows = r.workflows?.length ? ` and ${r.workflows.length} workflow(s)` : ''
@@ -143,7 +116,7 @@ export function CatalogImport({ onImported }: { onImported: () => void }) {
             <ul className="violations field-error">{preview.violations.map((v, i) => <li key={i}>{violationText(v)}</li>)}</ul>
           )}
           {preview.conflicts.length > 0 && (
-            <ul className="violations field-error">{preview.conflicts.map((c, i) => <li key={i}>conflict: {String(c.message ?? JSON.stringify(c))}</li>)}</ul>
+            <ul className="violations field-error">{preview.conflicts.map((c, i) => <li key={i}>conflict: {JSON.stringify(c)}</li>)}</ul>
           )}
           {preview.warnings.length > 0 && (
             <details>

@@ -1,9 +1,7 @@
 // Whether a secret a tool needs is set (never its value), and where to set it when it is not.
-export interface SecretState {
-  secret: string
-  set: boolean
-  set_with: string
-}
+import type { components } from '../api/schema'
+
+type SecretState = components['schemas']['SecretStatus']
 
 export function SecretStatus({ state }: { state: SecretState }) {
   return state.set ? (

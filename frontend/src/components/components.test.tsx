@@ -30,8 +30,8 @@ describe('StagePanel', () => {
     const r: PipelineResponse = {
       status: 'success', selected_tool: 'search_flights', arguments: { origin: 'AMS' },
       http_spec: { method: 'GET', url: 'http://h/flights', headers: { 'X-API-Key': '***' } },
-      raw_response: { status_code: 200, body: [{ id: 'FL-1' }], execution_time_ms: 2 },
-      formatted_response: null, error: null, error_stage: null, warnings: [],
+      raw_response: { status_code: 200, headers: {}, body: [{ id: 'FL-1' }], execution_time_ms: 2 },
+      formatted_response: null, error: null, error_stage: null, warnings: [], sql: null,
       timings_ms: { llm_selection: 5, total: 9 }, usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2, llm_calls: 1 },
     }
     render(<StagePanel response={r} formatRequested={false} />)
@@ -75,7 +75,7 @@ describe('ViolationList', () => {
 
 describe('EventLog', () => {
   const ev = (position: number, type: RunEventType, node_id?: string): RunEvent => ({ position, type, node_id, seq: position, at: '2026-01-01T00:00:00Z', run_id: 'r' }) as RunEvent
-  const nodes = { a: { status: 'failed', kind: 'call', input: null, output: null, error: 'x', attempts: 1, started_at: null, ended_at: null, duration_ms: null, detail: {} } } as const
+  const nodes = { a: { status: 'failed', kind: 'call', input: null, output: null, error: 'x', attempts: 1, started_at: null, ended_at: null, duration_ms: null, detail: {}, tool: 't' } } as const
 
   it('filters failed events and holds new ones while paused', () => {
     const events = [ev(1, 'run_started'), ev(2, 'node_started', 'a'), ev(3, 'node_failed', 'a')]

@@ -21,8 +21,8 @@ describe('fields', () => {
     expect(errors).toEqual({ city: 'required', days: 'not an integer', tags: expect.stringContaining('not valid JSON') })
   })
 
-  it('reads a yield expects in both forms', () => {
-    const f = fieldsFromExpects({ selected_flight_id: 'str', seats: { type: 'int', required: false } })
+  it('reads a yield expects', () => {
+    const f = fieldsFromExpects({ selected_flight_id: { type: 'str', required: true }, seats: { type: 'int', required: false } })
     expect(f.map((x) => [x.name, x.jsonType, x.required])).toEqual([
       ['selected_flight_id', 'string', true],
       ['seats', 'integer', false],

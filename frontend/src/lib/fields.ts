@@ -39,23 +39,19 @@ export function fieldsFromInputs(params: InputParam[]): Field[] {
   }))
 }
 
-/** Fields of a yield's `expects` ({name: type} or {name: {type, required, ...}}). */
-export function fieldsFromExpects(expects: Record<string, unknown> | undefined): Field[] {
-  // `expects` is the workflow's free-form yield spec: a type name, or a param spec per field.
-  return Object.entries(expects ?? {}).map(([name, spec]) => {
-    const s: ParamSpec = typeof spec === 'string' ? { type: spec, required: true } : ((spec ?? {}) as ParamSpec)
-    return {
-      name,
-      jsonType: jsonType(s.type),
-      required: s.required ?? true,
-      defaultValue: s.default ?? null,
-      example: s.example ?? null,
-      description: s.description ?? null,
-      format: s.format ?? null,
-      enum: s.enum ?? null,
-      options: s.options ?? null,
-    }
-  })
+/** Fields of a waiting yield's `expects` ({name: {type, required, ...}}, with offered options). */
+export function fieldsFromExpects(expects: Record<string, ParamSpec> | undefined): Field[] {
+  return Object.entries(expects ?? {}).map(([name, s]) => ({
+    name,
+    jsonType: jsonType(s.type),
+    required: s.required,
+    defaultValue: s.default ?? null,
+    example: s.example ?? null,
+    description: s.description ?? null,
+    format: s.format ?? null,
+    enum: s.enum ?? null,
+    options: s.options ?? null,
+  }))
 }
 
 /** The initial text of a field: its default, else empty. */

@@ -4,7 +4,7 @@ import { eventSummary, failureSummary, isFailedEvent, isPendingEvent, retryInfo 
 
 const node = (over: Partial<RunNode>): RunNode => ({
   status: 'succeeded', kind: 'call', input: null, output: null, error: null, attempts: 1,
-  started_at: null, ended_at: null, duration_ms: null, detail: {}, ...over,
+  started_at: null, ended_at: null, duration_ms: null, detail: {}, tool: null, ...over,
 })
 
 describe('retryInfo', () => {

@@ -6,8 +6,8 @@ function response(over: Partial<PipelineResponse>): PipelineResponse {
   return {
     status: 'success', selected_tool: 'search_flights', arguments: { origin: 'AMS' },
     http_spec: { method: 'GET', url: 'http://x/flights', headers: { 'X-API-Key': '***' } },
-    raw_response: { status_code: 200, body: [], execution_time_ms: 3 },
-    formatted_response: null, error: null, error_stage: null, warnings: [],
+    raw_response: { status_code: 200, headers: {}, body: [], execution_time_ms: 3 },
+    formatted_response: null, error: null, error_stage: null, warnings: [], sql: null,
     timings_ms: { tool_retrieval: 1, tool_context_generation: 2, llm_selection: 10, api_execution: 4, total: 17 },
     usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2, llm_calls: 1 },
     ...over,
@@ -47,7 +47,7 @@ describe('buildStages', () => {
   })
 
   it('shows an HTTP error status as a warning, not a failure', () => {
-    const s = byKey(response({ raw_response: { status_code: 503, body: {} } }))
+    const s = byKey(response({ raw_response: { status_code: 503, headers: {}, body: {}, execution_time_ms: 1 } }))
     expect(s.response.status).toBe('warning')
     expect(s.response.note).toContain('503')
   })

@@ -25,7 +25,7 @@ export function useValidation(content: string, format: 'yaml' | 'json' | 'xml', 
     setState((s) => ({ ...s, checking: true }))
     const timer = setTimeout(() => {
       http.post('/workflows/validate', { body: { content, format } })
-        .then((r) => live && setState({ checking: false, valid: r.valid, violations: r.violations as Violation[], graphs: r.graphs ?? {}, error: null, checkedContent: content }))
+        .then((r) => live && setState({ checking: false, valid: r.valid, violations: r.violations, graphs: r.graphs ?? {}, error: null, checkedContent: content }))
         .catch((exc: unknown) => live && setState((s) => ({ ...s, checking: false, error: toApiError(exc, 'POST /workflows/validate') })))
     }, delayMs)
     return () => {

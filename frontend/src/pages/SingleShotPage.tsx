@@ -1,7 +1,7 @@
 // POST /workflow from a form: instructions, candidate tools, formatting; the result as stages.
 import { useState } from 'react'
 import { http, type ApiError, toApiError } from '../api/client'
-import type { PipelineRequest, PipelineResponse, ToolList } from '../api/types'
+import type { PipelineRequest, PipelineResponse } from '../api/types'
 import { ScopedButton } from '../components/Access'
 import { ErrorBox } from '../components/ErrorBox'
 import { useCan } from '../lib/session'
@@ -15,7 +15,7 @@ interface Readiness {
 }
 
 export function SingleShotPage() {
-  const tools = useApi(() => http.get('/tools').then((list) => list as ToolList), [], 'GET /tools')
+  const tools = useApi(() => http.get('/tools'), [], 'GET /tools')
   const ready = useApi(() => http.get('/readyz').then((ready) => ready as Readiness), [], 'GET /readyz')
   const llm = ready.data?.checks.llm
   const permit = useCan('run')
@@ -39,7 +39,7 @@ export function SingleShotPage() {
     if (!past) return
     setInstructions(past.user_instructions)
     setSelected(past.tool_ids)
-    setFormatResponse(past.format_response)
+    setFormatResponse(past.format_response ?? false)
     setFormatInstructions(past.response_format_instructions ?? '')
   }
 
@@ -54,7 +54,7 @@ export function SingleShotPage() {
     setError(null)
     setResult(null)
     try {
-      const response = (await http.post('/workflow', { body })) as PipelineResponse
+      const response = await http.post('/workflow', { body })
       setResult({ response, formatRequested: formatResponse })
       setHistory(remember(body))
     } catch (exc) {

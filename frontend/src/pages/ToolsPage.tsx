@@ -3,7 +3,7 @@
 // form made from the tool config's schema (the server validates); reload hand-edited files.
 import { useState } from 'react'
 import { http, type ApiError, type Operation, type RequestBody, toApiError } from '../api/client'
-import type { ToolAuth, ToolList, ToolSummary } from '../api/types'
+import type { ToolAuth, ToolSummary } from '../api/types'
 import { BlockedNote, ScopedButton } from '../components/Access'
 import { ErrorBox } from '../components/ErrorBox'
 import { useCan } from '../lib/session'
@@ -77,7 +77,7 @@ type Editing = { mode: 'new' } | { mode: 'edit'; name: string; initial: Record<s
 
 export function ToolsPage() {
   const [q, setQ] = useState('')
-  const list = useApi(() => http.get('/tools').then((tools) => tools as ToolList), [], 'GET /tools')
+  const list = useApi(() => http.get('/tools'), [], 'GET /tools')
   const schema = useApi(() => http.get('/tools/_schema').then((schema) => schema as Schema), [], 'GET /tools/_schema')
   const [editing, setEditing] = useState<Editing | null>(null)
   const [error, setError] = useState<ApiError | null>(null)

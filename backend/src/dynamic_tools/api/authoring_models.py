@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import ClassVar
 
 from pydantic import BaseModel, Field
 
@@ -15,14 +15,20 @@ from dynamic_tools.definitions.views import (
     RenderedStep,
     StepOrder,
 )
+from dynamic_tools.sparse import Sparse
+from dynamic_tools.tools.catalog_views import ProviderContractView
 
 __all__ = [
     "AuthoringRun",
+    "DatabaseCheck",
     "InputResolution",
     "InputsPreview",
+    "LlmCheck",
     "Providers",
     "Purged",
     "Readiness",
+    "ReadinessChecks",
+    "RegistryCheck",
     "RenderedPreview",
     "RenderedStep",
     "StepOrder",
@@ -40,11 +46,46 @@ class AuthoringRun(BaseModel):
 class Providers(BaseModel):
     """The value providers of the registry's tools."""
 
-    providers: list[dict[str, Any]]
+    providers: list[ProviderContractView]
+
+
+class RegistryCheck(BaseModel):
+    """Whether the tool registry can be read, its tools and its files' problems."""
+
+    ok: bool
+    tools: int
+    problems: int
+
+
+class DatabaseCheck(Sparse):
+    """Whether the database answers: its backend, or the error's type."""
+
+    SPARSE: ClassVar[frozenset[str]] = frozenset({"backend", "error"})
+
+    ok: bool
+    backend: str | None = Field(default=None, description="The SQL dialect, when it answers")
+    error: str | None = Field(default=None, description="The error's type, when it does not")
+
+
+class LlmCheck(Sparse):
+    """Whether an LLM is configured (not a readiness condition), and what to set if not."""
+
+    SPARSE: ClassVar[frozenset[str]] = frozenset({"needs"})
+
+    configured: bool
+    needs: str | None = Field(default=None, description="The settings to set (names only)")
+
+
+class ReadinessChecks(BaseModel):
+    """Each readiness check."""
+
+    registry: RegistryCheck
+    database: DatabaseCheck
+    llm: LlmCheck
 
 
 class Readiness(BaseModel):
     """Whether the server is ready, and each check."""
 
     status: str = Field(description="ready or not_ready")
-    checks: dict[str, dict[str, Any]]
+    checks: ReadinessChecks

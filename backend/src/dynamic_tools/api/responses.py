@@ -17,27 +17,33 @@ lists every status a route gives, each with this model:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
-
-class Violation(BaseModel):
-    """One thing wrong with the input: where and why."""
-
-    model_config = ConfigDict(extra="allow")
-
-    message: str = Field(description="What is wrong.")
-    path: str | None = Field(
-        default=None, description="Where: a dotted field path, a JSON pointer or a node path."
-    )
-    rule: str | None = Field(default=None, description="The rule broken, e.g. 'required'.")
+from dynamic_tools.sparse import Sparse
+from dynamic_tools.violations import Problem
 
 
-class ErrorBody(BaseModel):
-    """The body of every error answer."""
+class Violation(Problem):
+    """One thing wrong with the input: where and why.
 
-    model_config = ConfigDict(extra="allow")
+    The keys of a :class:`Problem`, each there only where the check that found it gives it
+    (a request field's violation has ``path``, ``rule`` and ``message``; an expression's has
+    ``expression``, ``position`` and ``node_id``; a SQL query's ``field`` and ``table``).
+    """
+
+    SPARSE: ClassVar[frozenset[str]] = Problem.SPARSE | {"path", "rule", "line"}
+
+
+class ErrorBody(Sparse):
+    """The body of every error answer.
+
+    ``violations`` on an invalid input (422, and a 413's); ``error_type``, ``line`` and
+    ``suggestion`` on a markdown workflow's error.
+    """
+
+    SPARSE: ClassVar[frozenset[str]] = frozenset({"violations", "error_type", "line", "suggestion"})
 
     error_code: str = Field(description="A stable code, e.g. 'not_found', 'invalid_input'.")
     message: str = Field(description="What went wrong, for a person.")
@@ -46,6 +52,15 @@ class ErrorBody(BaseModel):
     correlation_id: str | None = Field(description="Quote it when reporting a problem.")
     violations: list[Violation] | None = Field(
         default=None, description="Each field that does not validate (422)."
+    )
+    error_type: str | None = Field(
+        default=None, description="A markdown workflow's error: its type (also error_code)."
+    )
+    line: int | None = Field(
+        default=None, description="A markdown workflow's error: the 1-based line it is about."
+    )
+    suggestion: str | None = Field(
+        default=None, description="A markdown workflow's error: what to do next."
     )
 
 

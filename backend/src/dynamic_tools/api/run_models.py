@@ -16,13 +16,17 @@ from typing import Annotated, Any, ClassVar, Literal, Union
 from pydantic import (
     BaseModel,
     Field,
+    GetJsonSchemaHandler,
     SerializerFunctionWrapHandler,
     TypeAdapter,
     create_model,
     model_serializer,
 )
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema
 
 from dynamic_tools.engine import events as ev
+from dynamic_tools.engine.node_parts import ParamView
 from dynamic_tools.engine.state import NodeState
 from dynamic_tools.execution.launcher import ExecutorView
 
@@ -77,7 +81,9 @@ class WaitingPrompt(BaseModel):
 
     node_id: str
     message: str = ""
-    expects: dict[str, Any] = Field(default_factory=dict)
+    expects: dict[str, ParamView] = Field(
+        default_factory=dict, description="Each field of the answer, with its options to pick from"
+    )
 
 
 class RunState(RunSummary):
@@ -128,6 +134,24 @@ class _EventBase(BaseModel):
         data: dict[str, Any] = handler(self)
         return {k: v for k, v in data.items() if v is not None or k not in self.OMIT_NONE}
 
+    @classmethod
+    def __get_pydantic_json_schema__(
+        cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        """The model's schema, the fields left out while None without a default (may be absent)."""
+        schema = handler(core_schema)
+        target = handler.resolve_ref_schema(schema)
+        for key, prop in target.get("properties", {}).items():
+            if key in cls.OMIT_NONE and isinstance(prop, dict):
+                prop.pop("default", None)
+        return schema
+
+
+_TYPED_FIELDS: dict[tuple[str, str], Any] = {
+    ("waiting_input", "expects"): dict[str, ParamView],
+}
+"""Event fields the engine records as mappings, with the shape the engine gives them."""
+
 
 def _event_model(cls: type[ev.Event]) -> type[_EventBase]:
     """A pydantic model of one event class as the engine emits it (envelope, type, payload)."""
@@ -141,6 +165,7 @@ def _event_model(cls: type[ev.Event]) -> type[_EventBase]:
         if field.name in ("run_id", "seq", "at"):
             continue
         annotation = Any if field.type in ("Any", Any) else field.type
+        annotation = _TYPED_FIELDS.get((cls.TYPE, field.name), annotation)
         fields[field.name] = (annotation, None)
     name = "Event" + "".join(part.title() for part in cls.TYPE.split("_"))
     model = create_model(name, __base__=_EventBase, __doc__=cls.__doc__, **fields)

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from dynamic_tools.sparse import Sparse
+from dynamic_tools.tools.models import ParameterLocation, ToolAnnotations
 
 
 class ToolProblem(BaseModel):
@@ -16,6 +19,62 @@ class ToolProblem(BaseModel):
     reason: str
 
 
+class ToolParameter(Sparse):
+    """One parameter of a tool: its JSON Schema plus ``in`` and ``required``.
+
+    The keywords a form reads are declared; the schema's other keywords (``minimum``,
+    ``pattern``, ``items``...) follow as the tool file gives them: a JSON Schema is open.
+    """
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True, serialize_by_alias=True)
+
+    SPARSE: ClassVar[frozenset[str]] = frozenset(
+        {"type", "description", "format", "enum", "default", "example"}
+    )
+
+    location: ParameterLocation = Field(alias="in", description="Where it goes on the wire")
+    required: bool
+    type: str | list[str] | None = Field(default=None, description="Its JSON Schema type")
+    description: str | None = None
+    format: str | None = None
+    enum: list[Any] | None = None
+    default: Any = None
+    example: Any = None
+
+
+class ToolHintsView(Sparse):
+    """A tool's hints for planners, those that are set."""
+
+    SPARSE: ClassVar[frozenset[str]] = frozenset(
+        {"category", "requires", "outputs", "next", "hint", "examples"}
+    )
+
+    category: str | None = None
+    requires: list[str] | None = Field(default=None, description="Tools to call first")
+    outputs: list[str] | None = Field(default=None, description="What its answer gives")
+    next: list[str] | None = Field(default=None, description="Tools to call after it")
+    hint: str | None = None
+    examples: list[str] | None = Field(default=None, description="Requests it answers")
+
+
+class ToolAuth(Sparse):
+    """How a tool authenticates; for a secret, whether it is set now (never the value)."""
+
+    SPARSE: ClassVar[frozenset[str]] = frozenset(
+        {"in", "name", "username", "secret", "set", "set_with"}
+    )
+
+    model_config = ConfigDict(populate_by_name=True, serialize_by_alias=True)
+
+    type: Literal["none", "api_key", "bearer", "basic"]
+    location: Literal["header", "query"] | None = Field(default=None, alias="in")
+    name: str | None = Field(default=None, description="The header or query name (api_key)")
+    username: str | None = Field(default=None, description="basic: the user name")
+    secret: str | None = Field(default=None, description="The secret reference")
+    set: bool | None = Field(default=None, description="Whether the secret is set now")
+    set_with: str | None = Field(default=None, description="Where to set it")
+
+
 class ToolSummary(BaseModel):
     """A tool in a list: what it calls and how its parameters are placed."""
 
@@ -23,12 +82,12 @@ class ToolSummary(BaseModel):
     description: str
     method: str
     endpoint: str = Field(description="Base URL and path")
-    parameters: dict[str, dict[str, Any]] = Field(
+    parameters: dict[str, ToolParameter] = Field(
         description="Per parameter: its JSON Schema plus `in` and `required`"
     )
-    hints: dict[str, Any]
-    annotations: dict[str, Any] = Field(description="read_only, destructive, idempotent...")
-    auth: dict[str, Any] = Field(
+    hints: ToolHintsView
+    annotations: ToolAnnotations = Field(description="read_only, destructive, idempotent...")
+    auth: ToolAuth = Field(
         description="How it authenticates: type (none, api_key, bearer, basic), in, name, the "
         "secret reference, whether it is set now (never its value) and where to set it"
     )
@@ -41,12 +100,16 @@ class ToolList(BaseModel):
     problems: list[ToolProblem]
 
 
-class ToolView(BaseModel):
+class ToolView(Sparse):
     """A tool in its file form, plus the resolved endpoint and schemas.
 
     The file form's fields (``ToolConfig``) appear when they are not their defaults, as the
     file has them (the routes answer it with ``response_model_exclude_unset``).
     """
+
+    SPARSE: ClassVar[frozenset[str]] = frozenset(
+        {"parameters", "static_params", "auth", "output_schema", "hints", "annotations", "graphql"}
+    )
 
     name: str
     description: str
@@ -60,8 +123,8 @@ class ToolView(BaseModel):
     graphql: dict[str, Any] | None = None
     endpoint: str = Field(description="Method, base URL and path, variables resolved")
     input_schema: dict[str, Any] = Field(description="The JSON Schema its arguments must match")
-    effective_annotations: dict[str, Any]
-    auth_status: dict[str, Any] = Field(
+    effective_annotations: ToolAnnotations
+    auth_status: ToolAuth = Field(
         description="How it authenticates and whether its secret is set now (never the value)"
     )
 

@@ -6,6 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from dynamic_tools.api.responses import Violation
 from dynamic_tools.api.run_models import EngineEvent
 from dynamic_tools.definitions.views import (
     DrawnNode,
@@ -81,6 +82,6 @@ class ArazzoExportView(BaseModel):
     arazzo: dict[str, Any] = Field(description="The Arazzo document (its source is 'tools').")
     openapi: dict[str, Any] = Field(description="The OpenAPI description of the tools it calls.")
     openapi_file: str = Field(description="Where the Arazzo document expects the OpenAPI file.")
-    warnings: list[dict[str, Any]] = Field(
+    warnings: list[Violation] = Field(
         description="What has no Arazzo equivalent (parallel, foreach, yield, compensation...)"
     )

@@ -9,7 +9,9 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from dynamic_tools.engine.node_parts import ParamView
 from dynamic_tools.sparse import Sparse
+from dynamic_tools.tools.catalog_views import ProviderContractView
 from dynamic_tools.violations import Problem
 
 __all__ = [
@@ -17,6 +19,7 @@ __all__ = [
     "DrawnEdge",
     "DrawnNode",
     "FileProblem",
+    "InputOutcome",
     "InputParam",
     "InputResolution",
     "InputsPreview",
@@ -52,7 +55,7 @@ class WorkflowSummary(BaseModel):
     file: str
     format: Literal["yaml", "json", "xml"]
     version: str = Field(description="The document's content version (for expected_version)")
-    params: dict[str, dict[str, Any]]
+    params: dict[str, ParamView] = Field(description="Each param's spec, its keys that are set")
     valid: bool
     errors: int = Field(description="How many errors its document has for it")
 
@@ -177,6 +180,24 @@ class RenderedPreview(BaseModel):
     steps: list[RenderedStep]
 
 
+class InputOutcome(Sparse):
+    """What became of one input, and the providers that can supply it.
+
+    ``resolved`` (from the input or its default), ``prompt`` (missing and required: ask the
+    user), ``optional`` (missing, not required) or ``error`` (given but invalid).
+    """
+
+    SPARSE: ClassVar[frozenset[str]] = frozenset({"source", "providers"})
+
+    outcome: Literal["resolved", "prompt", "optional", "error"]
+    source: Literal["input", "default"] | None = Field(
+        default=None, description="Where a resolved input's value comes from"
+    )
+    providers: list[ProviderContractView] | None = Field(
+        default=None, description="The tools that can supply a missing or invalid input"
+    )
+
+
 class InputResolution(BaseModel):
     """Which inputs are given, which have defaults, which a provider or the user must give."""
 
@@ -184,7 +205,7 @@ class InputResolution(BaseModel):
     ready: bool
     resolved: dict[str, Any]
     defaults: dict[str, Any]
-    inputs: dict[str, dict[str, Any]]
+    inputs: dict[str, InputOutcome] = Field(description="Each param's outcome")
     violations: list[Problem]
     unknown_inputs: list[str]
 

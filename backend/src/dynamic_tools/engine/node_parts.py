@@ -8,9 +8,11 @@ document models (:class:`~dynamic_tools.engine.models.Workflow`,
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
+
+from dynamic_tools.sparse import Sparse
 
 IDENTIFIER = r"^[A-Za-z_][A-Za-z0-9_]{0,63}$"
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
@@ -61,6 +63,42 @@ class ParamSpec(FrozenModel):
     format: str | None = None
     example: Any = None
     enum: list[Any] | None = None
+
+
+class ChoiceOption(Sparse):
+    """One option a yield offers: the answer, what people read, and the element it came from."""
+
+    SPARSE: ClassVar[frozenset[str]] = frozenset({"item"})
+
+    value: str | int | float | bool | None = Field(description="The answer it stands for")
+    label: str = Field(description="What the user reads")
+    item: dict[str, Any] | None = Field(
+        default=None, description="The element of the list it came from (an object's)"
+    )
+
+
+class ParamView(Sparse):
+    """A :class:`ParamSpec` as shown: its keys that are set (a yield's field with its options).
+
+    A workflow's params (``WorkflowSummary.params``) and a waiting yield's ``expects`` have
+    this shape; ``options`` (and the ``enum`` of their values) only for a field whose
+    ``choices`` the run has rendered.
+    """
+
+    SPARSE: ClassVar[frozenset[str]] = frozenset(
+        {"default", "description", "format", "example", "enum", "options"}
+    )
+
+    type: str = Field(default="any", description="A type name (str, integer, list...)")
+    required: bool = False
+    default: Any = None
+    description: str | None = None
+    format: str | None = None
+    example: Any = None
+    enum: list[Any] | None = None
+    options: list[ChoiceOption] | None = Field(
+        default=None, description="A waiting yield's options to pick from"
+    )
 
 
 Timeout = Annotated[float | None, Field(default=None, gt=0)]
@@ -159,12 +197,14 @@ def with_kind(value: Any, shorthands: dict[str, str]) -> Any:
 
 __all__ = [
     "IDENTIFIER",
+    "ChoiceOption",
     "FrozenModel",
     "NamedOutputs",
     "NodeBase",
     "OnError",
     "ParamSpec",
     "ParamType",
+    "ParamView",
     "Timed",
     "Timeout",
     "ToolStep",

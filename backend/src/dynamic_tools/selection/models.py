@@ -8,9 +8,11 @@ Extras beyond the design: ``warnings``, ``timings_ms`` (per stage and ``total``)
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, WithJsonSchema, field_validator
+
+from dynamic_tools.sparse import Sparse
 
 ErrorStage = Literal[
     "tool_retrieval",
@@ -109,6 +111,78 @@ class SqlApplied(BaseModel):
     rows: list[dict[str, Any]] = Field(description="What it returned")
 
 
+class GraphQLError(BaseModel):
+    """One error of a GraphQL answer: its message and the path of the field it is about."""
+
+    message: str
+    path: list[str | int]
+
+
+class HttpSpec(Sparse):
+    """The HTTP request built from the registry, as shown (secrets as ``***``).
+
+    ``PreparedRequest.http_spec`` builds it; the answer keeps that mapping as it is, documented
+    with this model (a test checks that the two agree).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    SPARSE: ClassVar[frozenset[str]] = frozenset({"query_params", "headers", "body"})
+
+    method: str
+    url: str
+    query_params: dict[str, str | list[str]] | None = Field(
+        default=None, description="Each query parameter: its value, or a repeated one's values"
+    )
+    headers: dict[str, str] | None = None
+    body: Any = Field(default=None, description="The JSON body, when it has one")
+
+
+class RawResponse(Sparse):
+    """What the API answered (the single-shot pipeline design's ``raw_response``, with headers).
+
+    ``HttpResult.to_dict`` builds it; the answer keeps that mapping as it is, documented with
+    this model (a test checks that the two agree).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    SPARSE: ClassVar[frozenset[str]] = frozenset({"truncated", "graphql_errors"})
+
+    status_code: int
+    headers: dict[str, str]
+    body: Any = Field(description="The body: JSON when it parses, else its text")
+    execution_time_ms: float
+    truncated: bool | None = Field(default=None, description="Cut at the size limit")
+    graphql_errors: list[GraphQLError] | None = Field(
+        default=None, description="A GraphQL answer's errors (the call failed)"
+    )
+
+
+def _documented_as(model: type[BaseModel]) -> WithJsonSchema:
+    """The JSON Schema of ``model`` for a field kept as a mapping of that shape."""
+    return WithJsonSchema(_inline_schema(model))
+
+
+def _inline_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """``model``'s serialization JSON Schema with its ``$defs`` written in place."""
+    schema = model.model_json_schema(mode="serialization")
+    defs: dict[str, Any] = schema.pop("$defs", {})
+
+    def resolve(node: Any) -> Any:
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/$defs/"):
+                return resolve(defs[ref.removeprefix("#/$defs/")])
+            return {key: resolve(value) for key, value in node.items()}
+        if isinstance(node, list):
+            return [resolve(item) for item in node]
+        return node
+
+    resolved: dict[str, Any] = resolve(schema)
+    return resolved
+
+
 class WorkflowResponse(BaseModel):
     """Response model for workflow execution results."""
 
@@ -121,11 +195,11 @@ class WorkflowResponse(BaseModel):
     arguments: dict[str, Any] | None = Field(
         default=None, description="The arguments the LLM chose, after validation"
     )
-    http_spec: dict[str, Any] | None = Field(
+    http_spec: Annotated[dict[str, Any], _documented_as(HttpSpec)] | None = Field(
         default=None,
         description="The HTTP request built from the registry (secrets shown as ***)",
     )
-    raw_response: dict[str, Any] | None = Field(
+    raw_response: Annotated[dict[str, Any], _documented_as(RawResponse)] | None = Field(
         default=None, description="Raw API response data (present on success)"
     )
     formatted_response: str | None = Field(

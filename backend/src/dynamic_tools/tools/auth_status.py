@@ -13,8 +13,19 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from pydantic import BaseModel, Field
+
 from dynamic_tools.tools.credentials import environment_variable, secret_name
 from dynamic_tools.tools.models import AuthSpec, ToolConfig
+
+
+class SecretStatus(BaseModel):
+    """A secret reference, whether it is set now (never its value), and where to set it."""
+
+    secret: str = Field(description="The reference, e.g. secret:PETSTORE_TOKEN")
+    set: bool
+    set_with: str = Field(description="The environment variable or file that sets it")
+
 
 SecretLookup = Callable[[str], "str | None"]
 """The tool secret of a name, or None (``Settings.secret``)."""
@@ -52,4 +63,4 @@ def secrets_needed(tools: Iterable[ToolConfig]) -> list[str]:
     return sorted({t.auth.secret for t in tools if t.auth.type != "none" and t.auth.secret})
 
 
-__all__ = ["SecretLookup", "auth_view", "secret_status", "secrets_needed"]
+__all__ = ["SecretLookup", "SecretStatus", "auth_view", "secret_status", "secrets_needed"]

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from dynamic_tools.sparse import Sparse
+from dynamic_tools.tools.auth_status import SecretStatus
 from dynamic_tools.violations import Problem
 
 
@@ -60,7 +61,7 @@ class Catalog(Sparse):
     workflows: list[str] | None = None
     created_at: str | None = None
     updated_at: str | None = None
-    secrets: list[dict[str, Any]] = Field(
+    secrets: list[SecretStatus] = Field(
         default_factory=list,
         description="The secrets its tools need: each reference, whether it is set now (never "
         "its value) and where to set it",
@@ -80,6 +81,17 @@ class OpenApiCheck(BaseModel):
     violations: list[Problem]
 
 
+class ArazzoSource(BaseModel):
+    """A source description of an Arazzo document, as the document gives it.
+
+    Strings in a valid document; an invalid one's values are shown as they are.
+    """
+
+    name: Any
+    url: Any
+    type: Any = Field(description="openapi (when not given) or arazzo")
+
+
 class ArazzoReport(BaseModel):
     """What an Arazzo document is and what is wrong with it; nothing is written.
 
@@ -92,9 +104,70 @@ class ArazzoReport(BaseModel):
     arazzo_version: str | None
     title: str | None
     workflows: list[str]
-    sources: list[dict[str, Any]]
+    sources: list[ArazzoSource]
     warnings: list[Problem]
     violations: list[Problem]
+
+
+class PreviewCatalog(Sparse):
+    """The catalog an import would write, as the preview shows it."""
+
+    SPARSE: ClassVar[frozenset[str]] = frozenset({"openapi_version", "arazzo_version"})
+
+    name: str
+    title: str | None
+    vendor: str | None
+    kind: str = Field(description="openapi, swagger, graphql or arazzo")
+    openapi_version: str | None = None
+    arazzo_version: str | None = None
+    base_url: str | None
+    prefix: str | None
+
+
+class GroupPrefix(BaseModel):
+    """A command group (a tool's category, prefixed) and how many tools it has."""
+
+    group: str
+    count: int
+
+
+class ProviderParameter(BaseModel):
+    """A parameter calling a provider needs, with its JSON Schema."""
+
+    model_config = ConfigDict(populate_by_name=True, serialize_by_alias=True)
+
+    name: str
+    schema_: dict[str, Any] = Field(alias="schema", description="Its JSON Schema")
+
+
+class ProviderContractView(BaseModel):
+    """A tool whose results feed another tool's parameter (``ProviderContract``)."""
+
+    provider: str
+    output_field: str
+    items_at: str = Field(description="The property holding the items ('': the result is)")
+    feeds: list[str] = Field(description="Each fed parameter as tool.param")
+    required_parameters: list[ProviderParameter]
+
+
+class Conflict(Sparse):
+    """A tool (or an Arazzo workflow) the import would define that another file defines."""
+
+    SPARSE: ClassVar[frozenset[str]] = frozenset({"tool", "workflow"})
+
+    tool: str | None = None
+    workflow: str | None = None
+    existing: str = Field(description="Where it is defined now")
+
+
+class CommandPreview(BaseModel):
+    """One tool an import would register, in short."""
+
+    name: str
+    method: str
+    path: str
+    summary: str
+    parameters: list[str] = Field(description="Its parameters, the optional ones ending in '?'")
 
 
 class ImportPreview(Sparse):
@@ -108,16 +181,16 @@ class ImportPreview(Sparse):
         {"command_preview", "command_preview_truncated", "workflows", "workflow_document"}
     )
 
-    catalog: dict[str, Any]
+    catalog: PreviewCatalog
     valid: bool
     projected_command_count: int
-    projected_group_prefixes: list[Any]
+    projected_group_prefixes: list[GroupPrefix]
     provider_contract_count: int
-    provider_contracts: list[dict[str, Any]]
-    conflicts: list[dict[str, Any]]
+    provider_contracts: list[ProviderContractView]
+    conflicts: list[Conflict]
     warnings: list[Problem]
     violations: list[Problem]
-    command_preview: list[dict[str, Any]] | None = Field(
+    command_preview: list[CommandPreview] | None = Field(
         default=None, description="The commands, within max_preview_tokens"
     )
     command_preview_truncated: bool | None = None
@@ -139,7 +212,7 @@ class Imported(Sparse):
     command_count: int
     provider_contract_count: int
     warnings: list[Problem]
-    secrets: list[dict[str, Any]] = Field(
+    secrets: list[SecretStatus] = Field(
         default_factory=list,
         description="The secrets the imported tools need, set or not (set them before calling)",
     )
@@ -165,10 +238,17 @@ class Removed(BaseModel):
 
 __all__ = [
     "ArazzoReport",
+    "ArazzoSource",
     "Catalog",
+    "CommandPreview",
+    "Conflict",
+    "GroupPrefix",
     "ImportPreview",
     "Imported",
     "OpenApiCheck",
+    "PreviewCatalog",
+    "ProviderContractView",
+    "ProviderParameter",
     "Removed",
     "Toggled",
 ]

@@ -66,7 +66,7 @@ async def readyz(services: ServicesDep, response: Response) -> Readiness:
         checks["llm"]["needs"] = LLM_SETTINGS
     ready = all(c.get("ok", True) for c in checks.values())
     response.status_code = 200 if ready else 503
-    return Readiness(status="ready" if ready else "not_ready", checks=checks)
+    return Readiness.model_validate({"status": "ready" if ready else "not_ready", "checks": checks})
 
 
 @router.get(

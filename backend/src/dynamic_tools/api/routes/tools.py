@@ -68,10 +68,9 @@ def without_derived(body: dict[str, Any], shown: ToolView | None) -> dict[str, A
     Raises:
         InvalidInputError: a derived field differs from what it is.
     """
+    answered = {} if shown is None else shown.model_dump(mode="json", by_alias=True)
     changed = [
-        name
-        for name in DERIVED
-        if name in body and (shown is None or body[name] != getattr(shown, name))
+        name for name in DERIVED if name in body and (shown is None or body[name] != answered[name])
     ]
     if changed:
         raise InvalidInputError(

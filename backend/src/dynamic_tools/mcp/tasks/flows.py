@@ -231,9 +231,7 @@ class TaskFlows:
             resolution = self.authoring.resolve_inputs(target, inputs)
             if resolution.ready:
                 return dict(resolution.resolved)
-            missing = [
-                n for n, o in resolution.inputs.items() if o["outcome"] in ("prompt", "error")
-            ]
+            missing = [n for n, o in resolution.inputs.items() if o.outcome in ("prompt", "error")]
             if asked == MAX_ASKS:
                 break
             secret = [n for n in missing if _secret_like(n, target.workflow.params[n])]

@@ -132,7 +132,7 @@ async def test_validate_and_preview_write_nothing(service: CatalogService, root:
     assert report.operation_count == 20 and report.tool_count == 18
     preview = await service.preview_import("petstore-2.0.json", "pets", max_preview_tokens=120)
     assert preview.projected_command_count == 18
-    assert preview.projected_group_prefixes[0] == {"group": "pet", "count": 8}
+    assert preview.projected_group_prefixes[0].model_dump() == {"group": "pet", "count": 8}
     assert preview.command_preview_truncated is True
     assert preview.command_preview is not None and 0 < len(preview.command_preview) < 18
     assert not (root / "catalogs").exists()
