@@ -167,15 +167,15 @@ class McpEndpoint:
             raise invalid_params(exc) from None
 
     async def _report_problems(self, ctx: Any, view: SessionView) -> None:
-        """Tell the session, once per view, which workflows of its documents were left out."""
+        """Tell the session, once per view, what of its headers' documents was left out."""
         key = (session_key(ctx), id(view))
         if key in self._reported:
             return
-        left_out = [f"{p['header']}: {p['workflow']}" for p in view.problems]
+        left_out = [f"{p['header']}: {p.get('workflow') or p.get('tool')}" for p in view.problems]
         data = {
             "event": "session_documents",
-            "message": f"{len(left_out)} workflow(s) of this session's documents are not "
-            "served; read dynamic-tools://session/problems for the violations",
+            "message": f"{len(left_out)} item(s) of this session's headers are left out (the "
+            "rest is served); read dynamic-tools://session/problems for the violations",
             "left_out": left_out,
         }
         if await self.client_log.send(ctx, "warning", data):  # sent: not again for this view
