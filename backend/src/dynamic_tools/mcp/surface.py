@@ -15,6 +15,8 @@ authoring, tasks, catalogs, listings, markdown workflows.
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
@@ -72,6 +74,7 @@ if TYPE_CHECKING:
     from dynamic_tools.bootstrap import Services
 
 MAX_VIEWS = 64
+MAX_LOGGED = 10_000  # problems of session headers already logged (once each, not per rebuild)
 SEED_PLANNER = "_plan"
 """The planner's name in the design documents: ``{prefix}_plan`` answers to it too (unlisted)."""
 REFETCH_S = 60.0
@@ -84,6 +87,7 @@ class McpSurface:
         self._services: Services | None = None
         self._views: OrderedDict[tuple[Any, ...], tuple[float, SessionView]] = OrderedDict()
         self._lock = asyncio.Lock()
+        self._logged: OrderedDict[str, None] = OrderedDict()  # problems warned of (_log_problems)
         self.recipes: RecipeLayer | None = None
         self.resources: ResourceSet | None = None
         self.tasks: TaskLookup | None = None  # set by the endpoint (workflow.cancel of a task)
@@ -211,6 +215,7 @@ class McpSurface:
         _hint_other_tools(view, overrides)
         add_routing_meta(view)
         view.tools = [e.tool for e in view.entries.values()]
+        _log_problems(view, self._logged)
         return view
 
     async def _load_workflows(self, view: SessionView) -> None:
@@ -383,8 +388,22 @@ def _note_problems(
     is left out and everything else is served (docs/design-sources.md#tool-discovery-design).
     """
     for problem in problems:
-        what = "tool" if "tool" in problem else "workflow"
         view.problems.append({"header": header, **({"url": url} if url else {}), **problem})
+
+
+def _log_problems(view: SessionView, logged: OrderedDict[str, None]) -> None:
+    """A warning per problem of ``view``, once per configuration (not again when rebuilt)."""
+    for problem in view.problems:
+        key = hashlib.sha256(
+            json.dumps([view.config.fingerprint, problem], sort_keys=True, default=str).encode()
+        ).hexdigest()
+        if key in logged:
+            continue
+        logged[key] = None
+        while len(logged) > MAX_LOGGED:
+            logged.popitem(last=False)
+        what = "tool" if "tool" in problem else "workflow"
+        header = problem["header"]
         logger.bind(header=header, **{what: problem.get(what)}).warning(
             "session problem: {} {} '{}' left out: {}",
             header,
