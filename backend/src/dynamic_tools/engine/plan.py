@@ -3,10 +3,9 @@
 "Validated" is a type here: :func:`compile_plan` builds a :class:`RunPlan` only when the workflow
 it runs, the sub-workflows it reaches and the document itself have no validation error (a
 sibling workflow's errors do not stop it: :func:`blocking_errors`), and the interpreter takes
-nothing else. The plan holds
-what the interpreter would otherwise derive on every execution: each reachable workflow's
-graph (activations, skip analysis), its node order, the sub-workflows it calls and the
-references each node reads, resolved to the names they read.
+nothing else. The plan holds what the interpreter would otherwise derive on every execution:
+each reachable workflow's graph (activations, skip analysis), its node order, the
+sub-workflows it calls and the references each node reads, resolved to the names they read.
 """
 
 from __future__ import annotations
