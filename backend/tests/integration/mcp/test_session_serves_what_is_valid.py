@@ -253,3 +253,53 @@ async def test_seed_000_tool_hints_on_a_graphql_target_are_advice(
     )
     server_warned = [w.get("tool") for w in warned if w.get("header") == "X-Tool-Hints"]
     assert sorted(server_warned) == sorted(hinted)  # once each, though the view was rebuilt
+
+
+SEED001_CLIENT = json.loads((FIXTURES / "sessions" / "seed001_workflows.json").read_text())
+STATUS = "query Status($n: String!) { flightStatus(number: $n) { number status } }"
+
+
+async def test_seed_001_client_configuration_on_a_graphql_target(
+    start_server: Callable[..., str],
+    public_graph: GraphQLApi,
+    travel: TeamApi,
+    fake_llm: FakeLLM,
+) -> None:
+    """The orchestration plan's own client configuration: a GraphQL target whose fields are not
+    the example's REST operations (the registry's are callable too). Without X-API-Name (as
+    configured) ``flights_query`` does not exist; named after its server (``flights``), it does
+    and ``check_flight_status`` runs."""
+    gateway = start_server(allowed_target_hosts=[public_graph.host, travel.host])
+    configured = SEED001_CLIENT["mcpServers"]["flights"]["headers"]
+    headers = {
+        **configured,
+        "X-Target-URL": public_graph.endpoint,
+        "X-Workflow-URL": travel.document("workflows.yaml"),
+    }
+    async with mcp_client(gateway, headers=headers) as client:
+        names = {t.name for t in (await client.list_tools()).tools}
+        await client.list_resources()
+        problems = await read_json(client, "dynamic-tools://session/problems")
+        status = await client.call_tool("flightStatus", {"number": "KL1"})
+        booked = await client.call_tool(
+            "w_book_flight",
+            {"origin": "AMS", "destination": "BCN", "date": "2026-12-01", "passenger": "Ada"},
+        )
+    assert {"flights", "flightStatus", "api_query", "api_execute"} <= names
+    served = {n.removeprefix("w_") for n in names if n.startswith("w_")}
+    assert served == {"book_flight", "find_cheapest_across_dates"}
+    assert sorted(p["workflow"] for p in problems) == sorted(INVALID | {"check_flight_status"})
+    assert not status.is_error, status.content
+    assert not booked.is_error, booked.content
+    assert booked.structured_content["status"] == "succeeded", booked.structured_content
+
+    fake_llm.script(tool_call("flights_graphql", {"query": STATUS, "variables": {"n": "KL7"}}))
+    named = {**headers, "X-API-Name": "flights"}
+    async with mcp_client(gateway, headers=named) as client:
+        names = {t.name for t in (await client.list_tools()).tools}
+        problems = await read_json(client, "dynamic-tools://session/problems")
+        result = await client.call_tool("w_check_flight_status", {"flight_number": "KL7"})
+    assert {f"w_{w}" for w in VALID} <= names
+    assert sorted(p["workflow"] for p in problems) == sorted(INVALID)
+    assert not result.is_error, result.content
+    assert result.structured_content["status"] == "succeeded", result.structured_content
