@@ -30,6 +30,7 @@ class TeamApi:
     url: str
     documents: dict[str, str]
     seen: list[tuple[str, str | None]] = field(default_factory=list)
+    token: str | None = TOKEN  # None: a public API (no Authorization needed)
 
     @property
     def openapi(self) -> str:
@@ -65,7 +66,7 @@ def team_app(team: TeamApi) -> FastAPI:
             return response
         given = request.headers.get("authorization")
         team.seen.append((path, given))
-        if given != TOKEN:
+        if team.token is not None and given != team.token:
             return JSONResponse({"error": {"code": "unauthorized"}}, status_code=401)
         answered: Response = await call_next(request)
         return answered
@@ -80,9 +81,11 @@ def team_app(team: TeamApi) -> FastAPI:
 
 
 @contextmanager
-def running_team_api(documents: dict[str, str] | None = None) -> Iterator[TeamApi]:
-    """Serve the team API on loopback until the block ends."""
-    team = TeamApi(url="", documents=dict(documents or {}))
+def running_team_api(
+    documents: dict[str, str] | None = None, *, token: str | None = TOKEN
+) -> Iterator[TeamApi]:
+    """Serve the team API on loopback until the block ends (``token=None``: public)."""
+    team = TeamApi(url="", documents=dict(documents or {}), token=token)
     with serve(team_app(team)) as url:
         team.url = url
         yield team

@@ -3,7 +3,9 @@
 Every operation takes either a saved workflow (``workflow_id``) or a draft (``content``, with
 ``workflow`` naming one of its workflows when it has several): drafts are parsed and validated
 first, and a draft that does not validate raises :class:`WorkflowInvalidError` with every
-violation. Nothing here writes except :meth:`WorkflowAuthoring.run` (a run) and
+violation — except for a run, which goes on when the workflow it starts, the sub-workflows that
+one reaches and the document itself are valid (the other workflows' errors are reported back in
+:attr:`Target.left_out`). Nothing here writes except :meth:`WorkflowAuthoring.run` (a run) and
 :meth:`WorkflowAuthoring.purge_history` (deletes ended runs).
 
 Value providers (``provider.catalog``): a provider is a read-only list/search operation whose
@@ -34,6 +36,7 @@ from dynamic_tools.engine.models import Workflow, WorkflowDocument
 from dynamic_tools.engine.nodes import kind_of
 from dynamic_tools.engine.nodes.steps import step_kind
 from dynamic_tools.engine.params import check_values
+from dynamic_tools.engine.plan import blocking_errors, workflow_of_path
 from dynamic_tools.engine.references import find_references, render
 from dynamic_tools.engine.validator import validate_document
 from dynamic_tools.errors import InvalidInputError, NotFoundError, WorkflowInvalidError
@@ -71,6 +74,9 @@ class Target:
     saved: bool
     #: a session's own tools, for a workflow of the document it brought
     scope: ToolScope | None = None
+    #: a draft's other workflows that do not validate, ``{workflow, violations}`` each: a run
+    #: of this one goes on without them (:meth:`WorkflowAuthoring.target`, ``runnable_only``)
+    left_out: tuple[dict[str, Any], ...] = ()
 
 
 class WorkflowAuthoring:
@@ -90,9 +96,19 @@ class WorkflowAuthoring:
 
     # --- targets ---------------------------------------------------------------------------
     def target(
-        self, *, workflow_id: str | None, content: str | None, fmt: str | None = None
+        self,
+        *,
+        workflow_id: str | None,
+        content: str | None,
+        fmt: str | None = None,
+        runnable_only: bool = False,
     ) -> Target:
-        """The saved workflow ``workflow_id``, or the (validated) draft ``content``."""
+        """The saved workflow ``workflow_id``, or the (validated) draft ``content``.
+
+        A draft with errors is refused, every violation listed; with ``runnable_only`` (a run)
+        only errors of the chosen workflow, of the sub-workflows it reaches and of the document
+        itself refuse it, and the other workflows with errors are in ``left_out``.
+        """
         if content is None:
             if not workflow_id:
                 raise InvalidInputError(
@@ -109,29 +125,60 @@ class WorkflowAuthoring:
             known_tools=self.registry.input_schemas(),
             known_workflows=self.workflows.definitions(),
         )
-        if report.errors:
-            raise WorkflowInvalidError(
-                f"the draft has {len(report.errors)} error(s)",
-                violations=[v.to_dict() for v in report.violations],
-            )
         ids = list(loaded.document.workflows)
         chosen = workflow_id or ids[0]
+        blocking = report.errors
+        if runnable_only and chosen in loaded.document.workflows:
+            blocking = blocking_errors(report.errors, loaded.document, chosen)
+        if blocking:
+            listed = blocking if runnable_only else report.violations
+            raise WorkflowInvalidError(
+                f"the draft has {len(blocking)} error(s)"
+                + (f" that stop workflow '{chosen}'" if runnable_only else ""),
+                violations=[v.to_dict() for v in listed],
+            )
         if chosen not in loaded.document.workflows:
             raise NotFoundError(
                 f"the draft has no workflow '{chosen}' (it has: {', '.join(ids)})",
                 context={"workflow_id": chosen},
             )
+        left_out: dict[str, list[dict[str, Any]]] = {}
+        for violation in report.errors:  # none reached by the chosen workflow
+            where = workflow_of_path(violation.path) or ""
+            left_out.setdefault(where, []).append(violation.to_dict())
         version = "draft"
-        return Target(chosen, loaded.document.workflows[chosen], loaded.document, version, False)
+        return Target(
+            chosen,
+            loaded.document.workflows[chosen],
+            loaded.document,
+            version,
+            False,
+            left_out=tuple({"workflow": w, "violations": v} for w, v in left_out.items()),
+        )
 
     async def checked_target(
-        self, *, workflow_id: str | None, content: str | None, fmt: str | None = None
+        self,
+        *,
+        workflow_id: str | None,
+        content: str | None,
+        fmt: str | None = None,
+        runnable_only: bool = False,
     ) -> Target:
-        """:meth:`target`, a draft checked in a document worker first, the rest in a thread."""
-        if content is not None:
+        """:meth:`target`, a draft checked in a document worker first, the rest in a thread.
+
+        With ``runnable_only`` the worker's check only bounds the work (time and memory); which
+        errors refuse the run is :meth:`target`'s to say.
+        """
+        if content is not None and runnable_only:
+            await self.workflows.check(content, fmt)  # type: ignore[arg-type]
+        elif content is not None:
             await self.workflows.check_errors(content, fmt, "draft")  # type: ignore[arg-type]
         return await asyncio.to_thread(
-            self.target, workflow_id=workflow_id, content=content, fmt=fmt
+            self.target,
+            workflow_id=workflow_id,
+            content=content,
+            fmt=fmt,
+            runnable_only=runnable_only,
         )
 
     # --- previews --------------------------------------------------------------------------

@@ -1,10 +1,11 @@
 """The run plan: a validated workflow, compiled once, ready for the interpreter.
 
-"Validated" is a type here: :func:`compile_plan` builds a :class:`RunPlan` only from a document
-whose validation report has no error, and the interpreter takes nothing else. The plan holds
-what the interpreter would otherwise derive on every execution: each reachable workflow's
-graph (activations, skip analysis), its node order, the sub-workflows it calls and the
-references each node reads, resolved to the names they read.
+"Validated" is a type here: :func:`compile_plan` builds a :class:`RunPlan` only when the workflow
+it runs, the sub-workflows it reaches and the document itself have no validation error (a
+sibling workflow's errors do not stop it: :func:`blocking_errors`), and the interpreter takes
+nothing else. The plan holds what the interpreter would otherwise derive on every execution:
+each reachable workflow's graph (activations, skip analysis), its node order, the
+sub-workflows it calls and the references each node reads, resolved to the names they read.
 """
 
 from __future__ import annotations
@@ -27,7 +28,15 @@ from dynamic_tools.engine.validator import (
 from dynamic_tools.errors import InvalidInputError, NotFoundError
 from dynamic_tools.violations import Violation
 
-__all__ = ["PlanRefused", "RunPlan", "WorkflowPlan", "compile_plan"]
+__all__ = [
+    "PlanRefused",
+    "RunPlan",
+    "WorkflowPlan",
+    "blocking_errors",
+    "compile_plan",
+    "reachable_workflows",
+    "workflow_of_path",
+]
 
 
 class PlanRefused(InvalidInputError):
@@ -142,7 +151,9 @@ def compile_plan(
 
     ``known_tools`` None skips the unknown-tool check (a recorded run replayed after a tool was
     removed still runs, and fails at that call). Raises :class:`NotFoundError` for an unknown
-    workflow and :class:`PlanRefused` when the report has errors.
+    workflow and :class:`PlanRefused` when the report has errors in ``workflow_id``, in a
+    sub-workflow it reaches or in the document itself; an error in a workflow it never reaches
+    does not stop it (:func:`blocking_errors`).
     """
     model = document.document if isinstance(document, LoadedDocument) else document
     if workflow_id not in model.workflows:
@@ -154,8 +165,9 @@ def compile_plan(
         report = validate_document(
             document, known_tools=known_tools, known_workflows=known_workflows
         )
-    if not report.ok:
-        raise PlanRefused(workflow_id, report.errors)
+    blocking = blocking_errors(report.errors, model, workflow_id)
+    if blocking:
+        raise PlanRefused(workflow_id, blocking)
     plans: dict[str, WorkflowPlan] = {}
     pending = [workflow_id]
     while pending:
@@ -167,3 +179,37 @@ def compile_plan(
         plans[current] = plan
         pending.extend(sorted(plan.sub_workflows))
     return RunPlan(document=model, workflow_id=workflow_id, workflows=plans)
+
+
+def workflow_of_path(path: str) -> str | None:
+    """The workflow a violation's ``path`` is in (``workflows.<id>...``); None: the document."""
+    parts = path.split(".", 2)
+    return parts[1] if len(parts) > 1 and parts[0] == "workflows" else None
+
+
+def reachable_workflows(document: WorkflowDocument, workflow_id: str) -> list[str]:
+    """``workflow_id`` and the workflows of ``document`` it calls, directly or not, in order.
+
+    Sub-workflows the document does not define are left out (another document's, or none).
+    """
+    found: dict[str, None] = {}
+    pending = [workflow_id]
+    while pending:
+        current = pending.pop(0)
+        if current in found or current not in document.workflows:
+            continue
+        found[current] = None
+        pending.extend(sorted(sub_workflows(document.workflows[current].graph.values())))
+    return list(found)
+
+
+def blocking_errors(
+    errors: list[Violation], document: WorkflowDocument, workflow_id: str
+) -> list[Violation]:
+    """The errors that stop a run of ``workflow_id``.
+
+    Its own, those of the sub-workflows it reaches, and the document's (not in any workflow);
+    another workflow's errors do not.
+    """
+    reached = set(reachable_workflows(document, workflow_id))
+    return [e for e in errors if (w := workflow_of_path(e.path)) is None or w in reached]

@@ -24,9 +24,10 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 import mcp_types as types
+from loguru import logger
 from pydantic import BaseModel
 
-from dynamic_tools.definitions.authoring import MAX_HISTORY_DAYS, WorkflowAuthoring
+from dynamic_tools.definitions.authoring import MAX_HISTORY_DAYS, Target, WorkflowAuthoring
 from dynamic_tools.definitions.repository import WorkflowRepository
 from dynamic_tools.errors import ConflictError, ConflictKind, InvalidInputError, NotFoundError
 from dynamic_tools.execution.runs import RunService
@@ -428,11 +429,16 @@ class AuthoringTools:
 
     async def _run(self, args: dict[str, Any]) -> dict[str, Any]:
         target = await self.authoring.checked_target(
-            workflow_id=args.get("workflow_id"), content=args.get("content"), fmt=args.get("format")
+            workflow_id=args.get("workflow_id"),
+            content=args.get("content"),
+            fmt=args.get("format"),
+            runnable_only=True,
         )
         inputs = dict(args.get("inputs") or {})
         run = await self.authoring.run(target, inputs, principal=current_principal())
-        return {"run_id": run.run_id, "workflow_id": run.workflow_id, "status": run.status}
+        warn_left_out("workflow.run", target)
+        started = {"run_id": run.run_id, "workflow_id": run.workflow_id, "status": run.status}
+        return {**started, "left_out": list(target.left_out)} if target.left_out else started
 
     async def _redrive(self, args: dict[str, Any]) -> dict[str, Any]:
         old = str(args["run_id"])
@@ -573,6 +579,17 @@ _ALIASES: dict[str, tuple[tuple[Alias, ...], tuple[tuple[str, ...], ...]]] = {
     "workflow.save": ((MANIFEST, VERSION), (("content", "manifest"),)),
     "workflow.cancel": ((), (("run_id", "operation_id"),)),  # operation_id: see add_to
 }
+
+
+def warn_left_out(tool: str, target: Target) -> None:
+    """Log a warning per workflow of a draft a run went on without (it does not validate)."""
+    for problem in target.left_out:
+        logger.bind(tool=tool, workflow=problem["workflow"]).warning(
+            "{}: workflow '{}' of the draft is left out: {}",
+            tool,
+            problem["workflow"],
+            "; ".join(str(v.get("message", "")) for v in problem["violations"])[:500],
+        )
 
 
 async def _on_target(

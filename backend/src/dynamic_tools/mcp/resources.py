@@ -6,8 +6,9 @@ Design: docs/design-sources.md#tool-discovery-design (strategy 2).
   given, then the domain's workflows, their steps, the rules;
 - ``workflow://{domain}/graph`` — JSON: the domain's dependency graph (nodes and edges);
 - ``workflow://{domain}/{workflow}`` — JSON: the structured graph of one workflow;
-- ``dynamic-tools://session/problems`` — JSON: what the session's documents could not serve
-  (listed only when there is something).
+- ``dynamic-tools://session/problems`` — JSON: what the session's headers could not serve
+  (workflows, documents, tool hints: each left out once, the rest served; listed only when
+  there is something).
 
 Both are listed as resources and as resource templates. ``ENABLE_WORKFLOWS=false`` removes them.
 Further resources (the authoring ones, docs/design-sources.md#mcp-authoring-design) register
@@ -57,8 +58,9 @@ class ResourceSet:
                 types.Resource(
                     uri=PROBLEMS,
                     name="session document problems",
-                    description=f"{len(view.problems)} workflow(s) of this session's documents "
-                    "could not be served, each with its violations (JSON).",
+                    description=f"{len(view.problems)} item(s) of this session's headers "
+                    "(workflows, documents, tool hints) left out, each with its violations "
+                    "(JSON).",
                     mime_type="application/json",
                 )
             )

@@ -78,7 +78,7 @@ from dynamic_tools.settings import Settings
 # Lists longer than this are paged: one 1,000-tool answer is ~1.5 MB, over the 1 MiB event
 # size the SDK client accepts by default. Shorter lists come whole (no cursor to follow).
 TOOLS_PAGE = 400
-MAX_REPORTED = 10_000  # (session, view) pairs told of their documents' problems
+MAX_REPORTED = 10_000  # (session, problems) pairs told of what their headers left out
 
 INSTRUCTIONS = """\
 Dynamic Tools turns HTTP APIs into tools you can use safely. Choose in this order:
@@ -167,15 +167,15 @@ class McpEndpoint:
             raise invalid_params(exc) from None
 
     async def _report_problems(self, ctx: Any, view: SessionView) -> None:
-        """Tell the session, once per view, which workflows of its documents were left out."""
-        key = (session_key(ctx), id(view))
+        """Tell the session once what of its headers was left out (again only when it changes)."""
+        left_out = [f"{p['header']}: {p.get('workflow') or p.get('tool')}" for p in view.problems]
+        key = (session_key(ctx), hash("\n".join(left_out)))
         if key in self._reported:
             return
-        left_out = [f"{p['header']}: {p['workflow']}" for p in view.problems]
         data = {
             "event": "session_documents",
-            "message": f"{len(left_out)} workflow(s) of this session's documents are not "
-            "served; read dynamic-tools://session/problems for the violations",
+            "message": f"{len(left_out)} item(s) of this session's headers are left out (the "
+            "rest is served); read dynamic-tools://session/problems for the violations",
             "left_out": left_out,
         }
         if await self.client_log.send(ctx, "warning", data):  # sent: not again for this view

@@ -30,6 +30,7 @@ from dynamic_tools.engine.loaders import (
     parse_raw,
 )
 from dynamic_tools.engine.models import WorkflowDocument
+from dynamic_tools.engine.plan import reachable_workflows
 from dynamic_tools.engine.validator import validate_document
 from dynamic_tools.errors import DynamicToolsError, InvalidInputError, WorkflowInvalidError
 from dynamic_tools.http.document_fetch import DocumentFetcher
@@ -50,6 +51,8 @@ from dynamic_tools.tools.models import AuthSpec, ToolConfig
 from dynamic_tools.tools.openapi import ConversionOptions
 
 MAX_CACHED = 32
+DOCUMENT = "(document)"
+"""The ``workflow`` of a problem that is the document's own (not one of its workflows)."""
 
 
 @dataclass(frozen=True)
@@ -298,9 +301,12 @@ def load_session_workflows(
 ) -> SessionWorkflows:
     """The document's valid workflows and a problem per one left out (a document worker's task).
 
-    A workflow that does not fit the format, or does not validate, is left out and reported;
-    the others are served. Text that is not a workflow document at all is a guide when
-    ``guide_ok`` (``X-Workflow-Resources``), else :class:`WorkflowInvalidError`.
+    A workflow that does not fit the format, or does not validate, is left out and reported,
+    and so is every workflow that calls one left out; the others are served, and the document
+    returned holds only them (a run compiles what is served, never a sibling left out). An
+    error of the document itself (not of one workflow) leaves every workflow out. Text that is
+    not a workflow document at all is a guide when ``guide_ok`` (``X-Workflow-Resources``),
+    else :class:`WorkflowInvalidError`.
     """
     text = fetched.content.decode("utf-8", errors="replace")
     name = fetched.location.rsplit("/", 1)[-1]
@@ -314,9 +320,41 @@ def load_session_workflows(
     report = validate_document(loaded, known_tools=known_tools)
     for violation in report.errors:
         problems.setdefault(_workflow_of(violation.path), []).append(violation.to_dict())
-    valid = [w for w in loaded.document.workflows if w not in problems]
+    document = loaded.document
+    _leave_out_callers(document, problems)
+    valid = [] if DOCUMENT in problems else [w for w in document.workflows if w not in problems]
     listed = [{"workflow": w, "violations": v} for w, v in problems.items()]
-    return SessionWorkflows(loaded.document if valid else None, digest, valid, listed)
+    if not valid:
+        return SessionWorkflows(None, digest, [], listed)
+    served = {w: document.workflows[w] for w in valid}  # a run compiles only what is served
+    document = document.model_copy(update={"workflows": served})
+    return SessionWorkflows(document, digest, valid, listed)
+
+
+def _leave_out_callers(
+    document: WorkflowDocument, problems: dict[str, list[dict[str, Any]]]
+) -> None:
+    """Add a problem for every workflow that calls one left out, directly or not.
+
+    Only those workflows go: the others of the document do not depend on the ones left out.
+    A workflow the document does not define is already reported by the validator
+    (``unknown_workflow``) at the call.
+    """
+    for workflow_id in document.workflows:
+        if workflow_id in problems:
+            continue
+        reached = reachable_workflows(document, workflow_id)[1:]
+        left_out = [w for w in reached if w in problems]
+        if left_out:
+            problems[workflow_id] = [
+                {
+                    "path": f"workflows.{workflow_id}",
+                    "rule": "sub_workflow_left_out",
+                    "message": f"calls {', '.join(repr(w) for w in left_out)}, which "
+                    f"{'is' if len(left_out) == 1 else 'are'} left out (invalid)",
+                    "severity": "error",
+                }
+            ]
 
 
 def looks_like_workflow_document(text: str, name: str) -> bool:
@@ -333,7 +371,7 @@ def looks_like_workflow_document(text: str, name: str) -> bool:
 
 def _workflow_of(path: str) -> str:
     parts = path.split(".")
-    return parts[1] if len(parts) > 1 and parts[0] == "workflows" else "(document)"
+    return parts[1] if len(parts) > 1 and parts[0] == "workflows" else DOCUMENT
 
 
 def _without_broken_workflows(
@@ -351,7 +389,7 @@ def _without_broken_workflows(
     fmt = detect_format(name, text)
     raw, lines = parse_raw(text, fmt)
     workflows = raw.get("workflows") if isinstance(raw, dict) else None
-    if "(document)" in problems or not isinstance(workflows, dict):
+    if DOCUMENT in problems or not isinstance(workflows, dict):
         raise error
     kept = {w: v for w, v in workflows.items() if w not in problems}
     if not kept:

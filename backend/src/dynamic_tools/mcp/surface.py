@@ -15,6 +15,8 @@ authoring, tasks, catalogs, listings, markdown workflows.
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
@@ -28,7 +30,7 @@ from loguru import logger
 from dynamic_tools.definitions.authoring import Target, WorkflowAuthoring
 from dynamic_tools.definitions.repository import PreparedRun
 from dynamic_tools.engine.params import check_values
-from dynamic_tools.errors import InvalidInputError
+from dynamic_tools.errors import DynamicToolsError, InvalidInputError
 from dynamic_tools.markdown.service import MarkdownWorkflowService
 from dynamic_tools.mcp.api_tools import (
     QUERY_INPUT_SCHEMA,
@@ -52,6 +54,7 @@ from dynamic_tools.mcp.prompts import AuthoringPrompts
 from dynamic_tools.mcp.recipes import RecipeLayer
 from dynamic_tools.mcp.resources import ResourceSet
 from dynamic_tools.mcp.session_config import SessionConfig
+from dynamic_tools.mcp.session_sources import DOCUMENT, SessionWorkflows
 from dynamic_tools.mcp.tasks import TaskFlows
 from dynamic_tools.mcp.tool_meta import add_routing_meta
 from dynamic_tools.mcp.workflow_text import tool_description
@@ -71,6 +74,7 @@ if TYPE_CHECKING:
     from dynamic_tools.bootstrap import Services
 
 MAX_VIEWS = 64
+MAX_LOGGED = 10_000  # problems of session headers already logged (once each, not per rebuild)
 SEED_PLANNER = "_plan"
 """The planner's name in the design documents: ``{prefix}_plan`` answers to it too (unlisted)."""
 REFETCH_S = 60.0
@@ -83,6 +87,7 @@ class McpSurface:
         self._services: Services | None = None
         self._views: OrderedDict[tuple[Any, ...], tuple[float, SessionView]] = OrderedDict()
         self._lock = asyncio.Lock()
+        self._logged: OrderedDict[str, None] = OrderedDict()  # problems warned of (_log_problems)
         self.recipes: RecipeLayer | None = None
         self.resources: ResourceSet | None = None
         self.tasks: TaskLookup | None = None  # set by the endpoint (workflow.cancel of a task)
@@ -210,6 +215,7 @@ class McpSurface:
         _hint_other_tools(view, overrides)
         add_routing_meta(view)
         view.tools = [e.tool for e in view.entries.values()]
+        _log_problems(view, self._logged)
         return view
 
     async def _load_workflows(self, view: SessionView) -> None:
@@ -221,11 +227,15 @@ class McpSurface:
                     view.workflows[summary.id] = services.workflows.workflow(summary.id)
                     view.domains[summary.id] = summary.domain
         else:
-            found = await self.sources.workflows(
-                config.workflow_url,
-                "x-workflow-url",
-                known_tools=_callable_tools(view, services.registry.input_schemas()),
-            )
+            try:
+                found = await self.sources.workflows(
+                    config.workflow_url,
+                    "x-workflow-url",
+                    known_tools=_callable_tools(view, services.registry.input_schemas()),
+                )
+            except DynamicToolsError as exc:  # not read, or not a workflow document at all
+                _note_unloaded(view, "X-Workflow-URL", config.workflow_url, exc)
+                found = SessionWorkflows(None, "", [])
             _note_problems(view, "X-Workflow-URL", config.workflow_url, found.problems)
             view.document = found.document
             view.document_version = found.content_hash[:16]
@@ -238,7 +248,11 @@ class McpSurface:
 
     async def _load_guides(self, view: SessionView, url: str) -> None:
         """X-Workflow-Resources: a markdown guide, or workflows served as guides only."""
-        guides = await self.sources.workflows(url, "x-workflow-resources", known_tools=None)
+        try:
+            guides = await self.sources.workflows(url, "x-workflow-resources", known_tools=None)
+        except DynamicToolsError as exc:  # not read: the session goes on without its guides
+            _note_unloaded(view, "X-Workflow-Resources", url, exc)
+            return
         _note_problems(view, "X-Workflow-Resources", url, guides.problems)
         if guides.guide is not None:
             domains = set(view.domains.values())
@@ -366,16 +380,50 @@ RESUME_TOOL = types.Tool(
 
 
 def _note_problems(
-    view: SessionView, header: str, url: str, problems: list[dict[str, Any]]
+    view: SessionView, header: str, url: str | None, problems: list[dict[str, Any]]
 ) -> None:
-    """Keep what a session's document could not serve (a resource and a log message show it)."""
+    """Keep what a session's headers could not serve (a resource and a log message show it).
+
+    Each problem is ``{header, url, workflow | tool, violations}``, kept once; what it names
+    is left out and everything else is served (docs/design-sources.md#tool-discovery-design).
+    """
     for problem in problems:
-        view.problems.append({"header": header, "url": url, **problem})
-        logger.bind(header=header, workflow=problem.get("workflow")).warning(
-            "session document problem: {} workflow '{}' left out",
+        view.problems.append({"header": header, **({"url": url} if url else {}), **problem})
+
+
+def _log_problems(view: SessionView, logged: OrderedDict[str, None]) -> None:
+    """A warning per problem of ``view``, once per configuration (not again when rebuilt)."""
+    for problem in view.problems:
+        key = hashlib.sha256(
+            json.dumps([view.config.fingerprint, problem], sort_keys=True, default=str).encode()
+        ).hexdigest()
+        if key in logged:
+            continue
+        logged[key] = None
+        while len(logged) > MAX_LOGGED:
+            logged.popitem(last=False)
+        what = "tool" if "tool" in problem else "workflow"
+        header = problem["header"]
+        logger.bind(header=header, **{what: problem.get(what)}).warning(
+            "session problem: {} {} '{}' left out: {}",
             header,
-            problem.get("workflow"),
+            what,
+            problem.get(what),
+            "; ".join(str(v.get("message", "")) for v in problem.get("violations", []))[:500],
         )
+
+
+def _note_unloaded(view: SessionView, header: str, url: str, exc: DynamicToolsError) -> None:
+    """A document the session names that could not be read: reported, its content left out."""
+    violations = [
+        {**v, "path": v.get("path") or f"header:{header.lower()}"}
+        for v in getattr(exc, "violations", None) or []
+    ] or [{"path": f"header:{header.lower()}", "rule": "load", "message": exc.message}]
+    problem = {
+        "workflow": DOCUMENT,
+        "violations": [{**v, "message": v.get("message") or exc.message} for v in violations],
+    }
+    _note_problems(view, header, url, [problem])
 
 
 def _callable_tools(
@@ -439,21 +487,33 @@ def graphql_core_tools(
 def _hint_other_tools(view: SessionView, overrides: dict[str, ToolHints]) -> None:
     """Header hints for tools that are not API operations (e.g. ``<prefix>_query``).
 
-    Design: docs/design-sources.md#tool-discovery-design.
-
-    Raises:
-        InvalidInputError: a hinted tool is not offered in this session.
+    Design: docs/design-sources.md#tool-discovery-design. Hints are advice: one for a tool
+    this session does not offer is left out and reported (``dynamic-tools://session/problems``
+    and a warning), and the session is served without it.
     """
     unknown = sorted(set(overrides) - set(view.entries))
-    if unknown:
-        raise InvalidInputError(
-            "X-Tool-Hints names tools this session does not have: " + ", ".join(unknown),
-            violations=[
-                {"path": f"header:x-tool-hints.{n}", "rule": "tool", "message": "unknown tool"}
-                for n in unknown
-            ],
-        )
+    _note_problems(
+        view,
+        "X-Tool-Hints",
+        None,
+        [
+            {
+                "tool": name,
+                "violations": [
+                    {
+                        "path": f"header:x-tool-hints.{name}",
+                        "rule": "unknown_tool",
+                        "message": f"this session has no tool '{name}'; its hint is left out",
+                        "severity": "warning",
+                    }
+                ],
+            }
+            for name in unknown
+        ],
+    )
     for name, hints in overrides.items():
+        if name in unknown:
+            continue
         entry = view.entries[name]
         block = hint_block(hints)
         if name not in view.api_tools and block:

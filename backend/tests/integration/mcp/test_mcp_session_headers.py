@@ -111,12 +111,16 @@ async def test_a_workflow_document_by_url_gives_the_session_workflows(
 
 
 async def test_a_workflow_file_outside_the_registry_is_refused(server: str, tmp_path: Path) -> None:
+    """Not read, and reported: the session is served without its workflows."""
     outside = tmp_path / "elsewhere.yaml"
     outside.write_text(FLOWS)
     async with mcp_client(server, headers={"X-Workflow-URL": f"file://{outside}"}) as client:
-        with pytest.raises(MCPError) as refused:
-            await client.list_tools()
-    assert "x-workflow-url" in json.dumps(refused.value.data).lower()
+        names = {t.name for t in (await client.list_tools()).tools}
+        problems = await client.read_resource("dynamic-tools://session/problems")
+    assert "w_cheapest_flight" not in names and "search_flights" in names
+    [problem] = json.loads(problems.contents[0].text)
+    assert problem["header"] == "X-Workflow-URL" and problem["workflow"] == "(document)"
+    assert problem["violations"][0]["path"] == "header:x-workflow-url"
 
 
 async def test_workflow_resources_are_guides_not_tools(server: str, travel_root: Path) -> None:

@@ -6,8 +6,15 @@ import pytest
 import yaml
 
 from dynamic_tools.engine.loaders import LoadedDocument, load_document
-from dynamic_tools.engine.plan import PlanRefused, compile_plan
+from dynamic_tools.engine.plan import (
+    PlanRefused,
+    blocking_errors,
+    compile_plan,
+    reachable_workflows,
+    workflow_of_path,
+)
 from dynamic_tools.errors import InvalidInputError, NotFoundError
+from dynamic_tools.violations import Violation
 
 DOC = """
 domain: travel
@@ -79,3 +86,33 @@ def test_known_tools_none_skips_only_the_tool_check() -> None:
     broken["workflows"]["unrelated"]["graph"]["ping"]["depends_on"] = ["missing"]
     with pytest.raises(PlanRefused):
         compile_plan(load_document(yaml.safe_dump(broken), name="b.yaml"), "unrelated")
+
+
+def test_a_sibling_workflows_errors_do_not_stop_a_run() -> None:
+    """Only the workflow, the sub-workflows it reaches and the document itself count."""
+    broken = yaml.safe_load(DOC)
+    broken["workflows"]["unrelated"]["graph"]["ping"]["depends_on"] = ["missing"]
+    broken["workflows"]["hold_one"]["graph"]["hold"] = {"workflow": "not_defined"}
+    loaded = load_document(yaml.safe_dump(broken), name="b.yaml")
+    plan = compile_plan(loaded, "book_one", TOOLS)  # neither broken one is reached
+    assert set(plan.workflows) == {"book_one"}
+    with pytest.raises(PlanRefused) as refused:
+        compile_plan(loaded, "trip", TOOLS)  # reaches hold_one
+    paths = {v["path"].split(".")[1] for v in refused.value.violations}
+    assert paths == {"hold_one"}
+
+
+def test_reachable_workflows_and_blocking_errors() -> None:
+    model = document().document
+    assert reachable_workflows(model, "trip") == ["trip", "book_one", "hold_one"]
+    assert reachable_workflows(model, "unrelated") == ["unrelated"]
+    assert workflow_of_path("workflows.trip.graph.book") == "trip"
+    assert workflow_of_path("domain") is None
+    errors = [
+        Violation(path="workflows.unrelated.graph.ping", rule="r", message="m"),
+        Violation(path="workflows.hold_one.graph.hold", rule="r", message="m"),
+        Violation(path="base_url", rule="r", message="m"),
+    ]
+    blocking = blocking_errors(errors, model, "trip")
+    assert [v.path for v in blocking] == ["workflows.hold_one.graph.hold", "base_url"]
+    assert [v.path for v in blocking_errors(errors, model, "book_one")] == ["base_url"]

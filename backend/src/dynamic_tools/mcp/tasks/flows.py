@@ -27,7 +27,7 @@ from dynamic_tools.engine.models import ParamSpec
 from dynamic_tools.errors import ConfigurationError, InvalidInputError, WorkflowInvalidError
 from dynamic_tools.execution.runs import visible_to
 from dynamic_tools.mcp.aliases import alias_property, apply_aliases
-from dynamic_tools.mcp.authoring_tools import ANNOTATIONS, MANIFEST, SAFETY_KEY
+from dynamic_tools.mcp.authoring_tools import ANNOTATIONS, MANIFEST, SAFETY_KEY, warn_left_out
 from dynamic_tools.mcp.channel import ClientRequestTimeout
 from dynamic_tools.mcp.entries import Result, SessionView, ToolCall, ToolEntry
 from dynamic_tools.mcp.errors import TaskCapabilityRequired, error_result
@@ -162,10 +162,11 @@ class TaskFlows:
         # ``manifest`` is the design's name for ``content``, as on workflow.run
         args = apply_aliases("workflow.execute", call.arguments, (MANIFEST,))
         target = await self.authoring.checked_target(
-            workflow_id=args.get("workflow_id"), content=args.get("content")
+            workflow_id=args.get("workflow_id"), content=args.get("content"), runnable_only=True
         )
         inputs = dict(args.get("inputs") or {})
         run = await self.authoring.run(target, inputs, principal=call.channel.principal)
+        warn_left_out("workflow.execute", target)
         return run.run_id
 
     async def _author_and_run(self, call: ToolCall, job: Any) -> str:
