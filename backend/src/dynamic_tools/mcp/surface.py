@@ -299,7 +299,7 @@ class McpSurface:
                 view.add(ToolEntry(execute, "core", _execute_handler(caller)))
             else:
                 execute = api_tool(free, description=free.description)
-                view.add(ToolEntry(execute, "core", _api_handler(caller, free)))
+                view.add(ToolEntry(execute, "core", _api_handler(caller, free, composed=True)))
 
     async def _query(self, call: ToolCall) -> Result:
         listener = self.recipes.learn if self.recipes is not None else None
@@ -469,9 +469,18 @@ def _describe(config: ToolConfig, view: SessionView, with_hints: bool) -> str:
     return describe_tool(config, view.hints[config.name], api_label=view.label)
 
 
-def _api_handler(caller: ApiCaller, config: ToolConfig) -> Handler:
+def _api_handler(caller: ApiCaller, config: ToolConfig, *, composed: bool = False) -> Handler:
+    """The handler of an operation's own tool (declared) or a GraphQL ``{prefix}_execute``.
+
+    ``composed``: the client's model wrote the document, so the safe-by-default rule applies.
+    """
+
     async def handle(call: ToolCall) -> Result:
-        return await caller.call(config, call.arguments, extra_headers=call.view.config.api_headers)
+        session = call.view.config
+        allow = session.allow_unsafe if composed else None
+        return await caller.call(
+            config, call.arguments, extra_headers=session.api_headers, composed=allow
+        )
 
     return handle
 
