@@ -122,15 +122,19 @@ def query_tool(
 
 
 def execute_tool(prefix: str, label: str, names: Sequence[str]) -> types.Tool:
-    """``{prefix}_execute``: a direct call of a named operation, validated against its schema."""
+    """``{prefix}_execute``: a direct call of a named operation, validated against its schema.
+
+    Safe by default (``tools/safety.py``): an operation that changes things is refused unless
+    the session's ``X-Allow-Unsafe-Paths`` matches it.
+    """
     return types.Tool(
         name=f"{prefix}_execute",
         description=(
             f"[{label}] Call one operation of this API directly: give its name and its "
             "arguments; they are validated against the operation's input schema before any "
-            "request is sent. Operations: "
-            + ", ".join(names[:50])
-            + (" …" if len(names) > 50 else "")
+            "request is sent. Read-only unless the session allows more: an operation other than "
+            "GET/HEAD/OPTIONS is refused unless X-Allow-Unsafe-Paths matches its path or name. "
+            "Operations: " + ", ".join(names[:50]) + (" …" if len(names) > 50 else "")
         ),
         input_schema=execute_input_schema(names),
         annotations=types.ToolAnnotations(

@@ -413,7 +413,8 @@ def graphql_core_tools(
     """The free query tools of a GraphQL API, by the core tool they serve.
 
     The model's (read-only unless the session allows mutations) and ``{prefix}_execute``'s (a
-    given query: every operation allowed).
+    given query: every operation allowed when a saved workflow declares it; an MCP call of
+    ``{prefix}_execute`` is model-composed and held to ``tools/safety.py`` by its handler).
     """
     assert config.target_url is not None
     model = free_query_tool(
@@ -429,9 +430,10 @@ def graphql_core_tools(
         sdl,
         description=f"[{label}] Execute a GraphQL operation directly: query (the operation's "
         "text, validated against the API's schema before it is sent), variables, and "
-        "operationName when the document holds several. GraphQL errors are reported with "
-        "their paths.",
-        allow_mutations=["*"],
+        "operationName when the document holds several. A mutation is refused unless "
+        "X-Allow-Unsafe-Paths matches each of its root fields. GraphQL errors are reported "
+        "with their paths.",
+        allow_mutations=["*"],  # a workflow's declared call; MCP calls: _api_handler(composed)
     )
     return {f"{prefix}_query": model, f"{prefix}_execute": given}
 
