@@ -310,9 +310,16 @@ async def test_a_workflow_our_model_drafted_runs_safe_by_default_then_keeps_its_
         done = await poll(mcp, task["taskId"], {"completed", "failed"})
     assert done["status"] == "failed", done
     assert ALLOW in done["statusMessage"] and "'/books'" in done["statusMessage"]
-    assert library.writes() == []
+    failed_run = done["_meta"]["dynamic-tools/run"]["run_id"]
 
     async with mcp_client(gateway) as client:
+        redriven = await client.call_tool("workflow.redrive", {"run_id": failed_run})
+        assert not redriven.is_error, redriven.content
+        again = await finished(gateway, redriven.structured_content["run_id"])
+        assert again["status"] == "failed", again  # a re-drive stays model-composed
+        assert ALLOW in json.dumps(again["error"])
+        assert library.writes() == []
+
         started = await client.call_tool(
             "workflow.run", {"workflow_id": "add_a_book", "inputs": {"title": "Emma"}}
         )
