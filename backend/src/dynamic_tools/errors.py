@@ -12,6 +12,8 @@ DynamicToolsError                 root; carries ``code``, ``message``, ``context
 │   ├── DocumentSourceError       a document source may not or cannot be read        → 422
 │   ├── ProcessingLimitError      a document needs more time or memory than allowed  → 422
 │   ├── RequestTooLargeError      a request body over the size limit                 → 413
+│   ├── UnsafeCallRefusedError    a model-composed call that changes things, not
+│   │                             allowed by X-Allow-Unsafe-Paths (tools/safety.py)  → 422
 │   └── MarkdownWorkflowError     a markdown workflow problem: ``error_type``, ``line``,
 │                                 ``suggestion`` (docs/markdown-workflows.md)        → 422
 ├── NotFoundError                 an unknown id (or another principal's)             → 404
@@ -153,6 +155,25 @@ class RequestTooLargeError(InvalidInputError):
     """
 
     code = "request_too_large"
+
+
+class UnsafeCallRefusedError(InvalidInputError):
+    """A call a model composed changes things and the session does not allow it; not sent.
+
+    ``context`` has ``header`` (``X-Allow-Unsafe-Paths``), ``allow_with`` (the patterns that
+    would allow the call: its path and operation id, or its mutation fields) and ``call``.
+    """
+
+    code = "unsafe_call_refused"
+
+    @property
+    def suggestion(self) -> str:
+        """The next action: the header and the patterns that would allow the call."""
+        patterns = ", ".join(self.context.get("allow_with") or ())
+        return (
+            f"Use a read-only operation, or start the session with X-Allow-Unsafe-Paths "
+            f"matching {patterns} (glob patterns, a JSON array or comma-separated)."
+        )
 
 
 class NotFoundError(DynamicToolsError):

@@ -28,6 +28,7 @@ TABLE: dict[str, tuple[int, str, str]] = {
     "DocumentSourceError": (422, "INVALID_SOURCE", "validation"),
     "ProcessingLimitError": (422, "PROCESSING_LIMIT", "validation"),
     "RequestTooLargeError": (413, "REQUEST_TOO_LARGE", "validation"),
+    "UnsafeCallRefusedError": (422, "UNSAFE_CALL_REFUSED", "validation"),
     "NotFoundError": (404, "NOT_FOUND", "not_found"),
     "AccessError": (403, "ACCESS_DENIED", "permission"),
     "UnauthenticatedError": (401, "UNAUTHORIZED", "permission"),

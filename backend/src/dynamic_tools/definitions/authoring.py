@@ -17,7 +17,7 @@ such an input can be filled from the provider's results: :meth:`resolve_inputs` 
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from dynamic_tools.access.principals import Principal
@@ -72,7 +72,8 @@ class Target:
     document: WorkflowDocument
     version: str
     saved: bool
-    #: a session's own tools, for a workflow of the document it brought
+    #: a session's own tools, for a workflow of the document it brought; or the scope of a
+    #: model-composed workflow (``ToolScope.composed``), whose calls are held to the safe rule
     scope: ToolScope | None = None
     #: a draft's other workflows that do not validate, ``{workflow, violations}`` each: a run
     #: of this one goes on without them (:meth:`WorkflowAuthoring.target`, ``runnable_only``)
@@ -285,9 +286,18 @@ class WorkflowAuthoring:
     async def run(
         self, target: Target, inputs: dict[str, Any], *, principal: Principal
     ) -> RunRecord:
-        """Start a run of a saved workflow or of a validated draft, owned by ``principal``."""
-        if target.saved:
+        """Start a run of a saved workflow or of a validated draft, owned by ``principal``.
+
+        A target with a ``scope`` runs with it, a saved workflow too (a model-composed one:
+        ``tools/safety.py``).
+        """
+        if target.saved and target.scope is None:
             return await self.runs.start(target.workflow_id, inputs, principal=principal)
+        if target.saved:
+            prepared = self.workflows.prepare_run(target.workflow_id, inputs)
+            return await self.runs.start_prepared(
+                replace(prepared, scope=target.scope), principal=principal
+            )
         params = check_values(target.workflow.params, inputs)
         prepared = PreparedRun.of_draft(
             target.document, target.workflow_id, params, target.version, target.scope

@@ -118,7 +118,8 @@ class RunService:
                 kind=ConflictKind.NOT_REDRIVABLE,
                 context={"run_id": run_id, "status": old.status, "reason": "not_redrivable"},
             )
-        if self.scopes is not None and await self.scopes.get(run_id) is not None:
+        scope = await self.scopes.get(run_id) if self.scopes is not None else None
+        if scope is not None and not (scope.composed and not scope.tools):
             raise ConflictError(
                 f"run '{run_id}' ran an MCP session's own workflow, which this server does not "
                 "keep: run it again from that session",
@@ -153,6 +154,8 @@ class RunService:
         )
         note_run(run.run_id)
         try:
+            if scope is not None and self.scopes is not None:  # a model-composed run stays so
+                await self.scopes.save(run.run_id, scope)
             await self.launcher.start(
                 run_id=run.run_id, plan=prepared.plan, params=prepared.params, redrive=redrive
             )

@@ -14,6 +14,11 @@ query names (a rest_call has no secrets: call a registered tool with ``auth``), 
 can use, the final URL under the base URL, and no header that changes where or how the request
 travels or who it claims to come from (``Host``, ``X-Forwarded-For``...).
 
+A run of a model-composed workflow (its scope says ``composed``) holds every call, ``rest_call``
+included, to the safe-by-default rule (``tools/safety.py``) before anything is sent: a call that
+changes things and that the session's ``X-Allow-Unsafe-Paths`` does not match fails ``refused``,
+naming the header and the patterns that would allow it.
+
 Whatever goes wrong is a :class:`ToolCallFailed`: ``transport``/``timeout`` (retryable by
 ``retry_on``), ``refused`` (the call cannot be made as asked) or ``error`` (HTTP cannot carry
 the request, or an unexpected failure) — never another exception.
@@ -34,6 +39,7 @@ from dynamic_tools.errors import (
     NotFoundError,
     TargetRefusedError,
     TransportError,
+    UnsafeCallRefusedError,
 )
 from dynamic_tools.execution.run_context import current_run
 from dynamic_tools.http.invoker import ToolInvoker
@@ -41,6 +47,7 @@ from dynamic_tools.http.outbound_headers import refused_reason
 from dynamic_tools.tools.credentials import looks_like_credential
 from dynamic_tools.tools.models import ToolConfig
 from dynamic_tools.tools.registry import ToolRegistry
+from dynamic_tools.tools.safety import RestCall, check_call, check_tool_call
 from dynamic_tools.tools.scope import ToolScope
 from dynamic_tools.tools.static_credentials import RUN_VALUES
 
@@ -104,6 +111,11 @@ class HttpToolRunner:
             raise _unexpected(tool, exc) from None
         # A null argument is not sent (an optional workflow param not given is null).
         arguments = {k: v for k, v in arguments.items() if v is not None}
+        if scope is not None and scope.composed:  # a model-authored draft: safe by default
+            try:
+                _check_composed(tool, args, config, arguments, scope.allow_unsafe)
+            except UnsafeCallRefusedError as refused:
+                raise ToolCallFailed(refused.message, kind="refused") from None
         headers = dict(scope.headers) if session_api and scope is not None else None
         try:
             result = await self.invoker.invoke(
@@ -168,6 +180,25 @@ class HttpToolRunner:
                 kind="refused",
             )
         return api[name], dict(arguments), bool(own)  # over the registry: a registry tool
+
+
+def _check_composed(
+    tool: str,
+    args: Mapping[str, Any],
+    config: ToolConfig,
+    arguments: Mapping[str, Any],
+    allow: tuple[str, ...],
+) -> None:
+    """The safe-by-default rule for a call of a model-composed run (``tools/safety.py``).
+
+    A ``rest_call`` is judged by its method and the path it gives; any other tool by its
+    operation (or the GraphQL document it is given).
+    """
+    if tool == "rest_call":
+        method = str(args.get("method", "GET")).upper()
+        check_call(RestCall(method, str(args.get("path"))), allow)
+    else:
+        check_tool_call(config, arguments, allow)
 
 
 def _unexpected(tool: str, exc: Exception) -> ToolCallFailed:

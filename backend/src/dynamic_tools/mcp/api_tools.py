@@ -17,12 +17,13 @@ from typing import Any
 import mcp_types as types
 from jsonschema import Draft202012Validator
 
-from dynamic_tools.errors import DynamicToolsError
+from dynamic_tools.errors import DynamicToolsError, UnsafeCallRefusedError
 from dynamic_tools.http.invoker import ArgumentsRejected, ToolInvoker
 from dynamic_tools.mcp.errors import ApiErrorAnswer, OutputSchemaMismatch, error_result
 from dynamic_tools.mcp.results import data_result
 from dynamic_tools.redaction import redactor
 from dynamic_tools.tools.models import ToolConfig
+from dynamic_tools.tools.safety import check_tool_call
 
 WRAPPED = "result"
 RETRYABLE_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504})
@@ -121,15 +122,19 @@ def query_tool(
 
 
 def execute_tool(prefix: str, label: str, names: Sequence[str]) -> types.Tool:
-    """``{prefix}_execute``: a direct call of a named operation, validated against its schema."""
+    """``{prefix}_execute``: a direct call of a named operation, validated against its schema.
+
+    Safe by default (``tools/safety.py``): an operation that changes things is refused unless
+    the session's ``X-Allow-Unsafe-Paths`` matches it.
+    """
     return types.Tool(
         name=f"{prefix}_execute",
         description=(
             f"[{label}] Call one operation of this API directly: give its name and its "
             "arguments; they are validated against the operation's input schema before any "
-            "request is sent. Operations: "
-            + ", ".join(names[:50])
-            + (" …" if len(names) > 50 else "")
+            "request is sent. Read-only unless the session allows more: an operation other than "
+            "GET/HEAD/OPTIONS is refused unless X-Allow-Unsafe-Paths matches its path or name. "
+            "Operations: " + ", ".join(names[:50]) + (" …" if len(names) > 50 else "")
         ),
         input_schema=execute_input_schema(names),
         annotations=types.ToolAnnotations(
@@ -163,12 +168,22 @@ class ApiCaller:
         arguments: dict[str, Any],
         *,
         extra_headers: dict[str, str] | None = None,
+        composed: Sequence[str] | None = None,
     ) -> types.CallToolResult:
-        """Call ``config`` with ``arguments``; failures are ``isError`` error-payload results."""
+        """Call ``config`` with ``arguments``; failures are ``isError`` error-payload results.
+
+        ``composed``: the call was composed by a model (``{prefix}_execute``, a recipe), and
+        these are the session's ``X-Allow-Unsafe-Paths``: the safe-by-default rule
+        (``tools/safety.py``) is checked before anything is sent.
+        """
         try:
             self.invoker.check(config, arguments)
+            if composed is not None:
+                check_tool_call(config, arguments, composed)
         except ArgumentsRejected as rejected:
             return error_result(rejected)
+        except UnsafeCallRefusedError as refused:
+            return error_result(refused, command=config.name)
         try:
             result = await self.invoker.invoke(config, arguments, extra_headers=extra_headers)
         except DynamicToolsError as exc:

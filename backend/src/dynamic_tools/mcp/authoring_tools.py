@@ -7,6 +7,9 @@
   ``workflow.redrive``;
 - destructive: ``workflow.delete``, ``workflow.cancel``, ``workflow.purge_history``.
 
+A draft run with ``content`` (not saved) was composed by a model: its calls are held to the
+safe-by-default rule (``tools/safety.py``); a saved workflow keeps what it declares.
+
 The level is in the annotations (``readOnlyHint`` / ``destructiveHint``) and in ``_meta``
 (``dynamic-tools/safety``). Saves, renames and deletes announce ``tools/list_changed`` (the
 ``w_*`` tools and the command catalog follow the files).
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, Protocol
 
 import mcp_types as types
@@ -214,7 +218,7 @@ class AuthoringTools:
                 "Start a run of a saved workflow or a draft; returns run_id at once. Follow it "
                 "with w_<id> calls' results, workflow.resume, or as an MCP task (tasks/get).",
                 object_schema({**_TARGET, "inputs": _INPUTS}),
-                self._run,
+                lambda args: self._run(args, view),
                 False,
             ),
             (
@@ -427,13 +431,15 @@ class AuthoringTools:
         )
         return {**deleted.model_dump(), "deleted": True, "path": self._path(deleted.file)}
 
-    async def _run(self, args: dict[str, Any]) -> dict[str, Any]:
+    async def _run(self, args: dict[str, Any], view: SessionView) -> dict[str, Any]:
         target = await self.authoring.checked_target(
             workflow_id=args.get("workflow_id"),
             content=args.get("content"),
             fmt=args.get("format"),
             runnable_only=True,
         )
+        if args.get("content") is not None:  # a draft the client's model wrote: safe by default
+            target = replace(target, scope=view.composed_scope())
         inputs = dict(args.get("inputs") or {})
         run = await self.authoring.run(target, inputs, principal=current_principal())
         warn_left_out("workflow.run", target)
@@ -459,7 +465,7 @@ class AuthoringTools:
         """``workflow.run`` as a task: the task is the run."""
         aliases, one_of = _ALIASES["workflow.run"]
         arguments = apply_aliases("workflow.run", call.arguments, aliases, one_of=one_of)
-        return str((await self._run(arguments))["run_id"])
+        return str((await self._run(arguments, call.view))["run_id"])
 
     def _run_of(self, operation_id: str) -> str:
         """The run an ``operation_id`` names: a run id, or a task id (its run)."""

@@ -2,7 +2,8 @@
 
 ``_query`` runs the pipeline over the session's API tools; a success is offered to the recipe
 learner (layer 2) when one is attached. ``_execute`` validates the operation name and its
-arguments before anything is sent.
+arguments, and holds the call to the safe-by-default rule (``tools/safety.py``: the client's
+model composed it), before anything is sent.
 """
 
 from __future__ import annotations
@@ -113,7 +114,11 @@ async def call_pipeline(
 
 
 async def run_execute(caller: ApiCaller, call: ToolCall) -> Result:
-    """Call one named operation directly (validated against its input schema)."""
+    """Call one named operation directly (validated against its input schema).
+
+    Safe by default: an operation that changes things is refused unless the session's
+    ``X-Allow-Unsafe-Paths`` matches its path or name.
+    """
     name = str(call.arguments.get("operation", ""))
     arguments: Any = call.arguments.get("arguments") or {}
     config = call.view.api_tools.get(name)
@@ -139,4 +144,7 @@ async def run_execute(caller: ApiCaller, call: ToolCall) -> Result:
                 violations=[{"path": "arguments", "rule": "type", "message": "not an object"}],
             )
         )
-    return await caller.call(config, arguments, extra_headers=call.view.config.api_headers)
+    config_of = call.view.config
+    return await caller.call(
+        config, arguments, extra_headers=config_of.api_headers, composed=config_of.allow_unsafe
+    )

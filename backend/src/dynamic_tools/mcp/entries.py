@@ -15,6 +15,7 @@ from dynamic_tools.mcp.session_config import SessionConfig
 from dynamic_tools.tools.models import ToolConfig, ToolHints
 from dynamic_tools.tools.registry import pick_tools
 from dynamic_tools.tools.safety import query_choices
+from dynamic_tools.tools.scope import ToolScope
 
 Result = types.CallToolResult | types.InputRequiredResult
 
@@ -85,6 +86,14 @@ class SessionView:
         """What ``{prefix}_query`` lets the model choose from (safe by default)."""
         free = self.core_tools.get(f"{self.prefix}_query")
         return query_choices(free, self.api_tools, self.config.allow_unsafe)
+
+    def composed_scope(self) -> ToolScope:
+        """The scope of a run of a model-composed workflow started in this session.
+
+        No tools of its own (a draft is checked against the registry); it holds every call of
+        the run to the safe-by-default rule with the session's ``X-Allow-Unsafe-Paths``.
+        """
+        return ToolScope(prefix=self.prefix, allow_unsafe=self.config.allow_unsafe, composed=True)
 
     def add(self, entry: ToolEntry) -> None:
         """Offer ``entry``; a later layer's entry of the same name replaces the earlier one.

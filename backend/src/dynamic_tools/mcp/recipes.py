@@ -8,7 +8,9 @@ A recipe is the operation the LLM chose plus an argument template:
   recipe's name, so different templates are different recipes).
 
 Only read-only operations are learned: a recipe is verified by replaying the call once before it
-is kept (same status class, same response shape), and replaying a write would repeat it. The
+is kept (same status class, same response shape), and replaying a write would repeat it. A
+recipe's call is model-composed (the LLM chose it): every replay is held to the
+safe-by-default rule (``tools/safety.py``) with the session's ``X-Allow-Unsafe-Paths``. The
 store deduplicates by name; a recipe whose operation's schema hash changed (or whose operation
 vanished) is deleted the next time the session's tools are built.
 """
@@ -184,8 +186,9 @@ class RecipeLayer:
     def _handler(self, recipe: Recipe, config: ToolConfig) -> Handler:
         async def handle(call: ToolCall) -> Result:
             arguments = {**recipe.fixed, **call.arguments}
+            session = call.view.config
             result = await self.caller.call(
-                config, arguments, extra_headers=call.view.config.api_headers
+                config, arguments, extra_headers=session.api_headers, composed=session.allow_unsafe
             )
             if not result.is_error:
                 await self.store.use(recipe.recipe_id)
@@ -205,8 +208,9 @@ class RecipeLayer:
         draft = draft_recipe(question, config, arguments)
         if draft is None:
             return
+        session = call.view.config
         replay = await self.caller.call(
-            config, arguments, extra_headers=call.view.config.api_headers
+            config, arguments, extra_headers=session.api_headers, composed=session.allow_unsafe
         )
         first = success_result(config, raw.get("body")).structured_content
         if replay.is_error or _shape(replay.structured_content) != _shape(first):

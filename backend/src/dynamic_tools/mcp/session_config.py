@@ -9,8 +9,9 @@ A client configures what it sees with headers sent on every request::
     X-Schema-URL          graphql: the schema as an SDL document, when introspection is off
     X-API-Name            the prefix of {prefix}_query / {prefix}_execute
     X-Allow-Unsafe-Paths  glob patterns (JSON array or comma-separated) of paths, operation
-                          names or mutation fields that LLM-driven calls ({prefix}_query) may
-                          use although they change things; without it they are read-only
+                          ids or mutation fields that model-composed calls ({prefix}_query,
+                          {prefix}_execute, recipes, runs of drafts) may use although they
+                          change things; without it they are read-only (tools/safety.py)
     X-Target-Headers      JSON object of headers added to the calls of the session's own API
                           (X-Target-URL; auth); never echoed, never sent to a registry tool
     X-Tool-Hints          JSON object tool → {category, requires, outputs, next, hint}

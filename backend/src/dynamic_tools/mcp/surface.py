@@ -313,7 +313,7 @@ class McpSurface:
                 view.add(ToolEntry(execute, "core", _execute_handler(caller)))
             else:
                 execute = api_tool(free, description=free.description)
-                view.add(ToolEntry(execute, "core", _api_handler(caller, free)))
+                view.add(ToolEntry(execute, "core", _api_handler(caller, free, composed=True)))
 
     async def _query(self, call: ToolCall) -> Result:
         listener = self.recipes.learn if self.recipes is not None else None
@@ -461,7 +461,8 @@ def graphql_core_tools(
     """The free query tools of a GraphQL API, by the core tool they serve.
 
     The model's (read-only unless the session allows mutations) and ``{prefix}_execute``'s (a
-    given query: every operation allowed).
+    given query: every operation allowed when a saved workflow declares it; an MCP call of
+    ``{prefix}_execute`` is model-composed and held to ``tools/safety.py`` by its handler).
     """
     assert config.target_url is not None
     model = free_query_tool(
@@ -477,9 +478,10 @@ def graphql_core_tools(
         sdl,
         description=f"[{label}] Execute a GraphQL operation directly: query (the operation's "
         "text, validated against the API's schema before it is sent), variables, and "
-        "operationName when the document holds several. GraphQL errors are reported with "
-        "their paths.",
-        allow_mutations=["*"],
+        "operationName when the document holds several. A mutation is refused unless "
+        "X-Allow-Unsafe-Paths matches each of its root fields. GraphQL errors are reported "
+        "with their paths.",
+        allow_mutations=["*"],  # a workflow's declared call; MCP calls: _api_handler(composed)
     )
     return {f"{prefix}_query": model, f"{prefix}_execute": given}
 
@@ -529,9 +531,18 @@ def _describe(config: ToolConfig, view: SessionView, with_hints: bool) -> str:
     return describe_tool(config, view.hints[config.name], api_label=view.label)
 
 
-def _api_handler(caller: ApiCaller, config: ToolConfig) -> Handler:
+def _api_handler(caller: ApiCaller, config: ToolConfig, *, composed: bool = False) -> Handler:
+    """The handler of an operation's own tool (declared) or a GraphQL ``{prefix}_execute``.
+
+    ``composed``: the client's model wrote the document, so the safe-by-default rule applies.
+    """
+
     async def handle(call: ToolCall) -> Result:
-        return await caller.call(config, call.arguments, extra_headers=call.view.config.api_headers)
+        session = call.view.config
+        allow = session.allow_unsafe if composed else None
+        return await caller.call(
+            config, call.arguments, extra_headers=session.api_headers, composed=allow
+        )
 
     return handle
 

@@ -6,6 +6,10 @@ and its core tools ``{prefix}_query`` / ``{prefix}_execute``. A :class:`ToolScop
 frozen when the run starts and stored with it, so a run resumed by another process (after a
 restart, on another replica) calls exactly what it was validated against, with the session's
 outbound headers (``X-Target-Headers``, stored sealed, never shown).
+
+A run of a model-composed workflow (``composed``) carries a scope too, even without tools of its
+own: it holds every call of the run to the safe-by-default rule (``tools/safety.py``) with the
+session's ``X-Allow-Unsafe-Paths``.
 """
 
 from __future__ import annotations
@@ -36,9 +40,12 @@ class ToolScope:
     prefix: str
     tools: dict[str, ToolConfig] = field(default_factory=dict)
     headers: dict[str, str] = field(default_factory=dict, repr=False)
-    #: X-Allow-Unsafe-Paths: glob patterns of paths or operation names LLM-driven calls may
-    #: use although they are not read-only
+    #: X-Allow-Unsafe-Paths: glob patterns of paths, operation names or mutation fields that
+    #: model-composed calls may use although they change things (``tools/safety.py``)
     allow_unsafe: tuple[str, ...] = ()
+    #: the run's workflow was composed by a model (a draft run from MCP, or one the authoring
+    #: job drafted): every call it makes is held to the safe-by-default rule
+    composed: bool = False
 
     @property
     def core_tools(self) -> tuple[str, str]:
@@ -60,6 +67,7 @@ class ToolScope:
             "prefix": self.prefix,
             "tools": {n: t.model_dump(mode="json", by_alias=True) for n, t in self.tools.items()},
             "allow_unsafe": list(self.allow_unsafe),
+            **({"composed": True} if self.composed else {}),
         }
 
     @classmethod
@@ -70,4 +78,5 @@ class ToolScope:
             tools={str(n): ToolConfig.model_validate(t) for n, t in dict(record["tools"]).items()},
             headers=headers,
             allow_unsafe=tuple(str(p) for p in record.get("allow_unsafe") or ()),
+            composed=record.get("composed") is True,
         )

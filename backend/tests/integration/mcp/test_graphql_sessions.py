@@ -132,7 +132,9 @@ async def test_the_model_cannot_mutate_unless_the_session_allows_it(
     fake_llm.script(*[tool_call("flights_graphql", {"query": mutation})] * 3)
     async with mcp_client(graph_gateway, headers=session(graph)) as client:
         refused = await client.call_tool("flights_query", {"question": "Book FL-1 for Ada"})
-    assert refused.is_error and "mutations are refused" in refused.content[0].text
+    assert refused.is_error and "X-Allow-Unsafe-Paths must match one of: 'createBooking'" in str(
+        refused.content[0].text
+    )
     assert graph.bookings == []
 
     fake_llm.reset()

@@ -177,7 +177,9 @@ async def test_the_unknown_tool_error_carries_the_whole_payload(server: str) -> 
 async def test_workflow_execute_takes_a_manifest_like_workflow_run(server: str) -> None:
     async with mcp_client(server) as client:
         document = (await call(client, "workflow.get", workflow_id="book_flight"))["content"]
-    async with RawMcp(server) as mcp:
+    # a draft given inline is model-composed: its booking needs X-Allow-Unsafe-Paths
+    allowed = {"X-Allow-Unsafe-Paths": "create_booking"}
+    async with RawMcp(server, headers=allowed) as mcp:
         task = await call_as_task(mcp, "workflow.execute", {"manifest": document, "inputs": BOOK})
         assert task["status"] == "working", task
         done = await poll(mcp, task["taskId"], {"completed", "failed", "input_required"})

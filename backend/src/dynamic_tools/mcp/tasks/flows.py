@@ -7,6 +7,11 @@ falling back to a synchronous run. Drafting uses MCP sampling when the client of
 the server's LLM, else fails with a clear error; every draft is validated, and a draft that
 does not validate is repaired (up to ``MAX_REPAIRS`` rounds) before anything is saved.
 
+What a model wrote runs safe by default (``tools/safety.py``): a draft ``workflow.execute`` is
+given as ``content``, and the run that ``workflow.author_and_run`` / ``workflow.repair_and_rerun``
+start right after saving their draft, refuse calls that change things unless the session's
+``X-Allow-Unsafe-Paths`` allows them.
+
 Inputs the saved workflow still needs are asked for with an elicitation form built from its
 params (as a ``yield`` is) when the client declared elicitation; the task fails with the list of
 what is missing only when it cannot ask (no elicitation, a secret-looking param, or the user
@@ -18,6 +23,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from typing import Any
 
 import mcp_types as types
@@ -164,6 +170,8 @@ class TaskFlows:
         target = await self.authoring.checked_target(
             workflow_id=args.get("workflow_id"), content=args.get("content"), runnable_only=True
         )
+        if args.get("content") is not None:  # a draft the client's model wrote: safe by default
+            target = replace(target, scope=call.view.composed_scope())
         inputs = dict(args.get("inputs") or {})
         run = await self.authoring.run(target, inputs, principal=call.channel.principal)
         warn_left_out("workflow.execute", target)
@@ -181,7 +189,7 @@ class TaskFlows:
         content = await self._until_valid(call, job, draft)
         await job.set_stage("saving")
         saved = await self.authoring.workflows.save_checked(None, content)
-        target = self.authoring.target(workflow_id=saved.workflows[0], content=None)
+        target = self._drafted(call, saved.workflows[0])
         return await self._start(call, job, target, dict(args.get("inputs") or {}))
 
     async def _repair_and_rerun(self, call: ToolCall, job: Any) -> str:
@@ -210,11 +218,20 @@ class TaskFlows:
         await self.authoring.workflows.save_checked(
             run.workflow_id, content, expected_version=current.version
         )
-        target = self.authoring.target(workflow_id=run.workflow_id, content=None)
+        target = self._drafted(call, run.workflow_id)
         inputs = _rerun_inputs(before.workflow.params, target.workflow.params, dict(run.params))
         return await self._start(
             call, job, target, {**inputs, **(call.arguments.get("inputs") or {})}
         )
+
+    def _drafted(self, call: ToolCall, workflow_id: str) -> Target:
+        """The saved workflow a model just drafted: its first run is held to the safe rule.
+
+        Nobody has read it yet, so this run's calls are model-composed (``tools/safety.py``);
+        later runs of the saved workflow keep what it declares.
+        """
+        target = self.authoring.target(workflow_id=workflow_id, content=None)
+        return replace(target, scope=call.view.composed_scope())
 
     async def _start(self, call: ToolCall, job: Any, target: Target, inputs: dict[str, Any]) -> str:
         """Start the saved workflow's run; missing inputs are asked for when the client can."""

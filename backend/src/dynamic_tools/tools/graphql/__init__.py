@@ -6,11 +6,7 @@ from dynamic_tools.tools.graphql.fields import (
     free_query_tool,
     root_field_tools,
 )
-from dynamic_tools.tools.graphql.operations import (
-    CheckedOperation,
-    check_operation,
-    unsafe_allowed,
-)
+from dynamic_tools.tools.graphql.operations import CheckedOperation, check_operation
 from dynamic_tools.tools.graphql.schema import (
     INTROSPECTION_QUERY,
     compiled_schema,
@@ -33,5 +29,4 @@ __all__ = [
     "schema_from_introspection",
     "schema_from_sdl",
     "schema_sdl",
-    "unsafe_allowed",
 ]

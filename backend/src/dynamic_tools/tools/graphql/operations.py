@@ -3,15 +3,14 @@
 A query written by an LLM (``{prefix}_query``) or given by a client (``{prefix}_execute``) is
 parsed with a token budget, refused past a nesting depth, validated against the schema with
 graphql-core's rules, and, when it is a mutation, allowed only if each of its root fields
-matches a pattern the session allows (safe by default). Every problem is a violation naming
-the argument, GraphQL's message, and the line and column.
+matches one of the tool's ``allow_mutations`` (the one rule of ``tools/safety.py``: safe by
+default). Every problem is a violation naming the argument, GraphQL's message, and the line and
+column.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
-from fnmatch import fnmatchcase
 from typing import Any
 
 from graphql import (
@@ -29,8 +28,9 @@ from graphql import (
 )
 
 from dynamic_tools.errors import InvalidInputError
+from dynamic_tools.tools.safety import GraphQLOperation, check_call
 
-__all__ = ["CheckedOperation", "check_operation", "unsafe_allowed"]
+__all__ = ["CheckedOperation", "check_operation"]
 
 MAX_QUERY_TOKENS = 20_000
 MAX_DEPTH = 20
@@ -43,11 +43,6 @@ class CheckedOperation:
 
     kind: str  # query | mutation | subscription
     root_fields: tuple[str, ...]
-
-
-def unsafe_allowed(name: str, patterns: Sequence[str]) -> bool:
-    """Whether a mutation field (or a REST path or operation name) matches a pattern."""
-    return any(fnmatchcase(name, pattern) for pattern in patterns)
 
 
 def check_operation(
@@ -96,16 +91,7 @@ def check_operation(
     )
     if operation.operation == OperationType.SUBSCRIPTION:
         raise _refused(field, "operation", "subscriptions are not supported (no stream here)")
-    if operation.operation == OperationType.MUTATION:
-        refused = [r for r in roots if not unsafe_allowed(r, allow_mutations)]
-        if refused:
-            raise _refused(
-                field,
-                "read_only",
-                "mutations are refused in this session (read-only by default): "
-                + ", ".join(refused)
-                + "; allow them with X-Allow-Unsafe-Paths",
-            )
+    check_call(GraphQLOperation(operation.operation.value, roots), allow_mutations)
     return CheckedOperation(operation.operation.value, roots)
 
 
