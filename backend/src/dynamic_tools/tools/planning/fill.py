@@ -17,16 +17,19 @@ found:
 Each param of a workflow then takes the value its description allows (:func:`fill_params`):
 
 1. a param with an ``enum`` takes a goal word equal to one of its values (case ignored), and
-   nothing else: a place or a name is kept only when it is one of the enum's values;
+   nothing else; a place-like or person-like one (rules 4 and 5) takes the value of its role
+   only when that is one of the enum's values;
 2. a ``format: date`` param (or one whose name says date, check-in, check-out, departure,
    return) takes the goal's dates in order (``checkin`` the first, ``checkout`` the second);
 3. an integer or number param takes a number whose noun is a word of the param's name or
    description (``passengers`` ← ``2 passengers``);
 4. a string param takes a place by its role, read from its name, else its description:
-   origin-like (``origin``, ``from``, ``source``, ``departure``…) ← ``from``; destination-like
-   (``destination``, ``to``, ``arrival``…) ← ``to``, else ``in``; place-like (``city``, ``location``,
-   ``airport``…) ← ``in``, else ``to``. The name is passed through as written: the planner
-   never translates a city into a code (an ``enum`` of codes simply stays unfilled);
+   origin-like (``origin``, ``from``, ``source``, ``departure``…) ← ``from``;
+   destination-like (``destination``, ``to``, ``arrival``…) ← ``to``, else ``in``;
+   place-like (``city``, ``location``, ``airport``…) ← ``in``, else ``to``. The name is
+   passed through as written: the planner never translates a city into a code (an
+   ``enum`` of codes simply stays unfilled; a name given where the param's example is a
+   code gets a note);
 5. a person-like param (``passenger``, ``guest``, ``name``…) takes the name after ``for``;
 6. a param still without a value takes its ``default``.
 
@@ -176,27 +179,39 @@ def fill_params(
         goal: The goal itself (for enum words).
     """
     filled: dict[str, Filled] = {}
+    notes: list[str] = []
     dates = [v for v in values if v.kind == "date"]
     date_params = [n for n, s in params.items() if _is_date_param(n, s)]
     for name, value in zip(date_params, dates, strict=False):
         if not params[name].get("enum"):
             filled[name] = Filled(value.value, "goal", value.text)
-    goal_words = {w.casefold(): w for w in _TOKEN.findall(goal)}
     for name, spec in params.items():
         if name in filled:
             continue
         enum = spec.get("enum")
+        if enum and _role(name, spec) in ("from", "to", "in", "person"):
+            found = _value_for(name, spec, values)  # a place's role decides, then the enum
+            hit = next(
+                (e for e in enum if found and str(e).casefold() == found.text.casefold()), None
+            )
+            if found is not None and hit is not None:
+                filled[name] = Filled(hit, "goal", found.text)
+            continue
         if enum:
-            hit = next((e for e in enum if str(e).casefold() in goal_words), None)
-            if hit is None:
-                hit = _enum_phrase(enum, goal)
+            hit = _enum_phrase(enum, goal)
             if hit is not None:
                 filled[name] = Filled(hit, "goal", str(hit))
             continue
         found = _value_for(name, spec, values)
         if found is not None:
             filled[name] = Filled(found.value, "goal", found.text)
-    return complete_filling(tool, params, filled)
+            example = spec.get("example")
+            if isinstance(example, str) and _CODE.match(example) and not _CODE.match(found.text):
+                notes.append(
+                    f"{name}: '{found.text}' is passed as written, while its example "
+                    f"'{example}' is a code; give the code if the API needs one"
+                )
+    return complete_filling(tool, params, filled, notes=tuple(notes))
 
 
 def complete_filling(
@@ -440,9 +455,9 @@ def _value_for(name: str, spec: Mapping[str, Any], values: list[GoalValue]) -> G
 
 
 def _enum_phrase(enum: list[Any], goal: str) -> Any:
-    """An enum value of several words (``premium economy``) written in the goal."""
+    """The enum value written in the goal, the longest first (``premium economy``)."""
     low = " ".join(words(goal))
-    for value in enum:
+    for value in sorted(enum, key=lambda v: -len(words(str(v)))):
         phrase = " ".join(words(str(value)))
         if phrase and re.search(rf"\b{re.escape(phrase)}\b", low):
             return value
