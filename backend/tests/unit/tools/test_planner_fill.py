@@ -121,6 +121,18 @@ def test_codes_names_and_lower_case_places() -> None:
     }
 
 
+def test_verbs_after_to_are_not_places() -> None:
+    assert values(fill("I want to fly to Paris from amsterdam", BOOK_FLIGHT)) == {
+        "origin": "amsterdam",
+        "destination": "Paris",
+    }
+    assert values(fill("I need to book something nice", BOOK_FLIGHT)) == {}
+    assert values(fill("NYC to Paris, please", BOOK_FLIGHT)) == {
+        "origin": "NYC",
+        "destination": "Paris",
+    }
+
+
 def test_roles_come_from_the_description_when_the_name_says_nothing() -> None:
     params = {
         "a": {"type": "string", "required": True, "description": "Departure airport"},

@@ -8,9 +8,10 @@ found:
   ``on Friday``/``next Friday`` (the next such day after today) — all as ISO dates relative to
   ``today``;
 - places: the word(s) after ``from`` (role ``from``), ``to`` (``to``), ``in``/``at``
-  (``in``) — a capitalised name (``Paris``, ``New York``), an upper-case code (``NYC``), or a
-  lower-case word no tool or workflow uses; ``AMS to BCN`` makes AMS a ``from`` place; two
-  codes with no preposition are ``from`` then ``to``;
+  (``in``) — a capitalised name (``Paris``, ``New York``), an upper-case code (``NYC``), or,
+  after ``from`` and in ``from x to y``, a lower-case word no tool or workflow uses (``want
+  to fly`` is no place); ``AMS to BCN`` makes AMS a ``from`` place; two codes with no
+  preposition are ``from`` then ``to``;
 - people: a capitalised name after ``for`` (``for John Smith``);
 - numbers with the noun after them (``2 passengers``, ``three nights``).
 
@@ -61,7 +62,8 @@ _NUMBER_WORDS = {
 _DATE_WORDS = {"today", "tomorrow", "tonight", "week", "weeks", "day", "days", "next", "after"}
 _DATE_WORDS |= set(_WEEKDAYS) | set(_MONTHS)
 _PREPOSITIONS = {"from": "from", "to": "to", "in": "in", "at": "in", "into": "to"}
-_SMALL = {"a", "an", "the", "my", "our", "me", "us", "and", "or", "of", "on", "for", "with"}
+_SMALL = {"a", "an", "the", "my", "our", "me", "us", "and", "or", "of", "on", "for", "with",
+          "there", "here", "it", "them", "this", "that", "now", "then"}  # fmt: skip
 _ORIGIN = {"origin", "from", "source", "departure", "depart", "start", "departing", "leaving"}
 _DESTINATION = {"destination", "dest", "to", "arrival", "arrive", "target", "arriving", "going"}
 _PLACE = {"city", "location", "place", "airport", "country", "region", "town", "where"}
@@ -324,7 +326,11 @@ def _places_and_people(
         low = word.lower()
         if low not in _PREPOSITIONS and low != "for":
             continue
-        name = _name_after(tokens, i + 1, allow_lower=low in ("from", "to"), vocab=vocabulary)
+        # a lower-case word is a place after "from", and after "to" only in "from X to y":
+        # "want to fly", "need to cancel" are verbs
+        after_from = low == "to" and bool(found) and found[-1].span[1] == tokens[i - 1][2]
+        lower_ok = low == "from" or (after_from and found[-1].role == "from")
+        name = _name_after(tokens, i + 1, allow_lower=lower_ok, vocab=vocabulary)
         if name is None:
             continue
         first, last = name
@@ -387,8 +393,8 @@ def _name_after(
 
 def _name_before(tokens: list[tuple[str, int, int]], end: int) -> tuple[int, int] | None:
     word = tokens[end][0]
-    if end == 0 or not _is_name(word):  # the goal's first word is capitalised anyway
-        return None
+    if not _is_name(word) or (end == 0 and not _CODE.match(word)):  # the first word is
+        return None  # capitalised anyway: only a code counts there
     start = end
     while start - 1 > 0 and _is_name(tokens[start - 1][0]) and not _CODE.match(word):
         start -= 1
