@@ -20,8 +20,9 @@ Each param of a workflow then takes the value its description allows (:func:`fil
 1. a param with an ``enum`` takes a goal word equal to one of its values (case ignored), and
    nothing else; a place-like or person-like one (rules 4 and 5) takes the value of its role
    only when that is one of the enum's values;
-2. a ``format: date`` param (or one whose name says date, check-in, check-out, departure,
-   return) takes the goal's dates in order (``checkin`` the first, ``checkout`` the second);
+2. a ``format: date`` param (or a string one with no format whose name says date, day,
+   check-in, check-out, return) takes the goal's dates in order (``checkin`` the first,
+   ``checkout`` the second); a ``date-time`` param is left to the user (no time was said);
 3. an integer or number param takes a number whose noun is a word of the param's name or
    description (``passengers`` ← ``2 passengers``);
 4. a string param takes a place by its role, read from its name, else its description:
@@ -147,7 +148,8 @@ def goal_values(
         goal: The user's words.
         today: What relative dates count from.
         vocabulary: Terms of the tools and workflows (:func:`.text.tokens` form): a lower-case
-            word after ``from``/``to`` is a place only when it is not one of them.
+            word after ``from`` (or ``to`` in ``from x to y``) is a place only when it is not
+            one of them.
     """
     found = _dates(goal, today)
     taken = [v.span for v in found]
@@ -410,9 +412,9 @@ def _param_words(name: str, spec: Mapping[str, Any]) -> tuple[set[str], set[str]
 
 
 def _is_date_param(name: str, spec: Mapping[str, Any]) -> bool:
-    if spec.get("format") in ("date", "date-time"):
+    if spec.get("format") == "date":
         return True
-    if spec.get("type") not in (None, "string", "any"):
+    if spec.get("format") or spec.get("type") not in (None, "string", "any"):  # date-time too
         return False
     own, _ = _param_words(name, spec)
     check_in_out = "check" in own and bool(own & {"in", "out"})

@@ -1,9 +1,12 @@
 """``plan_goal``: a workflow suggestion, or a tool order inferred from metadata — no LLM.
 
-1. The goal's words are tokenised (:mod:`.text`); words found in no tool and no workflow are
-   values and ignored. A blank goal, or one with no known word, plans nothing.
+1. The goal's words are tokenised (:mod:`.text`); words found in no tool and no workflow, and
+   the goal's date phrases (``next week``), are values and ignored. A blank goal, or one with
+   no known word, plans nothing.
 2. Workflows are ranked with BM25; a clear winner (:func:`.workflows.clear_winner`) is the
-   answer (``kind: "workflow"``).
+   answer (``kind: "workflow"``). The winner and every other matching workflow get their
+   inputs from the goal's values (:mod:`.fill`): filled, missing, and the ``w_*`` call. When
+   none contains :data:`.workflows.MIN_COVERAGE` of the known terms, ``no_fit`` is set.
 3. Otherwise tools are ranked with BM25 over their name, description, hint, category and
    parameter names (mentions of *other* tools removed). The *relevant* tools are those
    covering the most goal terms. If the best of them is a compensation (the goal is to undo
@@ -122,8 +125,10 @@ def plan_goal(
         key=lambda c: -c.score,
     )
     no_fit = not any(c.coverage >= MIN_COVERAGE for c in candidates)
-    if clear_winner(ranked, known) is not None:  # the best fit is the pick: it leads clearly
-        pick = candidates[0]
+    winner = clear_winner(ranked, known)
+    if winner is not None:  # it leads clearly (and its fit is the best: see ``fit``)
+        pick = next(c for c in candidates if c.workflow is winner[0])
+        others = [c for c in candidates if c is not pick]
         plan = Plan(
             goal=goal,
             kind="workflow",
@@ -131,7 +136,7 @@ def plan_goal(
             goal_terms=known,
             workflow=pick.workflow,
             score=pick.score,
-            alternatives=tuple(candidates[1 : 1 + MAX_ALTERNATIVES]),
+            alternatives=tuple(others[:MAX_ALTERNATIVES]),
             fill=pick.fill,
         )
         return _with_summary(plan)
