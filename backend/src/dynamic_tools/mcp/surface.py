@@ -49,7 +49,7 @@ from dynamic_tools.mcp.errors import error_result
 from dynamic_tools.mcp.layers import FunctionLayer, ToolLayer
 from dynamic_tools.mcp.listing_tools import add_listing_tools
 from dynamic_tools.mcp.markdown_tools import add_markdown_tools
-from dynamic_tools.mcp.planner_tool import plan_result, plan_tool
+from dynamic_tools.mcp.planner_tool import GoalPlanner, plan_tool
 from dynamic_tools.mcp.prompts import AuthoringPrompts
 from dynamic_tools.mcp.recipes import RecipeLayer
 from dynamic_tools.mcp.resources import ResourceSet
@@ -104,6 +104,7 @@ class McpSurface:
         )
         self.prompts = AuthoringPrompts(services.workflows, self.authoring)
         self.task_flows = TaskFlows(self.authoring, self.prompts, services.llm)
+        self.planner = GoalPlanner(services.llm, self.task_flows, services.workflows)
         if self.resources is not None:
             self.resources.extra.clear()
             self.resources.templates_extra.clear()
@@ -305,7 +306,8 @@ class McpSurface:
                 view.prefix, view.label, names, graphql=bool(view.core_tools), read_only=read_only
             )
             view.add(ToolEntry(query, "core", self._query))
-            view.add(ToolEntry(plan_tool(view.prefix, view.label), "planner", _plan_handler(view)))
+            planner = _plan_handler(view, self.planner)
+            view.add(ToolEntry(plan_tool(view.prefix, view.label), "planner", planner))
             view.aliases[SEED_PLANNER] = f"{view.prefix}_plan"
             free = view.core_tools.get(f"{view.prefix}_execute")
             if free is None:
@@ -604,12 +606,13 @@ def _run_starter(
     return start
 
 
-def _plan_handler(view: SessionView) -> Handler:
+def _plan_handler(view: SessionView, planner: GoalPlanner) -> Handler:
     summaries = [summarize_workflow(w, wf) for w, wf in view.workflows.items()]
+    schemas = {w: workflow_input_schema(wf) for w, wf in view.workflows.items()}
     tools = list(view.api_tools.values())
 
     async def handle(call: ToolCall) -> Result:
-        return plan_result(str(call.arguments.get("goal", "")), tools, summaries, view.hints)
+        return await planner.result(call, tools, summaries, schemas, view.hints)
 
     return handle
 

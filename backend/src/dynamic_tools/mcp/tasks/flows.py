@@ -180,17 +180,31 @@ class TaskFlows:
     async def _author_and_run(self, call: ToolCall, job: Any) -> str:
         args = call.arguments
         await job.set_stage("drafting")
-        prompt = self.prompts.get(
-            call.view,
-            "workflow.author",
-            {"goal": str(args["goal"]), "constraints": str(args.get("constraints") or "")},
+        content = await self.draft_valid(
+            call, str(args["goal"]), str(args.get("constraints") or ""), job=job
         )
-        draft = await self._draft(call, _text(prompt))
-        content = await self._until_valid(call, job, draft)
         await job.set_stage("saving")
         saved = await self.authoring.workflows.save_checked(None, content)
         target = self._drafted(call, saved.workflows[0])
         return await self._start(call, job, target, dict(args.get("inputs") or {}))
+
+    async def draft_valid(
+        self, call: ToolCall, goal: str, constraints: str = "", *, job: Any = None
+    ) -> str:
+        """A workflow document drafted for ``goal`` that validates; nothing is saved.
+
+        A draft that does not validate is repaired up to ``MAX_REPAIRS`` rounds; ``job`` (a
+        task's) is told each stage.
+
+        Raises:
+            ConfigurationError: no model to draft with (no sampling, no server LLM).
+            WorkflowInvalidError: the draft still does not validate after the repairs.
+        """
+        prompt = self.prompts.get(
+            call.view, "workflow.author", {"goal": goal, "constraints": constraints}
+        )
+        draft = await self._draft(call, _text(prompt))
+        return await self._until_valid(call, job or _NoStages(), draft)
 
     async def _repair_and_rerun(self, call: ToolCall, job: Any) -> str:
         run = await self.authoring.store.get_run(
@@ -314,6 +328,13 @@ class TaskFlows:
             )
         answer = await self.llm.complete([{"role": "user", "content": prompt}])
         return _extract(answer.content or "")
+
+
+class _NoStages:
+    """Stages told to nobody: a draft made outside a task (the planner's)."""
+
+    async def set_stage(self, stage: str) -> None:
+        """Nothing to tell."""
 
 
 def _execution_failure(run: RunRecord, params: dict[str, ParamSpec]) -> str:

@@ -7,9 +7,11 @@ as ``structuredContent`` (the same keys for every kind, empty when they do not a
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from dynamic_tools.tools.planning.fill import Filling
 from dynamic_tools.tools.planning.workflows import WorkflowSummary
 
 PlanKind = Literal["workflow", "tool_order", "none"]
@@ -106,23 +108,31 @@ class Candidate:
     """A workflow that matched the goal.
 
     ``score`` is its fit (what orders candidates: the pick has the highest), ``bm25`` its BM25
-    score (one part of the fit).
+    score (one part of the fit), ``coverage`` the share of the goal's known terms it contains,
+    ``fill`` its inputs as far as the goal gives them.
     """
 
     workflow: WorkflowSummary
     score: float
     bm25: float = 0.0
+    coverage: float = 0.0
+    fill: Filling | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """``{"id", "tool", "description", "score", "bm25"}``."""
+        """``{"id", "tool", "description", "score", "bm25", "coverage"}`` and the fill's keys.
+
+        The fill's keys: ``filled``, ``missing``, ``call``, ``ready``, ``filled_by``, ``notes``.
+        """
         w = self.workflow
-        return {
+        out: dict[str, Any] = {
             "id": w.id,
             "tool": w.tool,
             "description": w.description,
             "score": self.score,
             "bm25": self.bm25,
+            "coverage": round(self.coverage, 4),
         }
+        return out | _fill_dict(self.fill)
 
 
 @dataclass(frozen=True)
@@ -141,6 +151,12 @@ class Plan:
     undecided: tuple[Undecided, ...] = ()
     excluded: tuple[tuple[str, str], ...] = ()
     """(tool, reason) for tools that matched the goal but were left out."""
+    fill: Filling | None = None
+    """The pick's inputs as far as the goal gives them (``kind == "workflow"``)."""
+    no_fit: bool = False
+    """No workflow contains enough of the goal's terms (see :data:`.workflows.MIN_COVERAGE`)."""
+    draft: Mapping[str, Any] | None = None
+    """A workflow drafted for a goal no workflow fits (set by the MCP layer, which has the LLM)."""
 
     @property
     def order(self) -> list[str]:
@@ -160,8 +176,18 @@ class Plan:
             "edges": [e.to_dict() for e in self.edges],
             "undecided": [u.to_dict() for u in self.undecided],
             "excluded": [{"tool": t, "reason": r} for t, r in self.excluded],
+            **_fill_dict(self.fill if self.kind == "workflow" else None),
+            "no_fit": self.no_fit,
+            "draft": dict(self.draft) if self.draft is not None else None,
             "summary": self.summary,
         }
+
+
+def _fill_dict(fill: Filling | None) -> dict[str, Any]:
+    if fill is None:
+        return {"filled": {}, "missing": [], "call": None, "ready": False, "filled_by": None,
+                "notes": []}  # fmt: skip
+    return fill.to_dict()
 
 
 def render_summary(plan: Plan) -> str:
@@ -172,6 +198,8 @@ def render_summary(plan: Plan) -> str:
         params = [_param_text(n, s) for n, s in w.params.items()]
         if params:
             lines.append("Parameters: " + "; ".join(params) + ".")
+        if plan.fill is not None:
+            lines += _fill_lines(plan.fill)
         if w.has_yield:
             lines.append("It pauses for your input; answer with workflow.resume.")
     elif plan.kind == "tool_order":
@@ -196,7 +224,27 @@ def render_summary(plan: Plan) -> str:
     others = [c.workflow.tool for c in plan.alternatives]
     if others:
         lines.append("Other matching workflows: " + ", ".join(others) + ".")
-    return "\n".join(lines)
+    if plan.no_fit:
+        lines.append("No workflow fits the goal.")
+        if plan.draft is not None:
+            lines.append(str(plan.draft.get("message", "")))
+    return "\n".join(line for line in lines if line)
+
+
+def _fill_lines(fill: Filling) -> list[str]:
+    lines = []
+    if fill.filled:
+        given = [
+            f"{n}={f.value!r} ({f.source}" + (f": '{f.text}')" if f.text else ")")
+            for n, f in fill.filled.items()
+        ]
+        lines.append("From the goal: " + "; ".join(given) + ".")
+    if fill.missing:
+        lines.append("Still needed: " + ", ".join(fill.missing) + ".")
+    else:
+        args = ", ".join(f"{k}={v!r}" for k, v in fill.call["arguments"].items())
+        lines.append(f"Ready to call: {fill.tool}({args}).")
+    return lines
 
 
 def _param_text(name: str, spec: Any) -> str:

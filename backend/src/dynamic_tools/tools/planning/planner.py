@@ -1,9 +1,12 @@
 """``plan_goal``: a workflow suggestion, or a tool order inferred from metadata — no LLM.
 
-1. The goal's words are tokenised (:mod:`.text`); words found in no tool and no workflow are
-   values and ignored. A blank goal, or one with no known word, plans nothing.
+1. The goal's words are tokenised (:mod:`.text`); words found in no tool and no workflow, and
+   the goal's date phrases (``next week``), are values and ignored. A blank goal, or one with
+   no known word, plans nothing.
 2. Workflows are ranked with BM25; a clear winner (:func:`.workflows.clear_winner`) is the
-   answer (``kind: "workflow"``).
+   answer (``kind: "workflow"``). The winner and every other matching workflow get their
+   inputs from the goal's values (:mod:`.fill`): filled, missing, and the ``w_*`` call. When
+   none contains :data:`.workflows.MIN_COVERAGE` of the known terms, ``no_fit`` is set.
 3. Otherwise tools are ranked with BM25 over their name, description, hint, category and
    parameter names (mentions of *other* tools removed). The *relevant* tools are those
    covering the most goal terms. If the best of them is a compensation (the goal is to undo
@@ -23,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from datetime import date
 
 from dynamic_tools.errors import InvalidInputError
 from dynamic_tools.tools.hints import merge_hints
@@ -35,6 +39,13 @@ from dynamic_tools.tools.planning.evidence import (
     lifecycle_reason,
 )
 from dynamic_tools.tools.planning.facts import ToolFacts, tool_facts
+from dynamic_tools.tools.planning.fill import (
+    Filling,
+    GoalValue,
+    date_spans,
+    fill_params,
+    goal_values,
+)
 from dynamic_tools.tools.planning.graph import (
     ancestors,
     break_cycles,
@@ -52,6 +63,7 @@ from dynamic_tools.tools.planning.model import (
 )
 from dynamic_tools.tools.planning.text import Match, rank, tokens
 from dynamic_tools.tools.planning.workflows import (
+    MIN_COVERAGE,
     WorkflowSummary,
     clear_winner,
     fit,
@@ -68,6 +80,7 @@ def plan_goal(
     workflows: Sequence[WorkflowSummary],
     *,
     hints: Mapping[str, ToolHints] | None = None,
+    today: date | None = None,
 ) -> Plan:
     """Plan ``goal`` from the tools' and workflows' metadata (deterministic, no LLM).
 
@@ -77,9 +90,13 @@ def plan_goal(
         workflows: The workflows that could be suggested (:func:`summarize_workflow`).
         hints: Header hints by tool name (:func:`~dynamic_tools.tools.hints.parse_tool_hints`);
             each overrides that tool's registry hints field by field.
+        today: What relative dates of the goal (``next week``) count from; default: today.
 
     Returns:
-        The :class:`Plan`; ``kind`` is ``workflow``, ``tool_order`` or ``none``.
+        The :class:`Plan`; ``kind`` is ``workflow``, ``tool_order`` or ``none``. The pick and
+        every alternative carry their inputs as far as the goal gives them (:mod:`.fill`);
+        ``no_fit`` says that no workflow contains :data:`.workflows.MIN_COVERAGE` of the
+        goal's known terms.
 
     Raises:
         InvalidInputError: the goal is blank or longer than ``MAX_GOAL_CHARS``.
@@ -95,14 +112,23 @@ def plan_goal(
     facts = {t.name: tool_facts(t, merge_hints(t, overrides.get(t.name)), names) for t in tools}
     vocabulary = {w for f in facts.values() for w in f.document}
     vocabulary |= {w for wf in workflows for w in wf.document()}
-    known = tuple(w for w in dict.fromkeys(tokens(goal)) if w in vocabulary)
+    day = today or date.today()
+    values = goal_values(goal, today=day, vocabulary=vocabulary)
+    known = tuple(w for w in dict.fromkeys(tokens(_without_dates(goal, day))) if w in vocabulary)
     ranked = rank_workflows(known, workflows) if known else []
     candidates = sorted(
-        (Candidate(w, fit(w, m, known), round(m.score, 4)) for w, m in ranked if m.score > 0),
+        (
+            Candidate(w, fit(w, m, known), round(m.score, 4), m.coverage, _fill(w, values, goal))
+            for w, m in ranked
+            if m.score > 0
+        ),
         key=lambda c: -c.score,
     )
-    if clear_winner(ranked, known) is not None:  # the best fit is the pick: it leads clearly
-        pick = candidates[0]
+    no_fit = not any(c.coverage >= MIN_COVERAGE for c in candidates)
+    winner = clear_winner(ranked, known)
+    if winner is not None:  # it leads clearly (and its fit is the best: see ``fit``)
+        pick = next(c for c in candidates if c.workflow is winner[0])
+        others = [c for c in candidates if c is not pick]
         plan = Plan(
             goal=goal,
             kind="workflow",
@@ -110,20 +136,41 @@ def plan_goal(
             goal_terms=known,
             workflow=pick.workflow,
             score=pick.score,
-            alternatives=tuple(candidates[1 : 1 + MAX_ALTERNATIVES]),
+            alternatives=tuple(others[:MAX_ALTERNATIVES]),
+            fill=pick.fill,
         )
         return _with_summary(plan)
     alternatives = tuple(candidates[:MAX_ALTERNATIVES])
     fact_list = list(facts.values())
     matches = [m for m in rank(known, [f.document for f in fact_list]) if m.score > 0]
     if not known or not matches:
-        plan = Plan(goal=goal, kind="none", summary="", goal_terms=known, alternatives=alternatives)
+        plan = Plan(
+            goal=goal,
+            kind="none",
+            summary="",
+            goal_terms=known,
+            alternatives=alternatives,
+            no_fit=no_fit,
+        )
         return _with_summary(plan)
     best = max(m.coverage for m in matches)
     relevant = {fact_list[m.index].name: m for m in matches if m.coverage == best}
     evidence = gather(facts)
     members, why, excluded = _select(relevant, facts, evidence)
-    return _with_summary(_order(goal, known, members, why, excluded, facts, evidence, alternatives))
+    plan = _order(goal, known, members, why, excluded, facts, evidence, alternatives)
+    return _with_summary(replace(plan, no_fit=no_fit))
+
+
+def _without_dates(goal: str, today: date) -> str:
+    """The goal with its date phrases blanked: ``next week`` is a value, not a term."""
+    text = goal
+    for start, end in date_spans(goal, today):
+        text = text[:start] + " " * (end - start) + text[end:]
+    return text
+
+
+def _fill(workflow: WorkflowSummary, values: list[GoalValue], goal: str) -> Filling:
+    return fill_params(workflow.tool, workflow.params, values, goal)
 
 
 def _select(

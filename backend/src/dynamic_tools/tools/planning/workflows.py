@@ -43,7 +43,7 @@ class WorkflowSummary:
         id: The workflow id (its MCP tool is ``w_<id>``).
         description: The workflow's description.
         params: Parameter name → ``{"type", "required", "description", "example"}`` (plus
-            ``"default"`` when one is set); types are JSON Schema names.
+            ``"default"``, ``"format"`` and ``"enum"`` when set); types are JSON Schema names.
         node_count: Nodes in the graph (parallel branches and a foreach step included).
         has_yield: Whether the workflow pauses for human input.
         has_compensation: Whether it declares compensation (``compensate_with`` or a
@@ -105,6 +105,10 @@ def summarize_workflow(workflow_id: str, workflow: Workflow) -> WorkflowSummary:
         }
         if spec.default is not None:
             entry["default"] = spec.default
+        if spec.format:
+            entry["format"] = spec.format
+        if spec.enum:
+            entry["enum"] = list(spec.enum)
         params[name] = entry
     nodes = 0
     has_yield = has_compensation = False
@@ -161,16 +165,25 @@ def clear_winner(
 
 
 def fit(workflow: WorkflowSummary, match: Match, goal_terms: Sequence[str]) -> float:
-    """One number that orders workflows as the rule above does, so the pick scores best.
+    """One number from 0 to 1 that orders workflows as the rule above does (the pick first).
 
-    By the share of the goal's known terms the workflow contains, then the goal's verb in its
-    id, then how many words of its id the goal names, then BM25 (each step weighs more than
-    every later one together, for goals of up to 50 known terms).
+    With ``n`` known goal terms of which the workflow contains ``k``, the fit is
+    ``(k + t) / (n + 1)``: the tie-break ``t`` (below 1, so it never outweighs one more goal
+    term) counts as a share of one extra term. ``t`` is what the goal *names*: 0.5 when the
+    goal's verb (its first known term) is a word of the workflow's id, 0.03 per id word the
+    goal names (at most 8) and 0.1 more when it names them all, then up to 0.025 of BM25
+    (each part outweighs the later ones). So for "book me a flight", ``book_flight`` (0.89)
+    leads ``cancel_trip`` (0.67), whose description also says "flight" and "bookings".
     """
-    acting = bool(goal_terms) and goal_terms[0] in tokens(workflow.id)
-    named = len(set(tokens(workflow.id))) if _named(workflow, goal_terms) else 0
+    terms = list(dict.fromkeys(goal_terms))
+    if not terms:
+        return 0.0
+    id_terms = set(tokens(workflow.id))
+    acting = terms[0] in id_terms
+    named = len(id_terms & set(terms))
     bm25 = match.score / (1 + match.score) if match.score > 0 else 0.0
-    return round(match.coverage + 0.005 * acting + 0.0005 * min(named, 9) + 0.0004 * bm25, 6)
+    tie = 0.5 * acting + 0.03 * min(named, 8) + 0.1 * _named(workflow, terms) + 0.025 * bm25
+    return round((len(match.matched) + tie) / (len(terms) + 1), 4)
 
 
 def _named(workflow: WorkflowSummary, goal_terms: Sequence[str]) -> bool:
