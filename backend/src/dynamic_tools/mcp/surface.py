@@ -27,6 +27,7 @@ from loguru import logger
 
 from dynamic_tools.definitions.authoring import Target, WorkflowAuthoring
 from dynamic_tools.definitions.repository import PreparedRun
+from dynamic_tools.engine.nodes import CallSite
 from dynamic_tools.engine.params import check_values
 from dynamic_tools.errors import InvalidInputError
 from dynamic_tools.markdown.service import MarkdownWorkflowService
@@ -57,7 +58,9 @@ from dynamic_tools.mcp.tool_meta import add_routing_meta
 from dynamic_tools.mcp.workflow_text import tool_description
 from dynamic_tools.mcp.workflow_tools import (
     RUN_RESULT_SCHEMA,
+    CallEffect,
     WorkflowCalls,
+    call_effect,
     workflow_annotations,
     workflow_input_schema,
 )
@@ -309,7 +312,19 @@ class McpSurface:
     def _add_workflow_layer(self, view: SessionView) -> None:
         services = self.services
         calls = WorkflowCalls(services.runs, services.run_store)
-        read_only = {n for n, t in view.api_tools.items() if t.effective_annotations.read_only}
+        tools = {t.name: t for t in services.registry.all()}
+        tools |= {**view.api_tools, **view.core_tools}
+        workflows = (
+            view.document.workflows
+            if view.document is not None
+            else services.workflows.definitions()
+        )
+
+        choices = list(view.choices().values())
+
+        def effect_of(site: CallSite) -> CallEffect:
+            return call_effect(site, tools, query=f"{view.prefix}_query", query_choices=choices)
+
         for workflow_id, workflow in view.workflows.items():
             tool = types.Tool(
                 name=f"w_{workflow_id}",
@@ -318,7 +333,7 @@ class McpSurface:
                 ),
                 input_schema=workflow_input_schema(workflow),
                 output_schema=RUN_RESULT_SCHEMA,
-                annotations=workflow_annotations(workflow, read_only),
+                annotations=workflow_annotations(workflow_id, workflows, effect_of),
                 execution=types.ToolExecution(task_support="optional"),
             )
             handler = (
