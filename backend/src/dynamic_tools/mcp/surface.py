@@ -18,7 +18,8 @@ import asyncio
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from functools import partial
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -29,7 +30,7 @@ from dynamic_tools.definitions.authoring import Target, WorkflowAuthoring
 from dynamic_tools.definitions.repository import PreparedRun
 from dynamic_tools.engine.nodes import CallSite
 from dynamic_tools.engine.params import check_values
-from dynamic_tools.errors import InvalidInputError
+from dynamic_tools.errors import DynamicToolsError, InvalidInputError
 from dynamic_tools.markdown.service import MarkdownWorkflowService
 from dynamic_tools.mcp.api_tools import (
     QUERY_INPUT_SCHEMA,
@@ -76,7 +77,15 @@ if TYPE_CHECKING:
 MAX_VIEWS = 64
 SEED_PLANNER = "_plan"
 """The planner's name in the design documents: ``{prefix}_plan`` answers to it too (unlisted)."""
-REFETCH_S = 60.0
+
+
+@dataclass
+class _Cached:
+    """A built view, the hashes of the documents it was built from, and when they were checked."""
+
+    view: SessionView
+    digests: tuple[str, ...]
+    checked: float
 
 
 class McpSurface:
@@ -84,7 +93,7 @@ class McpSurface:
 
     def __init__(self) -> None:
         self._services: Services | None = None
-        self._views: OrderedDict[tuple[Any, ...], tuple[float, SessionView]] = OrderedDict()
+        self._views: OrderedDict[tuple[Any, ...], _Cached] = OrderedDict()
         self._lock = asyncio.Lock()
         self.recipes: RecipeLayer | None = None
         self.resources: ResourceSet | None = None
@@ -145,13 +154,14 @@ class McpSurface:
 
     def cached_views(self) -> list[SessionView]:
         """The views built so far, newest first (no view is built here)."""
-        return [view for _, view in reversed(self._views.values())]
+        return [cached.view for cached in reversed(self._views.values())]
 
     async def view(self, config: SessionConfig) -> SessionView:
         """The view of ``config``, built once per registry/workflow/recipe generation.
 
-        Views of sessions that bring documents by URL are rebuilt after ``refetch_s``, so a
-        changed document is noticed.
+        A session that brings documents by URL has them checked again (at most once per the
+        sources' ``refetch_s``, with conditional requests: ``mcp/session_sources.py``); its
+        view is rebuilt when one of them changed, so an edit is seen on the next request.
         """
         services = self.services
         recipes = self.recipes.generation if self.recipes else 0
@@ -161,19 +171,53 @@ class McpSurface:
             self.services.workflows.generation,
             recipes,
         )
-        now = time.monotonic()
         cached = self._views.get(key)
-        if cached is not None and (not config.brings_documents or now - cached[0] < REFETCH_S):
-            self._views.move_to_end(key)
-            return cached[1]
+        if cached is not None:
+            if not config.brings_documents:
+                self._views.move_to_end(key)
+                return cached.view
+            if time.monotonic() - cached.checked < self.sources.refetch_s:
+                return cached.view
+            digests = await self._digests(config)
+            if digests == cached.digests:
+                cached.checked = time.monotonic()
+                return cached.view
         async with self._lock:
-            cached = self._views.get(key)
-            if cached is None or (config.brings_documents and now - cached[0] >= REFETCH_S):
-                cached = (time.monotonic(), await self._build(config))
-                self._views[key] = cached
+            digests = await self._digests(config) if config.brings_documents else ()
+            found = self._views.get(key)
+            if found is None or found.digests != digests:
+                found = _Cached(await self._build(config), digests, time.monotonic())
+                self._views[key] = found
                 while len(self._views) > MAX_VIEWS:
                     self._views.popitem(last=False)
-        return cached[1]
+            self._views.move_to_end(key)
+        return found.view
+
+    async def _digests(self, config: SessionConfig) -> tuple[str, ...]:
+        """The content hashes of the documents the session brings (checked again if due).
+
+        A document that cannot be read counts by its error; building the view reports it.
+        """
+        sources = self.sources
+        checks: list[Callable[[], Awaitable[str]]] = []
+        for url, header in (
+            (config.schema_url, "x-schema-url"),
+            (config.workflow_url, "x-workflow-url"),
+            (config.workflow_resources_url, "x-workflow-resources"),
+            (None if config.api_type == "graphql" else config.target_url, "x-target-url"),
+        ):
+            if url is not None:
+                checks.append(partial(sources.digest, url, header))
+        if config.api_type == "graphql" and config.target_url and config.schema_url is None:
+            endpoint, headers = config.target_url, config.api_headers
+            checks.append(partial(sources.introspection_digest, endpoint, headers))
+        found = []
+        for check in checks:
+            try:
+                found.append(await check())
+            except DynamicToolsError as exc:
+                found.append(f"error:{exc.code}:{exc.message}")
+        return tuple(found)
 
     async def _build(self, config: SessionConfig) -> SessionView:
         services = self.services
