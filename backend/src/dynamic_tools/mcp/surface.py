@@ -28,6 +28,7 @@ from loguru import logger
 
 from dynamic_tools.definitions.authoring import Target, WorkflowAuthoring
 from dynamic_tools.definitions.repository import PreparedRun
+from dynamic_tools.engine.models import Workflow
 from dynamic_tools.engine.nodes import CallSite
 from dynamic_tools.engine.params import check_values
 from dynamic_tools.errors import DynamicToolsError, InvalidInputError
@@ -391,6 +392,7 @@ class McpSurface:
                     "workflow",
                     handler,
                     start_task=_run_starter(self.authoring, view, workflow_id),
+                    check=_params_check(workflow),
                 )
             )
         if view.workflows:
@@ -540,6 +542,19 @@ def _execute_handler(caller: ApiCaller) -> Handler:
         return await run_execute(caller, call)
 
     return handle
+
+
+def _params_check(workflow: Workflow) -> Callable[[dict[str, Any]], list[dict[str, Any]]]:
+    """A ``w_*`` tool's arguments checked as its run checks its params (every violation)."""
+
+    def check(arguments: dict[str, Any]) -> list[dict[str, Any]]:
+        try:
+            check_values(workflow.params, arguments, what="params")
+        except InvalidInputError as exc:
+            return [{**v, "path": str(v["path"]).removeprefix("params.")} for v in exc.violations]
+        return []
+
+    return check
 
 
 def _workflow_handler(calls: WorkflowCalls, workflow_id: str) -> Handler:
