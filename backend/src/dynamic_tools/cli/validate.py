@@ -62,9 +62,7 @@ def validate_files(
     return {path: results[path] for path in files if path in results}
 
 
-def validate_on_server(
-    files: list[Path], client: RunsClient
-) -> dict[Path, list[dict[str, Any]]]:
+def validate_on_server(files: list[Path], client: RunsClient) -> dict[Path, list[dict[str, Any]]]:
     """Violations per file, as a running server judges each (its tools, its saved workflows).
 
     Raises:
