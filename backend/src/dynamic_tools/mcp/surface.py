@@ -2,7 +2,8 @@
 
 :class:`McpSurface` is a view cache: it builds a :class:`SessionView` per distinct header
 configuration by running its tool layers (``mcp/layers.py`` states their order, duplicate and
-error rules) and keeps it until the registry, the workflows or the recipes change. The same
+error rules) and keeps it until the registry, the workflows or the recipes change, or one of the
+documents the session brings by URL (checked again with conditional requests). The same
 view decides ``tools/list`` and which names ``tools/call`` accepts, so a filtered-out tool
 cannot be called. It builds no store: stores and clients come from :class:`Services`.
 
