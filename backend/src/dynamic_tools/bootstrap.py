@@ -63,7 +63,11 @@ SEEDED_FOLDERS = ("tools", "workflows", "catalogs", "markdown")
 INTERRUPTED = "the server stopped before the run ended (runs of the local launcher are not durable)"
 
 
-SESSION_REFETCH_S = 60.0  # documents an MCP session brings by URL are fetched again after this
+#: documents an MCP session brings by URL are checked again (conditional requests) when asked
+#: for this long after their last check; a GraphQL endpoint is introspected again after
+#: SESSION_INTROSPECT_S
+SESSION_REFETCH_S = 1.0
+SESSION_INTROSPECT_S = 60.0
 
 
 @dataclass
@@ -479,6 +483,7 @@ def build_services(
                 tracing=tracing,
             ),
             refetch_s=SESSION_REFETCH_S,
+            introspect_s=SESSION_INTROSPECT_S,
             sender=sender,
             workers=document_workers,
         ),

@@ -12,6 +12,7 @@ from starlette.middleware.gzip import GZipMiddleware
 
 from dynamic_tools import __version__
 from dynamic_tools.api.deps import authorize
+from dynamic_tools.api.docs_pages import install_docs_pages
 from dynamic_tools.api.edge import EdgeMiddleware
 from dynamic_tools.api.errors import install_error_handlers
 from dynamic_tools.api.mcp_mount import LazyMcp
@@ -81,6 +82,8 @@ def create_app(
         lifespan=lifespan,
         # every route's scope, from the one table in access/policy.py
         dependencies=[Depends(authorize)],
+        docs_url=None,  # /docs and /redoc come with their files (api/docs_pages.py), no CDN
+        redoc_url=None,
     )
     app.state.settings = settings
     mcp = LazyMcp(settings)
@@ -99,6 +102,7 @@ def create_app(
     # UI bundle is sent precompressed by its own route).
     app.add_middleware(GZipMiddleware, minimum_size=1024, compresslevel=6)
     complete_document(app, token=settings.access_control_configured)
+    install_docs_pages(app)
     app.include_router(health.router)
     app.include_router(well_known.router)
     app.include_router(pipeline.router)

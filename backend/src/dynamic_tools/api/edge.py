@@ -38,6 +38,7 @@ from dynamic_tools.access.authenticate import (
 )
 from dynamic_tools.access.policy import UnknownAction, audited, route_scope
 from dynamic_tools.access.principals import Principal
+from dynamic_tools.api.docs_pages import ASSETS_PATH
 from dynamic_tools.api.errors import status_for
 from dynamic_tools.api.metrics import Metrics
 from dynamic_tools.errors import (
@@ -52,7 +53,7 @@ from dynamic_tools.logs import bind_correlation_id
 OPEN_PATHS = frozenset({"/", "/healthz", "/readyz"})  # "/" only redirects to /ui/
 # The UI's files hold no data (its API calls carry a credential). The demo API is not open: with
 # access control it is off unless asked for, and then it needs a credential like every route.
-OPEN_PREFIXES = ("/ui", METADATA_PATH)
+OPEN_PREFIXES = ("/ui", METADATA_PATH, ASSETS_PATH + "/")  # Swagger UI's and ReDoc's files too
 _WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 

@@ -178,24 +178,46 @@ def validate(
         Path | None, typer.Option(help="Tool configs to check calls against (default: registry)")
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print violations as JSON")] = False,
+    server: Annotated[
+        str | None,
+        typer.Option(help="Ask this running server instead (its tools and saved workflows)"),
+    ] = None,
 ) -> None:
     """Validate workflow documents: every violation with its line; exit 1 on any error.
 
     Calls are checked against the registry's tools (names and arguments), sub-workflows
-    against the given files and the registry's saved workflows: the server's verdict.
+    against the given files and the registry's saved workflows: the server's verdict. With
+    --server, a running server validates each file (POST /workflows/validate).
     """
     import json
 
-    from dynamic_tools.cli.validate import validate_files
+    import httpx
 
-    settings = load_settings()
-    directory = tools_dir or settings.tools_dir
-    results = validate_files(files, settings=settings, tools_dir=directory)
+    from dynamic_tools.cli.validate import validate_files, validate_on_server
+
+    checked_tools = True
+    if server is not None:
+        if tools_dir is not None:
+            console.print("[red]--tools-dir and --server exclude each other[/]")
+            raise typer.Exit(code=2)
+        try:
+            results = validate_on_server(files, _client(server))
+        except httpx.HTTPStatusError as exc:
+            _print_error(exc.response)
+            raise typer.Exit(code=1) from None
+        except httpx.HTTPError as exc:
+            console.print(f"[red]cannot reach the server: {type(exc).__name__}[/]")
+            raise typer.Exit(code=1) from None
+    else:
+        settings = load_settings()
+        directory = tools_dir or settings.tools_dir
+        results = validate_files(files, settings=settings, tools_dir=directory)
+        checked_tools = directory.is_dir()
     if as_json:
         console.print_json(json.dumps({str(k): v for k, v in results.items()}))
     else:
         for path, violations in results.items():
-            _print_violations(path, violations, checked_tools=directory.is_dir())
+            _print_violations(path, violations, checked_tools=checked_tools)
     from dynamic_tools.violations import errors_only
 
     failed = any(errors_only(vs) for vs in results.values())

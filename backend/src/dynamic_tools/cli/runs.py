@@ -45,6 +45,13 @@ class RunsClient:
         data: dict[str, Any] = response.json()
         return data
 
+    def validate(self, content: str, fmt: str) -> dict[str, Any]:
+        """The server's verdict on a document (``POST /workflows/validate``); nothing saved."""
+        response = self.http.post("/workflows/validate", json={"content": content, "format": fmt})
+        response.raise_for_status()
+        data: dict[str, Any] = response.json()
+        return data
+
     def get(self, run_id: str) -> dict[str, Any]:
         """One run's state."""
         response = self.http.get(f"/runs/{run_id}")

@@ -1,20 +1,25 @@
 """``dynamic-tools validate``: load and validate workflow files against the tool registry.
 
 The verdict is the server's: calls are checked against the registry's tools (names and
-arguments), sub-workflows against the files given and the registry's saved workflows.
+arguments), sub-workflows against the files given and the registry's saved workflows. With
+``--server`` a running server gives it (``POST /workflows/validate``): its tools and its saved
+workflows, each file on its own.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dynamic_tools.bootstrap import make_registry, make_workflows
-from dynamic_tools.engine.loaders import LoadedDocument, load_document
+from dynamic_tools.engine.loaders import LoadedDocument, detect_format, load_document
 from dynamic_tools.engine.models import Workflow
 from dynamic_tools.engine.validator import validate_document
 from dynamic_tools.errors import WorkflowInvalidError
 from dynamic_tools.settings import Settings
+
+if TYPE_CHECKING:
+    from dynamic_tools.cli.runs import RunsClient
 
 
 def validate_files(
@@ -55,6 +60,24 @@ def validate_files(
         report = validate_document(doc, known_tools=known_tools, known_workflows=workflows)
         results[path] = [v.to_dict() for v in report.violations]
     return {path: results[path] for path in files if path in results}
+
+
+def validate_on_server(files: list[Path], client: RunsClient) -> dict[Path, list[dict[str, Any]]]:
+    """Violations per file, as a running server judges each (its tools, its saved workflows).
+
+    Raises:
+        httpx.HTTPError: the server cannot be reached, or refuses the request.
+    """
+    results: dict[Path, list[dict[str, Any]]] = {}
+    for path in files:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            results[path] = [_file_error(str(exc))]
+            continue
+        verdict = client.validate(text, detect_format(path.name, text))
+        results[path] = list(verdict.get("violations") or [])
+    return results
 
 
 def _file_error(message: str) -> dict[str, Any]:

@@ -15,6 +15,10 @@ Every refusal or fixable failure raises :class:`DocumentSourceError` naming the 
 (violation path ``source``); a connection failure or timeout raises :class:`TransportError`,
 and any other failure of the HTTP stack the matching error of ``http/failures.py``.
 
+Given the document fetched before (``previous``), a URL is asked again with a conditional
+request (``If-None-Match`` with its ``ETag``, ``If-Modified-Since`` with its ``Last-Modified``):
+a ``304 Not Modified`` gives ``previous`` back, without a body. A local file is read again.
+
 With tracing on, a URL fetch is a client span ``GET`` (``url.full`` without the query string,
 ``server.address``, ``server.port``, ``http.response.status_code``, ``error.type``) and the
 request carries its trace context.
@@ -75,8 +79,18 @@ class DocumentFetcher:
         self.deadline_s = deadline_s
         self.tracing = tracing or Tracing.off()
 
-    async def fetch(self, source: str, source_type: SourceType | None = None) -> FetchedDocument:
-        """The document at ``source`` (a URL or a path; the type is inferred when omitted)."""
+    async def fetch(
+        self,
+        source: str,
+        source_type: SourceType | None = None,
+        *,
+        previous: FetchedDocument | None = None,
+    ) -> FetchedDocument:
+        """The document at ``source`` (a URL or a path; the type is inferred when omitted).
+
+        ``previous``: what an earlier fetch of ``source`` gave; a URL that answers ``304 Not
+        Modified`` to the conditional request gives it back (the same object).
+        """
         source = source.strip()
         if not source:
             raise _refused("the source is empty", "required", source)
@@ -89,11 +103,11 @@ class DocumentFetcher:
         kind = source_type or infer_source_type(source)
         if kind == "url":
             _check_url(source)
-            return await self._fetch_url(source)
+            return await self._fetch_url(source, previous)
         return await asyncio.to_thread(self._read_path, source)
 
     # --- URLs ------------------------------------------------------------------------------
-    async def _fetch_url(self, source: str) -> FetchedDocument:
+    async def _fetch_url(self, source: str, previous: FetchedDocument | None) -> FetchedDocument:
         parts = urlsplit(source)
         try:
             hostname, port = parts.hostname, parts.port
@@ -121,14 +135,23 @@ class DocumentFetcher:
                 raise _refused(
                     exc.message, "host_not_allowed", source, host=parts.hostname
                 ) from None
-            return await self._download(source, span)
+            return await self._download(source, span, previous)
 
-    async def _download(self, source: str, span: Span) -> FetchedDocument:
+    async def _download(
+        self, source: str, span: Span, previous: FetchedDocument | None
+    ) -> FetchedDocument:
         headers = {
             "User-Agent": USER_AGENT,
             "Accept": "application/json, application/yaml, */*",
             "Accept-Encoding": ACCEPT_ENCODING,
         }
+        if previous is not None and previous.location == source:
+            if previous.etag:
+                headers["If-None-Match"] = previous.etag
+            if previous.last_modified:
+                headers["If-Modified-Since"] = previous.last_modified
+        else:
+            previous = None
         self.tracing.inject(headers)
         # the whole download, as every outbound call, has a deadline: a source trickling a byte
         # at a time never trips the per-read timeout
@@ -141,11 +164,15 @@ class DocumentFetcher:
                 ) as response,
             ):
                 span.set_attribute("http.response.status_code", response.status_code)
+                if response.status_code == 304 and previous is not None:
+                    return previous
                 if response.status_code >= 300:
                     mark_error(span, str(response.status_code))
                 self._check_status(response, source)
                 content = await self._read_capped(response, source)
                 media_type = response.headers.get("content-type", "").split(";")[0].strip() or None
+                etag = response.headers.get("etag")
+                last_modified = response.headers.get("last-modified")
         except DocumentSourceError:
             raise
         except Exception as exc:  # every failure of the HTTP stack, by kind (http.failures)
@@ -161,7 +188,9 @@ class DocumentFetcher:
             raise outbound_failure(
                 exc, what=f"fetching {_shown(source)}", context={"url": _shown(source)}
             ) from None
-        return FetchedDocument(content, source, "url", source, source, media_type)
+        return FetchedDocument(
+            content, source, "url", source, source, media_type, etag, last_modified
+        )
 
     def _check_status(self, response: httpx.Response, source: str) -> None:
         status = response.status_code

@@ -3,6 +3,9 @@
 One rule for every layer (API operations, ``_query``/``_execute``, recipes, the planner, ``w_*``
 workflows, authoring, catalogs, markdown): a missing, unknown or mistyped argument answers
 ``INVALID_INPUT`` with one violation per problem, naming the argument, and nothing is called.
+A tool may check more than its schema says (``ToolEntry.check``: a ``w_*`` tool checks its
+params as a run would, date formats included); those violations come in the same answer, one
+per argument the schema found nothing wrong with, so a call learns every problem at once.
 Validators are compiled once per schema (schemas are cached with the session views, so the
 same object comes back for every call of a tool).
 """
@@ -10,6 +13,7 @@ same object comes back for every call of a tool).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 import mcp_types as types
@@ -34,8 +38,16 @@ def _validator(schema: dict[str, Any]) -> Draft202012Validator:
     return validator
 
 
-def check_arguments(tool: types.Tool, arguments: Any) -> dict[str, Any]:
-    """``arguments`` as a dict if they match ``tool``'s input schema; else InvalidInputError."""
+def check_arguments(
+    tool: types.Tool,
+    arguments: Any,
+    *,
+    more: Callable[[dict[str, Any]], list[dict[str, Any]]] | None = None,
+) -> dict[str, Any]:
+    """``arguments`` as a dict if they match ``tool``'s input schema; else InvalidInputError.
+
+    ``more``: the tool's own checks (violations named by argument), reported with the schema's.
+    """
     name = tool.name
     if arguments is None:
         arguments = {}
@@ -46,11 +58,9 @@ def check_arguments(tool: types.Tool, arguments: Any) -> dict[str, Any]:
             context={"tool": name},
         )
     schema = tool.input_schema
-    if not isinstance(schema, dict) or not schema:
-        return arguments
-    errors = sorted(_validator(schema).iter_errors(arguments), key=_order)
-    if not errors:
-        return arguments
+    if not isinstance(schema, dict):
+        schema = {}
+    errors = sorted(_validator(schema).iter_errors(arguments), key=_order) if schema else []
     seen: set[tuple[str, str]] = set()
     violations = []
     for error in errors:  # one per argument and rule (``required`` reports each missing one)
@@ -59,12 +69,17 @@ def check_arguments(tool: types.Tool, arguments: Any) -> dict[str, Any]:
             if key not in seen:
                 seen.add(key)
                 violations.append(violation)
+    if more is not None:
+        reported = {path for path, _ in seen}
+        violations += [v for v in more(arguments) if v.get("path") not in reported]
+    if not violations:
+        return arguments
     violations = violations[:_MAX_VIOLATIONS]
     shown = "; ".join(f"{v['path']}: {v['message']}" for v in violations[:5])
     raise InvalidInputError(
         f"the arguments of '{name}' do not match its input schema: {shown}",
         violations=violations,
-        context={"tool": name, "expected": _summary(schema)},
+        context={"tool": name, "expected": _summary(schema)} if schema else {"tool": name},
     )
 
 

@@ -43,6 +43,9 @@ class ToolEntry:
     start_job: Callable[[ToolCall, Any], Awaitable[str]] | None = None  # work, then → run id
     preview: Callable[[dict[str, Any]], Awaitable[dict[str, Any]]] | None = None
     """Destructive tools: what a call would remove, changing nothing (``confirmation.py``)."""
+    check: Callable[[dict[str, Any]], list[dict[str, Any]]] | None = None
+    """Checks of the arguments beyond the input schema (a ``w_*`` tool's date formats...):
+    their violations are answered with the schema's, all at once (``mcp/arguments.py``)."""
 
 
 @dataclass

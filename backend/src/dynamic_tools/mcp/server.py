@@ -228,7 +228,7 @@ class McpEndpoint:
         needed = mcp_tool_scope(entry.tool.name, prefix=view.prefix)
         try:  # the HTTP gate answered 403 already; this holds for every transport
             require(principal, needed, f"call {entry.tool.name}")
-            arguments = check_arguments(entry.tool, params.arguments)
+            arguments = check_arguments(entry.tool, params.arguments, more=entry.check)
         except (InvalidInputError, ForbiddenError) as exc:  # nothing runs then
             if entry.layer == "markdown" and isinstance(exc, InvalidInputError):
                 exc = invalid_arguments(entry.tool.name, exc)  # its error_type and suggestion

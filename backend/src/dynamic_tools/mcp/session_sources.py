@@ -7,8 +7,12 @@
   (docs/design-sources.md#tool-discovery-design).
 
 Documents are fetched with :class:`DocumentFetcher` (allowed hosts only; ``file://`` inside the
-registry directory). A URL is fetched again after ``refetch_s``; what is derived from a document
-is cached by the hash of its content, so unchanged documents are converted once. Parsing and
+registry directory). A document is checked again when it is asked for ``refetch_s`` (a second)
+or more after its last check: a URL with a conditional request (``If-None-Match`` /
+``If-Modified-Since`` from its ``ETag`` / ``Last-Modified``; a ``304`` keeps the copy), a file by
+reading it. What is derived from a document is cached by the hash of its content, so an
+unchanged document is converted once and an edited one is seen on the next check. A GraphQL
+endpoint's introspection answer is asked again after ``introspect_s`` (a minute). Parsing and
 conversion run in the document workers (time and memory budget, off the event loop).
 """
 
@@ -92,19 +96,21 @@ class _Lru(OrderedDict[str, Any]):
 
 
 class SessionSources:
-    """Fetches and converts header-named documents, cached by URL (briefly) and content."""
+    """Fetches and converts header-named documents, checked again briefly, cached by content."""
 
     def __init__(
         self,
         fetcher: DocumentFetcher,
         *,
-        refetch_s: float = 60.0,
+        refetch_s: float = 1.0,
+        introspect_s: float = 60.0,
         workers: DocumentWorkers | None = None,
         sender: HttpSender | None = None,
     ) -> None:
         self.fetcher = fetcher
         self.sender = sender
         self.refetch_s = refetch_s
+        self.introspect_s = introspect_s
         self.workers = workers or DocumentWorkers(workers=0)
         self._fetched: _Lru = _Lru()  # url → (time, FetchedDocument)
         self._derived: _Lru = _Lru()  # kind:hash → derived value
@@ -112,15 +118,29 @@ class SessionSources:
     async def _fetch(self, url: str, header: str) -> tuple[FetchedDocument, str]:
         cached = self._fetched.get(url)
         if cached is not None and time.monotonic() - cached[0] < self.refetch_s:
-            document: FetchedDocument = cached[1]
+            return cached[1], cached[2]
+        previous = cached[1] if cached is not None else None
+        try:
+            document = await self.fetcher.fetch(url, previous=previous)
+        except InvalidInputError as exc:
+            exc.violations = [{**v, "path": f"header:{header}"} for v in exc.violations]
+            raise
+        if document is previous and cached is not None:  # 304 Not Modified
+            digest: str = cached[2]
         else:
-            try:
-                document = await self.fetcher.fetch(url)
-            except InvalidInputError as exc:
-                exc.violations = [{**v, "path": f"header:{header}"} for v in exc.violations]
-                raise
-            self._fetched.remember(url, (time.monotonic(), document))
-        return document, hashlib.sha256(document.content).hexdigest()
+            digest = hashlib.sha256(document.content).hexdigest()
+        self._fetched.remember(url, (time.monotonic(), document, digest))
+        return document, digest
+
+    async def digest(self, url: str, header: str) -> str:
+        """The content hash of the document at ``url`` (checked again as :meth:`_fetch` says)."""
+        _, digest = await self._fetch(url, header)
+        return digest
+
+    async def introspection_digest(self, endpoint: str, headers: dict[str, str]) -> str:
+        """The hash of the endpoint's introspection answer (asked again after ``introspect_s``)."""
+        _, digest = await self._introspect(endpoint, headers)
+        return digest
 
     async def api(self, url: str) -> SessionApi:
         """The tools of the OpenAPI document at ``url`` (``X-Target-URL``)."""
@@ -185,7 +205,7 @@ class SessionSources:
         return self._derived.remember(key, found)  # type: ignore[no-any-return]
 
     async def _introspect(self, endpoint: str, headers: dict[str, str]) -> tuple[Any, str]:
-        """The endpoint's introspection answer and its hash, asked again after ``refetch_s``.
+        """The endpoint's introspection answer and its hash, asked again after ``introspect_s``.
 
         The answer is JSON as the sender parsed it, or the text it kept (not JSON, or nested
         past the sender's depth: :func:`graphql_tools` reads it again to say which). An answer
@@ -194,7 +214,7 @@ class SessionSources:
         who = hashlib.sha256(json.dumps(headers, sort_keys=True).encode()).hexdigest()
         key = f"introspection:{endpoint}:{who}"
         cached = self._fetched.get(key)
-        if cached is not None and time.monotonic() - cached[0] < self.refetch_s:
+        if cached is not None and time.monotonic() - cached[0] < self.introspect_s:
             return cached[1], cached[2]
         if self.sender is None:
             raise InvalidInputError(

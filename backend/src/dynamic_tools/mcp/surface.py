@@ -2,7 +2,8 @@
 
 :class:`McpSurface` is a view cache: it builds a :class:`SessionView` per distinct header
 configuration by running its tool layers (``mcp/layers.py`` states their order, duplicate and
-error rules) and keeps it until the registry, the workflows or the recipes change. The same
+error rules) and keeps it until the registry, the workflows or the recipes change, or one of the
+documents the session brings by URL (checked again with conditional requests). The same
 view decides ``tools/list`` and which names ``tools/call`` accepts, so a filtered-out tool
 cannot be called. It builds no store: stores and clients come from :class:`Services`.
 
@@ -20,7 +21,8 @@ import json
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from functools import partial
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -29,6 +31,8 @@ from loguru import logger
 
 from dynamic_tools.definitions.authoring import Target, WorkflowAuthoring
 from dynamic_tools.definitions.repository import PreparedRun
+from dynamic_tools.engine.models import Workflow
+from dynamic_tools.engine.nodes import CallSite
 from dynamic_tools.engine.params import check_values
 from dynamic_tools.errors import DynamicToolsError, InvalidInputError
 from dynamic_tools.markdown.service import MarkdownWorkflowService
@@ -60,7 +64,9 @@ from dynamic_tools.mcp.tool_meta import add_routing_meta
 from dynamic_tools.mcp.workflow_text import tool_description
 from dynamic_tools.mcp.workflow_tools import (
     RUN_RESULT_SCHEMA,
+    CallEffect,
     WorkflowCalls,
+    call_effect,
     workflow_annotations,
     workflow_input_schema,
 )
@@ -77,7 +83,15 @@ MAX_VIEWS = 64
 MAX_LOGGED = 10_000  # problems of session headers already logged (once each, not per rebuild)
 SEED_PLANNER = "_plan"
 """The planner's name in the design documents: ``{prefix}_plan`` answers to it too (unlisted)."""
-REFETCH_S = 60.0
+
+
+@dataclass
+class _Cached:
+    """A built view, the hashes of the documents it was built from, and when they were checked."""
+
+    view: SessionView
+    digests: tuple[str, ...]
+    checked: float
 
 
 class McpSurface:
@@ -85,7 +99,7 @@ class McpSurface:
 
     def __init__(self) -> None:
         self._services: Services | None = None
-        self._views: OrderedDict[tuple[Any, ...], tuple[float, SessionView]] = OrderedDict()
+        self._views: OrderedDict[tuple[Any, ...], _Cached] = OrderedDict()
         self._lock = asyncio.Lock()
         self._logged: OrderedDict[str, None] = OrderedDict()  # problems warned of (_log_problems)
         self.recipes: RecipeLayer | None = None
@@ -148,13 +162,14 @@ class McpSurface:
 
     def cached_views(self) -> list[SessionView]:
         """The views built so far, newest first (no view is built here)."""
-        return [view for _, view in reversed(self._views.values())]
+        return [cached.view for cached in reversed(self._views.values())]
 
     async def view(self, config: SessionConfig) -> SessionView:
         """The view of ``config``, built once per registry/workflow/recipe generation.
 
-        Views of sessions that bring documents by URL are rebuilt after ``refetch_s``, so a
-        changed document is noticed.
+        A session that brings documents by URL has them checked again (at most once per the
+        sources' ``refetch_s``, with conditional requests: ``mcp/session_sources.py``); its
+        view is rebuilt when one of them changed, so an edit is seen on the next request.
         """
         services = self.services
         recipes = self.recipes.generation if self.recipes else 0
@@ -164,19 +179,53 @@ class McpSurface:
             self.services.workflows.generation,
             recipes,
         )
-        now = time.monotonic()
         cached = self._views.get(key)
-        if cached is not None and (not config.brings_documents or now - cached[0] < REFETCH_S):
-            self._views.move_to_end(key)
-            return cached[1]
+        if cached is not None:
+            if not config.brings_documents:
+                self._views.move_to_end(key)
+                return cached.view
+            if time.monotonic() - cached.checked < self.sources.refetch_s:
+                return cached.view
+            digests = await self._digests(config)
+            if digests == cached.digests:
+                cached.checked = time.monotonic()
+                return cached.view
         async with self._lock:
-            cached = self._views.get(key)
-            if cached is None or (config.brings_documents and now - cached[0] >= REFETCH_S):
-                cached = (time.monotonic(), await self._build(config))
-                self._views[key] = cached
+            digests = await self._digests(config) if config.brings_documents else ()
+            found = self._views.get(key)
+            if found is None or found.digests != digests:
+                found = _Cached(await self._build(config), digests, time.monotonic())
+                self._views[key] = found
                 while len(self._views) > MAX_VIEWS:
                     self._views.popitem(last=False)
-        return cached[1]
+            self._views.move_to_end(key)
+        return found.view
+
+    async def _digests(self, config: SessionConfig) -> tuple[str, ...]:
+        """The content hashes of the documents the session brings (checked again if due).
+
+        A document that cannot be read counts by its error; building the view reports it.
+        """
+        sources = self.sources
+        checks: list[Callable[[], Awaitable[str]]] = []
+        for url, header in (
+            (config.schema_url, "x-schema-url"),
+            (config.workflow_url, "x-workflow-url"),
+            (config.workflow_resources_url, "x-workflow-resources"),
+            (None if config.api_type == "graphql" else config.target_url, "x-target-url"),
+        ):
+            if url is not None:
+                checks.append(partial(sources.digest, url, header))
+        if config.api_type == "graphql" and config.target_url and config.schema_url is None:
+            endpoint, headers = config.target_url, config.api_headers
+            checks.append(partial(sources.introspection_digest, endpoint, headers))
+        found = []
+        for check in checks:
+            try:
+                found.append(await check())
+            except DynamicToolsError as exc:
+                found.append(f"error:{exc.code}:{exc.message}")
+        return tuple(found)
 
     async def _build(self, config: SessionConfig) -> SessionView:
         services = self.services
@@ -325,7 +374,19 @@ class McpSurface:
     def _add_workflow_layer(self, view: SessionView) -> None:
         services = self.services
         calls = WorkflowCalls(services.runs, services.run_store)
-        read_only = {n for n, t in view.api_tools.items() if t.effective_annotations.read_only}
+        tools = {t.name: t for t in services.registry.all()}
+        tools |= {**view.api_tools, **view.core_tools}
+        workflows = (
+            view.document.workflows
+            if view.document is not None
+            else services.workflows.definitions()
+        )
+
+        choices = list(view.choices().values())
+
+        def effect_of(site: CallSite) -> CallEffect:
+            return call_effect(site, tools, query=f"{view.prefix}_query", query_choices=choices)
+
         for workflow_id, workflow in view.workflows.items():
             tool = types.Tool(
                 name=f"w_{workflow_id}",
@@ -334,7 +395,7 @@ class McpSurface:
                 ),
                 input_schema=workflow_input_schema(workflow),
                 output_schema=RUN_RESULT_SCHEMA,
-                annotations=workflow_annotations(workflow, read_only),
+                annotations=workflow_annotations(workflow_id, workflows, effect_of),
                 execution=types.ToolExecution(task_support="optional"),
             )
             handler = (
@@ -348,6 +409,7 @@ class McpSurface:
                     "workflow",
                     handler,
                     start_task=_run_starter(self.authoring, view, workflow_id),
+                    check=_params_check(workflow),
                 )
             )
         if view.workflows:
@@ -554,6 +616,19 @@ def _execute_handler(caller: ApiCaller) -> Handler:
         return await run_execute(caller, call)
 
     return handle
+
+
+def _params_check(workflow: Workflow) -> Callable[[dict[str, Any]], list[dict[str, Any]]]:
+    """A ``w_*`` tool's arguments checked as its run checks its params (every violation)."""
+
+    def check(arguments: dict[str, Any]) -> list[dict[str, Any]]:
+        try:
+            check_values(workflow.params, arguments, what="params")
+        except InvalidInputError as exc:
+            return [{**v, "path": str(v["path"]).removeprefix("params.")} for v in exc.violations]
+        return []
+
+    return check
 
 
 def _workflow_handler(calls: WorkflowCalls, workflow_id: str) -> Handler:

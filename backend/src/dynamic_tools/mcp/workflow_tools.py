@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -27,7 +29,7 @@ from dynamic_tools.definitions.repository import PreparedRun
 from dynamic_tools.definitions.step_views import preview_inputs
 from dynamic_tools.engine import events as ev
 from dynamic_tools.engine.models import Workflow
-from dynamic_tools.engine.nodes import kind_of
+from dynamic_tools.engine.nodes import CallSite, calls_reached
 from dynamic_tools.engine.params import answer_specs, param_schema
 from dynamic_tools.engine.state import NodeState
 from dynamic_tools.errors import DynamicToolsError, InvalidInputError
@@ -43,6 +45,7 @@ from dynamic_tools.mcp.results import data_result
 from dynamic_tools.persistence.run_store import RunStore
 from dynamic_tools.persistence.run_view import RunRecord
 from dynamic_tools.redaction import redactor
+from dynamic_tools.tools.models import ToolConfig
 
 #: a node's statuses once it ended
 NODE_ENDS = frozenset({"succeeded", "failed", "skipped", "not_run"})
@@ -75,14 +78,98 @@ def workflow_input_schema(workflow: Workflow) -> dict[str, Any]:
     return schema
 
 
-def workflow_annotations(workflow: Workflow, read_only_tools: set[str]) -> types.ToolAnnotations:
-    """Read-only when every call is read-only; otherwise possibly destructive."""
-    calls = [tool for n in workflow.graph.values() if (tool := kind_of(n).tool(n))]
-    read_only = bool(calls) and all(c in read_only_tools for c in calls)
+@dataclass(frozen=True)
+class CallEffect:
+    """What one call does to the world, as MCP's behaviour hints say it."""
+
+    read_only: bool
+    destructive: bool
+    idempotent: bool
+
+
+READ_ONLY = CallEffect(read_only=True, destructive=False, idempotent=True)
+UNKNOWN = CallEffect(read_only=False, destructive=True, idempotent=False)
+"""A call whose tool (or sub-workflow) is not known: assumed to change and destroy."""
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+_METHOD_EFFECTS = {
+    "POST": CallEffect(read_only=False, destructive=False, idempotent=False),
+    "PUT": CallEffect(read_only=False, destructive=True, idempotent=True),
+    "PATCH": CallEffect(read_only=False, destructive=True, idempotent=False),
+    "DELETE": CallEffect(read_only=False, destructive=True, idempotent=True),
+}
+
+
+def call_effect(
+    site: CallSite,
+    tools: Mapping[str, ToolConfig],
+    *,
+    query: str,
+    query_choices: Sequence[ToolConfig],
+) -> CallEffect:
+    """The effect of one call a workflow makes (README, "What a client sees": layer 4).
+
+    - ``sql_query`` runs in memory over the run's outputs: read-only;
+    - ``query`` (the session's ``{prefix}_query``) has the effect of the operations it may
+      choose from (``query_choices``: safe ones unless ``X-Allow-Unsafe-Paths`` allows more);
+    - ``rest_call`` follows its written ``method`` (an expression: unknown);
+    - a tool of the session or the registry: its annotations (set, or derived from its
+      method, as its own listing shows them);
+    - anything else (an unknown tool, a sub-workflow that cannot be read): unknown.
+    """
+    tool = site.tool
+    if tool is None:
+        return UNKNOWN
+    if tool == "sql_query":
+        return READ_ONLY
+    if tool == query:
+        return combined([tool_effect(choice) for choice in query_choices])
+    if tool == "rest_call":
+        method = site.args.get("method")
+        if not isinstance(method, str):
+            return UNKNOWN
+        method = method.upper()
+        return READ_ONLY if method in SAFE_METHODS else _METHOD_EFFECTS.get(method, UNKNOWN)
+    config = tools.get(tool)
+    return UNKNOWN if config is None else tool_effect(config)
+
+
+def tool_effect(config: ToolConfig) -> CallEffect:
+    """A tool's effect: its annotations, set or derived from its method."""
+    a = config.effective_annotations
+    read_only = bool(a.read_only)
+    return CallEffect(
+        read_only=read_only,
+        destructive=bool(a.destructive) and not read_only,
+        idempotent=read_only or bool(a.idempotent),
+    )
+
+
+def combined(effects: Sequence[CallEffect]) -> CallEffect:
+    """The effect of making all ``effects``' calls (none: read-only)."""
+    read_only = all(e.read_only for e in effects)
+    return CallEffect(
+        read_only=read_only,
+        destructive=not read_only and any(e.destructive for e in effects),
+        idempotent=all(e.idempotent for e in effects),
+    )
+
+
+def workflow_annotations(
+    workflow_id: str,
+    workflows: Mapping[str, Workflow],
+    effect_of: Callable[[CallSite], CallEffect],
+) -> types.ToolAnnotations:
+    """The ``w_<id>`` hints, from every call the workflow reaches (sub-workflows included).
+
+    Read-only when every call is; destructive when any call may be; idempotent when every
+    call is. A pause for input, a branch or an error adds nothing; a workflow that calls
+    nothing is read-only.
+    """
+    effect = combined([effect_of(site) for site in calls_reached(workflow_id, workflows)])
     return types.ToolAnnotations(
-        read_only_hint=read_only,
-        destructive_hint=not read_only,
-        idempotent_hint=False,
+        read_only_hint=effect.read_only,
+        destructive_hint=effect.destructive,
+        idempotent_hint=effect.idempotent,
         open_world_hint=True,
     )
 

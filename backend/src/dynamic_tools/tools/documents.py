@@ -28,6 +28,8 @@ class FetchedDocument:
         document_url: the http(s) URL of the document (to resolve relative references in
             it), or None for a local file.
         media_type: the ``Content-Type`` of a fetched URL, without parameters.
+        etag: the ``ETag`` a fetched URL answered with (asked again with ``If-None-Match``).
+        last_modified: its ``Last-Modified`` (asked again with ``If-Modified-Since``).
     """
 
     content: bytes
@@ -36,6 +38,8 @@ class FetchedDocument:
     location: str
     document_url: str | None = None
     media_type: str | None = None
+    etag: str | None = None
+    last_modified: str | None = None
 
 
 class DocumentSource(Protocol):

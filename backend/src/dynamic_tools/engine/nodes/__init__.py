@@ -13,7 +13,7 @@ and :meth:`~dynamic_tools.engine.nodes.kind.Kind.label`) all ask :func:`kind_of`
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Annotated, Any, Union
 
 from pydantic import Field
@@ -34,7 +34,7 @@ from dynamic_tools.engine.nodes.call import CallNode
 from dynamic_tools.engine.nodes.compensate import CompensateNode
 from dynamic_tools.engine.nodes.error import ErrorNode
 from dynamic_tools.engine.nodes.foreach import ForeachNode
-from dynamic_tools.engine.nodes.kind import Kind
+from dynamic_tools.engine.nodes.kind import CallSite, Kind
 from dynamic_tools.engine.nodes.parallel import ParallelNode
 from dynamic_tools.engine.nodes.pause import YieldNode
 from dynamic_tools.engine.nodes.steps import STEP_KINDS, StepNode
@@ -114,12 +114,41 @@ def tools_called(nodes: Any) -> list[str]:
     return list(dict.fromkeys(tool for node in nodes for tool in kind_of(node).tools(node)))
 
 
+def calls_reached(workflow_id: str, workflows: Mapping[str, Any]) -> list[CallSite]:
+    """Every tool call a workflow may make, its sub-workflows' (transitively) included.
+
+    ``workflows`` maps the workflow ids a sub-workflow call may name to their workflows. A
+    sub-workflow missing from it stays as its :class:`CallSite` (``workflow`` set): what it
+    calls is unknown. Each workflow is walked once (a cycle ends).
+    """
+    found: list[CallSite] = []
+    seen: set[str] = set()
+    pending = [workflow_id]
+    while pending:
+        current = pending.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        workflow = workflows.get(current)
+        if workflow is None:
+            found.append(CallSite(workflow=current))
+            continue
+        for node in workflow.graph.values():
+            for site in kind_of(node).calls(node):
+                if site.workflow is not None:
+                    pending.append(site.workflow)
+                else:
+                    found.append(site)
+    return found
+
+
 __all__ = [
     "KINDS",
     "KIND_NAMES",
     "BranchCase",
     "BranchNode",
     "CallNode",
+    "CallSite",
     "CompensateNode",
     "ErrorNode",
     "ForeachNode",
@@ -129,6 +158,7 @@ __all__ = [
     "StepNode",
     "WorkflowNode",
     "YieldNode",
+    "calls_reached",
     "kind_of",
     "node_union",
     "node_with_kind",

@@ -28,6 +28,7 @@ from dynamic_tools.engine.node_parts import (
 )
 from dynamic_tools.engine.nodes.kind import (
     ArazzoSteps,
+    CallSite,
     NodeAt,
     NodeChecks,
     NodeOutcome,
@@ -103,6 +104,13 @@ class CallKind(StepKind[CallNode]):
 
     def undo_tools(self, node: CallNode) -> list[str]:
         return [node.compensate_with.call] if node.compensate_with else []
+
+    def calls(self, node: CallNode) -> list[CallSite]:
+        found = [CallSite(tool=node.call, args=node.args)]
+        if node.compensate_with is not None:
+            undo = node.compensate_with
+            found.append(CallSite(tool=undo.call, args=undo.args, undo=True))
+        return found
 
     def check_step(self, node: CallNode, checks: NodeChecks, here: Path) -> None:
         checks.tool((*here, "call"), node.call, node.args)

@@ -15,6 +15,7 @@ from pydantic import Field
 from dynamic_tools.engine.errors import UnresolvedReferenceError
 from dynamic_tools.engine.node_parts import NodeBase, ToolStep
 from dynamic_tools.engine.nodes.kind import (
+    CallSite,
     Kind,
     NodeAt,
     NodeChecks,
@@ -73,6 +74,9 @@ class CompensateKind(Kind[CompensateNode]):
 
     def undo_tools(self, node: CompensateNode) -> list[str]:
         return self.tools(node)
+
+    def calls(self, node: CompensateNode) -> list[CallSite]:
+        return [CallSite(tool=step.call, args=step.args, undo=True) for step in node.steps]
 
     def check(self, node: CompensateNode, checks: NodeChecks) -> None:
         for index, step in enumerate(node.steps):

@@ -16,6 +16,7 @@ from pydantic import Field, field_validator
 from dynamic_tools.engine.children import ChildSpec
 from dynamic_tools.engine.node_parts import IDENTIFIER, NodeBase
 from dynamic_tools.engine.nodes.kind import (
+    CallSite,
     Kind,
     NodeAt,
     NodeChecks,
@@ -92,6 +93,9 @@ class ForeachKind(Kind[ForeachNode]):
 
     def undo_tools(self, node: ForeachNode) -> list[str]:
         return step_kind(node.step).undo_tools(node.step)
+
+    def calls(self, node: ForeachNode) -> list[CallSite]:
+        return step_kind(node.step).calls(node.step)
 
     def reuse_refusal(self, node: ForeachNode, plan: RunPlan) -> str | None:
         if self.undo_tools(node):

@@ -65,6 +65,22 @@ class ReferenceSource:
 
 
 @dataclass(frozen=True)
+class CallSite:
+    """One call a node may make: a tool (with its written arguments) or a sub-workflow.
+
+    What a node kind declares through :meth:`Kind.calls`; a workflow's behaviour hints (is it
+    read-only? may it destroy something?) are derived from every call site it reaches,
+    sub-workflows included (:func:`~dynamic_tools.engine.nodes.calls_reached`).
+    ``undo``: the call is a compensation (it runs only to undo an earlier call).
+    """
+
+    tool: str | None = None
+    workflow: str | None = None
+    args: Mapping[str, Any] = field(default_factory=dict)
+    undo: bool = False
+
+
+@dataclass(frozen=True)
 class NodeAt:
     """Where a node runs: its workflow, its ids (``full_id`` with the prefix), its scope."""
 
@@ -339,6 +355,14 @@ class Kind(ABC, Generic[N]):
         """The tools among :meth:`tools` that undo something (compensations)."""
         return []
 
+    def calls(self, node: N) -> list[CallSite]:
+        """Every call the node may make (tools and sub-workflows), compensations included.
+
+        What the node contributes to its workflow's behaviour hints. The default fits a node
+        that calls nothing (a branch, a pause for input, an error): it adds no effect.
+        """
+        return []
+
     # --- validation -------------------------------------------------------------------------
     def check(self, node: N, checks: NodeChecks) -> None:
         """Report what is wrong with the node (beyond its model and references)."""
@@ -436,6 +460,7 @@ class Kind(ABC, Generic[N]):
 __all__ = [
     "ArazzoOperation",
     "ArazzoSteps",
+    "CallSite",
     "Kind",
     "NodeAt",
     "NodeChecks",

@@ -17,6 +17,7 @@ from dynamic_tools.engine.children import ChildSpec
 from dynamic_tools.engine.node_parts import NodeBase
 from dynamic_tools.engine.nodes.compensate import CompensateNode, run_undo_steps
 from dynamic_tools.engine.nodes.kind import (
+    CallSite,
     Kind,
     NodeAt,
     NodeChecks,
@@ -104,6 +105,9 @@ class ParallelKind(Kind[ParallelNode]):
         return [
             t for branch in node.branches.values() for t in step_kind(branch).undo_tools(branch)
         ]
+
+    def calls(self, node: ParallelNode) -> list[CallSite]:
+        return [c for branch in node.branches.values() for c in step_kind(branch).calls(branch)]
 
     def reuse_refusal(self, node: ParallelNode, plan: RunPlan) -> str | None:
         if self.undo_tools(node):

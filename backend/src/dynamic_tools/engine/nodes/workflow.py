@@ -20,6 +20,7 @@ from dynamic_tools.engine.node_parts import (
 )
 from dynamic_tools.engine.nodes.kind import (
     ArazzoSteps,
+    CallSite,
     NodeChecks,
     Path,
     ReferenceSource,
@@ -79,6 +80,9 @@ class WorkflowKind(StepKind[WorkflowNode]):
         if node.outputs:
             sources.append(ReferenceSource(node.outputs, (*here, "outputs"), frozenset({"result"})))
         return sources
+
+    def calls(self, node: WorkflowNode) -> list[CallSite]:
+        return [CallSite(workflow=node.workflow, args=node.args)]
 
     def check_step(self, node: WorkflowNode, checks: NodeChecks, here: Path) -> None:
         checks.sub_workflow((*here, "workflow"), node.workflow, node.args)

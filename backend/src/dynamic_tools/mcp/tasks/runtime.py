@@ -298,7 +298,7 @@ class TaskRuntime:
         task: dict[str, Any] = {"owner": owner, "tool": name, "ttl_ms": ttl, "executor": EXECUTOR}
         token = (params.get("_meta") or {}).get("progressToken")
         try:
-            arguments = check_arguments(entry.tool, params.get("arguments"))
+            arguments = check_arguments(entry.tool, params.get("arguments"), more=entry.check)
         except InvalidInputError as exc:  # a failed task saying which argument is wrong
             return await self._failed_start(ctx, token, task, error_result(exc))
         if entry.start_job is not None:
