@@ -110,10 +110,6 @@ def _find(text: str, question: str) -> re.Match[str] | None:
     return re.search(rf"(?<![\w-]){re.escape(text)}(?![\w-])", question, flags=re.IGNORECASE)
 
 
-def _slug(value: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "_", value.lower()).strip("_")[:24] or "x"
-
-
 def _json_type(value: Any) -> str:
     if isinstance(value, bool):
         return "boolean"
@@ -228,7 +224,7 @@ def draft_sequence(
         name += "_by_" + "_".join(sorted(parameters.schemas))
     if len(name) > MAX_NAME or not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
         digest = hashlib.sha256(name.encode()).hexdigest()[:8]
-        name = _slug(name)[: MAX_NAME - 9] + "_" + digest
+        name = re.sub(r"[^A-Za-z0-9_.-]+", "_", name)[: MAX_NAME - 9] + "_" + digest
     return SequenceDraft(name, tools, fixed, parameters.schemas, parameters.values)
 
 
