@@ -239,7 +239,7 @@ async def test_the_token_budget_ends_the_loop(
         result = await client.call_tool("api_query", {"question": "Flights AMS-BCN in December"})
     error = error_payload(result)
     assert error is not None and error["context"]["reason"] == "token_budget"
-    assert len(error["steps"]) == 9 and len(fake_llm.requests) == 9  # 9 replies of 120 tokens reach 1000
+    assert len(error["steps"]) == 9 and len(fake_llm.requests) == 9  # 9 x 120 tokens
     assert error["usage"]["total_tokens"] == 1080
 
 
