@@ -35,7 +35,7 @@ from dynamic_tools.engine.ports import EventSink, ToolRunner
 from dynamic_tools.execution.launcher import LocalLauncher, RunLauncher
 from dynamic_tools.execution.reconcile import RunReconciler
 from dynamic_tools.execution.runs import RunService
-from dynamic_tools.execution.session_query import PipelineQuery
+from dynamic_tools.execution.session_query import AgentQuery
 from dynamic_tools.execution.tool_runner import HttpToolRunner
 from dynamic_tools.http.document_fetch import DocumentFetcher
 from dynamic_tools.http.invoker import ToolInvoker
@@ -455,7 +455,7 @@ def build_services(
     key = settings.session_key.get_secret_value() if settings.session_key else None
     scopes = RunScopeStore(database, lambda: session_key(key, settings.data_dir))
     tools = tool_runner or HttpToolRunner(
-        registry, invoker, scopes=scopes.get, query=PipelineQuery(pipeline, registry)
+        registry, invoker, scopes=scopes.get, query=AgentQuery(query_agent, registry)
     )
     events: EventSink = store
     if tracing.enabled:

@@ -353,10 +353,13 @@ class QueryAgent:
                     step.status = "repeated"
                     step.message = f"the same call as step {earlier}; not sent again"
                     if repeats > 1:
+                        first = outcome.steps[earlier]
+                        why = f" (step {earlier}: {first.status}"
+                        why += f": {first.message})" if first.message else ")"
                         raise _Stop(
                             "repeated_call",
                             f"the LLM repeated the call of step {earlier} ({call.name}) again "
-                            "after it was refused",
+                            f"after it was refused{why}",
                         )
                 else:
                     seen[key] = step.index
