@@ -447,6 +447,7 @@ def build_services(
         prepared=pipeline.prepared,
         ranker=pipeline.ranker,
         not_configured_message=pipeline.options.not_configured_message,
+        tracing=tracing,
     )
     database = make_engine(settings.effective_database_url)
     store = RunStore(database)

@@ -25,6 +25,9 @@ it is a list, else the first list inside it) are the table ``step_<i>`` (``i`` f
 steps are listed), and the last successful step's are also ``result``. The model's ``answer``
 may carry one read-only ``SELECT`` over them; so may the caller (``sql``), which wins.
 
+With tracing on, one question is a ``query`` span (``dt.outcome``, ``dt.query.steps``, token
+usage; ``error.type`` is the stop reason) over the LLM's and the calls' spans.
+
 Design: docs/mcp-query.md.
 """
 
@@ -41,6 +44,7 @@ from dynamic_tools.engine.sql_query import SqlQueryError, run_sql_query
 from dynamic_tools.errors import DynamicToolsError, InvalidInputError, LLMError
 from dynamic_tools.http.invoker import ArgumentsRejected, ToolInvoker
 from dynamic_tools.http.sender import graphql_error_text
+from dynamic_tools.observability.tracing import OUTCOME, Tracing, mark_error
 from dynamic_tools.selection.function_schema import (
     NONE_SUITABLE,
     FunctionSpec,
@@ -223,6 +227,7 @@ class QueryAgent:
         prepared: PreparedTools | None = None,
         ranker: ToolRanker | None = None,
         not_configured_message: str = "no LLM is configured",
+        tracing: Tracing | None = None,
     ) -> None:
         self.llm = llm
         self.invoker = invoker
@@ -232,6 +237,7 @@ class QueryAgent:
         self.prepared = prepared or PreparedTools()
         self.ranker = ranker or ToolRanker()
         self.not_configured_message = not_configured_message
+        self.tracing = tracing or Tracing.off()
 
     async def run(
         self,
@@ -252,16 +258,27 @@ class QueryAgent:
         """
         outcome = QueryOutcome()
         started = time.monotonic()
-        try:
-            await self._loop(question, tools, known or tools, allow_unsafe, headers, outcome)
-        except _Stop as stop:
-            outcome.stopped, outcome.message = stop.reason, stop.message
-        if outcome.answered and sql is not None:
+        with self.tracing.span("query") as span:
             try:
-                self._apply_sql(sql, outcome)
-            except InvalidInputError as exc:
-                outcome.sql = None
-                outcome.stopped, outcome.message = "sql", f"the SQL failed: {exc.message}"
+                await self._loop(question, tools, known or tools, allow_unsafe, headers, outcome)
+            except _Stop as stop:
+                outcome.stopped, outcome.message = stop.reason, stop.message
+            if outcome.answered and sql is not None:
+                try:
+                    self._apply_sql(sql, outcome)
+                except InvalidInputError as exc:
+                    outcome.sql = None
+                    outcome.stopped, outcome.message = "sql", f"the SQL failed: {exc.message}"
+            span.set_attributes(
+                {
+                    OUTCOME: "succeeded" if outcome.answered else "failed",
+                    "dt.query.steps": len(outcome.steps),
+                    "gen_ai.usage.input_tokens": outcome.usage.prompt_tokens,
+                    "gen_ai.usage.output_tokens": outcome.usage.completion_tokens,
+                }
+            )
+            if outcome.stopped is not None:
+                mark_error(span, outcome.stopped)
         outcome.elapsed_ms = round((time.monotonic() - started) * 1000, 3)
         return outcome
 
