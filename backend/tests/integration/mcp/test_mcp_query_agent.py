@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -317,3 +318,42 @@ async def test_a_one_call_question_costs_one_round_plus_the_answer(
     assert not result.is_error, result.content
     assert len(fake_llm.requests) == 2
     assert result.structured_content["answer"] == "three flights"
+
+
+FLOW = """\
+domain: flights
+workflows:
+  cheapest_airline:
+    params: {origin: {type: str, required: true}}
+    graph:
+      ask:
+        call: flights_query
+        args: {question: "Airline of the cheapest flight from $origin to BCN on 2026-12-01"}
+        output: found
+    outputs:
+      airline: $found.data.flight.airline
+"""
+
+
+async def test_a_workflow_call_of_query_chains_calls_too(
+    graph_gateway: str, graph: GraphQLApi, fake_llm: FakeLLM, travel_root: Path
+) -> None:
+    (travel_root / "cheapest.yaml").write_text(FLOW)
+    fake_llm.script(
+        tool_call(
+            "flights_graphql",
+            {"query": LIST, "variables": {"o": "AMS", "d": "BCN", "day": "2026-12-01"}},
+        ),
+        tool_call("flights_graphql", {"query": DETAILS, "variables": {"id": "FL-2"}}),
+        answer("Vueling"),
+    )
+    headers = {
+        **graphql_session(graph),
+        "X-Workflow-URL": f"file://{travel_root / 'cheapest.yaml'}",
+    }
+    async with mcp_client(graph_gateway, headers=headers) as client:
+        result = await client.call_tool("w_cheapest_airline", {"origin": "AMS"})
+    assert not result.is_error, result.content
+    assert result.structured_content["status"] == "succeeded", result.structured_content
+    assert result.structured_content["result"] == {"airline": "Vueling"}  # the last answer
+    assert len(fake_llm.requests) == 3
