@@ -35,7 +35,7 @@ from dynamic_tools.engine.ports import EventSink, ToolRunner
 from dynamic_tools.execution.launcher import LocalLauncher, RunLauncher
 from dynamic_tools.execution.reconcile import RunReconciler
 from dynamic_tools.execution.runs import RunService
-from dynamic_tools.execution.session_query import PipelineQuery
+from dynamic_tools.execution.session_query import AgentQuery
 from dynamic_tools.execution.tool_runner import HttpToolRunner
 from dynamic_tools.http.document_fetch import DocumentFetcher
 from dynamic_tools.http.invoker import ToolInvoker
@@ -54,6 +54,7 @@ from dynamic_tools.persistence.run_store import RunStore
 from dynamic_tools.redaction import redactor
 from dynamic_tools.selection.llm import LLMClient, OpenAIChatClient
 from dynamic_tools.selection.pipeline import PipelineOptions, SingleShotPipeline
+from dynamic_tools.selection.query_agent import QueryAgent, QueryBudget
 from dynamic_tools.settings import Settings
 from dynamic_tools.tools.catalogs import CatalogService
 from dynamic_tools.tools.registry import ToolRegistry
@@ -82,6 +83,7 @@ class Services:
     invoker: ToolInvoker
     llm: LLMClient | None
     pipeline: SingleShotPipeline
+    query_agent: QueryAgent
     database: Engine
     workflows: WorkflowRepository
     run_store: RunStore
@@ -434,6 +436,23 @@ def build_services(
         ),
         tracing=tracing,
     )
+    query_agent = QueryAgent(
+        llm=chosen_llm,
+        invoker=invoker,
+        budget=QueryBudget(
+            max_steps=settings.query_max_steps,
+            max_tokens=settings.query_max_tokens,
+            time_s=settings.query_time_budget_s,
+            step_max_rows=settings.query_step_max_rows,
+            step_max_chars=settings.query_step_max_chars,
+        ),
+        top_k=settings.selection_top_k,
+        context_max_chars=settings.llm_context_max_chars,
+        prepared=pipeline.prepared,
+        ranker=pipeline.ranker,
+        not_configured_message=pipeline.options.not_configured_message,
+        tracing=tracing,
+    )
     database = make_engine(settings.effective_database_url)
     store = RunStore(database)
     run_metrics = RunMetrics(store.unfinished_counts)
@@ -441,7 +460,7 @@ def build_services(
     key = settings.session_key.get_secret_value() if settings.session_key else None
     scopes = RunScopeStore(database, lambda: session_key(key, settings.data_dir))
     tools = tool_runner or HttpToolRunner(
-        registry, invoker, scopes=scopes.get, query=PipelineQuery(pipeline, registry)
+        registry, invoker, scopes=scopes.get, query=AgentQuery(query_agent, registry)
     )
     events: EventSink = store
     if tracing.enabled:
@@ -468,6 +487,7 @@ def build_services(
         invoker=invoker,
         llm=chosen_llm,
         pipeline=pipeline,
+        query_agent=query_agent,
         database=database,
         workflows=workflows,
         run_store=store,

@@ -172,6 +172,21 @@ class Settings(BaseSettings):
     format_max_chars: int = Field(
         default=8000, ge=256, description="Raw response characters given to the formatter."
     )
+    query_max_steps: int = Field(
+        default=6, ge=1, le=50, description="Calls one {prefix}_query may make before answering."
+    )
+    query_max_tokens: int = Field(
+        default=50_000, ge=1000, description="LLM tokens one {prefix}_query may use."
+    )
+    query_time_budget_s: float = Field(
+        default=120.0, gt=0, description="Seconds one {prefix}_query may take, calls included."
+    )
+    query_step_max_rows: int = Field(
+        default=50, ge=1, description="Rows of one call's answer shown to the model."
+    )
+    query_step_max_chars: int = Field(
+        default=8000, ge=256, description="Characters of one call's answer shown to the model."
+    )
 
     # --- outbound HTTP ---------------------------------------------------------------------
     http_timeout_s: float = Field(

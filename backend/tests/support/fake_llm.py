@@ -142,3 +142,8 @@ def running_fake_llm() -> Iterator[FakeLLM]:
     with serve(fake.app()) as url:
         fake.base_url = f"{url}/v1"
         yield fake
+
+
+def answer(content: str = "answered", *, sql: str | None = None) -> Reply:
+    """The model ends ``{prefix}_query``'s loop with its answer (and optional SQL)."""
+    return tool_call("answer", {"answer": content, "sql": sql})

@@ -53,6 +53,7 @@ TABLE: dict[str, tuple[int, str, str]] = {
     "ApiErrorAnswer": (500, "API_ERROR", "execution"),
     "OutputSchemaMismatch": (500, "OUTPUT_SCHEMA_MISMATCH", "execution"),
     "StageFailed": (500, "X_FAILED", "execution"),
+    "QueryStopped": (500, "QUERY_STOPPED", "execution"),
     "TaskCapabilityRequired": (500, "TASK_CAPABILITY_REQUIRED", "execution"),
     "TaskInterrupted": (500, "TASK_INTERRUPTED", "execution"),
     "TaskExpired": (500, "TASK_EXPIRED", "execution"),

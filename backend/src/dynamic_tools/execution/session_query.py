@@ -1,14 +1,15 @@
-"""``{prefix}_query`` inside a run: the single-shot pipeline over the session's API.
+"""``{prefix}_query`` inside a run: the bounded query agent over the session's API.
 
-A workflow node ``call: travel_query`` with ``args: {question: "..."}`` asks the LLM to pick one
-operation of the session's API and its arguments; the request is built and sent as for
-``POST /workflow``, with the session's headers when the API is the session's own (never to
-the registry's tools, which use the server's credentials). The node's output is the API's
-response body (so ``$hotel_booking.id`` reads the answer), or, with ``sql``, the rows that SQL
-returned. An API error answers with its status and body, as any call does (``on_error``
-applies); a question the pipeline cannot turn into a valid call fails the node with the
-pipeline's reason. Only operations that change nothing are offered unless the session allows
-more.
+A workflow node ``call: travel_query`` with ``args: {question: "..."}`` runs the same agent as
+MCP's ``{prefix}_query`` (``selection/query_agent.py``): the LLM calls operations of the
+session's API one at a time (each validated, built in code and sent through the guard), with
+the session's headers when the API is the session's own (never to the registry's tools, which
+use the server's credentials). The node's output is the last successful call's response body
+(so ``$hotel_booking.id`` reads the answer), or, with ``sql``, the rows that SQL returned over
+the tables ``step_<i>`` and ``result``. When no call succeeded, an API error answers with its
+status and body, as any call does (``on_error`` applies); a question the agent cannot answer
+(no suitable operation, a budget, a repeated call) fails the node with the reason. Only
+operations that change nothing are offered unless the session allows more.
 """
 
 from __future__ import annotations
@@ -20,38 +21,26 @@ from typing import Any
 from pydantic import ValidationError
 
 from dynamic_tools.engine.ports import ToolCallFailed, ToolResult
-from dynamic_tools.http.sender import graphql_error_text
 from dynamic_tools.selection.models import WorkflowRequest
-from dynamic_tools.selection.pipeline import SingleShotPipeline
-from dynamic_tools.tools.models import ToolConfig
-from dynamic_tools.tools.registry import ToolRegistry, pick_tools
+from dynamic_tools.selection.query_agent import QueryAgent
+from dynamic_tools.tools.registry import ToolRegistry
 from dynamic_tools.tools.safety import query_choices
 from dynamic_tools.tools.scope import ToolScope
 
-__all__ = ["PipelineQuery"]
+__all__ = ["AgentQuery"]
 
 
-class _ScopeTools:
-    """The tools offered to the model, as the pipeline's tool source."""
+class AgentQuery:
+    """Answers a session run's ``{prefix}_query`` calls with the bounded query agent."""
 
-    def __init__(self, tools: dict[str, ToolConfig]) -> None:
-        self.tools = tools
-
-    def get_multiple(self, names: list[str]) -> tuple[list[ToolConfig], list[str]]:
-        return pick_tools(self.tools, names)
-
-
-class PipelineQuery:
-    """Answers a session run's ``{prefix}_query`` calls with the pipeline."""
-
-    def __init__(self, pipeline: SingleShotPipeline, registry: ToolRegistry) -> None:
-        self.pipeline = pipeline
+    def __init__(self, agent: QueryAgent, registry: ToolRegistry) -> None:
+        self.agent = agent
         self.registry = registry
 
     async def __call__(
         self, scope: ToolScope, args: Mapping[str, Any], timeout_s: float | None
     ) -> ToolResult:
-        """Ask; the API's answer, or :class:`ToolCallFailed` naming the failing stage."""
+        """Ask; the last API answer (or the SQL's rows), or :class:`ToolCallFailed`."""
         tool = scope.core_tools[0]
         free_query = scope.tools.get(tool)
         operations = scope.operations or self.registry.by_name()
@@ -59,8 +48,7 @@ class PipelineQuery:
         # The session's headers go to its own API only; over the registry, none.
         own_api = free_query is not None or bool(scope.operations)
         headers = scope.headers if own_api and scope.headers else None
-        names = list(tools)
-        if not names:
+        if not tools:
             raise ToolCallFailed(
                 f"{tool}: no operation of this API may be chosen by the LLM (read-only by "
                 "default; X-Allow-Unsafe-Paths allows more)",
@@ -69,7 +57,7 @@ class PipelineQuery:
         try:
             request = WorkflowRequest(
                 user_instructions=str(args.get("question") or ""),
-                tool_ids=names,
+                tool_ids=list(tools),
                 sql=args.get("sql"),
             )
         except ValidationError as exc:
@@ -77,26 +65,30 @@ class PipelineQuery:
             where = ".".join(str(p) for p in problem["loc"]) or "question"
             where = "question" if where == "user_instructions" else where
             raise ToolCallFailed(f"{tool}: {where}: {problem['msg']}", kind="refused") from None
-        source = _ScopeTools(tools)
-        work = self.pipeline.run(request, source=source, extra_headers=headers)
+        work = self.agent.run(
+            request.user_instructions,
+            tools,
+            known=operations,
+            allow_unsafe=scope.allow_unsafe,
+            headers=headers,
+            sql=request.sql,
+        )
         try:
-            response = await asyncio.wait_for(work, timeout_s)
+            outcome = await asyncio.wait_for(work, timeout_s)
         except TimeoutError:
             raise ToolCallFailed(f"{tool} timed out after {timeout_s} s", kind="timeout") from None
-        raw = response.raw_response or {}
-        if response.status == "error":
-            status = raw.get("status_code")
-            if response.error_stage == "api_execution" and isinstance(status, int):
-                return ToolResult(status, raw.get("body"), dict(raw.get("headers") or {}))
+        last = next((s for s in reversed(outcome.steps) if s.status == "ok"), None)
+        if outcome.stopped is not None:
+            kind = "error" if outcome.stopped in ("llm", "none_suitable") else "refused"
             raise ToolCallFailed(
-                f"{tool} failed at {response.error_stage}: {response.error}",
-                kind="refused" if response.error_stage != "llm_selection" else "error",
+                f"{tool} stopped ({outcome.stopped}): {outcome.message}", kind=kind
             )
-        if raw.get("graphql_errors"):
-            raise ToolCallFailed(
-                f"{tool}: the API answered GraphQL errors: "
-                + graphql_error_text(raw["graphql_errors"]),
-                kind="refused",
-            )
-        body = raw.get("body") if response.sql is None else response.sql.rows
-        return ToolResult(int(raw.get("status_code") or 200), body)
+        if last is None:
+            answered = next((s for s in reversed(outcome.steps) if s.body is not None), None)
+            status = answered.status_code if answered is not None else None
+            if answered is not None and status is not None and status >= 400:  # HTTP error
+                return ToolResult(status, answered.body)
+            reason = answered.message if answered is not None else "no call answered"
+            raise ToolCallFailed(f"{tool}: {reason}", kind="refused")
+        body = last.body if outcome.sql is None else outcome.sql.rows
+        return ToolResult(int(last.status_code or 200), body)

@@ -76,8 +76,9 @@ QUERY_INPUT_SCHEMA: dict[str, Any] = {
             "type": "string",
             "minLength": 1,
             "description": "Optional: one read-only SELECT over the table 'result' "
-            "(the response's rows) to filter, rank or aggregate what the API cannot; "
-            "the answer's 'sql' gives its rows.",
+            "(the last response's rows; each call's rows are also 'step_0', 'step_1', ...) "
+            "to filter, rank, join or aggregate what the API cannot; the answer's 'sql' "
+            "gives its rows.",
         },
     },
     "required": ["question"],
@@ -89,17 +90,17 @@ QUERY_INPUT_SCHEMA: dict[str, Any] = {
 def query_tool(
     prefix: str, label: str, names: Sequence[str], *, graphql: bool = False, read_only: bool = True
 ) -> types.Tool:
-    """``{prefix}_query``: a question in natural language → the single-shot pipeline.
+    """``{prefix}_query``: a question in natural language → the bounded query agent.
 
     Safe by default: the model may choose only operations that change nothing (a REST GET, a
     GraphQL query) unless the session's ``X-Allow-Unsafe-Paths`` allows more.
     """
     how = (
-        "the server's LLM writes ONE GraphQL query for this API's schema, which is parsed and "
-        "validated before it is sent"
+        "the server's LLM writes GraphQL queries for this API's schema (each parsed and "
+        "validated before it is sent)"
         if graphql
-        else f"the server's LLM picks ONE of this API's {len(names)} operations and its "
-        "arguments, the request is built and validated in code, sent"
+        else f"the server's LLM calls this API's {len(names)} operations (arguments validated, "
+        "requests built in code)"
     )
     safety = (
         " Read-only: operations that change things are refused unless the session allows them "
@@ -110,9 +111,10 @@ def query_tool(
     return types.Tool(
         name=f"{prefix}_query",
         description=(
-            f"[{label}] Ask for something in natural language; {how}, and the response returned "
-            "(optionally formatted). Use it for single-API questions when no w_* workflow or "
-            f"r_* recipe fits.{safety}"
+            f"[{label}] Ask for something in natural language; {how}, one call at a time, each "
+            "reading the previous answers (a list, then details), within a step budget, then "
+            "answers. The result lists the calls made ('steps') and the last response. Use it "
+            f"for single-API questions when no w_* workflow or r_* recipe fits.{safety}"
         ),
         input_schema=QUERY_INPUT_SCHEMA,
         annotations=types.ToolAnnotations(

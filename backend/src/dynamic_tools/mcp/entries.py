@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -48,6 +49,16 @@ class ToolEntry:
     their violations are answered with the schema's, all at once (``mcp/arguments.py``)."""
 
 
+@dataclass(frozen=True)
+class QuestionRecipe:
+    """A sequence recipe as ``{prefix}_query`` may replay it: its question pattern and runner."""
+
+    name: str
+    pattern: re.Pattern[str]
+    parameters: dict[str, Any]
+    run: Callable[[ToolCall, dict[str, Any], str | None], Awaitable[Any]]
+
+
 @dataclass
 class SessionView:
     """Everything one header configuration sees."""
@@ -73,6 +84,9 @@ class SessionView:
     tools: list[types.Tool] = field(default_factory=list)
     #: names a tool also answers to, unlisted (the designs' ``_plan`` for ``{prefix}_plan``)
     aliases: dict[str, str] = field(default_factory=dict)
+    #: recipes ``{prefix}_query`` replays with no LLM when a question matches their pattern
+    #: (``mcp/recipes.py``), most used first
+    question_recipes: list[QuestionRecipe] = field(default_factory=list)
 
     def entry(self, name: str) -> ToolEntry | None:
         """The tool ``tools/call`` names: listed, or by one of its aliases."""

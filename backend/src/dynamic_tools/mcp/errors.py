@@ -174,6 +174,16 @@ class StageFailed(ToolError):
         self.code = f"{stage}_failed"
 
 
+class QueryStopped(ToolError):
+    """``{prefix}_query`` stopped before an answer: a budget, or a call the model repeated.
+
+    ``context.reason`` says which (``step_budget``, ``token_budget``, ``time_budget``,
+    ``repeated_call``); ``steps`` lists the calls made.
+    """
+
+    code = "query_stopped"
+
+
 class TaskCapabilityRequired(ToolError):
     """A task-only tool was called without task support."""
 

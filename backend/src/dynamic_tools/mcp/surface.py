@@ -368,7 +368,7 @@ class McpSurface:
 
     async def _query(self, call: ToolCall) -> Result:
         listener = self.recipes.learn if self.recipes is not None else None
-        return await run_query(self.services.pipeline, call, listener=listener)
+        return await run_query(self.services.query_agent, call, listener=listener)
 
     # --- the workflow layer -----------------------------------------------------------------
     def _add_workflow_layer(self, view: SessionView) -> None:

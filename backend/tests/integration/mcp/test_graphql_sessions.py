@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.fake_llm import FakeLLM, tool_call
+from tests.support.fake_llm import FakeLLM, answer, tool_call
 from tests.support.graphql_api import TOKEN, GraphQLApi
 from tests.support.mcp_client import mcp_client
 
@@ -108,6 +108,7 @@ async def test_query_has_the_llm_write_a_checked_query(
     fake_llm.script(
         tool_call("flights_graphql", {"query": "{ flightStatus { status } }"}),  # invalid
         tool_call("flights_graphql", {"query": STATUS, "variables": {"n": "KL1234"}}),
+        answer("KL1234 is on time"),
     )
     async with mcp_client(graph_gateway, headers=session(graph)) as client:
         result = await client.call_tool("flights_query", {"question": "Status of KL1234?"})
@@ -116,7 +117,9 @@ async def test_query_has_the_llm_write_a_checked_query(
         "number": "KL1234",
         "status": "ON_TIME",
     }
-    first, second = fake_llm.requests
+    first, second, _ = fake_llm.requests  # the invalid call, the valid one, the answer
+    assert result.structured_content["answer"] == "KL1234 is on time"
+    assert [s["status"] for s in result.structured_content["steps"]] == ["invalid", "ok"]
     assert "flightStatus(number: String!): FlightStatus" in json.dumps(first)  # the schema
     feedback = second["messages"][-1]["content"]  # GraphQL's own words, with the place
     assert "'Query.flightStatus(number:)' of type 'String!' is required" in feedback

@@ -7,7 +7,7 @@ from typing import Any
 import httpx
 import mcp_types as types
 
-from tests.support.fake_llm import FakeLLM, tool_call
+from tests.support.fake_llm import FakeLLM, answer, tool_call
 from tests.support.mcp_client import mcp_client
 
 SEARCH = {"origin": "AMS", "destination": "BCN", "date": "2026-12-01", "passengers": 2}
@@ -51,10 +51,13 @@ async def test_a_query_teaches_a_recipe_that_runs_without_the_llm(
 async def test_the_same_answer_is_one_recipe_and_writes_are_never_learned(
     server: str, fake_llm: FakeLLM
 ) -> None:
-    fake_llm.script(
+    fake_llm.script(  # each question: one call, then the answer
         tool_call("search_flights", SEARCH),
+        answer(),
         tool_call("search_flights", {**SEARCH, "origin": "LIS"}),
+        answer(),
         tool_call("create_booking", {"flight_id": "FL-AMSBCN-20261201-1", "passenger": "Ada"}),
+        answer(),
     )
     unsafe = {"X-Allow-Unsafe-Paths": "create_booking"}  # a write the model may choose here
     async with mcp_client(server, headers=unsafe) as client:

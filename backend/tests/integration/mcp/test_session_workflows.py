@@ -153,7 +153,8 @@ workflows:
     offered = {f["function"]["name"] for f in fake_llm.requests[0]["tools"]}
     assert "create_booking" not in offered and "search_flights" in offered
     assert refused.is_error and "WORKFLOW_FAILED" in refused.content[0].text
-    assert "'create_booking' is not one of the available functions" in refused.content[0].text
+    assert "'create_booking' changes things" in refused.content[0].text  # the read-only rule
+    assert "X-Allow-Unsafe-Paths" in refused.content[0].text
     assert calls_to(team, "/bookings") == []
 
     fake_llm.reset()
