@@ -39,10 +39,14 @@ async def finished(url: str, run_id: str) -> dict[str, Any]:
     raise AssertionError(f"run {run_id} did not finish")
 
 
+# A draft passed inline is model-composed: its POST (create_booking) needs the header
+# (README "Safe by default"); what this file tests is which workflows of the draft run.
+ALLOW_BOOKING = {"X-Allow-Unsafe-Paths": "create_booking"}
+
 async def test_workflow_run_of_a_draft_runs_a_valid_workflow_beside_invalid_ones(
     server: str, warned: list[dict[str, Any]]
 ) -> None:
-    async with mcp_client(server) as client:
+    async with mcp_client(server, headers=ALLOW_BOOKING) as client:
         started = await call(
             client, "workflow.run", content=SEED001, workflow_id="book_flight", inputs=BOOK
         )
@@ -69,7 +73,7 @@ async def test_workflow_run_of_a_draft_runs_a_valid_workflow_beside_invalid_ones
 
 
 async def test_workflow_execute_task_of_a_draft_runs_a_valid_workflow(server: str) -> None:
-    async with RawMcp(server) as mcp:
+    async with RawMcp(server, headers=ALLOW_BOOKING) as mcp:
         answer = await mcp.request(
             "tools/call",
             {

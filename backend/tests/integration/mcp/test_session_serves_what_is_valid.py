@@ -17,7 +17,7 @@ import mcp_types as types
 import pytest
 from loguru import logger
 
-from dynamic_tools.mcp import surface
+from dynamic_tools import bootstrap
 from tests.conftest import FIXTURES
 from tests.support.fake_llm import FakeLLM, tool_call
 from tests.support.graphql_api import GraphQLApi, running_graphql_api
@@ -214,10 +214,10 @@ async def test_seed_000_tool_hints_on_a_graphql_target_are_advice(
 ) -> None:
     """The design's hints name REST-style tools this GraphQL API does not have.
 
-    The view is rebuilt on every request here (as it is after a while): still one warning and
-    one client message per stale hint.
+    The documents are checked again on every request here (as they are after a second):
+    still one warning and one client message per stale hint.
     """
-    monkeypatch.setattr(surface, "REFETCH_S", 0.0)
+    monkeypatch.setattr(bootstrap, "SESSION_REFETCH_S", 0.0)
     gateway = start_server(allowed_target_hosts=[public_graph.host])
     warned = warnings()
     configured = SEED000["mcpServers"]["flights"]["headers"]
