@@ -62,7 +62,7 @@ from dynamic_tools.engine.models import (
     WorkflowDocument,
 )
 from dynamic_tools.engine.params import check_values
-from dynamic_tools.engine.plan import RunPlan, compile_plan
+from dynamic_tools.engine.plan import RunPlan, blocking_errors, compile_plan
 from dynamic_tools.engine.validator import BUILTIN_TOOLS, validate_document
 from dynamic_tools.errors import (
     ConflictError,
@@ -412,11 +412,22 @@ class WorkflowRepository:
         document = doc.loaded.document
         values = check_values(document.workflows[workflow_id].params, params)
         if doc.errors:
-            raise WorkflowInvalidError(
-                f"workflow '{workflow_id}' cannot run: {doc.name} has {len(doc.errors)} error(s)",
-                violations=doc.violations,
-                context={"workflow_id": workflow_id, "file": doc.name, "path": str(doc.path)},
+            # Only what stops this workflow: its own errors, those of the sub-workflows it
+            # reaches and the document's; a sibling's errors leave it runnable.
+            blocking = (
+                blocking_errors(doc.report.errors, document, workflow_id)
+                if doc.report is not None
+                else None
             )
+            if blocking is None or blocking:
+                shown = doc.violations if blocking is None else [v.to_dict() for v in blocking]
+                raise WorkflowInvalidError(
+                    f"workflow '{workflow_id}' cannot run: {doc.name} has "
+                    f"{len(blocking if blocking is not None else doc.errors)} error(s) in it or "
+                    "in what it calls",
+                    violations=shown,
+                    context={"workflow_id": workflow_id, "file": doc.name, "path": str(doc.path)},
+                )
         extra: dict[str, Workflow] = {}
         pending = [w for wf in document.workflows.values() for w in workflow_calls(wf)]
         while pending:

@@ -421,3 +421,38 @@ async def test_a_workflow_exports_as_arazzo_with_what_has_no_equivalent_listed(
     assert (await client.get("/workflows/nope?format=arazzo")).status_code == 404
     bad = await client.get("/workflows/book_hotel?format=bpmn")
     assert bad.status_code == 422 and "format" in bad.text
+
+
+MIXED = """domain: travel_booking
+workflows:
+  look:
+    description: Check one flight's seats
+    graph:
+      seats:
+        call: check_availability
+        args: { flight_id: FL-AMSBCN-20261201-1 }
+  trip:
+    description: Calls a sub-workflow nobody defined
+    graph:
+      hotel: { workflow: no_such_workflow }
+  caller:
+    description: Calls the broken one
+    graph:
+      again: { workflow: trip }
+"""
+
+
+async def test_a_registry_workflow_runs_though_a_sibling_in_its_file_is_invalid(
+    client: httpx.AsyncClient, settings: Settings
+) -> None:
+    """A file edited on disk so that one workflow is invalid: the others of the file still
+    run; the invalid one and its callers are refused with only the errors that stop them."""
+    (settings.workflows_dir / "mixed.yaml").write_text(MIXED)
+    await client.post("/workflows/_reload")
+    started = await client.post("/workflows/look/runs", json={"params": {}})
+    assert started.status_code == 202, started.text
+    for refused_id in ("trip", "caller"):
+        refused = await client.post(f"/workflows/{refused_id}/runs", json={"params": {}})
+        assert refused.status_code == 422, refused.text
+        paths = {v["path"] for v in refused.json()["violations"]}
+        assert paths and all(p.startswith("workflows.trip") for p in paths), paths
