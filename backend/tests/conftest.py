@@ -23,6 +23,7 @@ from sqlalchemy import Engine
 from dynamic_tools.persistence.db import make_engine, migrate
 from dynamic_tools.settings import Settings
 from tests.support.fake_llm import FakeLLM, running_fake_llm
+from tests.support.node_peers import opted_out, prefetch
 from tests.support.servers import free_port
 
 REPO = Path(__file__).resolve().parents[2]
@@ -56,6 +57,16 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
             return (yield)
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Start the npm installs of the collected modules that name some (``npm_installs``)."""
+    if session.config.option.collectonly or opted_out():
+        return
+    modules = {id(m): m for item in session.items if (m := getattr(item, "module", None))}
+    sources = [m.npm_installs for m in modules.values() if hasattr(m, "npm_installs")]
+    if sources:
+        prefetch(sorted(sources, key=lambda f: f.__module__))
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
