@@ -9,6 +9,7 @@ shared and a ``serial`` test exclusively, from its setup to its teardown.
 from __future__ import annotations
 
 import fcntl
+import gc
 import os
 import shutil
 import tempfile
@@ -60,8 +61,16 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """Start the npm installs of the collected modules that name some (``npm_installs``)."""
-    if session.config.option.collectonly or opted_out():
+    """Freeze what collection built; start the npm installs the collected modules name.
+
+    The imported modules live as long as the session: frozen (``gc.freeze``), the collector's
+    full collections, which the tests' large apps trigger often, no longer walk them.
+    """
+    if session.config.option.collectonly:
+        return
+    gc.collect()
+    gc.freeze()
+    if opted_out():
         return
     modules = {id(m): m for item in session.items if (m := getattr(item, "module", None))}
     sources = [m.npm_installs for m in modules.values() if hasattr(m, "npm_installs")]
