@@ -294,6 +294,12 @@ class Settings(BaseSettings):
         ge=256,
         description="Address-space cap of each document worker (RLIMIT_AS).",
     )
+    freeze_startup_heap: bool = Field(
+        default=True,
+        description="After start-up, collect once and freeze what start-up built (gc.freeze): "
+        "later collections skip it. Tests, which make hundreds of apps in one large process, "
+        "turn it off: that full collection of their heap is the costly part.",
+    )
 
     # --- logging ---------------------------------------------------------------------------
     log_level: Literal["TRACE", "DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"

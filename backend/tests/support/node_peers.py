@@ -4,6 +4,11 @@ Each package set is installed once into its own directory under ``backend/test-a
 (git-ignored) and reused while the pinned versions match. A file lock keeps two test sessions
 in the same tree (several engineers, one checkout) from installing into it at once.
 Without node/npm the tests fail, not skip; ``DT_NO_NODE=1`` opts out explicitly.
+
+A test module may name its installs in ``npm_installs()``: when it is collected, they start in
+a background thread (``tests/conftest.py``), so a fresh checkout downloads them while other
+tests run instead of in the first test that needs them; that test's ``npm_install`` waits on
+the lock and finds them done (a failed prefetch is retried there and reported).
 """
 
 from __future__ import annotations
@@ -14,6 +19,8 @@ import os
 import platform
 import shutil
 import subprocess
+import threading
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import pytest
@@ -64,6 +71,25 @@ def npm_install(prefix: Path, pins: dict[str, str]) -> Path:
         ):
             pytest.fail(f"{' '.join(command)} failed:\n{(done.stderr + done.stdout)[-3000:]}")
     return prefix
+
+
+Installs = Callable[[], list[tuple[Path, dict[str, str]]]]
+
+
+def prefetch(sources: Iterable[Installs]) -> threading.Thread:
+    """Run every ``npm_install`` the ``sources`` name, one after another, in a daemon thread."""
+
+    def install_all() -> None:
+        for source in sources:
+            try:
+                for prefix, pins in source():
+                    npm_install(prefix, pins)
+            except BaseException:  # pytest.fail included: the test that needs it reports it
+                pass
+
+    thread = threading.Thread(target=install_all, name="npm-prefetch", daemon=True)
+    thread.start()
+    return thread
 
 
 def node_package() -> str:

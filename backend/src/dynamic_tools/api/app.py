@@ -67,11 +67,13 @@ def create_app(
             mcp.attach(services)
             # What start-up built lives as long as the app: the collector skips it from now on
             # (less work per collection, pages stay shared after a fork).
-            gc.collect()
-            gc.freeze()
+            if settings.freeze_startup_heap:
+                gc.collect()
+                gc.freeze()
             yield
         finally:
-            gc.unfreeze()  # an app made again in this process (tests) starts afresh
+            if settings.freeze_startup_heap:
+                gc.unfreeze()  # an app made again in this process (tests) starts afresh
             await mcp.aclose()
             await services.aclose()
 

@@ -111,7 +111,8 @@ class LazyMcp:
                 asgi, manager = session_app(self.endpoint, self._settings)
                 await self._run_manager(manager)
                 self._asgi = asgi
-                gc.freeze()  # what the load built lives as long as the app, like start-up's
+                if self._settings.freeze_startup_heap:
+                    gc.freeze()  # what the load built lives as long as the app, like start-up's
         return self._asgi
 
     async def _run_manager(self, manager: Any) -> None:

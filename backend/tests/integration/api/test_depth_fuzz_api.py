@@ -48,6 +48,7 @@ def url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         registry_config_path=root / "config.yaml",
         durable_runs=False,
         allowed_target_hosts=[],
+        freeze_startup_heap=False,  # the test process's heap: tests/conftest.py
     )
     tools = MockTools({"search_hotels": [{"id": "HT-1"}]})
     with serve(create_app(settings_, tool_runner=tools), port=port) as base:

@@ -190,6 +190,7 @@ def _live_api(tmp: Path, api_token: str | None) -> Iterator[str]:
         allowed_target_hosts=[],
         api_token=api_token,
         enable_demo_api=True,  # with a token too: its routes then answer 401 without it
+        freeze_startup_heap=False,  # the test process's heap: tests/conftest.py
         durable_runs=False,
     )
     with serve(create_app(settings), port) as url:

@@ -77,7 +77,7 @@ workflows:
 
   trip_with_deadline:
     description: "The same, with a workflow timeout that hits while the branches wait"
-    timeout: 12
+    timeout: 5
     params: { passenger: { type: str, required: true } }
     graph:
       first:
@@ -252,5 +252,5 @@ def test_a_workflow_timeout_during_a_parallel_undoes_the_bookings_made_inside_th
         lambda: (r := run_of(url, run_id))["status"] == "failed" and r,
         "the run to time out",
     )
-    assert run["error"]["message"] == "the workflow timed out after 12.0 s", run["error"]
+    assert run["error"]["message"] == "the workflow timed out after 5.0 s", run["error"]
     assert_all_bookings_undone(url, api, run_id, settings)

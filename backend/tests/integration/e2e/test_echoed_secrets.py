@@ -57,6 +57,7 @@ def echo_settings(tmp: Path, echo: str, fake_llm: FakeLLM, **overrides: Any) -> 
         "durable_runs": True,
         "executor_id": "echo-secrets",
         "log_json": True,
+        "freeze_startup_heap": False,  # the test process's heap: tests/conftest.py
     }
     values.update(overrides)
     return Settings(_env_file=None, **values)  # type: ignore[call-arg]

@@ -62,6 +62,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
         durable_runs=True,
         executor_id="hostile-runs",
         allowed_target_hosts=[],
+        freeze_startup_heap=False,  # the test process's heap: tests/conftest.py
     )
     targets = {
         "octal": "http://0177.0.0.1:8000",

@@ -24,7 +24,10 @@ from dbos import DBOSClient
 from tests.support.processes import server, until
 from tests.support.servers import free_port
 
-DEADLINE_S = 30
+#: the run is killed 3 s after it started; the restart must come before the deadline (15 s of
+#: room), and a clock restarted by the new process would end DEADLINE_S after the restart
+DEADLINE_S = 18
+KILL_AFTER_S = 3
 DOCUMENT = f"""
 domain: deadline_tests
 workflows:
@@ -97,9 +100,9 @@ def test_the_workflow_deadline_is_kept_across_kill_9_and_restart(tmp_path: Path)
                 timeout=60,
             )
             started_at = at(waiting["started_at"])
-            # Kill well into the deadline, so a clock restarted by the new process would be
-            # told apart by a wide margin (this wait is not an assertion).
-            time.sleep(max(0.0, started_at + DEADLINE_S / 3 - time.time()))
+            # Kill into the deadline, so a clock restarted by the new process would be told
+            # apart by a margin (this wait is not an assertion).
+            time.sleep(max(0.0, started_at + KILL_AFTER_S - time.time()))
             b.send_signal(signal.SIGKILL)
             b.wait(timeout=10)
         killed_at = time.time()
@@ -107,6 +110,7 @@ def test_the_workflow_deadline_is_kept_across_kill_9_and_restart(tmp_path: Path)
 
         with server(port_b, env_b, log):
             restarted_at = time.time()
+            assert restarted_at < started_at + DEADLINE_S, "the restart came after the deadline"
             run = until(
                 lambda: (
                     (r := HTTP.get(f"{runs}/runs/{run_id}").json())["status"]

@@ -734,7 +734,7 @@ async def test_a_cancel_sent_while_the_process_is_down_compensates_after_the_res
 
 
 # --- saga across child workflows ---------------------------------------------------------------
-def saga_document(deadline_s: float = 8.0) -> WorkflowDocument:
+def saga_document(deadline_s: float = 4.0) -> WorkflowDocument:
     text = SAGA_IN_CHILDREN.replace("timeout: 0.5", f"timeout: {deadline_s}")
     return load_document(text, name="saga_children.yaml").document
 
@@ -784,7 +784,7 @@ async def test_a_workflow_timeout_during_a_parallel_undoes_the_branches(
     outcome = await asyncio.wait_for(launcher.wait("late"), 60)
 
     assert outcome.status == "failed"
-    assert outcome.error["message"] == "the workflow timed out after 8.0 s"
+    assert outcome.error["message"] == "the workflow timed out after 4.0 s"
     assert tools.undone() == ["BK-FB", "BK-FA"]
     names = await step_names("late")
     assert names[0] == "workflow:started_at"

@@ -183,13 +183,19 @@ if opted_out():
     pytest.skip("DT_NO_NODE=1: node-based MCP peers are not run", allow_module_level=True)
 
 
+def npm_installs() -> list[tuple[Path, dict[str, str]]]:
+    """The pinned suite with the pinned node 22, then the suite's next version."""
+    return [
+        (ARTIFACTS / "npm-conformance", {node_package(): NODE_VERSION, SUITE: SUITE_VERSION}),
+        (ARTIFACTS / "npm-conformance-next", {SUITE: NEXT_SUITE_VERSION}),
+    ]
+
+
 @pytest.fixture(scope="session")
 def conformance() -> list[str]:
     """The command prefix running the pinned suite with the pinned node 22."""
     package = node_package()
-    prefix = npm_install(
-        ARTIFACTS / "npm-conformance", {package: NODE_VERSION, SUITE: SUITE_VERSION}
-    )
+    prefix = npm_install(*npm_installs()[0])
     node = prefix / "node_modules" / package / "bin" / "node"
     entry = (prefix / "node_modules" / ".bin" / "conformance").resolve()
     return [str(node), str(entry)]
@@ -242,7 +248,7 @@ def test_server_scenario_passes(
 @pytest.fixture(scope="session")
 def next_conformance(conformance: list[str]) -> list[str]:
     """The suite's next (pinned) version, run with the same node 22."""
-    prefix = npm_install(ARTIFACTS / "npm-conformance-next", {SUITE: NEXT_SUITE_VERSION})
+    prefix = npm_install(*npm_installs()[1])
     entry = (prefix / "node_modules" / ".bin" / "conformance").resolve()
     return [conformance[0], str(entry)]
 

@@ -33,11 +33,16 @@ if opted_out():
     pytest.skip("DT_NO_NODE=1: node-based MCP peers are not run", allow_module_level=True)
 
 
+def npm_installs() -> list[tuple[Path, dict[str, str]]]:
+    """The pinned Inspector."""
+    return [(ARTIFACTS / "npm-inspector", {PACKAGE: VERSION})]
+
+
 @pytest.fixture(scope="session")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
     """The pinned Inspector CLI and the environment to run it in (a private HOME)."""
     require("node", "npm")
-    prefix = npm_install(ARTIFACTS / "npm-inspector", {PACKAGE: VERSION})
+    prefix = npm_install(*npm_installs()[0])
     env = dict(os.environ, HOME=str(tmp_path_factory.mktemp("inspector-home")))
     return prefix / "node_modules" / ".bin" / "mcp-inspector", env
 

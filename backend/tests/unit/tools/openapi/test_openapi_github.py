@@ -29,10 +29,15 @@ CACHE = ARTIFACTS / "npm-openapi"
 DOCUMENT = CACHE / "node_modules" / "@octokit" / "openapi" / "generated" / "api.github.com.json"
 
 
+def npm_installs() -> list[tuple[Path, dict[str, str]]]:
+    """The pinned package holding GitHub's description."""
+    return [(CACHE, {"@octokit/openapi": VERSION})]
+
+
 def install_github_description() -> Path:
     """The document's path, installing the npm package on first use (under a file lock: test
     workers in parallel install it once, and none reads it half installed)."""
-    npm_install(CACHE, {"@octokit/openapi": VERSION})
+    npm_install(*npm_installs()[0])
     return DOCUMENT
 
 
