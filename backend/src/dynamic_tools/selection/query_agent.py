@@ -41,7 +41,12 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from dynamic_tools.engine.sql_query import SqlQueryError, run_sql_query
-from dynamic_tools.errors import DynamicToolsError, InvalidInputError, LLMError
+from dynamic_tools.errors import (
+    DynamicToolsError,
+    InvalidInputError,
+    LLMError,
+    UnsafeCallRefusedError,
+)
 from dynamic_tools.http.invoker import ArgumentsRejected, ToolInvoker
 from dynamic_tools.http.sender import graphql_error_text
 from dynamic_tools.observability.tracing import OUTCOME, Tracing, mark_error
@@ -457,8 +462,10 @@ class QueryAgent:
             step.message = rejected.message
             return
         except InvalidInputError as exc:
-            read_only = any(v.get("rule") == "read_only" for v in exc.violations)
-            step.status = "refused" if read_only else "invalid"
+            unsafe = isinstance(exc, UnsafeCallRefusedError) or any(
+                v.get("rule") in ("read_only", "unsafe") for v in exc.violations
+            )
+            step.status = "refused" if unsafe else "invalid"
             step.message = exc.message
             return
         except DynamicToolsError as exc:  # a missing secret: not the model's to fix

@@ -43,6 +43,7 @@ async def finished(url: str, run_id: str) -> dict[str, Any]:
 # (README "Safe by default"); what this file tests is which workflows of the draft run.
 ALLOW_BOOKING = {"X-Allow-Unsafe-Paths": "create_booking"}
 
+
 async def test_workflow_run_of_a_draft_runs_a_valid_workflow_beside_invalid_ones(
     server: str, warned: list[dict[str, Any]]
 ) -> None:

@@ -290,7 +290,8 @@ async def test_a_mutation_the_model_writes_is_refused_and_never_sent(
     async with mcp_client(graph_gateway, headers=graphql_session(graph)) as client:
         result = await client.call_tool("flights_query", {"question": "Book FL-1 for Ada"})
     (step,) = result.structured_content["steps"]
-    assert step["status"] == "refused" and "mutations are refused" in step["message"]
+    assert step["status"] == "refused" and "X-Allow-Unsafe-Paths" in step["message"]
+    assert "createBooking" in step["message"]  # the pattern that would allow it
     assert graph.bookings == [] and not any("createBooking" in q for q, _ in graph.seen)
 
 

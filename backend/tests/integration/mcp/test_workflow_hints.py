@@ -1,8 +1,10 @@
-"""A ``w_*`` tool's behaviour hints come from every call its workflow can make, through the
-real ``mcp`` client: the workflow specification's own read-only workflows (``{prefix}_query`` only; a search fan-out
-and ``sql_query``) are read-only and not destructive, a workflow that books is neither
-read-only nor destructive (its POST tools add), one that cancels is destructive (the tool says
-so), and a workflow running a sub-workflow takes the sub-workflow's calls."""
+"""A ``w_*`` tool's behaviour hints come from every call its workflow can make.
+
+Through the real ``mcp`` client: the workflow specification's own read-only workflows
+(``{prefix}_query`` only; a search fan-out and ``sql_query``) are read-only and not
+destructive; a workflow that books is neither read-only nor destructive (its POST tools add);
+one that cancels is destructive (the tool says so); and a workflow running a sub-workflow
+takes the sub-workflow's calls."""
 
 from __future__ import annotations
 
