@@ -86,9 +86,7 @@ def _answer_keys() -> dict[str, tuple[set[str], set[str]]]:
     for model in _subclasses(BaseModel):
         if not model.__module__.startswith("dynamic_tools."):
             continue
-        omitted = set(getattr(model, "SPARSE", ()) or ()) | set(
-            getattr(model, "OMIT_NONE", ())
-        )
+        omitted = set(getattr(model, "SPARSE", ()) or ()) | set(getattr(model, "OMIT_NONE", ()))
         serializers = model.__pydantic_decorators__.model_serializers
         if serializers and not omitted and not hasattr(model, "SPARSE"):
             continue
