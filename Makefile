@@ -71,11 +71,7 @@ replicas: $(STAMP) frontend/dist
 # Lint and types first (seconds), then the tests, then the layering. pytest runs on
 # PYTEST_WORKERS processes (pytest-xdist); a test marked `serial` runs with no other test
 # meanwhile, the browser tests on one worker (see the README). The 20 slowest are printed.
-# Three workers on two cores: the integration tests spend most of their time waiting on the
-# servers and processes they start (each worker used ~40 % of a core with two), so a third
-# overlaps those waits (a clean checkout on 2 cores: 493 s with two workers, 471 s with three,
-# 414 s with three once the npm peers are installed; four failed a browser wait).
-PYTEST_WORKERS ?= 3
+PYTEST_WORKERS ?= 2
 PYTEST_PARALLEL := -n $(PYTEST_WORKERS) --dist loadgroup
 
 test: $(STAMP) frontend/dist frontend-test lint typecheck
