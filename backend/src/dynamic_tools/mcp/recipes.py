@@ -142,20 +142,26 @@ def _shape(value: Any) -> Any:
     return type(value).__name__
 
 
-def recipe_tool(recipe: Recipe, config: ToolConfig) -> types.Tool:
-    """The MCP tool of a recipe: the parameters as inputs, the operation's output schema."""
+def _input_schema(recipe: Recipe) -> dict[str, Any]:
+    """A recipe's parameters as a closed JSON Schema object (``required`` lifted out)."""
     properties = {
         name: {k: v for k, v in schema.items() if k != "required"}
         for name, schema in recipe.parameters.items()
     }
     required = [n for n, s in recipe.parameters.items() if s.get("required")]
-    input_schema: dict[str, Any] = {
+    schema: dict[str, Any] = {
         "type": "object",
         "properties": properties,
         "additionalProperties": False,
     }
     if required:
-        input_schema["required"] = required
+        schema["required"] = required
+    return schema
+
+
+def recipe_tool(recipe: Recipe, config: ToolConfig) -> types.Tool:
+    """The MCP tool of a recipe: the parameters as inputs, the operation's output schema."""
+    input_schema = _input_schema(recipe)
     fixed = ", ".join(f"{k}={json.dumps(v)}" for k, v in recipe.fixed.items()) or "nothing"
     output_schema, _ = output_schema_of(config)
     return types.Tool(
@@ -194,18 +200,7 @@ def session_operations(view: SessionView) -> dict[str, ToolConfig]:
 
 def sequence_tool(recipe: Recipe) -> types.Tool:
     """The MCP tool of a sequence recipe: its parameters as inputs."""
-    properties = {
-        name: {k: v for k, v in schema.items() if k != "required"}
-        for name, schema in recipe.parameters.items()
-    }
-    required = [n for n, s in recipe.parameters.items() if s.get("required")]
-    input_schema: dict[str, Any] = {
-        "type": "object",
-        "properties": properties,
-        "additionalProperties": False,
-    }
-    if required:
-        input_schema["required"] = required
+    input_schema = _input_schema(recipe)
     steps = " → ".join(step["tool"] for step in recipe.fixed["$steps"])
     return types.Tool(
         name=recipe.name,
