@@ -31,6 +31,8 @@ REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples" / "travel"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 TEST_API_KEY = "sk-test-LLMKEY-5f2b9c71e0d4"
+#: what the scripted fake LLM does (everything OpenAI's endpoint does)
+FAKE_LLM_CAPABILITIES = "required,named,auto,json_schema,json_object,strict,system"
 PG_URL = os.environ.get("TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/test")
 
 
@@ -151,6 +153,8 @@ def make_settings(tmp_path: Path, registry_root: Path) -> Callable[..., Settings
             "openai_base_url": None,
             "llm_model": "fake-model",
             "llm_max_retries": 0,
+            # the scripted fake LLM behaves as OpenAI does: declared, so no probe takes its replies
+            "llm_capabilities": FAKE_LLM_CAPABILITIES,
             "log_json": True,
             "log_level": "INFO",
             "allowed_target_hosts": [],

@@ -54,6 +54,7 @@ from dynamic_tools.persistence.recipe_store import RecipeStore
 from dynamic_tools.persistence.run_scopes import RunScopeStore, session_key
 from dynamic_tools.persistence.run_store import RunStore
 from dynamic_tools.redaction import redactor
+from dynamic_tools.selection.capabilities import declared
 from dynamic_tools.selection.llm import LLMClient, OpenAIChatClient
 from dynamic_tools.selection.pipeline import PipelineOptions, SingleShotPipeline
 from dynamic_tools.selection.query_agent import QueryAgent, QueryBudget
@@ -105,7 +106,9 @@ class Services:
     _reconciling: asyncio.Task[None] | None = field(default=None, repr=False)
 
     async def start(self) -> None:
-        """Migrate the database, load the workflows, start the launcher."""
+        """Probe the LLM (in the background), migrate, load the workflows, start the launcher."""
+        if isinstance(self.llm, OpenAIChatClient):
+            self.llm.start_probe()
         await asyncio.to_thread(migrate, self.database)
         problems = await asyncio.to_thread(self.workflows.reload)
         for problem in problems:
@@ -141,7 +144,7 @@ class Services:
             await self.http_client.aclose()
             await asyncio.to_thread(self.workflows.workers.close)
             if isinstance(self.llm, OpenAIChatClient):
-                await self.llm.client.close()
+                await self.llm.aclose()
             await asyncio.to_thread(self.tracing.shutdown)  # exports the spans still batched
 
 
@@ -201,9 +204,26 @@ def make_llm(settings: Settings, tracing: Tracing | None = None) -> LLMClient | 
         api_key=key,
         base_url=settings.openai_base_url,
         timeout=settings.llm_timeout_s,
-        max_retries=settings.llm_max_retries,
+        max_retries=0,  # the adapter retries, counting each attempt
     )
-    return OpenAIChatClient(client, model=settings.llm_model, tracing=tracing)
+    forced = None if settings.llm_tool_choice == "best" else settings.llm_tool_choice
+    return OpenAIChatClient(
+        client,
+        model=settings.llm_model,
+        tracing=tracing,
+        capabilities=declared(
+            settings.llm_capabilities,
+            base_url=settings.openai_base_url,
+            forced=forced,
+            strict=settings.llm_strict,
+        ),
+        tool_choice=forced,
+        strict=settings.llm_strict,
+        max_tokens=settings.llm_max_tokens,
+        text_max_tokens=settings.llm_text_max_tokens,
+        max_retries=settings.llm_max_retries,
+        timeout_s=settings.llm_timeout_s,
+    )
 
 
 def make_registry(settings: Settings, *, tools_dir: Path | None = None) -> ToolRegistry:

@@ -272,6 +272,8 @@ class LLMError(DynamicToolsError):
     """The LLM could not give a usable answer."""
 
     code = "llm_error"
+    #: requests made to the endpoint before this error (retries included), for ``usage``
+    llm_calls = 1
 
 
 class LLMUnavailableError(LLMError):

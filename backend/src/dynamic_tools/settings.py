@@ -156,7 +156,29 @@ class Settings(BaseSettings):
     llm_model: str = "gpt-4o-mini"
     llm_timeout_s: float = Field(default=60.0, gt=0)
     llm_max_retries: int = Field(
-        default=2, ge=0, description="Retries of the openai client itself (429, 5xx, network)."
+        default=2, ge=0, description="Retries of one LLM request (network, 429, 502-504)."
+    )
+    llm_capabilities: str = Field(
+        default="detect",
+        description="What the LLM endpoint can do: 'detect' (a probe at start; OpenAI's own "
+        "endpoint is known) or a comma list of required, named, auto, json_schema, "
+        "json_object, strict, system (or 'none'). docs/llm-servers.md",
+    )
+    llm_tool_choice: Literal["best", "required", "named", "json_schema", "auto", "text"] = Field(
+        default="best",
+        description="How a call is asked for: the best way the capabilities allow, or this one.",
+    )
+    llm_strict: bool | None = Field(
+        default=None,
+        description="Strict schemas on or off (default: on for OpenAI's own endpoint only).",
+    )
+    llm_max_tokens: int = Field(
+        default=1024, ge=16, description="Tokens the model may write for one function call."
+    )
+    llm_text_max_tokens: int = Field(
+        default=2048,
+        ge=16,
+        description="Tokens the model may write for a formatted answer or a draft.",
     )
     llm_validation_retries: int = Field(
         default=2, ge=0, le=5, description="Re-asks after an invalid answer, error fed back."
@@ -324,6 +346,15 @@ class Settings(BaseSettings):
             if not text.strip():
                 return None if info.field_name != "data_dir" else _default_data_dir()
             return expand_path(text, (info.field_name or "path").upper())
+        return value
+
+    @field_validator("llm_capabilities")
+    @classmethod
+    def _known_capabilities(cls, value: str) -> str:
+        from dynamic_tools.selection.capabilities import parse_capabilities
+
+        if value.strip().lower() not in ("", "detect"):
+            parse_capabilities(value.lower())
         return value
 
     @field_validator("database_url", mode="before")

@@ -2449,16 +2449,48 @@ export interface components {
         };
         /**
          * LlmCheck
-         * @description Whether an LLM is configured (not a readiness condition), and what to set if not.
+         * @description Whether an LLM is configured (not a readiness condition), and what it does.
+         *
+         *     What to set when it is not; what the endpoint was found to do (docs/llm-servers.md).
          */
         LlmCheck: {
+            /**
+             * Capabilities
+             * @description What the endpoint does (LLM_CAPABILITIES or the probe)
+             */
+            capabilities?: string[] | null;
             /** Configured */
             configured: boolean;
+            /**
+             * Method
+             * @description How a function call is asked for (LLM_TOOL_CHOICE)
+             */
+            method?: ("required" | "named" | "json_schema" | "auto" | "text") | null;
             /**
              * Needs
              * @description The settings to set (names only)
              */
             needs?: string | null;
+            /**
+             * Notes
+             * @description What the probe saw fail
+             */
+            notes?: string[] | null;
+            /**
+             * Probe
+             * @description The probe is still running, or could not reach the endpoint
+             */
+            probe?: ("running" | "failed") | null;
+            /**
+             * Probed At
+             * @description When the probe ran (UTC)
+             */
+            probed_at?: string | null;
+            /**
+             * Source
+             * @description Where the capabilities come from
+             */
+            source?: ("settings" | "probe" | "openai" | "unknown") | null;
         };
         /**
          * Me

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 from pydantic import BaseModel, Field
 
@@ -68,12 +68,31 @@ class DatabaseCheck(Sparse):
 
 
 class LlmCheck(Sparse):
-    """Whether an LLM is configured (not a readiness condition), and what to set if not."""
+    """Whether an LLM is configured (not a readiness condition), and what it does.
 
-    SPARSE: ClassVar[frozenset[str]] = frozenset({"needs"})
+    What to set when it is not; what the endpoint was found to do (docs/llm-servers.md).
+    """
+
+    SPARSE: ClassVar[frozenset[str]] = frozenset(
+        {"needs", "capabilities", "method", "source", "notes", "probed_at", "probe"}
+    )
 
     configured: bool
     needs: str | None = Field(default=None, description="The settings to set (names only)")
+    capabilities: list[str] | None = Field(
+        default=None, description="What the endpoint does (LLM_CAPABILITIES or the probe)"
+    )
+    method: Literal["required", "named", "json_schema", "auto", "text"] | None = Field(
+        default=None, description="How a function call is asked for (LLM_TOOL_CHOICE)"
+    )
+    source: Literal["settings", "probe", "openai", "unknown"] | None = Field(
+        default=None, description="Where the capabilities come from"
+    )
+    notes: list[str] | None = Field(default=None, description="What the probe saw fail")
+    probed_at: str | None = Field(default=None, description="When the probe ran (UTC)")
+    probe: Literal["running", "failed"] | None = Field(
+        default=None, description="The probe is still running, or could not reach the endpoint"
+    )
 
 
 class ReadinessChecks(BaseModel):

@@ -59,21 +59,33 @@ _UNSTRICTABLE = frozenset(
 
 @dataclass(frozen=True)
 class FunctionSpec:
-    """One function offered to the LLM."""
+    """One function offered to the LLM.
+
+    ``parameters`` is the strict-mode schema when ``strict`` (every property required, optional
+    ones nullable), else the tool's own; ``loose`` is the tool's own schema, sent where strict
+    mode is not enforced (docs/llm-servers.md), so an optional parameter stays optional.
+    """
 
     name: str
     description: str
     parameters: dict[str, Any]
     strict: bool
+    loose: dict[str, Any] | None = None
 
-    def to_openai(self) -> dict[str, Any]:
-        """The ``tools[]`` entry of a chat completion request."""
+    @property
+    def loose_parameters(self) -> dict[str, Any]:
+        """The schema to send when strict mode is off."""
+        return self.loose if self.loose is not None else self.parameters
+
+    def to_openai(self, *, strict: bool = True) -> dict[str, Any]:
+        """The ``tools[]`` entry of a chat completion request (strict only when asked)."""
+        strict = strict and self.strict
         function: dict[str, Any] = {
             "name": self.name,
             "description": self.description,
-            "parameters": self.parameters,
+            "parameters": self.parameters if strict else self.loose_parameters,
         }
-        if self.strict:
+        if strict:
             function["strict"] = True
         return {"type": "function", "function": function}
 
@@ -86,7 +98,7 @@ def function_for_tool(tool: ToolConfig) -> FunctionSpec:
     if tool.hints.hint:
         description += f" Hint: {tool.hints.hint}"
     if strict_schema is not None:
-        return FunctionSpec(tool.name, description[:1024], strict_schema, strict=True)
+        return FunctionSpec(tool.name, description[:1024], strict_schema, strict=True, loose=schema)
     return FunctionSpec(tool.name, description[:1024], schema, strict=False)
 
 
@@ -160,15 +172,22 @@ def _strict(schema: Any, *, required: bool) -> dict[str, Any]:
 
 
 def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` or null, as ``anyOf``: the form grammar converters keep whole.
+
+    (``type: [T, "null"]`` loses ``enum``, ``pattern`` and ``format`` in llama.cpp's
+    schema-to-grammar conversion; the ``anyOf`` form keeps them: docs/llm-servers.md.)
+    """
     kind = schema.get("type")
-    if isinstance(kind, str):
-        schema = {**schema, "type": [kind, "null"]}
-        if "enum" in schema:
-            schema["enum"] = [*schema["enum"], None]
+    if kind == "null" or (isinstance(kind, list) and "null" in kind):
         return schema
-    if isinstance(kind, list):
-        return {**schema, "type": [*kind, "null"]} if "null" not in kind else schema
-    return {"anyOf": [schema, {"type": "null"}]}
+    if any(b.get("type") == "null" for b in schema.get("anyOf", []) if isinstance(b, dict)):
+        return schema
+    description = schema.get("description")
+    inner = {k: v for k, v in schema.items() if k != "description"}
+    out: dict[str, Any] = {"anyOf": [inner, {"type": "null"}]}
+    if description is not None:
+        out["description"] = description
+    return out
 
 
 def drop_nulls_for_optional(arguments: Any, schema: dict[str, Any]) -> Any:

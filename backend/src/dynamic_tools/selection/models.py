@@ -95,12 +95,12 @@ class TokenUsage(BaseModel):
     total_tokens: int = 0
     llm_calls: int = 0
 
-    def add(self, prompt: int, completion: int) -> None:
-        """Count one LLM call."""
+    def add(self, prompt: int, completion: int, *, calls: int = 1) -> None:
+        """Count ``calls`` requests to the LLM (a failed one too) and their tokens."""
         self.prompt_tokens += prompt
         self.completion_tokens += completion
         self.total_tokens += prompt + completion
-        self.llm_calls += 1
+        self.llm_calls += calls
 
 
 class SqlApplied(BaseModel):

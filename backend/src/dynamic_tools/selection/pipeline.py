@@ -50,7 +50,7 @@ from dynamic_tools.selection.function_schema import (
     drop_nulls_for_optional,
     none_suitable_function,
 )
-from dynamic_tools.selection.llm import LLMAnswer, LLMClient
+from dynamic_tools.selection.llm import LLMAnswer, LLMClient, assistant_turn, call_result
 from dynamic_tools.selection.models import ErrorStage, WorkflowRequest, WorkflowResponse
 from dynamic_tools.selection.prepared import PreparedTool, PreparedTools
 from dynamic_tools.selection.prompts import format_messages, selection_messages
@@ -251,6 +251,7 @@ class SingleShotPipeline:
         llm = self.llm
         by_name = {p.tool.name: p for p in tools}
         messages = selection_messages(request.user_instructions, context)
+        offered = functions
         attempts = 0
         retrying = AsyncRetrying(
             stop=stop_after_attempt(1 + self.options.validation_retries),
@@ -261,18 +262,36 @@ class SingleShotPipeline:
             async for attempt in retrying:
                 with attempt:
                     attempts += 1
-                    answer = await llm.choose(messages, functions)
-                    response.usage.add(answer.prompt_tokens, answer.completion_tokens)
+                    try:
+                        answer = await llm.choose(messages, offered)
+                    except LLMError as exc:
+                        response.usage.add(0, 0, calls=exc.llm_calls)
+                        raise
+                    response.usage.add(
+                        answer.prompt_tokens, answer.completion_tokens, calls=answer.calls
+                    )
                     try:
                         return self._validate(answer, by_name, attempts)
+                    except NoSuitableToolError:
+                        if offered is functions:
+                            raise
+                        # the model says the tool it kept to was the wrong one: all again
+                        reopened = _reopened(answer, offered)
+                        messages = [*messages, *_feedback_messages(reopened)]
+                        offered = functions
+                        raise reopened from None
                     except _InvalidAnswer as invalid:
                         messages = [*messages, *_feedback_messages(invalid)]
+                        # a re-ask keeps to the tool first chosen (or says it was wrong)
+                        kept = _kept_to(invalid.answer, by_name)
+                        if kept is not None:
+                            offered = [by_name[kept].function, NONE_SUITABLE_FUNCTION]
                         raise
         except _InvalidAnswer as invalid:
-            raise _StageFailed(
-                "llm_selection",
-                f"the LLM answer was invalid after {attempts} attempt(s): {invalid.feedback}",
-            ) from None
+            message = f"the LLM answer was invalid after {attempts} attempt(s): {invalid.feedback}"
+            if not invalid.answer.tool_calls:
+                message += f" ({invalid.answer.missing_call})"
+            raise _StageFailed("llm_selection", message) from None
         except NoSuitableToolError as exc:
             raise _StageFailed("llm_selection", exc.message) from None
         except LLMError as exc:
@@ -363,10 +382,18 @@ class SingleShotPipeline:
             )
             if truncated:
                 response.warnings.append("the API response was truncated for formatting")
-            answer = await self.llm.complete(messages)
-            response.usage.add(answer.prompt_tokens, answer.completion_tokens)
+            try:
+                answer = await self.llm.complete(messages)
+            except LLMError as exc:
+                response.usage.add(0, 0, calls=exc.llm_calls)
+                raise
+            response.usage.add(answer.prompt_tokens, answer.completion_tokens, calls=answer.calls)
             if answer.refusal or not (answer.content or "").strip():
                 raise LLMInvalidAnswerError("the LLM gave no formatted text")
+            if answer.finish_reason == "length":
+                response.warnings.append(
+                    "the formatted answer was cut off at the token limit (LLM_TEXT_MAX_TOKENS)"
+                )
             response.formatted_response = answer.content
             span.set_attribute(OUTCOME, "succeeded")
         except DynamicToolsError as exc:
@@ -403,24 +430,40 @@ class SingleShotPipeline:
 
 
 def _feedback_messages(invalid: _InvalidAnswer) -> list[dict[str, Any]]:
+    """The invalid answer and what was wrong, in shapes every server accepts."""
     answer = invalid.answer
     note = (
         f"Your previous answer was invalid: {invalid.feedback}. Call one function again "
         "with corrected arguments."
     )
     if answer.tool_calls:
-        calls = [
-            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
-            for c in answer.tool_calls
-        ]
-        return [
-            {"role": "assistant", "content": answer.content, "tool_calls": calls},
-            *({"role": "tool", "tool_call_id": c.id, "content": note} for c in answer.tool_calls),
-        ]
+        first = answer.tool_calls[0]
+        if first.name == NONE_SUITABLE:
+            note = invalid.feedback
+        else:
+            note += (
+                f" Keep to '{first.name}' unless it cannot do what the user asked: then call "
+                f"'{NONE_SUITABLE}' and say why."
+            )
+        return [assistant_turn(first, answer.content), call_result(first, note)]
     return [
-        {"role": "assistant", "content": answer.content or ""},
+        {"role": "assistant", "content": answer.content or "(no answer)"},
         {"role": "user", "content": note},
     ]
+
+
+def _kept_to(answer: LLMAnswer, by_name: dict[str, PreparedTool]) -> str | None:
+    """The offered tool the invalid answer chose, which the re-ask keeps to."""
+    if len(answer.tool_calls) == 1 and answer.tool_calls[0].name in by_name:
+        return answer.tool_calls[0].name
+    return None
+
+
+def _reopened(answer: LLMAnswer, offered: list[FunctionSpec]) -> _InvalidAnswer:
+    kept = offered[0].name if offered else "the tool"
+    return _InvalidAnswer(
+        f"you said '{kept}' does not fit; choose again among all the functions", answer
+    )
 
 
 def _ms_since(started: float) -> float:

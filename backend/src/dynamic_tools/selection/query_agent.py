@@ -56,7 +56,7 @@ from dynamic_tools.selection.function_schema import (
     drop_nulls_for_optional,
     none_suitable_function,
 )
-from dynamic_tools.selection.llm import LLMAnswer, LLMClient
+from dynamic_tools.selection.llm import LLMAnswer, LLMClient, assistant_turn, call_result
 from dynamic_tools.selection.llm import ToolCall as LLMToolCall
 from dynamic_tools.selection.models import SqlApplied, TokenUsage
 from dynamic_tools.selection.prepared import PreparedTool, PreparedTools
@@ -350,7 +350,7 @@ class QueryAgent:
                     {"role": "user", "content": "Call one function: an operation, or 'answer'."}
                 )
                 continue
-            messages.append(_assistant(call))
+            messages.append(assistant_turn(call))
             arguments, problem = _arguments(call)
             if call.name == ANSWER and problem is None:
                 if self._answer(arguments, outcome, messages, call):
@@ -415,8 +415,9 @@ class QueryAgent:
         except TimeoutError:
             raise self._out_of_time() from None
         except LLMError as exc:
+            outcome.usage.add(0, 0, calls=exc.llm_calls)
             raise _Stop("llm", exc.message) from None
-        outcome.usage.add(answer.prompt_tokens, answer.completion_tokens)
+        outcome.usage.add(answer.prompt_tokens, answer.completion_tokens, calls=answer.calls)
         if answer.refusal:
             raise _Stop("llm", f"the LLM refused: {answer.refusal[:300]}")
         return answer
@@ -516,7 +517,7 @@ class QueryAgent:
         limit = self.budget.step_max_chars
         if len(text) > limit:
             text = text[:limit] + " …[truncated: QUERY_STEP_MAX_CHARS]"
-        return {"role": "tool", "tool_call_id": call.id, "content": text}
+        return call_result(call, text)
 
     def _answer(
         self,
@@ -532,11 +533,9 @@ class QueryAgent:
                 self._apply_sql(sql, outcome)
             except InvalidInputError as exc:
                 messages.append(
-                    {
-                        "role": "tool",
-                        "tool_call_id": call.id,
-                        "content": f"The SQL failed: {exc.message}. Fix it, or answer without SQL.",
-                    }
+                    call_result(
+                        call, f"The SQL failed: {exc.message}. Fix it, or answer without SQL."
+                    )
                 )
                 return False
         outcome.answer = str(arguments.get("answer") or "").strip() or None
@@ -564,20 +563,6 @@ class QueryAgent:
 def _single_call(answer: LLMAnswer) -> LLMToolCall | None:
     """The model's function call (the first, when it made several), or None for text."""
     return answer.tool_calls[0] if answer.tool_calls else None
-
-
-def _assistant(call: LLMToolCall) -> dict[str, Any]:
-    return {
-        "role": "assistant",
-        "content": None,
-        "tool_calls": [
-            {
-                "id": call.id,
-                "type": "function",
-                "function": {"name": call.name, "arguments": call.arguments or "{}"},
-            }
-        ],
-    }
 
 
 def _arguments(call: LLMToolCall) -> tuple[dict[str, Any], str | None]:

@@ -24,7 +24,7 @@ from loguru import logger
 
 from dynamic_tools.api.app import create_app
 from dynamic_tools.settings import Settings
-from tests.conftest import TEST_API_KEY
+from tests.conftest import FAKE_LLM_CAPABILITIES, TEST_API_KEY
 from tests.integration.e2e.test_hostile_runs_over_rest import wait_until_ended
 from tests.support.echo_api import SESSION, echo_app, echo_registry, leaks
 from tests.support.fake_llm import FakeLLM, tool_call
@@ -52,6 +52,7 @@ def echo_settings(tmp: Path, echo: str, fake_llm: FakeLLM, **overrides: Any) -> 
         "openai_base_url": fake_llm.base_url,
         "llm_model": "fake-model",
         "llm_max_retries": 0,
+        "llm_capabilities": FAKE_LLM_CAPABILITIES,
         "allowed_target_hosts": [echo.removeprefix("http://")],
         "enable_demo_api": False,
         "durable_runs": True,

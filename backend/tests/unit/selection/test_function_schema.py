@@ -36,9 +36,20 @@ def test_optional_properties_become_nullable_and_required() -> None:
     assert params["required"] == ["city", "units", "when"]
     assert params["additionalProperties"] is False
     assert params["properties"]["city"] == {"type": "string"}
-    assert params["properties"]["units"] == {"type": ["string", "null"], "enum": ["c", "f", None]}
-    assert params["properties"]["when"] == {"type": ["string", "null"], "format": "date"}
+    # nullable as anyOf, the form grammar converters keep whole (enum, pattern, format)
+    assert params["properties"]["units"] == {
+        "anyOf": [{"type": "string", "enum": ["c", "f"]}, {"type": "null"}]
+    }
+    assert params["properties"]["when"] == {
+        "anyOf": [{"type": "string", "format": "date"}, {"type": "null"}]
+    }
     Draft202012Validator.check_schema(params)
+    # where strict mode is not enforced, the tool's own schema goes: optional stays optional
+    loose = spec.to_openai(strict=False)["function"]
+    assert "strict" not in loose
+    assert loose["parameters"]["required"] == ["city"]
+    assert loose["parameters"]["properties"]["units"]["enum"] == ["c", "f"]
+    assert spec.to_openai()["function"]["strict"] is True
 
 
 def test_closed_nested_objects_stay_strict_and_open_ones_fall_back() -> None:
@@ -58,10 +69,11 @@ def test_closed_nested_objects_stay_strict_and_open_ones_fall_back() -> None:
         }
     )
     assert nested is not None
-    address = nested["properties"]["address"]
+    address = nested["properties"]["address"]["anyOf"][0]  # optional: object or null
+    assert nested["properties"]["address"]["anyOf"][1] == {"type": "null"}
     assert address["additionalProperties"] is False
     assert address["required"] == ["zip"] and address["properties"]["zip"] == {
-        "type": ["string", "null"]
+        "anyOf": [{"type": "string"}, {"type": "null"}]
     }
     # An object not declared closed accepts extra keys, which strict mode would forbid.
     open_address = {"type": "object", "properties": {"zip": {"type": "string"}}}

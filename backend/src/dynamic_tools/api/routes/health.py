@@ -14,6 +14,7 @@ from dynamic_tools import __version__
 from dynamic_tools.api.authoring_models import Readiness
 from dynamic_tools.api.deps import ServicesDep
 from dynamic_tools.persistence.db import ping
+from dynamic_tools.selection.llm import OpenAIChatClient
 
 router = APIRouter(tags=["Health"])
 
@@ -64,6 +65,12 @@ async def readyz(services: ServicesDep, response: Response) -> Readiness:
     checks["llm"] = {"configured": services.llm is not None}
     if services.llm is None:  # what to set (names only, never values)
         checks["llm"]["needs"] = LLM_SETTINGS
+    elif isinstance(services.llm, OpenAIChatClient):
+        known = services.llm.known_capabilities
+        if known is not None:
+            checks["llm"].update(known.view())
+        else:
+            checks["llm"]["probe"] = "failed" if services.llm.probe_error else "running"
     ready = all(c.get("ok", True) for c in checks.values())
     response.status_code = 200 if ready else 503
     return Readiness.model_validate({"status": "ready" if ready else "not_ready", "checks": checks})
