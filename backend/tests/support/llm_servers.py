@@ -390,7 +390,8 @@ def write(seen: Seen, decision: Decision) -> Output:
         wanted = decision.arguments if isinstance(decision, Call) else None
         if isinstance(decision, Call) and decision.name != seen.forced.name:
             wanted = None
-        args = fit(seen.forced.parameters, wanted)
+        # a forced function whose parameters are {tool, arguments} takes the call whole
+        args = fit(seen.forced.parameters, wanted, envelope(decision) if wanted is None else None)
         return Output("call", json.dumps(args), name=seen.forced.name)
     if seen.must_call and seen.tools:
         names = {t.name: t for t in seen.tools}

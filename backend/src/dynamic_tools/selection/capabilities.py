@@ -10,7 +10,9 @@ the adapter asks for a call the best way available, in this order:
 1. ``required``: ``tool_choice: "required"`` over the candidate functions;
 2. ``named``: ``tool_choice`` naming one function (a single candidate, or one ``call``
    function whose arguments are ``{tool, arguments}``, any of the candidates);
-3. ``json_schema``: no tools, ``response_format`` with that ``{tool, arguments}`` schema;
+3. ``json_schema``: no tools, ``response_format`` with that ``{tool, arguments}`` schema (as
+   OpenAI writes it, or llama.cpp's ``{"type": "json_object", "schema": ...}``:
+   ``json_object_schema``);
 4. ``auto``: the functions with ``tool_choice: "auto"`` and a prompt asking for one call;
 5. ``text``: a prompt asking for that JSON object, parsed from the answer (JSON mode when the
    server has it).
@@ -33,14 +35,23 @@ if TYPE_CHECKING:
     import openai
 
 #: what an endpoint may be able to do (LLM_CAPABILITIES takes a comma list of these)
-CAPABILITIES = ("required", "named", "auto", "json_schema", "json_object", "strict", "system")
+CAPABILITIES = (
+    "required",
+    "named",
+    "auto",
+    "json_schema",
+    "json_object_schema",
+    "json_object",
+    "strict",
+    "system",
+)
 
 Method = Literal["required", "named", "json_schema", "auto", "text"]
 #: the ways to ask for one call, best first (LLM_TOOL_CHOICE forces one)
 METHODS: tuple[Method, ...] = ("required", "named", "json_schema", "auto", "text")
 
 #: what OpenAI's own endpoint (and Azure OpenAI) is documented to do
-OPENAI = frozenset(CAPABILITIES)
+OPENAI = frozenset(CAPABILITIES) - {"json_object_schema"}
 
 #: per method, what the model is asked and what to try when it answers with text instead
 _MISSING_CALL = {
@@ -105,6 +116,8 @@ def best_method(supported: frozenset[str], forced: str | None = None) -> Method:
             return method
     if forced not in (None, "", "best"):
         raise ValueError(f"unknown LLM_TOOL_CHOICE {forced!r}")
+    if "json_object_schema" in supported:
+        supported = supported | {"json_schema"}
     return next((m for m in METHODS[:-1] if m in supported), "text")
 
 
@@ -254,6 +267,12 @@ async def probe(client: openai.AsyncOpenAI, model: str, *, timeout_s: float) -> 
                     "json_schema": {"name": "report", "schema": _PROBE_SCHEMA},
                 }
             },
+            json_number,
+        ),
+        (
+            "json_object_schema",
+            _UNRELATED,
+            {"response_format": {"type": "json_object", "schema": _PROBE_SCHEMA}},
             json_number,
         ),
         ("json_object", _JSON, {"response_format": {"type": "json_object"}}, json_number),

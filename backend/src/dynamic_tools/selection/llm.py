@@ -256,13 +256,12 @@ class OpenAIChatClient:
                 ],
                 "tool_choice": {"type": "function", "function": {"name": CALL_FUNCTION}},
             }
-            messages = _with_instruction(messages, _functions_text(functions))
         else:  # json_schema, text
             messages = _with_instruction(
-                messages, _JSON_INSTRUCTION + "\n\n" + _functions_text(functions)
+                messages, _JSON_INSTRUCTION + "\n\n" + _functions_text(functions, messages)
             )
             kwargs = {}
-            if method == "json_schema":
+            if method == "json_schema" and "json_schema" in caps.supported:
                 kwargs["response_format"] = {
                     "type": "json_schema",
                     "json_schema": {
@@ -270,6 +269,11 @@ class OpenAIChatClient:
                         "schema": _envelope_schema(functions, strict=caps.strict),
                         **({"strict": True} if caps.strict else {}),
                     },
+                }
+            elif method == "json_schema":  # llama.cpp's form of the same
+                kwargs["response_format"] = {
+                    "type": "json_object",
+                    "schema": _envelope_schema(functions, strict=False),
                 }
             elif "json_object" in caps.supported:
                 kwargs["response_format"] = {"type": "json_object"}
@@ -454,10 +458,18 @@ def _fold_system(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{"role": "user", "content": "\n\n".join(system)}, *rest]
 
 
-def _functions_text(functions: list[FunctionSpec]) -> str:
-    """The functions as the model reads them when they are not sent as tools."""
+def _functions_text(functions: list[FunctionSpec], messages: list[dict[str, Any]]) -> str:
+    """The functions as the model reads them when they are not sent as tools.
+
+    A function the messages already document (its name appears in them: the tool context) is
+    named only; the others come with their description and parameters.
+    """
+    said = "\n".join(str(m.get("content") or "") for m in messages)
     lines = ["Functions:"]
     for function in functions:
+        if f"Tool: {function.name}" in said:
+            lines.append(f"- {function.name}")
+            continue
         parameters = json.dumps(
             function.loose_parameters, ensure_ascii=False, separators=(",", ":")
         )
