@@ -71,7 +71,7 @@ replicas: $(STAMP) frontend/dist
 # Lint and types first (seconds), then the tests, then the layering. pytest runs on
 # PYTEST_WORKERS processes (pytest-xdist); a test marked `serial` runs with no other test
 # meanwhile, the browser tests on one worker (see the README). The 20 slowest are printed.
-PYTEST_WORKERS ?= 2
+PYTEST_WORKERS ?= 3
 PYTEST_PARALLEL := -n $(PYTEST_WORKERS) --dist loadgroup
 
 test: $(STAMP) frontend/dist frontend-test lint typecheck

@@ -1,7 +1,7 @@
 """Shared fixtures: settings on temporary directories, the fake LLM, live servers, and the
 database engine every store test runs on twice (SQLite and PostgreSQL).
 
-Under pytest-xdist (``make test`` runs two workers) a test marked ``serial`` runs alone: the
+Under pytest-xdist (``make test`` runs three workers) a test marked ``serial`` runs alone: the
 workers share a readers-writer lock (a file of the run's temporary directory), each test holding it
 shared and a ``serial`` test exclusively, from its setup to its teardown.
 """

@@ -18,13 +18,13 @@ from tests.support.documents import rewrite_saved_workflow
 FLAKY = """domain: ui_tests
 workflows:
   flaky_booking:
-    description: "Book with one slow retry, then fail"
+    description: "Book with one slow retry, then fail (slow enough for a loaded machine to see the wait)"
     params: { passenger: { type: str, required: true } }
     graph:
       reserve:
         call: create_booking
         args: { flight_id: FL-AMSBCN-20261201-1, passenger: $passenger }
-        on_error: { retry: 1, delay: 2500 }
+        on_error: { retry: 1, delay: 8000 }
       recheck:
         depends_on: [reserve]
         call: check_availability
