@@ -10,13 +10,9 @@ import { ToolPicker } from '../components/ToolPicker'
 import { loadHistory, remember, type PastInput } from '../lib/history'
 import { useApi } from '../lib/useApi'
 
-interface Readiness {
-  checks: { llm?: { configured: boolean; needs?: string } }
-}
-
 export function SingleShotPage() {
   const tools = useApi(() => http.get('/tools'), [], 'GET /tools')
-  const ready = useApi(() => http.get('/readyz').then((ready) => ready as Readiness), [], 'GET /readyz')
+  const ready = useApi(() => http.get('/readyz'), [], 'GET /readyz')
   const llm = ready.data?.checks.llm
   const permit = useCan('run')
   const [instructions, setInstructions] = useState('')
@@ -71,6 +67,21 @@ export function SingleShotPage() {
         Describe what you want; the LLM picks one of the chosen tools and its arguments, the request is built and sent in code,
         and every stage is reported.
       </p>
+      {llm?.configured && (
+        <p className="lead" role="status" data-testid="llm-capabilities">
+          {llm.method ? (
+            <>
+              The LLM is asked for a call by <strong>{llm.method}</strong>
+              {llm.capabilities && <> (it can: {llm.capabilities.length ? llm.capabilities.join(', ') : 'none of the ways probed'})</>}
+              {llm.source === 'probe' ? ', as the probe at start found' : llm.source === 'settings' ? ', as LLM_CAPABILITIES says' : ''}.
+            </>
+          ) : llm.probe === 'failed' ? (
+            <>The LLM endpoint did not answer the probe at start; it is tried again at the next request.</>
+          ) : (
+            <>The LLM endpoint is being probed…</>
+          )}
+        </p>
+      )}
       {llm && !llm.configured && (
         <div className="notice" role="status" data-testid="llm-missing">
           <strong>No LLM is configured on this server</strong>, so a request stops at the tool-selection stage. Set{' '}

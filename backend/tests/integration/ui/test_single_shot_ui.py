@@ -29,6 +29,11 @@ def test_submit_and_see_each_stage(
     expect(page).to_have_url(f"{ui_server}/ui/")
     expect(page.get_by_label("use search_flights", exact=True)).to_be_visible()
     record_timing(artifacts, "single_shot_page_cold", navigation_ms(page))
+    # What the LLM endpoint can do, and so how a call is asked for (/readyz checks.llm).
+    expect(page.get_by_test_id("llm-capabilities")).to_contain_text(
+        "asked for a call by required (it can: required, named"
+    )
+    expect(page.get_by_test_id("llm-capabilities")).to_contain_text("as LLM_CAPABILITIES says")
 
     # The picker shows each tool's description and, on demand, its parameters.
     picker = page.get_by_test_id("tool-picker")
