@@ -18,7 +18,7 @@ from tests.support.documents import rewrite_saved_workflow
 FLAKY = """domain: ui_tests
 workflows:
   flaky_booking:
-    description: "Book with one slow retry, then fail (slow enough for a loaded machine to see the wait)"
+    description: "Book with one slow retry (slow for a loaded machine to see it), then fail"
     params: { passenger: { type: str, required: true } }
     graph:
       reserve:
