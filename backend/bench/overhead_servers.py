@@ -142,7 +142,7 @@ def real_app(config: dict[str, Any]) -> Any:
         openai_base_url=config["llm_base_url"],
         llm_model=MODEL,
         llm_max_retries=0,
-        llm_capabilities="required,named,auto,json_schema,json_object,strict,system",
+        llm_capabilities="required,named,auto,json_schema,json_object,strict,system,tool_definitions",
         allowed_target_hosts=["127.0.0.1"],
         enable_demo_api=False,
         log_level="WARNING",

@@ -32,7 +32,7 @@ EXAMPLES = REPO / "examples" / "travel"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 TEST_API_KEY = "sk-test-LLMKEY-5f2b9c71e0d4"
 #: what the scripted fake LLM does (everything OpenAI's endpoint does)
-FAKE_LLM_CAPABILITIES = "required,named,auto,json_schema,json_object,strict,system"
+FAKE_LLM_CAPABILITIES = "required,named,auto,json_schema,json_object,strict,system,tool_definitions"
 PG_URL = os.environ.get("TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/test")
 
 

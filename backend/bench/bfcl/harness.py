@@ -188,7 +188,7 @@ class Bench:
             registry_config_path=root / "registry" / "config.yaml",
             openai_api_key="sk-bench-unused", openai_base_url=fake.base_url,
             llm_model="fake-model", llm_max_retries=0, allowed_target_hosts=[HOST],
-            llm_capabilities="required,named,auto,json_schema,json_object,strict,system",
+            llm_capabilities="required,named,auto,json_schema,json_object,strict,system,tool_definitions",
             enable_demo_api=False, seed_examples_from=None,
         )  # fmt: skip
         settings.tools_dir.mkdir(parents=True)

@@ -20,7 +20,9 @@ the adapter asks for a call the best way available, in this order:
 Every way ends in the same validation and re-ask loop of the caller. ``strict`` (closed
 schemas, optional parameters sent as nullable) is only used where it is enforced: OpenAI's own
 endpoint, or ``LLM_STRICT=true``. ``system`` says the server passes system messages to the
-model (a chat format may drop them: they are then folded into the first user message).
+model (a chat format may drop them: they are then folded into the first user message);
+``tool_definitions`` that the model reads the functions sent as tools (a GGUF template may not
+render them: the parameters are then written in the prompt).
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ CAPABILITIES = (
     "json_object",
     "strict",
     "system",
+    "tool_definitions",
 )
 
 Method = Literal["required", "named", "json_schema", "auto", "text"]
@@ -284,17 +287,34 @@ async def probe(client: openai.AsyncOpenAI, model: str, *, timeout_s: float) -> 
             result.supported.add(capability)
         elif response is not None:
             result.notes.append(f"{capability}: accepted but not honoured")
-    plain = await ask("system", messages=_UNRELATED, max_tokens=1)
+    plain = _prompt_tokens(await ask("system", messages=_UNRELATED, max_tokens=1))
     with_system = await ask(
         "system", messages=[{"role": "system", "content": _SYSTEM}, *_UNRELATED], max_tokens=1
     )
-    before = _prompt_tokens(plain)
-    after = _prompt_tokens(with_system)
-    if before is None or after is None or after > before:
+    grew = _grew(plain, _prompt_tokens(with_system))
+    if grew is not False:
         result.supported.add("system")
     else:
         result.notes.append("system: the system message did not reach the model")
+    if result.supported & {"required", "named", "auto"}:
+        choice = "required" if "required" in result.supported else "auto"
+        if "named" in result.supported:
+            choice = {"type": "function", "function": {"name": "report"}}  # type: ignore[assignment]
+        with_tools = await ask(
+            "tool_definitions", messages=_UNRELATED, max_tokens=1, tools=tools, tool_choice=choice
+        )
+        if _grew(plain, _prompt_tokens(with_tools)) is not False:
+            result.supported.add("tool_definitions")
+        else:
+            result.notes.append("tool_definitions: the functions sent do not reach the model")
     return result
+
+
+def _grew(before: int | None, after: int | None) -> bool | None:
+    """Whether the prompt grew (None: the server does not count its tokens)."""
+    if before is None or after is None:
+        return None
+    return after > before
 
 
 def _prompt_tokens(response: Any) -> int | None:

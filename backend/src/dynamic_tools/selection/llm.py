@@ -96,6 +96,10 @@ class LLMClient(Protocol):
         """Ask the model for text; no tools are offered."""
         ...
 
+    async def shows_functions(self) -> bool:
+        """Whether the model reads the functions' definitions (their parameters)."""
+        ...
+
 
 def assistant_turn(call: ToolCall, content: str | None = None) -> dict[str, Any]:
     """The model's turn that made ``call``, as every server accepts it (no ``content: null``)."""
@@ -216,6 +220,11 @@ class OpenAIChatClient:
         )
         self._capabilities = found
         return found
+
+    async def shows_functions(self) -> bool:
+        """Whether the model reads the function definitions (so not also in the context)."""
+        caps = await self.capabilities()
+        return caps.method in ("required", "named", "auto") and "tool_definitions" in caps.supported
 
     # --- the port --------------------------------------------------------------------------
     async def choose(

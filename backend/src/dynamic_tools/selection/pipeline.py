@@ -194,7 +194,13 @@ class SingleShotPipeline:
                 )
                 tools = narrowed
             prepared = [self.prepared.get(t) for t in tools]
-            context = CONTEXT_HEADER + "\n\n".join(p.context for p in prepared)
+            shown = False
+            if self.llm is not None:
+                try:
+                    shown = await self.llm.shows_functions()
+                except LLMError:  # the endpoint cannot be probed: llm_selection says so
+                    shown = False
+            context = CONTEXT_HEADER + "\n\n".join(p.text(functions_shown=shown) for p in prepared)
             functions = [p.function for p in prepared] + [NONE_SUITABLE_FUNCTION]
             size = sum(p.size for p in prepared)
             if size > self.options.context_max_chars:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from dynamic_tools.selection.function_schema import FunctionSpec, function_for_tool
@@ -27,15 +27,30 @@ class PreparedTool:
     context: str
     schema: dict[str, Any]
     size: int
+    #: what the model reads, by (parameters shown, output shown); ``context`` is (True, False)
+    texts: dict[tuple[bool, bool], str] = field(default_factory=dict)
+
+    def text(self, *, functions_shown: bool, chained: bool = False) -> str:
+        """What the model reads of this tool (docs/performance.md, "Real models").
+
+        Its parameters, unless the model reads them in the function definitions it is sent;
+        its output only for a model that chains calls (``{prefix}_query``).
+        """
+        return self.texts.get((not functions_shown, chained), self.context)
 
 
 def prepare(tool: ToolConfig) -> PreparedTool:
-    """Derive the function, context text, input schema and validator of ``tool``."""
+    """Derive the function, context texts, input schema and validator of ``tool``."""
     function = function_for_tool(tool)
-    context = format_tool(tool)
+    texts = {
+        (params, output): format_tool(tool, parameters=params, output=output)
+        for params in (True, False)
+        for output in (True, False)
+    }
+    context = texts[(True, False)]
     schema = tool.input_schema()
     size = len(context) + len(json.dumps(function.parameters))
-    return PreparedTool(tool, function, context, schema, size)
+    return PreparedTool(tool, function, context, schema, size, texts)
 
 
 class PreparedTools:

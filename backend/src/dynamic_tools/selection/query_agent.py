@@ -313,7 +313,13 @@ class QueryAgent:
                 f"the tool context is {size} characters, over the limit of "
                 f"{self.context_max_chars} (LLM_CONTEXT_MAX_CHARS)",
             )
-        context = CONTEXT_HEADER + "\n\n".join(p.context for p in prepared.values())
+        try:
+            shown = await self.llm.shows_functions()
+        except LLMError as exc:
+            raise _Stop("llm", exc.message) from None
+        context = CONTEXT_HEADER + "\n\n".join(
+            p.text(functions_shown=shown, chained=True) for p in prepared.values()
+        )
         functions = [p.function for p in prepared.values()]
         functions += [ANSWER_FUNCTION, NONE_SUITABLE_FUNCTION]
         messages: list[dict[str, Any]] = [

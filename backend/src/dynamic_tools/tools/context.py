@@ -19,26 +19,32 @@ def format_tools_as_context(tools: list[ToolConfig]) -> str:
     return CONTEXT_HEADER + "\n\n".join(format_tool(t) for t in tools)
 
 
-def format_tool(tool: ToolConfig) -> str:
-    """One tool as documentation: endpoint, parameters by kind, static values, output."""
+def format_tool(tool: ToolConfig, *, parameters: bool = True, output: bool = True) -> str:
+    """One tool as documentation: endpoint, parameters by kind, static values, output.
+
+    The endpoint is the method and path (the model never writes a URL: the base is not shown).
+    ``parameters=False`` leaves the parameters out, for a model that reads them in the
+    function definitions it is sent; ``output=False`` leaves the output out, for a model that
+    makes one call and reads no answer (docs/performance.md, "Real models": what it saves).
+    """
     lines = [
         f"Tool: {tool.name}",
         f"Description: {tool.description.strip()}",
-        f"Endpoint: {tool.api.method} {tool.api.base_url}{tool.api.path}",
+        f"Endpoint: {tool.api.method} {tool.api.path}",
     ]
     required = [(n, p) for n, p in tool.parameters.items() if p.required]
     optional = [(n, p) for n, p in tool.parameters.items() if not p.required]
-    if required:
+    if required and parameters:
         lines.append("Required Parameters:")
         lines += [f"  - {_describe(n, p.schema_, p.location)}" for n, p in required]
-    if optional:
+    if optional and parameters:
         lines.append("Optional Parameters:")
         lines += [f"  - {_describe(n, p.schema_, p.location)}" for n, p in optional]
     fixed = _fixed_values(tool)
     if fixed:
         lines.append("Fixed Values:")
         lines += [f"  - {where} {key}: {value}" for where, key, value in fixed]
-    if tool.output_schema:
+    if tool.output_schema and output:
         lines.append("Expected Output:")
         lines += [f"  - {line}" for line in _output_lines(tool.output_schema)]
     hints = tool.hints
