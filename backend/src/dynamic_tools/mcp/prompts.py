@@ -3,9 +3,9 @@
 The prompts are ``workflow.author``, ``workflow.extend``, ``workflow.fix_validation`` and
 ``workflow.run_with_inputs``.
 
-Each prompt embeds the format reference and the JSON Schema (and the tools the session can
-call), so a model's draft validates. Prompts only ever steer towards safe and standard tools
-(validate, save, run); they never ask for a destructive one.
+Each prompt embeds the format reference and names the JSON Schema's resource (and the tools the
+session can call), so a model's draft validates. Prompts only ever steer towards safe and
+standard tools (validate, save, run); they never ask for a destructive one.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ import mcp_types as types
 
 from dynamic_tools.definitions.authoring import WorkflowAuthoring
 from dynamic_tools.definitions.repository import WorkflowRepository
-from dynamic_tools.engine.schema import document_schema
 from dynamic_tools.errors import InvalidInputError
 from dynamic_tools.mcp.authoring_resources import command_catalog, workflow_spec
 from dynamic_tools.mcp.entries import SessionView
@@ -44,12 +43,15 @@ def _context(view: SessionView) -> str:
         if c["layer"] in ("api", "recipe")
     ]
     tools += ["- rest_call(method, path, query, body, headers)", "- sql_query(sql)"]
+    # The format reference says all a draft needs; the JSON Schema (15k characters, as long
+    # again) is a resource the client reads when it wants it, and `workflow.validate` checks
+    # every draft against it (docs/performance.md, "Real models": prompt sizes).
     return (
         "## Workflow format reference\n\n"
         + workflow_spec()
-        + "\n\n## JSON Schema of documents\n\n```json\n"
-        + json.dumps(document_schema(), separators=(",", ":"))
-        + "\n```\n\n## Tools a `call` node can use\n\n"
+        + "\n\n## JSON Schema of documents\n\nThe resource dynamic-tools://workflow.schema; "
+        "`workflow.validate` checks a draft against it and names each error's path and line."
+        + "\n\n## Tools a `call` node can use\n\n"
         + "\n".join(tools)
     )
 

@@ -32,6 +32,8 @@ async def test_a_sentence_becomes_a_saved_workflow_and_a_run(server: str) -> Non
         )
         text = prompt.messages[0].content.text  # type: ignore[union-attr]
         assert "find the cheapest flight" in text and "## JSON Schema of documents" in text
+        # the schema is named, not pasted: the prompt stays readable by a small model
+        assert "dynamic-tools://workflow.schema" in text and len(text) < 16_000
         assert "- search_flights(origin, destination, date, passengers)" in text
         assert "# Workflow documents — format reference" in text
 
