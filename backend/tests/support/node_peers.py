@@ -1,8 +1,10 @@
 """Node-based MCP peers (Inspector CLI, conformance suite): pinned npm installs for tests.
 
-Each package set is installed once into its own directory under ``backend/test-artifacts/``
-(git-ignored) and reused while the pinned versions match. A file lock keeps two test sessions
-in the same tree (several engineers, one checkout) from installing into it at once.
+Each package set is installed once into its own directory under :data:`PEERS` — the machine's
+cache (``$XDG_CACHE_HOME/dynamic-tools/npm-peers``, ``~/.cache`` by default; ``DT_NODE_PEERS_DIR``
+moves it), outside the checkout, the way npm and pip keep theirs — and reused while the pinned
+versions match, by every checkout of the machine (a clean clone installs nothing twice). A file
+lock keeps two test sessions (two checkouts, or two engineers) from installing into one at once.
 Without node/npm the tests fail, not skip; ``DT_NO_NODE=1`` opts out explicitly.
 
 A test module may name its installs in ``npm_installs()``: when it is collected, they start in
@@ -26,6 +28,18 @@ from pathlib import Path
 import pytest
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+
+
+def _peers_dir() -> Path:
+    given = os.environ.get("DT_NODE_PEERS_DIR")
+    if given:
+        return Path(given)
+    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(cache) / "dynamic-tools" / "npm-peers"
+
+
+#: where the pinned npm installs live (one directory per package set)
+PEERS = _peers_dir()
 
 
 def opted_out() -> bool:

@@ -1,8 +1,9 @@
 """The MCP conformance suite's server scenarios that apply to this server, for both revisions.
 
 The suite (pinned) needs node >= 22; the npm package ``node-<os>-<arch>@22`` provides it, so
-both are installed into ``backend/test-artifacts/npm-conformance`` (git-ignored). Without
-npm the tests fail; DT_NO_NODE=1 skips them. Results and reasons: docs/mcp-conformance.md.
+both are installed into ``npm-conformance`` of the machine's npm peers cache
+(``tests/support/node_peers.py``). Without npm the tests fail; DT_NO_NODE=1 skips them.
+Results and reasons: docs/mcp-conformance.md.
 
 Revision 2025-11-25 (initialize and sessions) runs with the suite's latest release, 0.1.16.
 Revision 2026-07-28 (stateless, ``server/discover``) runs with its next version
@@ -25,7 +26,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.node_peers import ARTIFACTS, node_package, npm_install, opted_out
+from tests.support.node_peers import PEERS, node_package, npm_install, opted_out
 
 SUITE = "@modelcontextprotocol/conformance"
 SUITE_VERSION = "0.1.16"
@@ -186,8 +187,8 @@ if opted_out():
 def npm_installs() -> list[tuple[Path, dict[str, str]]]:
     """The pinned suite with the pinned node 22, then the suite's next version."""
     return [
-        (ARTIFACTS / "npm-conformance", {node_package(): NODE_VERSION, SUITE: SUITE_VERSION}),
-        (ARTIFACTS / "npm-conformance-next", {SUITE: NEXT_SUITE_VERSION}),
+        (PEERS / "npm-conformance", {node_package(): NODE_VERSION, SUITE: SUITE_VERSION}),
+        (PEERS / "npm-conformance-next", {SUITE: NEXT_SUITE_VERSION}),
     ]
 
 

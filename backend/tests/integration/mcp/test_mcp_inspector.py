@@ -1,8 +1,8 @@
 """The MCP Inspector CLI (npm) against a live server: list, call, resources, headers, errors.
 
-The Inspector is installed once (pinned) into ``backend/test-artifacts/npm-inspector``
-(git-ignored); without node and npm the tests fail (DT_NO_NODE=1 skips them). It runs with
-its own HOME so it writes nothing to the user's ``~/.mcp-inspector``.
+The Inspector is installed once (pinned) into the machine's npm peers cache
+(``tests/support/node_peers.py``); without node and npm the tests fail (DT_NO_NODE=1 skips
+them). It runs with its own HOME so it writes nothing to the user's ``~/.mcp-inspector``.
 
 Every test runs for both revisions: ``--protocol-era legacy`` (the CLI's default: initialize,
 2025-11-25) and ``--protocol-era modern`` (pinned to 2026-07-28: ``server/discover``, stateless
@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.node_peers import ARTIFACTS, npm_install, opted_out, require
+from tests.support.node_peers import PEERS, npm_install, opted_out, require
 
 VERSION = "2.12.0"
 PACKAGE = "@modelcontextprotocol/inspector"
@@ -35,7 +35,7 @@ if opted_out():
 
 def npm_installs() -> list[tuple[Path, dict[str, str]]]:
     """The pinned Inspector."""
-    return [(ARTIFACTS / "npm-inspector", {PACKAGE: VERSION})]
+    return [(PEERS / "npm-inspector", {PACKAGE: VERSION})]
 
 
 @pytest.fixture(scope="session")

@@ -21,11 +21,11 @@ from dynamic_tools.tools.openapi import (
     find_provider_contracts,
     parse_document,
 )
-from tests.support.node_peers import npm_install
+from tests.support.node_peers import PEERS, npm_install
 
 VERSION = "23.0.2"
 ARTIFACTS = Path(__file__).resolve().parents[4] / "test-artifacts"
-CACHE = ARTIFACTS / "npm-openapi"
+CACHE = PEERS / "npm-openapi"
 DOCUMENT = CACHE / "node_modules" / "@octokit" / "openapi" / "generated" / "api.github.com.json"
 
 
