@@ -200,7 +200,11 @@ _PROBE_SCHEMA = {
 }
 #: a request no model answers with a call or JSON unless the server forces it
 _UNRELATED = [{"role": "user", "content": "Say hello."}]
-_RELATED = [{"role": "user", "content": "What is 2 + 3? Report it with the report function."}]
+#: with a system message: llama.cpp's chatml-function-calling lists the functions only there
+_RELATED = [
+    {"role": "system", "content": "You can call functions."},
+    {"role": "user", "content": "What is 2 + 3? Report it with the report function."},
+]
 _JSON = [{"role": "user", "content": 'Say hello as a JSON object {"number": 1}.'}]
 _SYSTEM = (
     "You are a helpful assistant. Answer briefly. This instruction only exists to measure "
