@@ -211,6 +211,8 @@ _SYSTEM = (
     "whether a system message reaches the model; ignore it otherwise."
 )
 PROBE_MAX_TOKENS = 48
+#: answers that say the endpoint is busy or still loading, not what it can do: the probe fails
+TRANSIENT_STATUS = frozenset({429, 502, 503, 504})
 
 
 @dataclass
@@ -225,7 +227,8 @@ async def probe(client: openai.AsyncOpenAI, model: str, *, timeout_s: float) -> 
     """Ask the endpoint a few tiny questions; each capability is kept only when it worked.
 
     A request refused (4xx/5xx) or answered the wrong way means the capability is missing; the
-    reason is noted. A transport failure stops the probe (raised to the caller).
+    reason is noted. A transport failure or a transient status (429, 502-504: a server still
+    loading its model) stops the probe (raised to the caller, which probes again later).
     """
     import openai
 
@@ -239,6 +242,8 @@ async def probe(client: openai.AsyncOpenAI, model: str, *, timeout_s: float) -> 
         except (openai.APIConnectionError, openai.APITimeoutError):
             raise
         except openai.APIStatusError as exc:
+            if exc.status_code in TRANSIENT_STATUS:  # busy or loading: no answer about this
+                raise
             result.notes.append(f"{capability}: refused ({exc.status_code}: {server_text(exc)})")
         except openai.APIError as exc:
             result.notes.append(f"{capability}: unusable answer ({type(exc).__name__})")

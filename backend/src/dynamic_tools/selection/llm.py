@@ -32,6 +32,7 @@ from opentelemetry.trace import SpanKind
 from dynamic_tools.errors import LLMError, LLMUnavailableError
 from dynamic_tools.observability.tracing import Tracing, mark_error
 from dynamic_tools.selection.capabilities import (
+    TRANSIENT_STATUS,
     Capabilities,
     Method,
     first_json_object,
@@ -47,7 +48,7 @@ if TYPE_CHECKING:
 
 #: the one function of the ``named`` way when there are several candidates
 CALL_FUNCTION = "call"
-_RETRIED_STATUS = frozenset({429, 502, 503, 504})
+_RETRIED_STATUS = TRANSIENT_STATUS
 
 
 @dataclass(frozen=True)
@@ -212,6 +213,12 @@ class OpenAIChatClient:
             self._probe_error = "no connection"
             raise LLMUnavailableError(
                 "could not connect to the LLM endpoint (check OPENAI_BASE_URL)"
+            ) from None
+        except openai.APIStatusError as exc:  # a transient status: probed again on next use
+            self._probe_error = f"answered {exc.status_code}"
+            raise LLMUnavailableError(
+                f"the LLM endpoint answered {exc.status_code} while its capabilities were "
+                f"probed: {server_text(exc) or 'no message'} (probed again on the next request)"
             ) from None
         self._probe_error = None
         found = probed(result, forced=self._forced, strict=self._strict)
