@@ -36,6 +36,7 @@ from dynamic_tools.selection.capabilities import (
     Capabilities,
     Method,
     first_json_object,
+    is_openai,
     missing_call_hint,
     probe,
     probed,
@@ -161,6 +162,8 @@ class OpenAIChatClient:
         self._forced = tool_choice
         self._strict = strict
         self._capabilities = capabilities
+        # OpenAI's own host, however the capabilities came (declared in LLM_CAPABILITIES too)
+        self._openai_endpoint = is_openai(str(client.base_url))
         self._probing: asyncio.Task[Capabilities] | None = None
         self._probe_error: str | None = None
 
@@ -252,7 +255,7 @@ class OpenAIChatClient:
                 "tools": [f.to_openai(strict=caps.strict) for f in functions],
                 "tool_choice": method,
             }
-            if caps.source == "openai":
+            if self._openai_endpoint:
                 kwargs["parallel_tool_calls"] = False
             if method == "auto":
                 messages = _with_instruction(messages, _AUTO_INSTRUCTION)
@@ -307,7 +310,7 @@ class OpenAIChatClient:
     async def _create(self, caps: Capabilities, method: str, **kwargs: Any) -> LLMAnswer:
         if not caps.system:
             kwargs["messages"] = _fold_system(kwargs["messages"])
-        if caps.source == "openai":  # newer OpenAI models refuse max_tokens
+        if self._openai_endpoint:  # newer OpenAI models refuse max_tokens
             kwargs["max_completion_tokens"] = kwargs.pop("max_tokens")
         if not self.tracing.enabled:
             return await self._attempts(method, **kwargs)
