@@ -182,6 +182,7 @@ class OpenAIChatClient:
         """Probe in the background (at start), unless the capabilities are known."""
         if self._capabilities is None and self._probing is None:
             self._probing = asyncio.get_running_loop().create_task(self._probe())
+            self._probing.add_done_callback(_log_probe_failure)
 
     async def aclose(self) -> None:
         """Stop a probe still running and close the HTTP client."""
@@ -426,6 +427,16 @@ class OpenAIChatClient:
             completion_tokens=(usage.completion_tokens or 0) if usage else 0,
             method=method,
         )
+
+
+def _log_probe_failure(task: asyncio.Task[Capabilities]) -> None:
+    """The start probe's failure, logged (and so retrieved, even when no request awaits it)."""
+    if task.cancelled():
+        return
+    exc = task.exception()
+    if exc is not None:
+        said = exc.message if isinstance(exc, LLMError) else type(exc).__name__
+        logger.warning("LLM endpoint probe failed (probed again on the next request): {}", said)
 
 
 def _rejection(status: int, said: str, model: str) -> str:
