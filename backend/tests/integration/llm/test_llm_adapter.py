@@ -208,12 +208,13 @@ def assert_every_message_accepted(requests: list[dict[str, Any]]) -> None:
 
 #: what the probe finds on each profile with a model that does what it is asked (ProbeFollower):
 #: llama.cpp's simple formats honour only a named tool_choice and response_format json_object +
-#: schema (json_schema is refused with 500); chatml-function-calling also makes calls under
-#: "auto" (functions listed in the system message) and fails "required" with 500; gemma drops
-#: system messages; vLLM forces required/named and honours json_schema, "auto" only when started
-#: with --enable-auto-tool-choice; Ollama ignores tool_choice (the model decides: auto) and
-#: honours json_schema. No profile's JSON mode writes the probe's {"number": 1} (the scripted
-#: models write the {tool, arguments} envelope), so json_object is found nowhere.
+#: schema (json_schema is refused with 500), and their templates do not render the tools;
+#: chatml-function-calling also makes calls under "auto" and lists the functions (only in a
+#: system message) and fails "required" with 500; gemma drops system messages; vLLM forces
+#: required/named, honours json_schema and renders the tools, "auto" only when started with
+#: --enable-auto-tool-choice; Ollama ignores tool_choice (the model decides: auto), renders the
+#: tools and honours json_schema. No profile's JSON mode writes the probe's {"number": 1} (the
+#: scripted models write the {tool, arguments} envelope), so json_object is found nowhere.
 PROBED: dict[ProfileName, tuple[list[str], str]] = {
     "llama_cpp:default": (["named", "json_object_schema", "system"], "named"),
     "llama_cpp:chatml-function-calling": (
@@ -221,9 +222,12 @@ PROBED: dict[ProfileName, tuple[list[str], str]] = {
         "named",
     ),
     "llama_cpp:gemma": (["named", "json_object_schema"], "named"),
-    "vllm": (["required", "named", "json_schema", "system"], "required"),
-    "vllm:auto": (["required", "named", "auto", "json_schema", "system"], "required"),
-    "ollama": (["auto", "json_schema", "system"], "json_schema"),
+    "vllm": (["required", "named", "json_schema", "system", "tool_definitions"], "required"),
+    "vllm:auto": (
+        ["required", "named", "auto", "json_schema", "system", "tool_definitions"],
+        "required",
+    ),
+    "ollama": (["auto", "json_schema", "system", "tool_definitions"], "json_schema"),
 }
 
 
