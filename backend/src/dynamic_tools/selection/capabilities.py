@@ -309,10 +309,12 @@ async def probe(client: openai.AsyncOpenAI, model: str, *, timeout_s: float) -> 
         choice = "required" if "required" in result.supported else "auto"
         if "named" in result.supported:
             choice = {"type": "function", "function": {"name": "report"}}  # type: ignore[assignment]
+        # beside a system message: a chat format may list the functions only inside one
+        system = [{"role": "system", "content": _SYSTEM}, *_UNRELATED]
         with_tools = await ask(
-            "tool_definitions", messages=_UNRELATED, max_tokens=1, tools=tools, tool_choice=choice
+            "tool_definitions", messages=system, max_tokens=1, tools=tools, tool_choice=choice
         )
-        if _grew(plain, _prompt_tokens(with_tools)) is not False:
+        if _grew(_prompt_tokens(with_system), _prompt_tokens(with_tools)) is not False:
             result.supported.add("tool_definitions")
         else:
             result.notes.append("tool_definitions: the functions sent do not reach the model")

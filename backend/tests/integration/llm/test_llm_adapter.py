@@ -218,7 +218,7 @@ def assert_every_message_accepted(requests: list[dict[str, Any]]) -> None:
 PROBED: dict[ProfileName, tuple[list[str], str]] = {
     "llama_cpp:default": (["named", "json_object_schema", "system"], "named"),
     "llama_cpp:chatml-function-calling": (
-        ["named", "auto", "json_object_schema", "system"],
+        ["named", "auto", "json_object_schema", "system", "tool_definitions"],
         "named",
     ),
     "llama_cpp:gemma": (["named", "json_object_schema"], "named"),
