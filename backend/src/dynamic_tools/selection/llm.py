@@ -418,11 +418,16 @@ class OpenAIChatClient:
             if getattr(c, "function", None) is not None
         ]
         usage = response.usage
+        finish = choice.finish_reason
+        cap = kwargs.get("max_tokens") or kwargs.get("max_completion_tokens")
+        written = (usage.completion_tokens or 0) if usage else 0
+        if cap and written >= cap and finish != "length":  # llama.cpp: "tool_calls" even when cut
+            finish = "length"
         return LLMAnswer(
             tool_calls=calls,
             content=message.content,
             refusal=getattr(message, "refusal", None),
-            finish_reason=choice.finish_reason,
+            finish_reason=finish,
             prompt_tokens=(usage.prompt_tokens or 0) if usage else 0,
             completion_tokens=(usage.completion_tokens or 0) if usage else 0,
             method=method,

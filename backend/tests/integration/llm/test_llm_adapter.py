@@ -625,6 +625,21 @@ def test_a_cut_selection_is_reasked(fake_app: App, fake_llm: FakeLLM) -> None:
     assert_every_message_accepted(fake_llm.requests)
 
 
+def test_a_call_llama_cut_but_called_tool_calls_is_known_as_cut(tmp_path: Path) -> None:
+    """llama.cpp says finish_reason "tool_calls" even when max_tokens cut the call: the product
+    reads the cut from the token count, so the model is told it was cut (not "invalid JSON")."""
+    server = llama_cpp("default", model=MODEL)
+    with app_and_server(tmp_path, server, llm_max_tokens=16) as app:
+        app.llm_check()
+        server.reset()
+        data = app.workflow()
+    finishes = [answer["choices"][0]["finish_reason"] for _, answer in server.answers]
+    assert "tool_calls" in finishes, finishes  # what the server said
+    assert data["status"] == "error" and data["error_stage"] == "llm_selection", data
+    assert "cut off (finish_reason=length)" in data["error"], data["error"]
+    assert all(body["max_tokens"] == 16 for body in server.requests)
+
+
 # --- 6. strict schemas -------------------------------------------------------------------------
 
 
