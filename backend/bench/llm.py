@@ -43,9 +43,10 @@ Run: ``make bench-llm``, or ``cd backend && .venv/bin/python -m bench.llm``. Env
 
 The figures also go to ``<runtime>/last-run.json``, the server's log to ``<runtime>/server.log``.
 
-A request the client gave up on (timeout) keeps the server generating until its
-``max_tokens``, or the context, is used up, and the next request waits for it: an adapter that
-sends no ``max_tokens`` makes every later item time out too.
+A request the client gave up on (timeout) keeps llama.cpp's server generating until its
+``max_tokens``, or the context, is used up, and the next request waits for it; so after an item
+that timed out the harness restarts the server it started (a few seconds), and every item is
+measured on its own. An endpoint given by ``BENCH_LLM_BASE_URL`` is never restarted.
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from itertools import zip_longest
@@ -179,36 +180,63 @@ def _free_port() -> int:
     return free_port()
 
 
-@contextmanager
-def llama_server(python: Path, gguf: Path, config: Config, log_path: Path) -> Iterator[str]:
-    """Start the stock server on a free loopback port; yields its ``/v1`` URL; stops it."""
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}/v1"
-    with log_path.open("wb") as log:
-        process = subprocess.Popen(
-            server_command(python, gguf, port, config), stdout=log, stderr=subprocess.STDOUT
-        )
-        try:
-            deadline = time.monotonic() + READY_TIMEOUT_S
-            while True:
-                if process.poll() is not None:
-                    raise RuntimeError(f"llama_cpp.server exited {process.returncode}: {log_path}")
-                try:
-                    if httpx.get(f"{url}/models", timeout=2).status_code == 200:
-                        break
-                except httpx.TransportError:
-                    pass
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"llama_cpp.server not ready in {READY_TIMEOUT_S} s")
-                time.sleep(0.2)
-            yield url
-        finally:
-            process.terminate()
+class LlamaServer:
+    """The stock server on a fixed free loopback port, started, restarted and stopped here."""
+
+    def __init__(self, python: Path, gguf: Path, config: Config, log_path: Path) -> None:
+        self.command = server_command(python, gguf, _free_port(), config)
+        self.url = f"http://127.0.0.1:{self.command[self.command.index('--port') + 1]}/v1"
+        self.log_path = log_path
+        self.process: subprocess.Popen[bytes] | None = None
+        self.restarts = 0
+
+    def start(self) -> None:
+        """Start it and wait until ``GET /v1/models`` answers 200."""
+        with self.log_path.open("ab") as log:
+            self.process = subprocess.Popen(self.command, stdout=log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + READY_TIMEOUT_S
+        while True:
+            if self.process.poll() is not None:
+                code = self.process.returncode
+                raise RuntimeError(f"llama_cpp.server exited {code}: {self.log_path}")
             try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+                if httpx.get(f"{self.url}/models", timeout=2).status_code == 200:
+                    return
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"llama_cpp.server not ready in {READY_TIMEOUT_S} s")
+            time.sleep(0.2)
+
+    def stop(self, grace_s: float = 15.0) -> None:
+        """SIGTERM, then SIGKILL after ``grace_s`` (it waits for a running generation)."""
+        if self.process is None:
+            return
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=grace_s)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self.process = None
+
+    def restart(self) -> None:
+        """Drop a generation nobody waits for any more (a timed-out request) by restarting."""
+        self.stop(grace_s=2.0)
+        self.start()
+        self.restarts += 1
+
+
+@contextmanager
+def llama_server(python: Path, gguf: Path, config: Config, log_path: Path) -> Iterator[LlamaServer]:
+    """The stock server, running for the duration of the block."""
+    log_path.write_bytes(b"")
+    server = LlamaServer(python, gguf, config, log_path)
+    try:
+        server.start()
+        yield server
+    finally:
+        server.stop()
 
 
 # --- items ----------------------------------------------------------------------------------
@@ -403,10 +431,24 @@ def _line(r: Result) -> str:
     return text
 
 
+def timed_out(result: Result) -> bool:
+    """Whether the item ended on an LLM timeout (the server may still be generating)."""
+    return result.stage == "llm_selection" and "timed out" in (result.error or "")
+
+
 async def run_cases(
-    base_url: str, config: Config, cases: list[Case], *, travel: bool
+    base_url: str,
+    config: Config,
+    cases: list[Case],
+    *,
+    travel: bool,
+    after_timeout: Callable[[], None] | None = None,
 ) -> list[Result]:
-    """Run ``cases`` on a fresh registry (holding the travel tools when ``travel``)."""
+    """Run ``cases`` on a fresh registry (holding the travel tools when ``travel``).
+
+    ``after_timeout`` runs after an item that timed out (the harness restarts its server, so
+    that the next item does not wait behind a generation nobody reads).
+    """
     results: list[Result] = []
     with tempfile.TemporaryDirectory() as tmp:
         runner = Runner(settings_for(Path(tmp), base_url, config), travel=travel)
@@ -417,6 +459,8 @@ async def run_cases(
                 result = await runner.run(case)
                 print(_line(result), flush=True)
                 results.append(result)
+                if after_timeout is not None and timed_out(result):
+                    after_timeout()
         finally:
             await runner.services.aclose()
     return results
@@ -455,16 +499,18 @@ def report(figures: dict[str, dict[str, Any]], model: str) -> None:
         )
 
 
-async def bench(base_url: str, config: Config) -> list[Result]:
+async def bench(
+    base_url: str, config: Config, after_timeout: Callable[[], None] | None = None
+) -> list[Result]:
     """The travel requests, then the BFCL sample."""
     travel = travel_cases()[: config.limit]
     bfcl, source = bfcl_cases(config.per_category)
     bfcl = first_of_each(bfcl, config.limit)
     header = "{:<34} {:<24} {:<28} {:>5} {:>4} {:>6} {:>5} {:>5} {:>6}".format(*COLUMNS)
     print(f"travel: {len(travel)} requests (examples/travel)\n{header}", flush=True)
-    results = await run_cases(base_url, config, travel, travel=True)
+    results = await run_cases(base_url, config, travel, travel=True, after_timeout=after_timeout)
     print(f"\nBFCL: {len(bfcl)} items from {source}\n{header}", flush=True)
-    results += await run_cases(base_url, config, bfcl, travel=False)
+    results += await run_cases(base_url, config, bfcl, travel=False, after_timeout=after_timeout)
     return results
 
 
@@ -481,11 +527,14 @@ def main(config: Config | None = None) -> dict[str, Any]:
     else:
         python, gguf = provision(runtime, config.cmake_args)
         log = runtime / "server.log"
-        with llama_server(python, gguf, config, log) as url:
-            print(f"llama_cpp.server at {url} ({gguf.name}, n_ctx {config.n_ctx}, chat format "
-                  f"{config.chat_format or 'from the GGUF'}; log {log})", flush=True)  # fmt: skip
-            results = asyncio.run(bench(url, config))
-        model = f"{MODEL_ALIAS} on llama-cpp-python 0.3.36"
+        with llama_server(python, gguf, config, log) as server:
+            chat_format = config.chat_format or "the server's default"
+            print(f"llama_cpp.server at {server.url} ({gguf.name}, n_ctx {config.n_ctx}, chat "
+                  f"format {chat_format}; log {log})", flush=True)  # fmt: skip
+            results = asyncio.run(bench(server.url, config, after_timeout=server.restart))
+        model = f"{MODEL_ALIAS} on llama-cpp-python 0.3.36 (chat format {chat_format})"
+        if server.restarts:
+            model += f"; server restarted after {server.restarts} timed-out item(s)"
     figures = totals(results)
     report(figures, model)
     print(f"total {time.perf_counter() - started:.1f} s")

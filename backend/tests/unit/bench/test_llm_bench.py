@@ -18,6 +18,7 @@ from bench.bfcl.harness import answer_args, offered
 from bench.llm import (
     Case,
     Config,
+    Result,
     ast_match,
     bfcl_cases,
     drop_nulls,
@@ -25,6 +26,7 @@ from bench.llm import (
     first_of_each,
     run_cases,
     spread,
+    timed_out,
     totals,
     travel_cases,
 )
@@ -125,6 +127,14 @@ def test_a_text_answer_stops_at_selection() -> None:
         ("llm_selection", False, False, None)
     }
     assert all(r.error and r.llm_calls >= 1 for r in results)
+    assert not any(timed_out(r) for r in results)
+
+
+def test_a_timed_out_item_is_recognised() -> None:
+    late = Result("x", "travel", "llm_selection", None, False, False, 0, 0, 0, 30.0,
+                  "the LLM endpoint timed out")  # fmt: skip
+    assert timed_out(late)
+    assert not timed_out(Result("x", "travel", "done", "t", True, True, 1, 1, 1, 1.0))
 
 
 def test_exact_for_bfcl_compares_the_request_sent() -> None:
