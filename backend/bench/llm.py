@@ -15,9 +15,11 @@ calls recorded by an ``httpx.MockTransport`` as in ``bench/bfcl/harness.py``:
    ``bfcl-eval`` data, or from the committed sample in ``tests/fixtures/bfcl`` without it.
 
 Per item it prints the stage reached (the response's ``error_stage``, or ``done``), the tool
-selected, whether the call is **exact** and whether it is an **AST** match, the prompt and
-completion tokens and the seconds taken; then the totals beside the oracle (the gold answer,
-which is exact by construction: ``oracle 10/10``).
+selected (``-`` when selection failed), whether the call is **exact** and whether it is an
+**AST** match, the prompt and completion tokens and the LLM answers they came from (the
+response's ``usage``: a timed-out call counts nothing), the seconds taken and, on failure, the
+error; then the totals beside the oracle (the gold answer, which is exact by construction:
+``oracle 10/10``).
 
 - **exact**: travel: the selected tool and the validated arguments equal the fixture's (``1``,
   ``1.0`` and ``true`` differ; a null counts as left out, as the fixture says); BFCL: the
