@@ -41,7 +41,10 @@ Run: ``make bench-llm``, or ``cd backend && .venv/bin/python -m bench.llm``. Env
   ``tool_choice: "required"`` with a 500), ``BENCH_LLM_N_CTX`` (default 8192),
   ``BENCH_LLM_SERVER_ARGS`` (more ``llama_cpp.server`` options);
 - ``CMAKE_ARGS`` (default empty): how llama.cpp is compiled (a change rebuilds);
-- ``BENCH_LLM_RUNTIME`` (default ``.runtime/llm``): where the server's venv and GGUF are kept.
+- ``BENCH_LLM_RUNTIME`` (default ``.runtime/llm``): where the server's venv and GGUF are kept;
+- ``BENCH_LLM_CONTEXT=full``: the model reads each tool's whole documentation (parameters,
+  output, the endpoint's base URL), as before the prompts were shortened: the "before" of
+  docs/performance.md ("Real models").
 
 The figures also go to ``<runtime>/last-run.json``, the server's log to ``<runtime>/server.log``.
 
@@ -111,6 +114,7 @@ class Config:
     server_args: tuple[str, ...] = ()
     cmake_args: str = DEFAULT_CMAKE_ARGS
     runtime: Path = RUNTIME
+    full_context: bool = False
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] = os.environ) -> Config:
@@ -133,6 +137,7 @@ class Config:
             server_args=tuple(shlex.split(env.get("BENCH_LLM_SERVER_ARGS", ""))),
             cmake_args=env.get("CMAKE_ARGS", DEFAULT_CMAKE_ARGS),
             runtime=Path(env.get("BENCH_LLM_RUNTIME") or RUNTIME),
+            full_context=env.get("BENCH_LLM_CONTEXT", "").strip() == "full",
         )
 
 
@@ -195,7 +200,12 @@ class LlamaServer:
     def start(self) -> None:
         """Start it and wait until ``GET /v1/models`` answers 200."""
         with self.log_path.open("ab") as log:
-            self.process = subprocess.Popen(self.command, stdout=log, stderr=subprocess.STDOUT)
+            # llama_cpp.server reads HOST, PORT, MODEL... from the environment over its options
+            # (pydantic-settings): `make` exports HOST and PORT, so they are left out here.
+            env = {k: v for k, v in os.environ.items() if k not in ("HOST", "PORT", "MODEL")}
+            self.process = subprocess.Popen(
+                self.command, stdout=log, stderr=subprocess.STDOUT, env=env
+            )
         deadline = time.monotonic() + READY_TIMEOUT_S
         while True:
             if self.process.poll() is not None:
@@ -516,12 +526,28 @@ async def bench(
     return results
 
 
+def use_full_context() -> None:
+    """Every tool documented whole, as the prompts were before they were shortened."""
+    from dynamic_tools.selection import prepared
+    from dynamic_tools.tools.context import format_tool
+
+    def full(self: prepared.PreparedTool, *, functions_shown: bool, chained: bool = False) -> str:
+        api = self.tool.api
+        text = format_tool(self.tool)
+        return text.replace(f"Endpoint: {api.method} {api.path}", (
+            f"Endpoint: {api.method} {api.base_url}{api.path}"))  # fmt: skip
+
+    prepared.PreparedTool.text = full  # type: ignore[method-assign]
+
+
 def main(config: Config | None = None) -> dict[str, Any]:
     """Provision and start the server unless ``BENCH_LLM_BASE_URL`` is set; run; print."""
     config = config or Config.from_env()
     runtime = config.runtime
     runtime.mkdir(parents=True, exist_ok=True)
     logger.disable("dynamic_tools")  # expected failures would flood stderr
+    if config.full_context:
+        use_full_context()
     started = time.perf_counter()
     if config.base_url:
         results = asyncio.run(bench(config.base_url, config))
