@@ -173,7 +173,7 @@ class Settings(BaseSettings):
         description="Strict schemas on or off (default: on for OpenAI's own endpoint only).",
     )
     llm_max_tokens: int = Field(
-        default=1024, ge=16, description="Tokens the model may write for one function call."
+        default=512, ge=16, description="Tokens the model may write for one function call."
     )
     llm_text_max_tokens: int = Field(
         default=2048,

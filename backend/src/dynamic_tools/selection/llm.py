@@ -147,7 +147,7 @@ class OpenAIChatClient:
         capabilities: Capabilities | None = None,
         tool_choice: str | None = None,
         strict: bool | None = None,
-        max_tokens: int = 1024,
+        max_tokens: int = 512,
         text_max_tokens: int = 2048,
         max_retries: int = 2,
         timeout_s: float = 60.0,
