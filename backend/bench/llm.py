@@ -44,7 +44,10 @@ Run: ``make bench-llm``, or ``cd backend && .venv/bin/python -m bench.llm``. Env
 - ``BENCH_LLM_RUNTIME`` (default ``.runtime/llm``): where the server's venv and GGUF are kept;
 - ``BENCH_LLM_CONTEXT=full``: the model reads each tool's whole documentation (parameters,
   output, the endpoint's base URL), as before the prompts were shortened: the "before" of
-  docs/performance.md ("Real models").
+  docs/performance.md ("Real models");
+- ``BENCH_LLM_CAPABILITIES`` (default ``detect``): ``LLM_CAPABILITIES`` of the pipeline;
+- ``BENCH_LLM_HTTP_ITEMS`` (default 2; 0 skips): the first travel requests also through the
+  app over HTTP, ``POST /workflow`` and MCP ``api_query`` (``bench/llm_http.py``).
 
 The figures also go to ``<runtime>/last-run.json``, the server's log to ``<runtime>/server.log``.
 
@@ -75,6 +78,7 @@ import httpx
 import yaml
 from loguru import logger
 
+from bench import llm_http
 from bench.bfcl.convert import CATEGORIES, Item, load_bfcl, load_sample, request_diff
 from bench.bfcl.convert import HOST as BFCL_HOST
 from bench.bfcl.harness import Recorder
@@ -115,6 +119,8 @@ class Config:
     cmake_args: str = DEFAULT_CMAKE_ARGS
     runtime: Path = RUNTIME
     full_context: bool = False
+    http_items: int = 2
+    capabilities: str = "detect"
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] = os.environ) -> Config:
@@ -138,6 +144,8 @@ class Config:
             cmake_args=env.get("CMAKE_ARGS", DEFAULT_CMAKE_ARGS),
             runtime=Path(env.get("BENCH_LLM_RUNTIME") or RUNTIME),
             full_context=env.get("BENCH_LLM_CONTEXT", "").strip() == "full",
+            http_items=int(number("BENCH_LLM_HTTP_ITEMS", 2)),
+            capabilities=env.get("BENCH_LLM_CAPABILITIES", "").strip() or "detect",
         )
 
 
@@ -383,7 +391,8 @@ def settings_for(root: Path, base_url: str, config: Config, **extra: Any) -> Set
         "openai_api_key": config.api_key, "openai_base_url": base_url, "llm_model": config.model,
         "allowed_target_hosts": [BFCL_HOST, httpx.URL(TRAVEL_BASE_URL).host],
         "enable_demo_api": False, "seed_examples_from": None,
-        "llm_timeout_s": config.timeout_s, "llm_max_retries": 0, **extra,
+        "llm_timeout_s": config.timeout_s, "llm_max_retries": 0,
+        "llm_capabilities": config.capabilities, **extra,
     }  # fmt: skip
     known = Settings.model_fields
     return Settings(_env_file=None, **{k: v for k, v in values.items() if k in known})  # type: ignore[call-arg]
@@ -526,6 +535,17 @@ async def bench(
     return results
 
 
+def http_part(base_url: str, config: Config) -> list[llm_http.HttpResult]:
+    """The first travel requests through the app over HTTP (not with the full context)."""
+    if config.http_items <= 0 or config.full_context:
+        return []
+    cases = travel_cases()[: config.http_items]
+    return llm_http.run_over_http(
+        base_url, config.model, config.api_key, config.timeout_s,
+        [(c.id, c.instructions) for c in cases], cases[0].tool_ids, config.capabilities,
+    )  # fmt: skip
+
+
 def use_full_context() -> None:
     """Every tool documented whole, as the prompts were before they were shortened."""
     from dynamic_tools.selection import prepared
@@ -551,6 +571,7 @@ def main(config: Config | None = None) -> dict[str, Any]:
     started = time.perf_counter()
     if config.base_url:
         results = asyncio.run(bench(config.base_url, config))
+        over_http = http_part(config.base_url, config)
         model = f"{config.model} at {config.base_url}"
     else:
         python, gguf = provision(runtime, config.cmake_args)
@@ -560,14 +581,18 @@ def main(config: Config | None = None) -> dict[str, Any]:
             print(f"llama_cpp.server at {server.url} ({gguf.name}, n_ctx {config.n_ctx}, chat "
                   f"format {chat_format}; log {log})", flush=True)  # fmt: skip
             results = asyncio.run(bench(server.url, config, after_timeout=server.restart))
+            over_http = http_part(server.url, config)
         model = f"{MODEL_ALIAS} on llama-cpp-python 0.3.36 (chat format {chat_format})"
         if server.restarts:
             model += f"; server restarted after {server.restarts} timed-out item(s)"
     figures = totals(results)
     report(figures, model)
+    if over_http:
+        llm_http.report(over_http)
     print(f"total {time.perf_counter() - started:.1f} s")
     out = {"model": model, "config": {**asdict(config), "api_key": "***"}, "totals": figures,
-           "items": [asdict(r) for r in results]}  # fmt: skip
+           "items": [asdict(r) for r in results],
+           "over_http": [asdict(r) for r in over_http]}  # fmt: skip
     (runtime / "last-run.json").write_text(json.dumps(out, indent=1, default=str), "utf-8")
     return out
 

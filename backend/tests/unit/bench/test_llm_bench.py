@@ -30,6 +30,7 @@ from bench.llm import (
     totals,
     travel_cases,
 )
+from tests.conftest import FAKE_LLM_CAPABILITIES
 from tests.support.fake_llm import Reply, running_fake_llm, text, tool_call
 
 
@@ -98,7 +99,9 @@ def _run(answer: Any) -> list[Any]:
 
     with running_fake_llm() as fake:
         fake.fallback = reply
-        config = Config(base_url=fake.base_url, model="fake", timeout_s=10)
+        config = Config(
+            base_url=fake.base_url, model="fake", timeout_s=10, capabilities=FAKE_LLM_CAPABILITIES
+        )
 
         async def go() -> list[Any]:
             travel = await run_cases(fake.base_url, config, cases[:10], travel=True)
@@ -146,3 +149,21 @@ def test_exact_for_bfcl_compares_the_request_sent() -> None:
     assert exact_match(case, case.tool, case.arguments, [right])
     assert not exact_match(case, case.tool, case.arguments, [wrong])
     assert not exact_match(case, case.tool, case.arguments, [])
+
+
+def test_the_http_part_reaches_a_call_and_an_answer_through_a_llama_like_server() -> None:
+    """``POST /workflow`` and MCP ``api_query`` over HTTP, against a server that answers as
+    llama.cpp's does (probed, asked by named calls): a call, an answer, both in time."""
+    from bench.llm_http import run_over_http
+    from tests.support.llm_servers import llama_cpp, running
+
+    case = travel_cases()[0]
+    with running(llama_cpp("default", model="bench")) as server:
+        results = run_over_http(
+            server.base_url, "bench", "sk-unused", 30.0, [(case.id, case.instructions)],
+            case.tool_ids,
+        )  # fmt: skip
+    by_path = {r.path: r for r in results}
+    assert by_path["POST /workflow"].outcome == f"call {case.tool}", by_path
+    assert by_path["api_query"].outcome == "answer", by_path
+    assert all(r.in_time and r.llm_calls >= 1 for r in results), results
