@@ -34,7 +34,8 @@ Run: ``make bench-llm``, or ``cd backend && .venv/bin/python -m bench.llm``. Env
   endpoint instead of building and starting llama.cpp;
 - ``BENCH_LLM_LIMIT``: at most this many items per part (travel, BFCL), for a quick run;
 - ``BENCH_LLM_BFCL_PER_CATEGORY`` (default 30): BFCL items per category;
-- ``BENCH_LLM_TIMEOUT_S`` (default 30): ``LLM_TIMEOUT_S`` of the pipeline (no client retries);
+- ``BENCH_LLM_TIMEOUT_S`` (default 60, the product's): ``LLM_TIMEOUT_S`` of the pipeline (no
+  client retries);
 - ``BENCH_LLM_CHAT_FORMAT`` (default empty: the server's own choice; this GGUF, the base
   ``gemma-3-270m``, has no chat template, so the server falls back to ``llama-2``; ``gemma``
   drops the system message, where the tool context is; ``chatml-function-calling`` answers
@@ -112,7 +113,7 @@ class Config:
     api_key: str = "sk-bench-unused"
     limit: int | None = None
     per_category: int = 30
-    timeout_s: float = 30.0
+    timeout_s: float = 60.0
     chat_format: str = ""
     n_ctx: int = 8192
     server_args: tuple[str, ...] = ()
@@ -137,7 +138,7 @@ class Config:
             api_key=env.get("BENCH_LLM_API_KEY") or "sk-bench-unused",
             limit=int(limit) if limit else None,
             per_category=int(number("BENCH_LLM_BFCL_PER_CATEGORY", 30)),
-            timeout_s=number("BENCH_LLM_TIMEOUT_S", 30.0),
+            timeout_s=number("BENCH_LLM_TIMEOUT_S", 60.0),
             chat_format=env.get("BENCH_LLM_CHAT_FORMAT", "").strip(),
             n_ctx=int(number("BENCH_LLM_N_CTX", 8192)),
             server_args=tuple(shlex.split(env.get("BENCH_LLM_SERVER_ARGS", ""))),
