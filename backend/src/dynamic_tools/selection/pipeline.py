@@ -346,6 +346,9 @@ class SingleShotPipeline:
         arguments = drop_nulls_for_optional(arguments, prepared.schema)
         try:
             self.invoker.check(tool, arguments)
+            wrong_formats = prepared.format_violations(arguments)
+            if wrong_formats:
+                raise ArgumentsRejected(tool.name, wrong_formats)
         except ArgumentsRejected as rejected:
             raise _InvalidAnswer(rejected.message, answer) from None
         try:

@@ -464,6 +464,9 @@ class QueryAgent:
         step.arguments = drop_nulls_for_optional(step.arguments, prepared.schema)
         try:
             self.invoker.check(tool, step.arguments)
+            wrong_formats = prepared.format_violations(step.arguments)
+            if wrong_formats:
+                raise ArgumentsRejected(tool.name, wrong_formats)
             request = self.invoker.build(tool, step.arguments)
         except ArgumentsRejected as rejected:
             step.message = rejected.message

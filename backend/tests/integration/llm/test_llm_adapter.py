@@ -612,6 +612,25 @@ def test_a_rambling_formatter_is_cut_at_llm_text_max_tokens(tmp_path: Path) -> N
     assert server.answers[-1][1]["choices"][0]["finish_reason"] == "length"
 
 
+def test_a_date_the_model_writes_in_another_format_is_reasked_not_sent(
+    fake_app: App, fake_llm: FakeLLM
+) -> None:
+    """The tool says ``format: date``: "01/06/2025" is not sent; the model is told and fixes it."""
+    wrong = {**FLIGHTS.arguments, "date": "01/06/2025"}
+    fake_llm.script(
+        tool_call("search_flights", wrong), tool_call("search_flights", FLIGHTS.arguments)
+    )
+    data = fake_app.workflow()
+    assert (data["status"], data["arguments"]["date"]) == ("success", "2025-06-01"), data
+    feedback = json.dumps(fake_llm.requests[1]["messages"])
+    assert "date: '01/06/2025' is not a 'date'" in feedback, feedback
+    # a model that keeps to it: refused at llm_selection, nothing sent
+    fake_llm.script(*[tool_call("search_flights", wrong)] * 3)
+    data = fake_app.workflow()
+    assert data["error_stage"] == "llm_selection" and "is not a 'date'" in data["error"], data
+    assert data["raw_response"] is None
+
+
 def test_a_cut_selection_is_reasked(fake_app: App, fake_llm: FakeLLM) -> None:
     fake_llm.script(
         tool_call("search_flights", '{"origin": "AMS", "desti', finish_reason="length"),
