@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from loguru import logger
@@ -358,16 +358,7 @@ class OpenAIChatClient:
             except LLMError as exc:
                 exc.llm_calls = attempt
                 raise
-            return LLMAnswer(
-                tool_calls=answer.tool_calls,
-                content=answer.content,
-                refusal=answer.refusal,
-                finish_reason=answer.finish_reason,
-                prompt_tokens=answer.prompt_tokens,
-                completion_tokens=answer.completion_tokens,
-                calls=attempt,
-                method=method,
-            )
+            return replace(answer, calls=attempt, method=method)
 
     def _timeout_error(self) -> LLMUnavailableError:
         return LLMUnavailableError(
@@ -544,15 +535,8 @@ def _as_calls(answer: LLMAnswer, method: str, offered: set[str]) -> LLMAnswer:
         calls = _from_envelope(first_json_object(answer.content), offered) or []
     if calls is answer.tool_calls:
         return answer
-    return LLMAnswer(
-        tool_calls=calls,
-        content=None if calls else answer.content,
-        refusal=answer.refusal,
-        finish_reason=answer.finish_reason,
-        prompt_tokens=answer.prompt_tokens,
-        completion_tokens=answer.completion_tokens,
-        calls=answer.calls,
-        method=method,
+    return replace(
+        answer, tool_calls=calls, content=None if calls else answer.content, method=method
     )
 
 

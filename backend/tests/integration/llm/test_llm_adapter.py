@@ -29,6 +29,7 @@ from dynamic_tools.api.app import create_app
 from dynamic_tools.demo.travel_data import OPERATIONS
 from dynamic_tools.settings import Settings
 from tests.conftest import EXAMPLES, FAKE_LLM_CAPABILITIES, TEST_API_KEY
+from tests.integration.llm.test_real_server_shapes import settings_for as shapes_settings
 from tests.support.fake_llm import FakeLLM, http_error, text, tool_call
 from tests.support.llm_servers import (
     PROFILES,
@@ -46,7 +47,7 @@ from tests.support.llm_servers import (
     travel_cases,
     vllm,
 )
-from tests.support.servers import free_port, serve
+from tests.support.servers import serve
 
 MODEL = "served-model"
 TRAVEL_TOOLS = list(OPERATIONS)
@@ -126,26 +127,7 @@ class App:
 
 def settings_for(root: Path, base_url: str | None, **overrides: Any) -> Settings:
     """The test settings (``tests/conftest.py``) pointed at ``base_url``; capabilities detected."""
-    values: dict[str, Any] = {
-        "host": "127.0.0.1",
-        "port": free_port(),
-        "data_dir": root / "data",
-        "registry_config_path": root / "registry" / "config.yaml",
-        "openai_api_key": TEST_API_KEY,
-        "openai_base_url": base_url,
-        "llm_model": MODEL,
-        "llm_max_retries": 0,
-        "llm_capabilities": "detect",
-        "log_json": True,
-        "log_level": "INFO",
-        "allowed_target_hosts": [],
-        "api_token": None,
-        "durable_runs": False,
-        "freeze_startup_heap": False,
-        "selection_top_k": 20,
-    }
-    values.update(overrides)
-    return Settings(_env_file=None, **values)  # type: ignore[call-arg]
+    return shapes_settings(root, base_url, **{"llm_capabilities": "detect", **overrides})
 
 
 @contextmanager

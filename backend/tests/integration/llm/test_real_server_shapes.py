@@ -55,15 +55,16 @@ class Product:
     url: str
 
 
-def settings_for(root: Path, llm: LLMServer, **overrides: Any) -> Settings:
-    """Settings for the app: the test defaults (``tests/conftest.py``) pointed at ``llm``."""
+def settings_for(root: Path, llm: LLMServer | str | None, **overrides: Any) -> Settings:
+    """Settings for the app: the test defaults (``tests/conftest.py``) pointed at ``llm`` (a
+    scripted server, or a base URL); capabilities detected, as a user's would be."""
     values: dict[str, Any] = {
         "host": "127.0.0.1",
         "port": free_port(),
         "data_dir": root / "data",
         "registry_config_path": root / "registry" / "config.yaml",
         "openai_api_key": TEST_API_KEY,
-        "openai_base_url": llm.base_url,
+        "openai_base_url": llm.base_url if isinstance(llm, LLMServer) else llm,
         "llm_model": MODEL,
         "llm_max_retries": 0,
         "log_json": True,
