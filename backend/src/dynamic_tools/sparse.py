@@ -43,9 +43,19 @@ class Sparse(BaseModel):
         cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler
     ) -> JsonSchemaValue:
         """The model's schema, its ``SPARSE`` properties without a default."""
-        schema = handler(core_schema)
-        target = handler.resolve_ref_schema(schema)
-        for key, prop in target.get("properties", {}).items():
-            if key in cls.SPARSE and isinstance(prop, dict):
-                prop.pop("default", None)
-        return schema
+        return schema_without_defaults(core_schema, handler, cls.SPARSE)
+
+
+def schema_without_defaults(
+    core_schema: CoreSchema, handler: GetJsonSchemaHandler, keys: frozenset[str]
+) -> JsonSchemaValue:
+    """A model's JSON schema with no ``default`` on the properties ``keys``.
+
+    They may be absent from an answer, so a generated client must not assume a value.
+    """
+    schema = handler(core_schema)
+    target = handler.resolve_ref_schema(schema)
+    for key, prop in target.get("properties", {}).items():
+        if key in keys and isinstance(prop, dict):
+            prop.pop("default", None)
+    return schema

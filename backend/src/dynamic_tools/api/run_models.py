@@ -29,6 +29,7 @@ from dynamic_tools.engine import events as ev
 from dynamic_tools.engine.node_parts import ParamView
 from dynamic_tools.engine.state import NodeState
 from dynamic_tools.execution.launcher import ExecutorView
+from dynamic_tools.sparse import schema_without_defaults
 
 RunStatus = Literal["pending", "running", "waiting_input", "succeeded", "failed", "cancelled"]
 
@@ -139,12 +140,7 @@ class _EventBase(BaseModel):
         cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler
     ) -> JsonSchemaValue:
         """The model's schema, the fields left out while None without a default (may be absent)."""
-        schema = handler(core_schema)
-        target = handler.resolve_ref_schema(schema)
-        for key, prop in target.get("properties", {}).items():
-            if key in cls.OMIT_NONE and isinstance(prop, dict):
-                prop.pop("default", None)
-        return schema
+        return schema_without_defaults(core_schema, handler, cls.OMIT_NONE)
 
 
 _TYPED_FIELDS: dict[tuple[str, str], Any] = {

@@ -51,13 +51,20 @@ class ToolInvoker:
         self.secret = secret
         self.validators = validators or ArgumentValidators()
 
-    def violations(self, tool: ToolConfig, arguments: Mapping[str, Any]) -> list[Violation]:
-        """Where ``arguments`` do not match ``tool``'s input schema."""
-        return self.validators.violations(tool, arguments)
+    def violations(
+        self, tool: ToolConfig, arguments: Mapping[str, Any], *, formats: bool = False
+    ) -> list[Violation]:
+        """Where ``arguments`` do not match ``tool``'s input schema.
 
-    def check(self, tool: ToolConfig, arguments: Mapping[str, Any]) -> None:
+        ``formats``: its ``format``s too, for arguments a model chose.
+        """
+        return self.validators.violations(tool, arguments, formats=formats)
+
+    def check(
+        self, tool: ToolConfig, arguments: Mapping[str, Any], *, formats: bool = False
+    ) -> None:
         """Raise :class:`ArgumentsRejected` unless ``arguments`` match the input schema."""
-        violations = self.violations(tool, arguments)
+        violations = self.violations(tool, arguments, formats=formats)
         if violations:
             raise ArgumentsRejected(tool.name, violations)
 

@@ -32,9 +32,14 @@ from typing import Any
 from dynamic_tools.engine.sql_query import SqlQueryError, run_sql_query
 from dynamic_tools.errors import DynamicToolsError, InvalidInputError
 from dynamic_tools.http.invoker import ToolInvoker
-from dynamic_tools.http.sender import graphql_error_text
 from dynamic_tools.selection.models import SqlApplied
-from dynamic_tools.selection.query_agent import QueryOutcome, QueryStep, count_rows, step_tables
+from dynamic_tools.selection.query_agent import (
+    QueryOutcome,
+    QueryStep,
+    count_rows,
+    failure_text,
+    step_tables,
+)
 from dynamic_tools.selection.result_sql import rows_of
 from dynamic_tools.tools.models import ToolConfig
 
@@ -327,12 +332,7 @@ async def replay(
             raise ReplayFailed(f"step {position} ({config.name}): {exc.message}", outcome) from None
         step.status_code, step.body = result.status_code, result.body
         if result.failed:
-            step.status = "api_error"
-            step.message = (
-                graphql_error_text(result.graphql_errors)
-                if result.graphql_errors
-                else f"{config.name} answered {result.failure_message()}"
-            )
+            step.status, step.message = "api_error", failure_text(config.name, result)
             raise ReplayFailed(f"step {position} ({config.name}): {step.message}", outcome)
         step.status, step.rows = "ok", count_rows(result.body)
     query = sql or fixed.get(SQL)

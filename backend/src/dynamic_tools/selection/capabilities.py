@@ -306,9 +306,9 @@ async def probe(client: openai.AsyncOpenAI, model: str, *, timeout_s: float) -> 
     else:
         result.notes.append("system: the system message did not reach the model")
     if result.supported & {"required", "named", "auto"}:
-        choice = "required" if "required" in result.supported else "auto"
+        choice: Any = "required" if "required" in result.supported else "auto"
         if "named" in result.supported:
-            choice = {"type": "function", "function": {"name": "report"}}  # type: ignore[assignment]
+            choice = {"type": "function", "function": {"name": "report"}}
         # beside a system message: a chat format may list the functions only inside one
         system = [{"role": "system", "content": _SYSTEM}, *_UNRELATED]
         with_tools = await ask(

@@ -345,10 +345,7 @@ class SingleShotPipeline:
         tool = prepared.tool
         arguments = drop_nulls_for_optional(arguments, prepared.schema)
         try:
-            self.invoker.check(tool, arguments)
-            wrong_formats = prepared.format_violations(arguments)
-            if wrong_formats:
-                raise ArgumentsRejected(tool.name, wrong_formats)
+            self.invoker.check(tool, arguments, formats=True)
         except ArgumentsRejected as rejected:
             raise _InvalidAnswer(rejected.message, answer) from None
         try:

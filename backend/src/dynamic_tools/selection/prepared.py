@@ -13,14 +13,9 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from jsonschema import Draft202012Validator
-
-from dynamic_tools.engine.params import FORMATS
 from dynamic_tools.selection.function_schema import FunctionSpec, function_for_tool
 from dynamic_tools.tools.context import format_tool
 from dynamic_tools.tools.models import ToolConfig
-from dynamic_tools.tools.validators import schema_violations
-from dynamic_tools.violations import Violation
 
 
 @dataclass(frozen=True)
@@ -34,15 +29,6 @@ class PreparedTool:
     size: int
     #: what the model reads, by (parameters shown, output shown); ``context`` is (True, False)
     texts: dict[tuple[bool, bool], str] = field(default_factory=dict)
-
-    def format_violations(self, arguments: Any) -> list[Violation]:
-        """Where a model's ``arguments`` break a ``format`` of the tool's schema.
-
-        (A date not written as a date...) Only the model's values are held to formats this
-        way: a workflow's literal arguments are checked when the document is saved.
-        """
-        validator = Draft202012Validator(self.schema, format_checker=FORMATS)
-        return [v for v in schema_violations(validator, arguments) if v.rule == "format"]
 
     def text(self, *, functions_shown: bool, chained: bool = False) -> str:
         """What the model reads of this tool (docs/performance.md, "Real models").

@@ -48,7 +48,7 @@ from dynamic_tools.errors import (
     UnsafeCallRefusedError,
 )
 from dynamic_tools.http.invoker import ArgumentsRejected, ToolInvoker
-from dynamic_tools.http.sender import graphql_error_text
+from dynamic_tools.http.sender import HttpResult, graphql_error_text
 from dynamic_tools.observability.tracing import OUTCOME, Tracing, mark_error
 from dynamic_tools.selection.function_schema import (
     NONE_SUITABLE,
@@ -211,6 +211,29 @@ def canonical(tool: str, arguments: Mapping[str, Any]) -> str:
     return tool + json.dumps(arguments, sort_keys=True, default=str)
 
 
+def failure_text(tool: str, result: HttpResult) -> str:
+    """Why a call's answer counts as failed.
+
+    GraphQL's messages, or the status with the API's own words.
+    """
+    if result.graphql_errors:
+        return graphql_error_text(result.graphql_errors)
+    return f"{tool} answered {result.failure_message()}"
+
+
+@dataclass(frozen=True)
+class _Offer:
+    """What one query may call, and how its calls go out."""
+
+    tools: Mapping[str, ToolConfig]
+    """the operations the model may choose"""
+    known: Mapping[str, ToolConfig]
+    """every operation of the API (one not offered is refused by the read-only rule)"""
+    allow_unsafe: tuple[str, ...]
+    headers: dict[str, str] | None
+    """sent with each call (the session's)"""
+
+
 class _Stop(Exception):
     def __init__(self, reason: StopReason, message: str) -> None:
         super().__init__(message)
@@ -265,7 +288,8 @@ class QueryAgent:
         started = time.monotonic()
         with self.tracing.span("query") as span:
             try:
-                await self._loop(question, tools, known or tools, allow_unsafe, headers, outcome)
+                offer = _Offer(tools, known or tools, tuple(allow_unsafe), headers)
+                await self._loop(question, offer, outcome)
             except _Stop as stop:
                 outcome.stopped, outcome.message = stop.reason, stop.message
             if outcome.answered and sql is not None:
@@ -287,15 +311,8 @@ class QueryAgent:
         outcome.elapsed_ms = round((time.monotonic() - started) * 1000, 3)
         return outcome
 
-    async def _loop(
-        self,
-        question: str,
-        tools: Mapping[str, ToolConfig],
-        known: Mapping[str, ToolConfig],
-        allow_unsafe: Sequence[str],
-        headers: dict[str, str] | None,
-        outcome: QueryOutcome,
-    ) -> None:
+    async def _loop(self, question: str, offer: _Offer, outcome: QueryOutcome) -> None:
+        tools = offer.tools
         if self.llm is None:
             raise _Stop("llm", self.not_configured_message)
         chosen = list(tools.values())
@@ -391,7 +408,7 @@ class QueryAgent:
                         )
                 else:
                     seen[key] = step.index
-                    await self._call(step, tools, known, allow_unsafe, headers, deadline)
+                    await self._call(step, offer, deadline)
             messages.append(self._result_message(call, step))
         raise _Stop(
             "step_budget",
@@ -435,20 +452,13 @@ class QueryAgent:
             "before the LLM answered",
         )
 
-    async def _call(
-        self,
-        step: QueryStep,
-        tools: Mapping[str, ToolConfig],
-        known: Mapping[str, ToolConfig],
-        allow_unsafe: Sequence[str],
-        headers: dict[str, str] | None,
-        deadline: float,
-    ) -> None:
+    async def _call(self, step: QueryStep, offer: _Offer, deadline: float) -> None:
         """Check, build and send one step; its status, rows and answer are set on it."""
+        tools = offer.tools
         tool = tools.get(step.tool)
         if tool is None:
-            other = known.get(step.tool)
-            if other is not None and not llm_may_call(other, allow_unsafe):
+            other = offer.known.get(step.tool)
+            if other is not None and not llm_may_call(other, offer.allow_unsafe):
                 step.status = "refused"
                 step.message = (
                     f"'{step.tool}' changes things: the LLM may not call it in this session "
@@ -463,10 +473,7 @@ class QueryAgent:
         prepared: PreparedTool = self.prepared.get(tool)
         step.arguments = drop_nulls_for_optional(step.arguments, prepared.schema)
         try:
-            self.invoker.check(tool, step.arguments)
-            wrong_formats = prepared.format_violations(step.arguments)
-            if wrong_formats:
-                raise ArgumentsRejected(tool.name, wrong_formats)
+            self.invoker.check(tool, step.arguments, formats=True)
             request = self.invoker.build(tool, step.arguments)
         except ArgumentsRejected as rejected:
             step.message = rejected.message
@@ -486,7 +493,7 @@ class QueryAgent:
             raise self._out_of_time()
         try:
             result = await asyncio.wait_for(
-                self.invoker.send(request, extra_headers=headers), remaining
+                self.invoker.send(request, extra_headers=offer.headers), remaining
             )
         except TimeoutError:
             raise self._out_of_time() from None
@@ -496,12 +503,7 @@ class QueryAgent:
         step.status_code = result.status_code
         step.body = result.body
         if result.failed:
-            step.status = "api_error"
-            step.message = (
-                graphql_error_text(result.graphql_errors)
-                if result.graphql_errors
-                else f"{step.tool} answered {result.failure_message()}"
-            )
+            step.status, step.message = "api_error", failure_text(step.tool, result)
             return
         step.status = "ok"
         step.rows = count_rows(result.body)
