@@ -102,6 +102,10 @@ class LLMClient(Protocol):
         """Whether the model reads the functions' definitions (their parameters)."""
         ...
 
+    async def uses_strict(self) -> bool:
+        """Whether strict schemas are sent (and enforced by the endpoint)."""
+        ...
+
 
 def assistant_turn(call: ToolCall, content: str | None = None) -> dict[str, Any]:
     """The model's turn that made ``call``, as every server accepts it (no ``content: null``)."""
@@ -236,6 +240,10 @@ class OpenAIChatClient:
         """Whether the model reads the function definitions (so not also in the context)."""
         caps = await self.capabilities()
         return caps.method in ("required", "named", "auto") and "tool_definitions" in caps.supported
+
+    async def uses_strict(self) -> bool:
+        """Whether strict schemas are sent (and enforced by the endpoint)."""
+        return (await self.capabilities()).strict
 
     # --- the port --------------------------------------------------------------------------
     async def choose(

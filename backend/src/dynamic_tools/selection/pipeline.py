@@ -194,12 +194,13 @@ class SingleShotPipeline:
                 )
                 tools = narrowed
             prepared = [self.prepared.get(t) for t in tools]
-            shown = False
+            shown = strict = False
             if self.llm is not None:
                 try:
                     shown = await self.llm.shows_functions()
+                    strict = await self.llm.uses_strict()
                 except LLMError:  # the endpoint cannot be probed: llm_selection says so
-                    shown = False
+                    shown = strict = False
             context = CONTEXT_HEADER + "\n\n".join(p.text(functions_shown=shown) for p in prepared)
             functions = [p.function for p in prepared] + [NONE_SUITABLE_FUNCTION]
             size = sum(p.size for p in prepared)
@@ -211,7 +212,7 @@ class SingleShotPipeline:
                     "smaller tools",
                 )
             non_strict = [f.name for f in functions if not f.strict]
-            if non_strict:
+            if non_strict and strict:  # a server without strict mode: nothing to say
                 response.warnings.append(
                     "strict structured output not possible for: "
                     + ", ".join(non_strict)

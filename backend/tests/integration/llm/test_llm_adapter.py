@@ -710,3 +710,34 @@ def test_the_json_schema_way_sends_a_strict_envelope_only_when_strict(
     assert fmt["type"] == "json_schema" and fmt["json_schema"]["strict"] is True, fmt
     branches = fmt["json_schema"]["schema"]["anyOf"]
     assert all(b["additionalProperties"] is False for b in branches)
+
+
+OPEN_TOOL = {
+    "name": "tag_flight",
+    "description": "Attach free-form tags to a flight.",
+    "api": {"method": "POST", "base_url": "https://tags.example", "path": "/tags"},
+    "parameters": {
+        "flight_id": {"in": "body", "type": "string", "required": True},
+        "tags": {"in": "body", "type": "object", "required": True},  # open: strict cannot say it
+    },
+}
+
+
+def test_the_not_strict_warning_only_where_strict_schemas_are_used(
+    fake_app: App, fake_llm: FakeLLM, tmp_path: Path
+) -> None:
+    """An open object cannot be strict: said where strict schemas are used (OpenAI's
+    endpoint), not on a server that uses none (it would read as a fault)."""
+    made = httpx.post(f"{fake_app.url}/tools", json=OPEN_TOOL, timeout=10)
+    assert made.status_code == 201, made.text
+    fake_llm.script(tool_call("tag_flight", {"flight_id": "FL-1", "tags": {"a": 1}}))
+    data = fake_app.workflow("Tag FL-1 with a=1", tools=["tag_flight"])
+    assert any(
+        "strict structured output not possible for: tag_flight" in w for w in data["warnings"]
+    )
+    server = llama_cpp("default", model=MODEL)
+    with app_and_server(tmp_path, server) as app:
+        assert httpx.post(f"{app.url}/tools", json=OPEN_TOOL, timeout=10).status_code == 201
+        assert "strict" not in app.llm_check()["capabilities"]
+        data = app.workflow("Tag FL-1 with a=1", tools=["tag_flight"])
+    assert not any("strict" in w for w in data["warnings"]), data["warnings"]
