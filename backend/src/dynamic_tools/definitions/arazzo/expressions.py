@@ -27,26 +27,65 @@ its place, never a silent change.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from dynamic_tools.engine.criteria import header_key
 
 _SEGMENT = re.compile(r"^[A-Za-z0-9_]+$")
-_NAME = r"[A-Za-z0-9_\-]+"
-_EXPRESSION = re.compile(
-    r"\$(?:statusCode|method|url"
-    r"|(?:request|response)\.(?:header|query|path)\.[A-Za-z0-9_\-.]+"
-    r"|(?:request|response)\.body(?:#(?:/[^\s{}'\"()\[\],]*)*)?(?:\.[A-Za-z0-9_\-]+|\[\d+\])*"
-    rf"|inputs\.{_NAME}(?:#(?:/[^\s{{}}'\"()\[\],]*)*)?(?:\.[A-Za-z0-9_\-]+|\[\d+\])*"
-    rf"|outputs\.{_NAME}(?:\.[A-Za-z0-9_\-]+|\[\d+\])*"
-    rf"|steps\.{_NAME}(?:\.[A-Za-z0-9_\-]+|\[\d+\])*(?:#(?:/[^\s{{}}'\"()\[\],]*)*)?"
-    rf"|workflows\.{_NAME}\.(?:outputs|inputs)\.{_NAME}(?:\.[A-Za-z0-9_\-]+|\[\d+\])*"
-    rf"|components\.{_NAME}\.{_NAME})"
-)
-_BRACED = re.compile(r"\{(" + _EXPRESSION.pattern + r")\}")
-_ANY_EMBEDDED = re.compile(_BRACED.pattern + r"|(?P<bare>" + _EXPRESSION.pattern + r")")
+_PLAIN_NAME = r"[A-Za-z0-9_\-]+"
+"""A name as Arazzo recommends them (ids SHOULD match it; outputs and components MUST)."""
+
+
+@lru_cache(maxsize=256)
+def expression_patterns(known: frozenset[str] = frozenset()) -> tuple[re.Pattern[str], ...]:
+    """The expression, braced and embedded patterns, reading the ``known`` names whole.
+
+    Arazzo's expression grammar puts no bound on a name (``$steps.find pets.outputs.body``):
+    the names a document declares are tried first, longest first, then a plain name.
+    """
+    unusual = sorted((n for n in known if not re.fullmatch(_PLAIN_NAME, n)), key=len, reverse=True)
+    name = "(?:" + "|".join([*(re.escape(n) for n in unusual if n), _PLAIN_NAME]) + ")"
+    segments = rf"(?:\.{name}|\[\d+\])*"
+    pointer = r"(?:#(?:/[^\s{}'\"()\[\],]*)*)?"
+    expression = re.compile(
+        r"\$(?:statusCode|method|url"
+        r"|(?:request|response)\.(?:header|query|path)\.[A-Za-z0-9_\-.]+"
+        rf"|(?:request|response)\.body{pointer}(?:\.[A-Za-z0-9_\-]+|\[\d+\])*"
+        rf"|inputs\.{name}{pointer}{segments}"
+        rf"|outputs\.{name}{segments}"
+        rf"|steps\.{name}{segments}{pointer}"
+        rf"|workflows\.{name}\.(?:outputs|inputs)\.{name}{segments}"
+        rf"|components\.{name}\.{name})"
+    )
+    braced = re.compile(r"\{(" + expression.pattern + r")\}")
+    embedded = re.compile(braced.pattern + r"|(?P<bare>" + expression.pattern + r")")
+    return expression, braced, embedded
+
+
+def split_name(text: str, known: Iterable[str]) -> tuple[str, str]:
+    """``text`` (after ``$steps.``, say) as the name it starts with and what follows it.
+
+    A known name is taken whole, the longest first (names may hold spaces and dots); else
+    the text up to the first ``.``, ``[`` or ``#``.
+    """
+    for name in sorted(known, key=len, reverse=True):
+        if text.startswith(name) and text[len(name) : len(name) + 1] in ("", ".", "[", "#"):
+            return name, text[len(name) :].removeprefix(".")
+    found = re.match(r"[^.\[#]*", text)
+    name = found.group(0) if found else ""
+    return name, text[len(name) :].removeprefix(".")
+
+
+def listing(what: str, names: Iterable[str]) -> str:
+    """`` (steps: 'a', 'b')``: what a document has, for a message about a name it lacks."""
+    shown = sorted(names)
+    if not shown:
+        return f" (it has no {what})"
+    more = f" and {len(shown) - 20} more" if len(shown) > 20 else ""
+    return f" ({what}: " + ", ".join(f"'{n}'" for n in shown[:20]) + more + ")"
 
 
 class ExpressionProblem(ValueError):
@@ -64,6 +103,15 @@ class Names:
     """A ``dependsOn`` workflow id → the engine name of its node's output."""
     output_names: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     """Arazzo step id → its outputs' Arazzo names → engine names."""
+    others: frozenset[str] = frozenset()
+    """Other names the document declares (workflows, components, sources)."""
+
+    def known(self) -> frozenset[str]:
+        """Every name an expression of this workflow may hold."""
+        outputs = {n for named in self.output_names.values() for n in named}
+        return frozenset(
+            {*self.params, *self.step_outputs, *self.workflow_outputs, *outputs, *self.others}
+        )
 
 
 @dataclass
@@ -87,6 +135,11 @@ class Translator:
     lenient: bool = False
     shortcuts: list[str] = field(default_factory=list)
 
+    @property
+    def patterns(self) -> tuple[re.Pattern[str], ...]:
+        """The expression, braced and embedded patterns that read this workflow's names."""
+        return expression_patterns(self.names.known())
+
     def value(self, value: Any, answer: Answer | None = None) -> Any:
         """A parameter value, payload, output or workflow output, rewritten (data walked)."""
         if isinstance(value, str):
@@ -99,11 +152,12 @@ class Translator:
 
     def text(self, text: str, answer: Answer | None = None) -> str:
         """A string: one expression, or text with ``{$...}`` (lenient: bare ``$...``) inside."""
-        if _EXPRESSION.fullmatch(text):
+        whole, braced_only, embedded = self.patterns
+        if whole.fullmatch(text):
             return self.expression(text, answer)
         out: list[str] = []
         position = 0
-        for match in (_ANY_EMBEDDED if self.lenient else _BRACED).finditer(text):
+        for match in (embedded if self.lenient else braced_only).finditer(text):
             braced, bare = match.group(1), match.groupdict().get("bare")
             out.append(_literal(text[position : match.start()]))
             if bare is not None:
@@ -117,7 +171,7 @@ class Translator:
         """A ``simple`` criterion's condition: its expressions rewritten, the rest kept."""
         out: list[str] = []
         position = 0
-        for match in _EXPRESSION.finditer(text):
+        for match in self.patterns[0].finditer(text):
             out.append(text[position : match.start()])
             if match.group(0) == "$url":
                 raise ExpressionProblem("'$url' cannot be compared in a condition here")
@@ -130,52 +184,59 @@ class Translator:
     def expression(self, text: str, answer: Answer | None) -> str:
         """One runtime expression as an engine reference."""
         head, _, pointer = text.partition("#")
-        parts = _dotted(head[1:])
-        root = parts[0]
+        root, _, rest = head[1:].partition(".")
         tail = _pointer(pointer) if pointer else []
         if root == "inputs":
-            name = self.names.params.get(parts[1])
-            if name is None:
-                raise ExpressionProblem(f"'{text}': the workflow has no input '{parts[1]}'")
-            return _ref(name, [*parts[2:], *tail])
+            name, after = split_name(rest, self.names.params)
+            engine = self.names.params.get(name)
+            if engine is None:
+                raise ExpressionProblem(
+                    f"'{text}': the workflow has no input '{name}'"
+                    + listing("inputs", self.names.params)
+                )
+            return _ref(engine, [*_dotted(after), *tail])
         if root == "steps":
-            return self._step(text, parts, tail)
+            return self._step(text, rest, tail)
         if root == "workflows":
-            node = self.names.workflow_outputs.get(parts[1])
+            name, after = split_name(rest, self.names.workflow_outputs)
+            node = self.names.workflow_outputs.get(name)
             if node is None:
                 raise ExpressionProblem(
-                    f"'{text}': workflow '{parts[1]}' is not run before this one (dependsOn)"
+                    f"'{text}': workflow '{name}' is not run before this one (dependsOn)"
+                    + listing("workflows run before it", self.names.workflow_outputs)
                 )
-            if parts[2] != "outputs":
+            parts = _dotted(after)
+            if parts[:1] != ["outputs"]:
                 raise ExpressionProblem(f"'{text}': only a workflow's outputs can be read")
-            return _ref(node, parts[3:])
+            return _ref(node, parts[1:])
         if root == "outputs":
             if answer is None:
                 raise ExpressionProblem(f"'{text}' is read only in a workflow step's outputs")
-            return _ref(answer.body[1:], parts[1:])
+            return _ref(answer.body[1:], _dotted(rest))
         if answer is None:
             raise ExpressionProblem(f"'{text}' has no answer to read here")
-        return self._answer(text, root, parts, tail, answer)
+        return self._answer(text, root, [root, *_dotted(rest)], tail, answer)
 
-    def _step(self, text: str, parts: list[str], tail: list[str]) -> str:
-        step = parts[1]
+    def _step(self, text: str, rest: str, tail: list[str]) -> str:
+        step, after = split_name(rest, self.names.step_outputs)
         output = self.names.step_outputs.get(step)
         if output is None:
-            raise ExpressionProblem(f"'{text}': there is no step '{step}'")
-        rest = parts[2:]
-        if rest[:1] == ["outputs"]:
-            rest = rest[1:]
-        elif self.lenient and rest:
+            raise ExpressionProblem(
+                f"'{text}': there is no step '{step}'" + listing("steps", self.names.step_outputs)
+            )
+        if after == "outputs" or after.startswith(("outputs.", "outputs[")):
+            after = after.removeprefix("outputs").removeprefix(".")
+        elif self.lenient and after:
             self.shortcuts.append(f"'{text}' reads a step output without '.outputs'")
         else:
             raise ExpressionProblem(
                 f"'{text}': a step is read by its outputs ($steps.id.outputs.x)"
             )
-        if not rest:
+        if not after:
             raise ExpressionProblem(f"'{text}' names no output")
         named = self.names.output_names.get(step, {})
-        first = named.get(rest[0], rest[0])
-        return _ref(output, [first, *rest[1:], *tail])
+        first, more = split_name(after, named)
+        return _ref(output, [named.get(first, first), *_dotted(more), *tail])
 
     def _answer(
         self, text: str, root: str, parts: list[str], tail: list[str], answer: Answer
@@ -243,4 +304,12 @@ def _literal(text: str) -> str:
     return text.replace("$", "$$")
 
 
-__all__ = ["Answer", "ExpressionProblem", "Names", "Translator"]
+__all__ = [
+    "Answer",
+    "ExpressionProblem",
+    "Names",
+    "Translator",
+    "expression_patterns",
+    "listing",
+    "split_name",
+]

@@ -28,15 +28,15 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
+from dynamic_tools.definitions.arazzo.expressions import listing, split_name
 from dynamic_tools.engine.loaders import detect_format, line_of, parse_raw
 from dynamic_tools.errors import DynamicToolsError
 
 SCHEMA_FILE = Path(__file__).with_name("schema-1.0.json")
 MAX_SCHEMA_ERRORS = 100
 OPERATION_METHODS = frozenset({"get", "put", "post", "delete", "options", "head", "patch", "trace"})
-_EXPRESSION = re.compile(
-    r"\$(inputs|steps|workflows|components|sourceDescriptions)\.([A-Za-z0-9_.\-]+)"
-)
+_PLAIN = re.compile(r"[A-Za-z0-9_\-]+")
+_MUST_NAME = re.compile(r"[a-zA-Z0-9.\-_]+")
 _OPERATION_REF = re.compile(r"^\$sourceDescriptions\.([A-Za-z0-9_\-]+)\.(.+)$")
 _OPERATION_PATH = re.compile(r"^\{\$sourceDescriptions\.([A-Za-z0-9_\-]+)\.url\}#(/.*)$")
 
@@ -190,6 +190,14 @@ class _Rules:
         )
         for index, workflow in _enum(self.raw, "workflows"):
             self._workflow(("workflows", index), workflow)
+        for kind, entries in self.components.items():
+            for key in entries if isinstance(entries, dict) else ():
+                if not _MUST_NAME.fullmatch(str(key)):
+                    self.report.error(
+                        ("components", kind, key),
+                        "name_pattern",
+                        f"component name '{key}' must match {_MUST_NAME.pattern} (Arazzo 1.0)",
+                    )
 
     def _unique(self, named: list[tuple[Any, ...]], rule: str, what: str) -> None:
         seen: set[Any] = set()
@@ -237,6 +245,32 @@ class _Rules:
                 self._action((*here, key, position), action, known_steps)
         for path, text in _strings(workflow, here):
             self._expressions(path, text, known_steps, inputs)
+        self._names(here, workflow, steps)
+
+    def _names(self, here: Path_, workflow: dict[str, Any], steps: list[dict[str, Any]]) -> None:
+        """The spec's name patterns: outputs MUST match one, ids SHOULD (warned)."""
+        named: list[tuple[Path_, Any]] = [((*here, "outputs"), workflow.get("outputs"))]
+        named += [((*here, "steps", i, "outputs"), s.get("outputs")) for i, s in enumerate(steps)]
+        for where, outputs in named:
+            for key in outputs if isinstance(outputs, dict) else ():
+                if not _MUST_NAME.fullmatch(str(key)):
+                    self.report.error(
+                        (*where, key),
+                        "name_pattern",
+                        f"output name '{key}' must match {_MUST_NAME.pattern} (Arazzo 1.0)",
+                    )
+        ids = [((*here, "workflowId"), workflow.get("workflowId"), "workflowId")]
+        ids += [
+            ((*here, "steps", i, "stepId"), s.get("stepId"), "stepId") for i, s in enumerate(steps)
+        ]
+        for where, value, what in ids:
+            if isinstance(value, str) and not _PLAIN.fullmatch(value):
+                self.report.warning(
+                    where,
+                    "name_pattern",
+                    f"{what} '{value}' should match {_PLAIN.pattern} (Arazzo 1.0); it is read "
+                    "as written",
+                )
 
     def _inputs(self, inputs: Any) -> set[str] | None:
         """The declared input names (None: not known, e.g. a $ref that does not resolve)."""
@@ -354,7 +388,7 @@ class _Rules:
                 self.report.error(
                     (*path, "stepId"),
                     "unknown_goto_target",
-                    f"no step '{action['stepId']}' in this workflow",
+                    f"no step '{action['stepId']}' in this workflow" + listing("steps", steps),
                 )
             if "workflowId" in action:
                 self._workflow_ref((*path, "workflowId"), action["workflowId"])
@@ -367,23 +401,37 @@ class _Rules:
     def _expressions(
         self, path: Path_, text: str, steps: set[str], inputs: set[str] | None
     ) -> None:
-        for kind, rest in _EXPRESSION.findall(text):
-            head = rest.split(".", 1)[0]
+        known = {"steps": steps, "inputs": inputs or set(), "workflows": self.workflow_ids}
+        known["sourceDescriptions"] = set(self.source_types)
+        pattern = _expression_pattern(frozenset().union(*known.values(), self.components))
+        for match in pattern.finditer(text):
+            kind, rest = match.group(1), match.group(2)
+            head, _ = split_name(rest, known.get(kind, ()))
             if kind == "steps" and head not in steps:
                 self.report.error(
-                    path, "unknown_step", f"$steps.{head}: no step '{head}' in this workflow"
+                    path,
+                    "unknown_step",
+                    f"$steps.{head}: no step '{head}' in this workflow" + listing("steps", steps),
                 )
             elif kind == "inputs" and inputs is not None and head not in inputs:
                 self.report.error(
-                    path, "unknown_input", f"$inputs.{head}: no input '{head}' is declared"
+                    path,
+                    "unknown_input",
+                    f"$inputs.{head}: no input '{head}' is declared" + listing("inputs", inputs),
                 )
             elif kind == "workflows" and head not in self.workflow_ids:
                 self.report.error(
-                    path, "unknown_workflow", f"$workflows.{head}: no workflow '{head}'"
+                    path,
+                    "unknown_workflow",
+                    f"$workflows.{head}: no workflow '{head}'"
+                    + listing("workflows", self.workflow_ids),
                 )
             elif kind == "sourceDescriptions" and head not in self.source_types:
                 self.report.error(
-                    path, "unknown_source", f"$sourceDescriptions.{head}: no such source"
+                    path,
+                    "unknown_source",
+                    f"$sourceDescriptions.{head}: no such source"
+                    + listing("sources", self.source_types),
                 )
             elif kind == "components":
                 parts = rest.split(".")
@@ -393,6 +441,16 @@ class _Rules:
                         "unknown_component",
                         f"$components.{parts[0]}.{parts[1]}: no such component",
                     )
+
+
+@lru_cache(maxsize=256)
+def _expression_pattern(known: frozenset[str]) -> re.Pattern[str]:
+    """``$inputs.<name>``, ``$steps.<name>`` …: the known names whole, else a plain name."""
+    unusual = sorted((n for n in known if not _PLAIN.fullmatch(n)), key=len, reverse=True)
+    name = "|".join([*(re.escape(n) for n in unusual if n), r"[A-Za-z0-9_.\-]+"])
+    return re.compile(
+        rf"\$(inputs|steps|workflows|components|sourceDescriptions)\.((?:{name})[A-Za-z0-9_.\-]*)"
+    )
 
 
 def _operation_ids(document: Any) -> set[str]:

@@ -12,6 +12,7 @@ from dynamic_tools.definitions.arazzo.expressions import (
     ExpressionProblem,
     Names,
     Translator,
+    listing,
 )
 from dynamic_tools.definitions.arazzo.operations import Operation
 from dynamic_tools.definitions.arazzo.parts import (
@@ -87,6 +88,7 @@ class WorkflowConverter(StepRequests):
                     }
                     for s in self.steps
                 },
+                others=_declared_names(raw),
             ),
             lenient=lenient,
         )
@@ -363,7 +365,11 @@ class WorkflowConverter(StepRequests):
         if isinstance(action.get("stepId"), str):
             target = self.step_ids.get(action["stepId"])
             if target is None:
-                self.problem((*where, "stepId"), "unknown_step", f"no step '{action['stepId']}'")
+                self.problem(
+                    (*where, "stepId"),
+                    "unknown_step",
+                    f"no step '{action['stepId']}'" + listing("steps", self.step_ids),
+                )
                 return None
             case["goto"] = target
             here_index = self.index.get(self._step_of(node_id), -1)
@@ -429,6 +435,18 @@ class WorkflowConverter(StepRequests):
         except ExpressionProblem as exc:
             self.problem(where, "arazzo_expression", str(exc))
             return None
+
+
+def _declared_names(raw: dict[str, Any]) -> frozenset[str]:
+    """The workflow ids, component names and source names a document declares."""
+    names = {str(w.get("workflowId")) for w in as_list(raw.get("workflows")) if isinstance(w, dict)}
+    names |= {
+        str(s.get("name")) for s in as_list(raw.get("sourceDescriptions")) if isinstance(s, dict)
+    }
+    for kind, entries in as_mapping(raw.get("components")).items():
+        names.add(str(kind))
+        names |= {str(name) for name in as_mapping(entries)}
+    return frozenset(names)
 
 
 __all__ = ["WorkflowConverter"]
