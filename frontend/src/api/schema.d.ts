@@ -1214,6 +1214,29 @@ export interface components {
             url: unknown;
         };
         /**
+         * ArazzoWorkflowReport
+         * @description One workflow of an Arazzo document: imported as ``id``, or left out and why.
+         */
+        ArazzoWorkflowReport: {
+            /**
+             * Id
+             * @description Its id here (None: left out)
+             */
+            id: string | null;
+            /** Imported */
+            imported: boolean;
+            /**
+             * Problems
+             * @description Why it is left out (not chosen, cannot be converted, runs one left out)
+             */
+            problems: components["schemas"]["Problem"][];
+            /**
+             * Workflow Id
+             * @description Its id in the Arazzo document
+             */
+            workflow_id: string;
+        };
+        /**
          * AuditEntryView
          * @description One audit entry.
          */
@@ -2236,6 +2259,11 @@ export interface components {
             sources?: {
                 [key: string]: string;
             } | null;
+            /**
+             * Workflows
+             * @description Arazzo: import only these workflows (by their Arazzo ids); by default every one that can be converted, the others reported as left out with why.
+             */
+            workflows?: string[] | null;
         };
         /**
          * ImportPreview
@@ -2245,6 +2273,11 @@ export interface components {
          *     Arazzo document.
          */
         ImportPreview: {
+            /**
+             * Arazzo Workflows
+             * @description Arazzo: each workflow of the document, imported or left out with why
+             */
+            arazzo_workflows?: components["schemas"]["ArazzoWorkflowReport"][] | null;
             catalog: components["schemas"]["PreviewCatalog"];
             /**
              * Command Preview
@@ -2293,6 +2326,11 @@ export interface components {
             command_count: number;
             /** Enabled */
             enabled: boolean;
+            /**
+             * Left Out
+             * @description Arazzo: the workflows not imported, with why
+             */
+            left_out?: components["schemas"]["ArazzoWorkflowReport"][] | null;
             /** Manifest Path */
             manifest_path: string;
             /** Provider Contract Count */
@@ -2706,6 +2744,11 @@ export interface components {
             sources?: {
                 [key: string]: string;
             } | null;
+            /**
+             * Workflows
+             * @description Arazzo: import only these workflows (by their Arazzo ids); by default every one that can be converted, the others reported as left out with why.
+             */
+            workflows?: string[] | null;
         };
         /**
          * PreviewCatalog

@@ -92,6 +92,14 @@ def import_arazzo_command(
         ),
     ] = None,
     overwrite: Annotated[bool, typer.Option(help="Replace an existing catalog")] = False,
+    workflow: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--workflow",
+            help="Import only this workflow (its Arazzo id); repeatable. Default: every one "
+            "that can be converted",
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON")] = False,
 ) -> None:
     """Import an Arazzo 1.0 document: its operations as tools, its workflows as w_* workflows."""
@@ -110,6 +118,7 @@ def import_arazzo_command(
         base_url=base_url,
         lenient=lenient,
         sources=sources or None,
+        workflows=workflow or None,
     )
 
 
@@ -175,6 +184,13 @@ def _print_result(result: dict[str, Any]) -> None:
         console.print(
             f"  workflows: {', '.join(result.get('workflows') or [])} "
             f"(in {result['workflow_file']})",
+            highlight=False,
+            soft_wrap=True,
+        )
+    for left in result.get("left_out") or []:
+        why = left["problems"][0]["message"] if left["problems"] else "not chosen"
+        console.print(
+            f"  [yellow]left out[/] workflow {left['workflow_id']}: {why}",
             highlight=False,
             soft_wrap=True,
         )

@@ -86,6 +86,12 @@ _ARAZZO = {
         "description": "Arazzo documents: read a source description from this path or URL "
         "instead (by name), e.g. a local copy of a remote OpenAPI description.",
     },
+    "workflows": {
+        "type": "array",
+        "items": {"type": "string", "minLength": 1},
+        "description": "Arazzo documents: import only these workflows (their Arazzo ids); by "
+        "default every one that can be converted, the others reported as left out with why.",
+    },
 }
 CATALOG_ID = Alias("catalog_id", "catalog")
 
@@ -130,6 +136,7 @@ def add_catalog_tools(view: SessionView, catalogs: CatalogService) -> None:
                 lenient=bool(a.get("lenient", False)),
                 base_urls=a.get("base_urls"),
                 sources=a.get("sources"),
+                workflows=a.get("workflows"),
             )
         )
 
@@ -150,6 +157,7 @@ def add_catalog_tools(view: SessionView, catalogs: CatalogService) -> None:
                 lenient=bool(a.get("lenient", False)),
                 base_urls=a.get("base_urls"),
                 sources=a.get("sources"),
+                workflows=a.get("workflows"),
             )
         )
 

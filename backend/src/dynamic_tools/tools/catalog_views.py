@@ -170,6 +170,17 @@ class CommandPreview(BaseModel):
     parameters: list[str] = Field(description="Its parameters, the optional ones ending in '?'")
 
 
+class ArazzoWorkflowReport(BaseModel):
+    """One workflow of an Arazzo document: imported as ``id``, or left out and why."""
+
+    workflow_id: str = Field(description="Its id in the Arazzo document")
+    id: str | None = Field(description="Its id here (None: left out)")
+    imported: bool
+    problems: list[Problem] = Field(
+        description="Why it is left out (not chosen, cannot be converted, runs one left out)"
+    )
+
+
 class ImportPreview(Sparse):
     """What an import would register, and what it would clash with; nothing is written.
 
@@ -178,7 +189,13 @@ class ImportPreview(Sparse):
     """
 
     SPARSE: ClassVar[frozenset[str]] = frozenset(
-        {"command_preview", "command_preview_truncated", "workflows", "workflow_document"}
+        {
+            "command_preview",
+            "command_preview_truncated",
+            "workflows",
+            "workflow_document",
+            "arazzo_workflows",
+        }
     )
 
     catalog: PreviewCatalog
@@ -198,12 +215,16 @@ class ImportPreview(Sparse):
     workflow_document: str | None = Field(
         default=None, description="Arazzo: the workflow document that would be saved"
     )
+    arazzo_workflows: list[ArazzoWorkflowReport] | None = Field(
+        default=None,
+        description="Arazzo: each workflow of the document, imported or left out with why",
+    )
 
 
 class Imported(Sparse):
     """A catalog written and registered (an Arazzo import: its workflows too)."""
 
-    SPARSE: ClassVar[frozenset[str]] = frozenset({"workflows", "workflow_file"})
+    SPARSE: ClassVar[frozenset[str]] = frozenset({"workflows", "workflow_file", "left_out"})
 
     catalog_id: str
     catalog_path: str
@@ -218,6 +239,9 @@ class Imported(Sparse):
     )
     workflows: list[str] | None = Field(default=None, description="Arazzo: the workflow ids")
     workflow_file: str | None = Field(default=None, description="Arazzo: the workflow file")
+    left_out: list[ArazzoWorkflowReport] | None = Field(
+        default=None, description="Arazzo: the workflows not imported, with why"
+    )
 
 
 class Toggled(BaseModel):
@@ -239,6 +263,7 @@ class Removed(BaseModel):
 __all__ = [
     "ArazzoReport",
     "ArazzoSource",
+    "ArazzoWorkflowReport",
     "Catalog",
     "CommandPreview",
     "Conflict",

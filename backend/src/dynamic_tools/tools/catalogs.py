@@ -184,6 +184,7 @@ class CatalogService:
         lenient: bool = False,
         base_urls: dict[str, str] | None = None,
         sources: dict[str, str] | None = None,
+        workflows: Sequence[str] | None = None,
     ) -> ImportPreview:
         """A dry run of :meth:`import_openapi`: what would be registered; nothing is written.
 
@@ -204,7 +205,7 @@ class CatalogService:
         arazzo = _arazzo_data(fetched)
         if arazzo is not None:
             analysis = await self._arazzo(
-                fetched, arazzo, name, lenient, base_url, base_urls, sources
+                fetched, arazzo, name, lenient, base_url, base_urls, sources, workflows
             )
             return self._arazzo_preview(analysis, name, title, vendor, max_preview_tokens)
         result = (await self._analyse(fetched, name, prefix, include, base_url)).result
@@ -287,6 +288,7 @@ class CatalogService:
         lenient: bool = False,
         base_urls: dict[str, str] | None = None,
         sources: dict[str, str] | None = None,
+        workflows: Sequence[str] | None = None,
     ) -> Imported:
         """Validate, then write the catalog and its manifest, then reload the registry.
 
@@ -309,7 +311,9 @@ class CatalogService:
         fetched = await self.fetcher.fetch(source, source_type)
         arazzo = _arazzo_data(fetched)
         if arazzo is not None:
-            found = await self._arazzo(fetched, arazzo, name, lenient, base_url, base_urls, sources)
+            found = await self._arazzo(
+                fetched, arazzo, name, lenient, base_url, base_urls, sources, workflows
+            )
             return await self._import_arazzo(
                 found, fetched, name, title, vendor, overwrite, enabled
             )
@@ -385,6 +389,7 @@ class CatalogService:
         base_url: str | None,
         base_urls: dict[str, str] | None,
         sources: dict[str, str] | None = None,
+        workflows: Sequence[str] | None = None,
     ) -> ArazzoAnalysis:
         async def run(fn: Any, *args: Any) -> Any:
             return await self.workers.run(fn, *args, field="source")
@@ -400,6 +405,7 @@ class CatalogService:
             base_url=base_url,
             base_urls=base_urls,
             source_locations=sources,
+            workflows=workflows,
         )
 
     def _arazzo_preview(
@@ -441,6 +447,7 @@ class CatalogService:
                 "violations": analysis.violations,
                 "workflows": list(workflows.values()),
                 "workflow_document": analysis.content,
+                "arazzo_workflows": [w.to_dict() for w in analysis.workflows],
             }
         )
 
@@ -522,6 +529,7 @@ class CatalogService:
                 "secrets": self._secret_statuses(secrets),
                 "workflows": config["workflows"],
                 "workflow_file": config["workflow_file"],
+                "left_out": [w.to_dict() for w in analysis.left_out],
             }
         )
 

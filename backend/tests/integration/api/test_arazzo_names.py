@@ -128,7 +128,11 @@ async def test_strict_mode_refuses_an_output_name_outside_the_spec_pattern(
 ) -> None:
     _, url = shop
     async with app_client(create_app(settings)) as client:
-        refused = await client.post("/catalogs", json=_options(settings, url))
+        preview = (await client.post("/catalogs/preview", json=_options(settings, url))).json()
+        refused = await client.post("/catalogs", json=_options(settings, url, workflows=["buy"]))
+    left = {w["workflow_id"]: w for w in preview["arazzo_workflows"] if not w["imported"]}
+    assert list(left) == ["buy"]  # strict: buy is left out; log in imports
+    assert left["buy"]["problems"][0]["rule"] == "name_pattern"
     assert refused.status_code == 422, refused.text
     problems = refused.json()["violations"]
     assert [p["rule"] for p in problems] == ["name_pattern"], problems
@@ -146,8 +150,9 @@ async def test_an_unknown_name_is_reported_with_the_names_the_document_has(
     async with app_client(create_app(settings)) as client:
         checked = await client.post("/catalogs/preview", json=_options(settings, url, lenient=True))
     assert checked.status_code == 200, checked.text
-    problems = checked.json()["violations"]
-    assert problems, checked.json()
+    left = [w for w in checked.json()["arazzo_workflows"] if not w["imported"]]
+    assert [w["workflow_id"] for w in left] == ["buy"]  # left out, with why
+    problems = left[0]["problems"]
     message = problems[0]["message"]
     assert problems[0]["rule"] == "unknown_step"
     assert "no step 'pol'" in message or "no step 'pol order'" in message

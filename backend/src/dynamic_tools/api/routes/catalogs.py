@@ -77,6 +77,11 @@ class ArazzoOptions(BaseModel):
         description="Arazzo: read a source description from this path or URL instead (by "
         "name), e.g. a local copy of a remote OpenAPI description.",
     )
+    workflows: list[str] | None = Field(
+        default=None,
+        description="Arazzo: import only these workflows (by their Arazzo ids); by default "
+        "every one that can be converted, the others reported as left out with why.",
+    )
 
 
 class PreviewBody(SourceBody, ArazzoOptions):
@@ -161,6 +166,7 @@ async def preview_import(body: PreviewBody, catalogs: CatalogsDep) -> ImportPrev
         lenient=body.lenient,
         base_urls=body.base_urls,
         sources=body.sources,
+        workflows=body.workflows,
     )
 
 
@@ -192,6 +198,7 @@ async def import_openapi(request: Request, body: ImportBody, catalogs: CatalogsD
         lenient=body.lenient,
         base_urls=body.base_urls,
         sources=body.sources,
+        workflows=body.workflows,
     )
 
 
