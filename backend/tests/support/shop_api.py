@@ -39,7 +39,10 @@ class Shop:
         if path.startswith("/items/"):
             if path.endswith("/I9"):
                 return JSONResponse({"message": "no such item"}, status_code=404)
-            return JSONResponse({"id": "I1", "name": "Kettle", "price": 25.5, "stock": 3})
+            reorder = {"item": "I1", "quantity": 1}  # what to send to order it again
+            return JSONResponse(
+                {"id": "I1", "name": "Kettle", "price": 25.5, "stock": 3, "reorder": reorder}
+            )
         if path == "/orders":
             return JSONResponse(
                 {"id": "O-1", "status": "pending"},

@@ -90,7 +90,7 @@ def test_a_plain_document_converts_without_problems() -> None:
             "unsupported_body",
         ),
         (
-            lambda s: s[0]["requestBody"].update(payload="$inputs.name"),
+            lambda s: s[0]["requestBody"].update(payload="name={$inputs.name}"),  # not JSON
             "workflows.0.steps.0.requestBody.payload",
             "unsupported_body",
         ),

@@ -140,6 +140,11 @@ class Translator:
         """The expression, braced and embedded patterns that read this workflow's names."""
         return expression_patterns(self.names.known())
 
+    def is_expression(self, text: str) -> bool:
+        """Whether ``text`` is one runtime expression (braced or not)."""
+        whole, braced_only, _ = self.patterns
+        return bool(whole.fullmatch(text) or braced_only.fullmatch(text))
+
     def value(self, value: Any, answer: Answer | None = None) -> Any:
         """A parameter value, payload, output or workflow output, rewritten (data walked)."""
         if isinstance(value, str):

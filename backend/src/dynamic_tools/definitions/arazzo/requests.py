@@ -58,10 +58,13 @@ class StepRequests(ABC):
         for i, parameter in enumerate(as_list(step.get("parameters"))):
             self._parameter((*here, "parameters", i), parameter, tool, args)
         body = step.get("requestBody")
+        whole = None
         if isinstance(body, dict):
-            self._body((*here, "requestBody"), body, tool, args)
+            whole = self._body((*here, "requestBody"), body, tool, args)
         answer = self._request_answer(tool, args)
         node: dict[str, Any] = {"call": tool.name, "args": args}
+        if whole is not None:
+            node["body"] = whole
         criteria = []
         for i, criterion in enumerate(as_list(step.get("successCriteria"))):
             converted = self._criterion((*here, "successCriteria", i), criterion, answer)
@@ -156,7 +159,13 @@ class StepRequests(ABC):
 
     def _body(
         self, where: Path_, body: dict[str, Any], tool: ToolConfig, args: dict[str, Any]
-    ) -> None:
+    ) -> str | None:
+        """The step's payload into ``args``; a whole-body expression is returned instead.
+
+        A payload that is one expression (``$inputs.order``, a step's output) is the body as
+        a whole: the call's ``body``, checked against the operation's schema when the call is
+        made; ``replacements`` then set its top-level properties (as args, which win).
+        """
         content_type = str(body.get("contentType") or "application/json")
         if "json" not in content_type:
             self.problem(
@@ -164,9 +173,18 @@ class StepRequests(ABC):
                 "unsupported_body",
                 f"a {content_type} body cannot be sent by a tool (JSON objects only)",
             )
-            return
+            return None
         payload = copy.deepcopy(body.get("payload"))
-        if isinstance(payload, str):  # JSON text with {$...} inside its strings
+        whole: str | None = None
+        overrides: dict[str, Any] = {}  # a whole body's replacements
+        if isinstance(payload, str) and self.translator.is_expression(payload.strip()):
+            try:
+                whole = self.translator.text(payload.strip())
+            except ExpressionProblem as exc:
+                self.problem((*where, "payload"), "arazzo_expression", str(exc))
+                return None
+            payload = {}
+        elif isinstance(payload, str):  # JSON text with {$...} inside its strings
             try:
                 payload = loads_json(payload, MAX_DEPTH)
             except TooDeep:
@@ -175,32 +193,57 @@ class StepRequests(ABC):
                     "max_depth",
                     f"the payload nests deeper than {MAX_DEPTH} levels",
                 )
-                return
+                return None
             except ValueError:
                 self.problem(
                     (*where, "payload"),
                     "unsupported_body",
-                    "a text payload must be JSON (an object of the body's properties)",
+                    "a text payload must be JSON (an object of the body's properties) or one "
+                    "expression (the whole body)",
                 )
-                return
+                return None
         for i, replacement in enumerate(as_list(body.get("replacements"))):
             if isinstance(replacement, dict) and isinstance(replacement.get("target"), str):
-                payload = _replace(payload, replacement["target"], replacement.get("value"))
+                target = replacement["target"]
+                if whole is not None:
+                    if not re.fullmatch(r"/[^/]+", target):
+                        self.problem(
+                            (*where, "replacements", i, "target"),
+                            "replacement_target",
+                            f"'{target}': a whole-body payload's replacements set its "
+                            "top-level properties (/name)",
+                        )
+                        continue
+                    name = target[1:].replace("~1", "/").replace("~0", "~")
+                    overrides[name] = replacement.get("value")
+                    continue
+                payload = _replace(payload, target, replacement.get("value"))
                 if payload is None:
                     self.problem(
                         (*where, "replacements", i, "target"),
                         "replacement_target",
-                        f"'{replacement['target']}' points at nothing in the payload",
+                        f"'{target}' points at nothing in the payload",
                     )
-                    return
+                    return None
+        if whole is not None:
+            payload = overrides
         if not isinstance(payload, dict):
             self.problem(
                 (*where, "payload"),
                 "unsupported_body",
-                "the payload must be an object whose keys are the operation's body properties",
+                "the payload must be an object whose keys are the operation's body "
+                "properties, or one expression (the whole body)",
             )
-            return
+            return None
         properties = {n for n, p in tool.parameters.items() if p.location == "body"}
+        if whole is not None and not properties:
+            self.problem(
+                (*where, "payload"),
+                "unsupported_body",
+                f"operation {tool.api.method} {tool.api.path} takes no body properties, so "
+                "the whole-body payload has nothing to fill",
+            )
+            return None
         for key, value in payload.items():
             if key not in properties:
                 self.problem(
@@ -214,6 +257,7 @@ class StepRequests(ABC):
                 args[key] = self.translator.value(value)
             except ExpressionProblem as exc:
                 self.problem((*where, "payload", key), "arazzo_expression", str(exc))
+        return whole
 
     def _outputs(self, here: Path_, outputs: dict[str, Any], answer: Answer) -> dict[str, Any]:
         converted: dict[str, Any] = {}

@@ -42,6 +42,7 @@ from dynamic_tools.engine.scope import Scope
 from dynamic_tools.engine.sql_query import table_names
 from dynamic_tools.engine.tool_calls import call_with_retries
 from dynamic_tools.engine.xml_reading import ReadNode, call_body
+from dynamic_tools.errors import InvalidInputError
 
 
 class CallNode(NodeBase):
@@ -50,6 +51,12 @@ class CallNode(NodeBase):
     kind: Literal["call"] = Field(default="call", alias="type")
     call: str = Field(min_length=1)
     args: dict[str, Any] = Field(default_factory=dict)
+    body: Any = Field(
+        default=None,
+        description="The request body as one value — a reference ($order, "
+        "$quote.request) or an object: its properties are the tool's body arguments, under "
+        "args (args win); checked against the tool's input schema when the call is made.",
+    )
     output: str | None = Field(default=None, pattern=IDENTIFIER)
     on_error: OnError | None = None
     compensate_with: ToolStep | None = None
@@ -64,6 +71,21 @@ class CallNode(NodeBase):
         description="Named values taken from the answer ($result, $status, $headers); "
         "when given they are the node's output instead of the body.",
     )
+
+
+def _body_arguments(body: Any, node_id: str) -> dict[str, Any]:
+    """A call's ``body`` as arguments: an object's properties (None: no body)."""
+    if body is None:
+        return {}
+    if not isinstance(body, dict):
+        kind = type(body).__name__.replace("str", "string").replace("dict", "object")
+        raise InvalidInputError(
+            f"the body of node '{node_id}' is a {kind}, not an object of the tool's body "
+            "properties",
+            violations=[{"path": f"{node_id}.body", "rule": "body_type", "message": kind}],
+            context={"node_id": node_id},
+        )
+    return body
 
 
 class CallKind(StepKind[CallNode]):
@@ -83,6 +105,8 @@ class CallKind(StepKind[CallNode]):
 
     def reference_sources(self, node: CallNode, here: Path) -> list[ReferenceSource]:
         sources = [ReferenceSource(node.args, (*here, "args"))]
+        if node.body is not None:
+            sources.append(ReferenceSource(node.body, (*here, "body")))
         if node.outputs:
             sources.append(ReferenceSource(node.outputs, (*here, "outputs"), ANSWER_LOCALS))
         for index, criterion in enumerate(node.criteria):
@@ -113,7 +137,19 @@ class CallKind(StepKind[CallNode]):
         return found
 
     def check_step(self, node: CallNode, checks: NodeChecks, here: Path) -> None:
-        checks.tool((*here, "call"), node.call, node.args)
+        if node.body is None:
+            checks.tool((*here, "call"), node.call, node.args)
+        elif isinstance(node.body, dict):  # values with references are left to the run
+            checks.tool((*here, "call"), node.call, {**node.body, **node.args})
+        else:  # what a reference holds is known when the run gets there
+            checks.tool((*here, "call"), node.call)
+        if node.body is not None and not isinstance(node.body, dict | str):
+            checks.add(
+                (*here, "body"),
+                "body_type",
+                "a body is an object of the tool's body properties, or a reference to one",
+                actual=node.body,
+            )
         if node.compensate_with is not None:
             undo = node.compensate_with
             checks.tool((*here, "compensate_with", "call"), undo.call, undo.args)
@@ -154,6 +190,8 @@ class CallKind(StepKind[CallNode]):
         self, node: CallNode, full_id: str, prefix: str, scope: Scope, run: RunServices
     ) -> Any:
         args = run.render(node.args, scope, full_id)
+        if node.body is not None:
+            args = {**_body_arguments(run.render(node.body, scope, full_id), full_id), **args}
         await run.set_input(full_id, args)
         outcome = await call_with_retries(
             run.call_context(full_id),
@@ -206,7 +244,18 @@ class CallKind(StepKind[CallNode]):
                 parameters.append({"name": name, "in": where or "query", "value": converted})
         if parameters:
             step["parameters"] = parameters
-        if payload:
+        if node.body is not None:  # the whole body; args set its properties over it
+            request: dict[str, Any] = {
+                "contentType": "application/json",
+                "payload": out.value(node.body, node_id),
+            }
+            if payload:
+                request["replacements"] = [
+                    {"target": "/" + k.replace("~", "~0").replace("/", "~1"), "value": v}
+                    for k, v in payload.items()
+                ]
+            step["requestBody"] = request
+        elif payload:
             step["requestBody"] = {"contentType": "application/json", "payload": payload}
         criteria = []
         for criterion in node.criteria:
