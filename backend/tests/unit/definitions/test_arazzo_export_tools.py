@@ -12,6 +12,7 @@ import yaml
 
 from dynamic_tools.definitions.arazzo.convert import convert_arazzo
 from dynamic_tools.definitions.arazzo.export import export_arazzo
+from dynamic_tools.definitions.arazzo.export_openapi import openapi_of
 from dynamic_tools.definitions.arazzo.validation import check_arazzo
 from dynamic_tools.engine.loaders import load_document
 from dynamic_tools.http.request_builder import build_request
@@ -244,3 +245,25 @@ def test_a_secret_name_that_is_not_one_falls_back_to_the_catalogs() -> None:
     result = convert_document(document, ConversionOptions(catalog="c"))
     assert result.tools[0].auth.secret == "secret:C_TOKEN"
     assert "invalid_secret_name" in {w.rule for w in result.warnings}
+
+
+def test_two_tools_on_one_method_and_path_and_how_a_tool_calls_are_warnings() -> None:
+    api = {"method": "POST", "base_url": "https://a.example.com", "path": "/graphql"}
+    first = _tool("first", api={**api, "deadline_s": 5}, hints={"category": "search"})
+    second = _tool(
+        "second",
+        api={**api, "base_url": "https://b.example.com"},
+        parameters={"id": {"type": "string", "in": "body"}},
+        graphql={"document": "query($id: ID) { node(id: $id) { id } }"},
+    )
+    found: list[tuple[str, str]] = []
+    document = openapi_of([first, second], "t", lambda path, rule, _: found.append((path, rule)))
+    assert found == [
+        ("tools.first.api.deadline_s", "deadline"),
+        ("tools.second", "operation_clash"),
+    ]
+    assert document["paths"]["/graphql"]["post"]["operationId"] == "first"
+    assert document["paths"]["/graphql"]["post"]["tags"] == ["search"]  # read back as category
+    alone: list[str] = []
+    openapi_of([second], "t", lambda path, rule, _: alone.append(rule))
+    assert alone == ["graphql_call"]

@@ -17,7 +17,8 @@ same requests:
 
 What OpenAPI cannot say is a warning with its path (``tools.<name>....``): a basic auth user
 name (only the extension keeps it), a ``${VAR}`` in a base URL, a static value that clashes
-with a parameter, a static header OpenAPI ignores, a static body on a GET or DELETE.
+with a parameter, a static header OpenAPI ignores, a static body on a GET or DELETE, two tools
+on the same method and path, a GraphQL tool's body, a call deadline.
 """
 
 from __future__ import annotations
@@ -50,18 +51,31 @@ def openapi_of(
     """
     report: Warn = warn or (lambda path, rule, message: None)
     configs = list(tools)
+    servers = {c.name: _server(c, report, source) for c in configs}
+    shared = len({server["url"] for server in servers.values()}) == 1
     paths: dict[str, Any] = {}
     schemes = _Schemes(report)
-    bases = {_server(c, report, source)["url"] for c in configs}
-    shared = len(bases) == 1
     for config in configs:
+        method = config.api.method.lower()
+        taken = paths.get(config.api.path, {}).get(method)
+        if taken is not None:
+            report(
+                f"tools.{config.name}",
+                "operation_clash",
+                f"tool '{taken['operationId']}' is {config.api.method} {config.api.path} too, "
+                "and an OpenAPI description has one operation per method and path: this tool "
+                "is left out, so the steps calling it cannot be imported",
+            )
+            continue
         operation: dict[str, Any] = {
             "operationId": config.name,
             "description": config.description,
             "responses": {"200": {"description": "the answer"}},
         }
+        if config.hints.category:
+            operation["tags"] = [config.hints.category]
         if not shared:
-            operation["servers"] = [_server(config, None, None)]
+            operation["servers"] = [servers[config.name]]
         parameters = _parameters(config, report)
         if parameters:
             operation["parameters"] = parameters
@@ -74,20 +88,39 @@ def openapi_of(
             operation["responses"]["200"]["content"] = {
                 "application/json": {"schema": config.output_schema}
             }
-        paths.setdefault(config.api.path, {})[config.api.method.lower()] = operation
+        _unsaid(config, report)
+        paths.setdefault(config.api.path, {})[method] = operation
     document: dict[str, Any] = {"openapi": "3.1.0", "info": {"title": title, "version": "1.0.0"}}
     if shared and configs:
-        document["servers"] = [_server(configs[0], None, None)]
+        document["servers"] = [servers[configs[0].name]]
     document["paths"] = paths
     if schemes.schemes:
         document["components"] = {"securitySchemes": schemes.schemes}
     return document
 
 
+def _unsaid(config: ToolConfig, warn: Warn) -> None:
+    """Warn about what of the tool the operation does not say (how it calls, not what)."""
+    if config.graphql is not None:
+        warn(
+            f"tools.{config.name}.graphql",
+            "graphql_call",
+            "a GraphQL tool sends {query, variables}; the operation lists its variables as "
+            "body properties, so an import of it sends them otherwise",
+        )
+    if config.api.deadline_s is not None:
+        warn(
+            f"tools.{config.name}.api.deadline_s",
+            "deadline",
+            f"OpenAPI has no call deadline: the tool's {config.api.deadline_s:g} s is not "
+            "exported (an import uses the server's TOOL_CALL_DEADLINE_S)",
+        )
+
+
 def static_values(config: ToolConfig) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The step parameters and payload properties that send ``config``'s static params.
 
-    Only those :func:`openapi_of` wrote as parameters (not the clashing or ignored ones).
+    Only those :func:`openapi_of` wrote as parameters (not the ones named like a parameter).
     """
     parameters = [
         {"name": name, "in": location, "value": value}
