@@ -159,6 +159,14 @@ class Case:
             imported = await client.post("/catalogs", json={"source": str(document), "name": "rt"})
             assert imported.status_code == 201, imported.text
             assert workflow in imported.json()["workflows"]
+            # the tool secrets the export names, set here too; the import says who chose them
+            named = {s["x-dynamic-tools-secret"] for s in _schemes(export["openapi"])}
+            assert {s["secret"] for s in imported.json()["secrets"]} == {
+                f"secret:{n}" for n in named
+            }
+            assert all(s["set"] for s in imported.json()["secrets"]), imported.json()["secrets"]
+            messages = " ".join(w["message"] for w in imported.json()["warnings"])
+            assert all(f"names the tool secret secret:{n}" in messages for n in named)
             second, calls_again, secrets_again = await self.run(client, workflow, params, mocks)
             tools_again = {t["name"]: t for t in (await client.get("/tools")).json()["tools"]}
         assert first["status"] == second["status"] == "succeeded", (first, second)
@@ -170,8 +178,14 @@ class Case:
         return calls, export
 
 
+def _schemes(openapi: dict[str, Any]) -> list[dict[str, Any]]:
+    return list(openapi.get("components", {}).get("securitySchemes", {}).values())
+
+
 @pytest.fixture
-def case(recorder: tuple[Recorder, str], tmp_path: Path, make_settings: Any, secrets_dir: Path):
+def case(
+    recorder: tuple[Recorder, str], tmp_path: Path, make_settings: Any, secrets_dir: Path
+) -> Case:
     api, url = recorder
     return Case(api, url, tmp_path, make_settings, secrets_dir)
 
