@@ -34,6 +34,7 @@ Warn = Callable[[str, str, str], None]
 """``warn(path, rule, message)``."""
 
 _TEMPLATE_VAR = re.compile(r"\$\{([A-Z_][A-Z0-9_]*)\}")
+"""``${VAR}`` in a base URL (as ``ToolConfig.template_variables`` reads it)."""
 _IGNORED_HEADERS = frozenset({"accept", "content-type", "authorization"})
 """Header parameters OpenAPI says are ignored (the request's media types and its auth)."""
 
@@ -133,27 +134,26 @@ def static_values(config: ToolConfig) -> tuple[list[dict[str, Any]], dict[str, A
 
 # --- servers ---------------------------------------------------------------------------------
 def _server(
-    config: ToolConfig, warn: Warn | None, source: Callable[[str], ToolConfig | None] | None
+    config: ToolConfig, warn: Warn, source: Callable[[str], ToolConfig | None] | None
 ) -> dict[str, Any]:
     """The tool's base URL as a Server Object; ``${VAR}`` becomes a server variable."""
     url = config.api.base_url
     where = f"tools.{config.name}.api.base_url"
-    names = _TEMPLATE_VAR.findall(url)
+    names = config.template_variables()
     if names:
-        if warn is not None:
-            warn(
-                where,
-                "base_url_variable",
-                f"the base URL '{url}' has no value for "
-                + ", ".join(f"${{{n}}}" for n in names)
-                + ": written as server variables without a value; give the import a base_url",
-            )
+        warn(
+            where,
+            "base_url_variable",
+            f"the base URL '{url}' has no value for "
+            + ", ".join(f"${{{n}}}" for n in names)
+            + ": written as server variables without a value; give the import a base_url",
+        )
         return {
             "url": _TEMPLATE_VAR.sub(lambda m: "{" + m.group(1) + "}", url),
             "variables": {n: {"default": "", "description": f"${{{n}}}"} for n in names},
         }
     written = source(config.name) if source is not None else None
-    if warn is not None and written is not None and written.template_variables():
+    if written is not None and written.template_variables():
         warn(
             where,
             "base_url_variable",
