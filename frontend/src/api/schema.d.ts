@@ -1010,8 +1010,10 @@ export interface paths {
          * @description The workflow's document (content, format, version), parsed form and violations.
          *
          *     With ``format=arazzo``: the workflow (and the sub-workflows it calls) as an Arazzo 1.0
-         *     document, an OpenAPI 3.1 description of the tools it calls, and ``warnings`` naming what
-         *     has no Arazzo equivalent (parallel, foreach, yield, compensation, error nodes).
+         *     document, an OpenAPI 3.1 description of the tools it calls (their servers, auth as
+         *     security schemes naming the same tool secrets, static params as constant parameters), and
+         *     ``warnings`` naming what has no Arazzo or OpenAPI equivalent (parallel, foreach, yield,
+         *     compensation, error nodes, a ``${VAR}`` base URL, a basic auth user name...).
          */
         get: operations["get_workflow_workflows__workflow_id__get"];
         /**
@@ -1162,7 +1164,7 @@ export interface components {
             openapi_file: string;
             /**
              * Warnings
-             * @description What has no Arazzo equivalent (parallel, foreach, yield, compensation...)
+             * @description What has no Arazzo or OpenAPI equivalent (parallel, foreach, yield, compensation, a ${VAR} base URL, a basic auth user name...), each with its path
              */
             warnings: components["schemas"]["Violation"][];
             /** Workflow Id */

@@ -83,5 +83,6 @@ class ArazzoExportView(BaseModel):
     openapi: dict[str, Any] = Field(description="The OpenAPI description of the tools it calls.")
     openapi_file: str = Field(description="Where the Arazzo document expects the OpenAPI file.")
     warnings: list[Violation] = Field(
-        description="What has no Arazzo equivalent (parallel, foreach, yield, compensation...)"
+        description="What has no Arazzo or OpenAPI equivalent (parallel, foreach, yield, "
+        "compensation, a ${VAR} base URL, a basic auth user name...), each with its path"
     )

@@ -359,7 +359,12 @@ def export_arazzo_command(
     except DynamicToolsError as exc:
         console.print(f"[red]{exc.code}[/]: {exc.message}", highlight=False)
         raise typer.Exit(code=1) from None
-    export = export_arazzo(workflow_id, workflows.definitions(), registry.find)
+    export = export_arazzo(
+        workflow_id,
+        workflows.definitions(),
+        registry.find,
+        source=lambda name: registry.get_source(name) if registry.find(name) else None,
+    )
     out.mkdir(parents=True, exist_ok=True)
     document = out / f"{workflow_id}.arazzo.yaml"
     document.write_text(yaml.safe_dump(export.arazzo, sort_keys=False), encoding="utf-8")

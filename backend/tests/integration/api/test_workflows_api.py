@@ -395,7 +395,7 @@ async def test_xml_rename_and_delete_edit_only_what_they_must(
 
 
 async def test_a_workflow_exports_as_arazzo_with_what_has_no_equivalent_listed(
-    client: httpx.AsyncClient,
+    client: httpx.AsyncClient, settings: Settings
 ) -> None:
     from dynamic_tools.definitions.arazzo.validation import check_arazzo
 
@@ -417,7 +417,12 @@ async def test_a_workflow_exports_as_arazzo_with_what_has_no_equivalent_listed(
         "search_hotels",
         "book_hotel",
     ]
-    assert hotel["warnings"] == []
+    # the server URL is ${PUBLIC_BASE_URL}'s value here: said, per tool, with its path
+    assert [(w["path"], w["rule"]) for w in hotel["warnings"]] == [
+        ("tools.search_hotels.api.base_url", "base_url_variable"),
+        ("tools.book_hotel.api.base_url", "base_url_variable"),
+    ]
+    assert hotel["openapi"]["servers"] == [{"url": f"{settings.base_url}/demo/travel"}]
     assert (await client.get("/workflows/nope?format=arazzo")).status_code == 404
     bad = await client.get("/workflows/book_hotel?format=bpmn")
     assert bad.status_code == 422 and "format" in bad.text

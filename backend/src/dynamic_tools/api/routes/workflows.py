@@ -188,14 +188,20 @@ async def get_workflow(
     """The workflow's document (content, format, version), parsed form and violations.
 
     With ``format=arazzo``: the workflow (and the sub-workflows it calls) as an Arazzo 1.0
-    document, an OpenAPI 3.1 description of the tools it calls, and ``warnings`` naming what
-    has no Arazzo equivalent (parallel, foreach, yield, compensation, error nodes).
+    document, an OpenAPI 3.1 description of the tools it calls (their servers, auth as
+    security schemes naming the same tool secrets, static params as constant parameters), and
+    ``warnings`` naming what has no Arazzo or OpenAPI equivalent (parallel, foreach, yield,
+    compensation, error nodes, a ``${VAR}`` base URL, a basic auth user name...).
     """
     if format == "document":
         return workflows.get(workflow_id)
     workflows.workflow(workflow_id)  # 404 for an unknown id
     export = export_arazzo(
-        workflow_id, workflows.definitions(), registry.find, source_url=f"./{OPENAPI_FILE}"
+        workflow_id,
+        workflows.definitions(),
+        registry.find,
+        source_url=f"./{OPENAPI_FILE}",
+        source=lambda name: registry.get_source(name) if registry.find(name) else None,
     )
     return ArazzoExportView(
         workflow_id=workflow_id,

@@ -19,6 +19,9 @@ why they have no Arazzo equivalent; this module offers them the rewriting of val
 What has no Arazzo equivalent is listed in ``warnings``, never dropped silently: parallel and
 foreach nodes, yields, compensation (``compensate_with``, compensate nodes), error nodes
 (the step fails instead, without the message), calls of ``rest_call`` and ``sql_query``.
+The OpenAPI description (:mod:`~dynamic_tools.definitions.arazzo.export_openapi`) keeps the
+tools' servers, auth (as security schemes naming the same tool secrets) and static params (as
+constant parameters, which the steps pass); what it cannot say is a warning too.
 References are rewritten (``$param`` → ``$inputs.param``, ``$out.a`` →
 ``$steps.<node>.outputs.body#/a``, ``"text $x"`` → ``"text {$inputs.x}"``).
 """
@@ -30,6 +33,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from dynamic_tools.definitions.arazzo.export_openapi import openapi_of, static_values
 from dynamic_tools.engine.graph import WorkflowGraph
 from dynamic_tools.engine.models import Workflow
 from dynamic_tools.engine.node_parts import OnError
@@ -62,8 +66,13 @@ def export_arazzo(
     *,
     title: str | None = None,
     source_url: str = f"./{OPENAPI_FILE}",
+    source: Callable[[str], ToolConfig | None] | None = None,
 ) -> ArazzoExport:
-    """Export ``workflow_id`` (and the sub-workflows it reaches) of ``workflows``."""
+    """Export ``workflow_id`` (and the sub-workflows it reaches) of ``workflows``.
+
+    ``tool`` gives a registered tool (its base URL resolved); ``source`` the same tool as
+    written in its file, to warn when its base URL had ``${VAR}``s.
+    """
     order: list[str] = []
     pending = [workflow_id]
     while pending:
@@ -88,52 +97,12 @@ def export_arazzo(
         "sourceDescriptions": [{"name": "tools", "url": source_url, "type": "openapi"}],
         "workflows": arazzo_workflows,
     }
-    export.openapi = openapi_of(used.values(), title or workflow_id)
+
+    def warn(path: str, rule: str, message: str) -> None:
+        export.warnings.append({"path": path, "rule": rule, "message": message})
+
+    export.openapi = openapi_of(used.values(), title or workflow_id, warn, source)
     return export
-
-
-def openapi_of(tools: Any, title: str) -> dict[str, Any]:
-    """An OpenAPI 3.1 description of ``tools`` (one operation each, its own server)."""
-    paths: dict[str, Any] = {}
-    for config in tools:
-        parameters = [
-            {
-                "name": name,
-                "in": param.location,
-                "required": param.location == "path" or param.required,
-                "schema": param.schema_,
-            }
-            for name, param in config.parameters.items()
-            if param.location != "body"
-        ]
-        body = {n: p for n, p in config.parameters.items() if p.location == "body"}
-        operation: dict[str, Any] = {
-            "operationId": config.name,
-            "description": config.description,
-            "servers": [{"url": config.api.base_url}],
-            "responses": {"200": {"description": "the answer"}},
-        }
-        if parameters:
-            operation["parameters"] = parameters
-        if body:
-            operation["requestBody"] = {
-                "required": any(p.required for p in body.values()),
-                "content": {
-                    "application/json": {
-                        "schema": {
-                            "type": "object",
-                            "properties": {n: p.schema_ for n, p in body.items()},
-                            "required": [n for n, p in body.items() if p.required],
-                        }
-                    }
-                },
-            }
-        if config.output_schema:
-            operation["responses"]["200"]["content"] = {
-                "application/json": {"schema": config.output_schema}
-            }
-        paths.setdefault(config.api.path, {})[config.api.method.lower()] = operation
-    return {"openapi": "3.1.0", "info": {"title": title, "version": "1.0.0"}, "paths": paths}
 
 
 class _WorkflowExport:
@@ -167,6 +136,8 @@ class _WorkflowExport:
         by_node = self.by_node
         for node_id, node in self.workflow.graph.items():
             step = kind_of(node).arazzo_step(node_id, node, self)
+            if step is not None and step.get("operationId") in self.used:
+                _send_static_params(step, self.used[step["operationId"]])
             if step is not None:
                 steps.append(step)
                 by_node[node_id] = step
@@ -342,6 +313,16 @@ class _Operation:
     def param_in(self, name: str) -> str | None:
         param = self.config.parameters.get(name)
         return param.location if param is not None else None
+
+
+def _send_static_params(step: dict[str, Any], config: ToolConfig) -> None:
+    """Pass the tool's static params, which the exported operation takes as parameters."""
+    parameters, payload = static_values(config)
+    if parameters:
+        step["parameters"] = [*parameters, *step.get("parameters", [])]
+    if payload:
+        body = step.setdefault("requestBody", {"contentType": "application/json", "payload": {}})
+        body["payload"] = {**payload, **body.get("payload", {})}
 
 
 def _retry_criteria(retry_on: list[str]) -> list[str]:
