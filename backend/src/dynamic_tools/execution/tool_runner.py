@@ -50,6 +50,7 @@ from dynamic_tools.tools.registry import ToolRegistry
 from dynamic_tools.tools.safety import RestCall, check_call, check_tool_call
 from dynamic_tools.tools.scope import ToolScope
 from dynamic_tools.tools.static_credentials import RUN_VALUES
+from dynamic_tools.tools.text_values import read_text_values
 
 ScopeLookup = Callable[[str], Awaitable[ToolScope | None]]
 """The tool scope of a run by its id (``RunScopeStore.get``)."""
@@ -109,8 +110,9 @@ class HttpToolRunner:
             raise ToolCallFailed(_rest_call_problem(exc), kind="refused") from None
         except Exception as exc:  # a bug or an unforeseen input: still a structured failure
             raise _unexpected(tool, exc) from None
-        # A null argument is not sent (an optional workflow param not given is null).
-        arguments = {k: v for k, v in arguments.items() if v is not None}
+        # A null argument is not sent (an optional workflow param not given is null); text
+        # for a parameter that travels as text is read as its type (tools/text_values.py).
+        arguments = read_text_values(config, {k: v for k, v in arguments.items() if v is not None})
         if scope is not None and scope.composed:  # a model-authored draft: safe by default
             try:
                 _check_composed(tool, args, config, arguments, scope.allow_unsafe)

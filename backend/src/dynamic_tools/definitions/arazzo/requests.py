@@ -29,6 +29,8 @@ class StepRequests(ABC):
     operations: dict[tuple[str, str], Operation]
     translator: Translator
     find_workflow: Callable[[str], tuple[str, list[str]] | None]
+    params_spec: dict[str, Any]
+    """The workflow's params (engine name → spec), as converted from its inputs."""
 
     @abstractmethod
     def problem(self, path: Path_, rule: str, message: str, severity: str = "error") -> None:
@@ -156,6 +158,50 @@ class StepRequests(ABC):
             args[match] = self.translator.value(parameter.get("value"))
         except ExpressionProblem as exc:
             self.problem((*where, "value"), "arazzo_expression", str(exc))
+            return
+        self._input_type((*where, "value"), args[match], tool, match)
+
+    def _input_type(self, where: Path_, value: Any, tool: ToolConfig, name: str) -> None:
+        """An input whose declared type is not the type of the text parameter it feeds.
+
+        Arazzo does not tie them, and a path, query, header or cookie value travels as text:
+        lenient mode warns and lets the input hold either (its text is read as the
+        parameter's type when the call is made, ``tools/text_values.py``); strict mode names
+        both types as a problem.
+        """
+        spec = tool.parameters[name]
+        if spec.location == "body" or not isinstance(value, str):
+            return
+        found = re.fullmatch(r"\$([A-Za-z_][A-Za-z0-9_]*)", value)
+        param = self.params_spec.get(found.group(1)) if found else None
+        if param is None or param.get("type") in (None, "any"):
+            return
+        given = _JSON_TYPE.get(str(param["type"]), str(param["type"]))
+        wanted = spec.schema_.get("type")
+        wanted_types = {wanted} if isinstance(wanted, str) else set(wanted or ())
+        if (
+            not wanted_types
+            or given in wanted_types
+            or (given == "integer" and "number" in wanted_types)
+        ):
+            return
+        text = (
+            f"input '{value[1:]}' is declared {given}, but the {spec.location} parameter "
+            f"'{name}' of {tool.api.method} {tool.api.path} takes "
+            + " or ".join(sorted(wanted_types))
+        )
+        if not self.translator.lenient:
+            self.problem(where, "input_type", text)
+            return
+        param["type"] = "any"
+        note = f"(declared {given} in the Arazzo document; sent as text)"
+        param["description"] = f"{param.get('description', '')} {note}".strip()
+        self.problem(
+            where,
+            "input_type",
+            f"{text}: it is sent as text, read as {' or '.join(sorted(wanted_types))}",
+            "warning",
+        )
 
     def _body(
         self, where: Path_, body: dict[str, Any], tool: ToolConfig, args: dict[str, Any]
@@ -332,6 +378,10 @@ def _replace(payload: Any, pointer: str, value: Any) -> Any:
     else:
         return None
     return payload
+
+
+_JSON_TYPE = {"str": "string", "int": "integer", "float": "number", "bool": "boolean"}
+_JSON_TYPE |= {"list": "array", "dict": "object"}
 
 
 def quoted(text: str) -> str:
