@@ -1,10 +1,11 @@
 """ToolConfig: how one HTTP operation is described so an LLM (and the engine) can call it.
 
 The format (the README's "Tool configs"): each parameter is a JSON Schema plus ``in`` (where it
-goes on the wire) and ``required``; ``static_params`` are sent on every call; ``auth`` refers to
-a tool secret by reference (``secret:NAME``, see ``tools/credentials.py``), never by value, and
-no literal credential is accepted anywhere else (static params, URL user info); ``annotations``
-default from the method.
+goes on the wire) and ``required``; ``api.content_type`` says how the body fields travel (JSON,
+a form or multipart parts); ``static_params`` are sent on every call; ``auth`` — and a top-level
+static body field — refers to a tool secret by reference (``secret:NAME``, see
+``tools/credentials.py``), never by value, and no literal credential is accepted anywhere else
+(static params, URL user info); ``annotations`` default from the method.
 """
 
 from __future__ import annotations
