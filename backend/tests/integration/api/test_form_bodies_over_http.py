@@ -31,6 +31,7 @@ from dynamic_tools.settings import Settings
 from tests.conftest import TEST_API_KEY
 from tests.support.fake_llm import FakeLLM, tool_call
 from tests.support.form_api import ACCESS_TOKEN, CLIENT_ID, CLIENT_SECRET, FormApi
+from tests.support.mcp_client import MODERN, mcp_client
 from tests.support.servers import serve
 
 ENDED = {"succeeded", "failed", "cancelled"}
@@ -256,6 +257,24 @@ def test_a_run_uploads_a_file_part_from_a_run_param(server: str, api: tuple[Form
     assert '"filename": "notes.txt"' in json.dumps(run)
 
 
+async def test_an_mcp_tool_call_sends_the_form_and_masks_the_echo(
+    server: str, api: tuple[FormApi, str]
+) -> None:
+    form_api, _ = api
+    async with mcp_client(server, mode=MODERN) as client:
+        result = await client.call_tool("get_token", {"scope": "mcp"})
+    assert not result.is_error, result
+    (sent,) = form_api.requests("/oauth/token")
+    assert dict(parse_qsl(sent.body.decode()))["scope"] == "mcp"
+    shown = json.dumps(result.model_dump(mode="json"))
+    assert ACCESS_TOKEN in shown and "client_secret=***" in shown and no_secret(shown)
+    # the file field of the upload tool takes a string or a file object
+    async with mcp_client(server, mode=MODERN) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+    file_schema = tools["upload_file"].input_schema["properties"]["file"]
+    assert file_schema["anyOf"][1]["properties"]["content_base64"]["type"] == "string"
+
+
 def test_a_bad_file_value_fails_the_run_naming_the_field(
     server: str, api: tuple[FormApi, str]
 ) -> None:
@@ -264,3 +283,52 @@ def test_a_bad_file_value_fails_the_run_naming_the_field(
     assert run["status"] == "failed"
     assert "file" in run["nodes"]["send"]["error"]
     assert form_api.requests("/upload") == []  # nothing was sent
+
+
+@pytest.mark.parametrize(
+    ("api", "extra", "expected"),
+    [
+        ({"method": "GET", "content_type": "application/x-www-form-urlencoded"}, {}, "GET"),
+        (
+            {"method": "POST", "content_type": "multipart/form-data"},
+            {"graphql": {"document": "query { a }"}},
+            "GraphQL",
+        ),
+    ],
+)
+def test_a_content_type_that_cannot_be_sent_is_a_422_naming_the_field(
+    server: str, api: dict[str, Any], extra: dict[str, Any], expected: str
+) -> None:
+    tool = {
+        "name": "bad_form",
+        "description": "d",
+        "api": {"base_url": "https://x.example", "path": "/t", **api},
+        **extra,
+    }
+    answer = httpx.post(f"{server}/tools", json=tool)
+    assert answer.status_code == 422, answer.text
+    [violation] = answer.json()["violations"]
+    assert violation["path"] == "api.content_type" and expected in violation["message"]
+
+
+def test_a_form_tool_round_trips_through_the_tools_api(server: str) -> None:
+    tool = {
+        "name": "another_token",
+        "description": "d",
+        "api": {
+            "method": "POST",
+            "base_url": "https://x.example",
+            "path": "/t",
+            "content_type": "application/x-www-form-urlencoded",
+        },
+        "static_params": {"body": {"client_secret": "secret:OTHER_SECRET"}},
+    }
+    created = httpx.post(f"{server}/tools", json=tool)
+    assert created.status_code == 201, created.text
+    shown = httpx.get(f"{server}/tools/another_token").json()
+    assert shown["api"]["content_type"] == "application/x-www-form-urlencoded"
+    assert shown["static_params"]["body"] == {"client_secret": "secret:OTHER_SECRET"}
+    literal = {**tool, "name": "literal_token", "static_params": {"body": {"client_secret": "x9"}}}
+    refused = httpx.post(f"{server}/tools", json=literal)
+    assert refused.status_code == 422
+    assert refused.json()["violations"][0]["path"] == "static_params.body.client_secret"

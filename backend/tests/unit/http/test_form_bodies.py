@@ -352,3 +352,14 @@ async def test_form_bytes_and_content_type_on_the_wire(httpx_mock: HTTPXMock) ->
     ]
     assert sent.content.endswith(b"scope=read+write")
     assert result.body == {"echo": "client_secret=***"}  # an echo of the form field is masked
+
+
+def test_the_model_sees_a_body_secret_as_authenticated_and_catalogs_list_it() -> None:
+    from dynamic_tools.tools.auth_status import secrets_needed
+    from dynamic_tools.tools.context import format_tool
+
+    shown = format_tool(token_tool())
+    assert "body client_secret: [authenticated]" in shown
+    assert "CLIENT_SECRET" not in shown
+    assert "body grant_type: client_credentials" in shown
+    assert secrets_needed([token_tool()]) == ["secret:CLIENT_SECRET"]
