@@ -6,7 +6,7 @@ import base64
 import email.parser
 import email.policy
 from typing import Any
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, quote_plus
 
 import httpx
 import pytest
@@ -363,3 +363,15 @@ def test_the_model_sees_a_body_secret_as_authenticated_and_catalogs_list_it() ->
     assert "CLIENT_SECRET" not in shown
     assert "body grant_type: client_credentials" in shown
     assert secrets_needed([token_tool()]) == ["secret:CLIENT_SECRET"]
+
+
+async def test_a_form_answer_echoing_the_secret_is_read_and_masked(httpx_mock: HTTPXMock) -> None:
+    request = build_request(token_tool(), {}, secret=lookup)
+    httpx_mock.add_response(
+        content=f"access_token=at-77&client_secret={quote_plus(CLIENT_SECRET)}".encode(),
+        headers={"Content-Type": "application/x-www-form-urlencoded"},
+    )
+    async with httpx.AsyncClient() as client:
+        sender = HttpSender(client, TargetGuard(["api.example"]), max_response_bytes=1000)
+        result = await sender.send(request)
+    assert result.body == {"access_token": "at-77", "client_secret": "***"}
