@@ -5,11 +5,14 @@ from __future__ import annotations
 import base64
 import email.parser
 import email.policy
+import json
 from typing import Any
 from urllib.parse import parse_qsl, quote_plus
 
 import httpx
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from pydantic import ValidationError
 from pytest_httpx import HTTPXMock
 
@@ -375,3 +378,20 @@ async def test_a_form_answer_echoing_the_secret_is_read_and_masked(httpx_mock: H
         sender = HttpSender(client, TargetGuard(["api.example"]), max_response_bytes=1000)
         result = await sender.send(request)
     assert result.body == {"access_token": "at-77", "client_secret": "***"}
+
+
+_TEXT = st.text(st.characters(exclude_categories=("Cs",)), max_size=30)
+_VALUE = st.one_of(_TEXT, st.integers(), st.booleans(), st.lists(_TEXT, max_size=3))
+
+
+@given(st.dictionaries(_TEXT.filter(bool), _VALUE, max_size=6))
+def test_any_form_round_trips_through_a_form_parser(body: dict[str, Any]) -> None:
+    """Whatever the text, the API reads back the pairs that were meant."""
+    pairs = form_pairs(body)
+    assert parse_qsl(urlencoded(pairs).decode("ascii"), keep_blank_values=True) == pairs
+    expected = [
+        (name, item if isinstance(item, str) else json.dumps(item))
+        for name, value in body.items()
+        for item in (value if isinstance(value, list) else [value])
+    ]
+    assert pairs == expected
