@@ -14,8 +14,9 @@ A tool's ``api.content_type`` (README, "Tool configs") says how its body fields 
 
 A file field (``tools/file_fields.py``: ``format: binary``, ``contentEncoding`` or
 ``contentMediaType``) is a file part: its value is a string (the content) or an object
-``{filename, content_type, content_base64}`` (or ``content``).
-A value that is neither is refused before anything is sent, naming the field.
+``{filename, content_type, content_base64}`` (or ``content``). A value that is neither, bad
+base64, or a filename or media type a part header cannot carry is refused before anything is
+sent, naming the field.
 """
 
 from __future__ import annotations
