@@ -4760,9 +4760,14 @@ export interface components {
             http_spec: {
                 /**
                  * Body
-                 * @description The JSON body, when it has one
+                 * @description The body's fields, when it has one: secret fields as ***, files as their filename, content_type and size_bytes
                  */
                 body?: unknown;
+                /**
+                 * Content Type
+                 * @description How the body travels, when it has one: application/json, application/x-www-form-urlencoded or multipart/form-data
+                 */
+                content_type?: string | null;
                 /** Headers */
                 headers?: {
                     [key: string]: string;
@@ -7751,6 +7756,12 @@ export interface operations {
                     api: {
                         /** Base Url */
                         base_url: string;
+                        /**
+                         * Content Type
+                         * @default application/json
+                         * @enum {string}
+                         */
+                        content_type?: "application/json" | "application/x-www-form-urlencoded" | "multipart/form-data";
                         /** Deadline S */
                         deadline_s?: number | null;
                         /**
@@ -7858,6 +7869,11 @@ export interface operations {
                      *     ``*password*``, ``api_key``...), credential-named body fields and values of a known token
                      *     shape are refused, each naming its field: a credential goes in ``auth``, as a secret
                      *     reference. Header names must be HTTP tokens and values visible ASCII.
+                     *
+                     *     A top-level body field may hold a tool secret reference (``client_secret: secret:NAME``):
+                     *     its value is looked up when the request is built and masked wherever the request is shown
+                     *     (:attr:`secret_body`). The static params of a ``rest_call`` (a run's values, validated with
+                     *     the ``RUN_VALUES`` context) hold no reference: a run's ``secret:X`` text is sent as it is.
                      */
                     static_params?: {
                         /** Body */
@@ -8111,6 +8127,12 @@ export interface operations {
                     api: {
                         /** Base Url */
                         base_url: string;
+                        /**
+                         * Content Type
+                         * @default application/json
+                         * @enum {string}
+                         */
+                        content_type?: "application/json" | "application/x-www-form-urlencoded" | "multipart/form-data";
                         /** Deadline S */
                         deadline_s?: number | null;
                         /**
@@ -8218,6 +8240,11 @@ export interface operations {
                      *     ``*password*``, ``api_key``...), credential-named body fields and values of a known token
                      *     shape are refused, each naming its field: a credential goes in ``auth``, as a secret
                      *     reference. Header names must be HTTP tokens and values visible ASCII.
+                     *
+                     *     A top-level body field may hold a tool secret reference (``client_secret: secret:NAME``):
+                     *     its value is looked up when the request is built and masked wherever the request is shown
+                     *     (:attr:`secret_body`). The static params of a ``rest_call`` (a run's values, validated with
+                     *     the ``RUN_VALUES`` context) hold no reference: a run's ``secret:X`` text is sent as it is.
                      */
                     static_params?: {
                         /** Body */

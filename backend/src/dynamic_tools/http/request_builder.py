@@ -7,7 +7,11 @@ carry; a value outside that is refused naming the header, before anything is sen
 URL is re-checked against the tool's base URL (same scheme, host, port, and path prefix).
 Secrets are looked up here, by their tool secret name (``secret:NAME`` → ``NAME``), at build
 time just before the send, and kept apart so :meth:`PreparedRequest.http_spec` can show them
-as ``***``.
+as ``***`` — also a static body field holding a reference (``client_secret: secret:NAME``).
+
+The body fields travel as the tool's ``api.content_type`` says: a JSON object, form pairs or
+multipart parts (``http/form_bodies.py``), encoded here so that a file field's bad value is
+refused, naming the field, before anything is sent.
 """
 
 from __future__ import annotations
@@ -21,9 +25,10 @@ from typing import Any
 from urllib.parse import quote, unquote, urlsplit
 
 from dynamic_tools.errors import ConfigurationError, InvalidInputError, TargetRefusedError
+from dynamic_tools.http.form_bodies import Part, form_pairs, multipart_parts, shown_part
 from dynamic_tools.tools.credentials import environment_variable, secret_name
 from dynamic_tools.tools.graphql import check_operation, compiled_schema
-from dynamic_tools.tools.models import HEADER_NAME, HEADER_VALUE, ToolConfig
+from dynamic_tools.tools.models import FORM, HEADER_NAME, HEADER_VALUE, JSON, MULTIPART, ToolConfig
 
 MASK = "***"
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -41,6 +46,13 @@ class PreparedRequest:
     query: list[tuple[str, str]] = field(default_factory=list)
     headers: dict[str, str] = field(default_factory=dict)
     body: Any = None
+    #: how ``body`` travels: ``application/json``, or form fields (``form``) or parts
+    #: (``parts``), already encoded from it (``http/form_bodies.py``)
+    content_type: str = JSON
+    form: tuple[tuple[str, str], ...] = ()
+    parts: tuple[Part, ...] = ()
+    #: the top-level body fields that hold a secret (a static ``secret:NAME`` reference)
+    secret_body: frozenset[str] = frozenset()
     secret_query: frozenset[str] = frozenset()
     #: the names (lower case) of the headers the tool's ``auth`` set: its credential, which
     #: no header a caller adds may replace (``http/outbound_headers.py``)
@@ -72,8 +84,27 @@ class PreparedRequest:
         if headers:
             spec["headers"] = headers
         if self.body is not None:
-            spec["body"] = self.body
+            spec["content_type"] = self.content_type
+            spec["body"] = self._shown_body()
         return spec
+
+    def _shown_body(self) -> Any:
+        """The body with its secret fields as ``***`` and its files as name, type and size."""
+        if not isinstance(self.body, dict):
+            return self.body
+        files: dict[str, list[dict[str, Any]]] = {}
+        for part in self.parts:
+            if part.filename is not None:
+                files.setdefault(part.name, []).append(shown_part(part))
+        shown: dict[str, Any] = {}
+        for key, value in self.body.items():
+            if key in self.secret_body:
+                shown[key] = MASK
+            elif key in files:
+                shown[key] = files[key] if isinstance(value, list) else files[key][0]
+            else:
+                shown[key] = value
+        return shown
 
 
 def build_request(
@@ -92,6 +123,12 @@ def build_request(
     body: dict[str, Any] = dict(tool.static_params.body)
     has_body = bool(body)
     cookies: list[str] = []
+    secret_values: list[str] = []
+    secret_body: set[str] = set()
+    for key, reference in tool.static_params.secret_body.items():
+        body[key] = _lookup(reference, secret, in_header=False)
+        secret_values.append(body[key])
+        secret_body.add(key)
 
     for name, param in tool.parameters.items():
         if name not in arguments or arguments[name] is None:
@@ -108,13 +145,13 @@ def build_request(
             cookies.append(f"{_cookie_name(name)}={_cookie_value(name, value)}")
         else:
             body[name] = value
+            secret_body.discard(name)  # the caller's value replaced the static secret
             has_body = True
 
     if cookies:
         headers["Cookie"] = "; ".join(cookies)
     secret_query: set[str] = set()
     secret_headers: set[str] = set()
-    secret_values: list[str] = []
     auth = tool.auth
     if auth.type != "none" and auth.secret:
         value = _lookup(auth.secret, secret, in_header=auth.location == "header")
@@ -140,6 +177,14 @@ def build_request(
 
     if tool.graphql is not None:
         body, has_body = graphql_body(tool, arguments), True
+    content_type = tool.api.content_type
+    form: list[tuple[str, str]] = []
+    parts: list[Part] = []
+    if has_body and content_type == FORM:
+        form = form_pairs(body)
+    elif has_body and content_type == MULTIPART:
+        schemas = {n: p.schema_ for n, p in tool.parameters.items() if p.location == "body"}
+        parts = multipart_parts(body, schemas)
     url = tool.api.base_url + path
     _check_inside(tool.api.base_url, url, tool.name)
     return PreparedRequest(
@@ -149,6 +194,10 @@ def build_request(
         query=query,
         headers=headers,
         body=body if has_body else None,
+        content_type=content_type,
+        form=tuple(form),
+        parts=tuple(parts),
+        secret_body=frozenset(secret_body),
         secret_query=frozenset(secret_query),
         secret_headers=frozenset(secret_headers),
         secret_values=tuple(secret_values),

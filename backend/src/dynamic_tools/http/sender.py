@@ -13,6 +13,8 @@ Limits on every call:
   ``timeout_s`` (a node's timeout) when that is lower;
 - the body **decoded with a limit** whatever its content encoding (``http/decoding.py``) and
   **recorded within a budget** measured on its stored form (``http/stored_body.py``);
+- the **body** as its tool's ``api.content_type`` says: JSON, form fields or multipart parts
+  (``http/form_bodies.py``, encoded when the request was built);
 - **redaction** (``redaction.py``): the values of the call's secrets and of the session's
   headers are masked in the answer's headers and body — an API that echoes its request does not
   put a credential into anything recorded or shown.
@@ -38,6 +40,7 @@ from dynamic_tools.engine.tool_calls import api_message, status_message
 from dynamic_tools.errors import OutboundError, TargetRefusedError, TransportError
 from dynamic_tools.http.decoding import ACCEPT_ENCODING, UndecodableBody, read_response
 from dynamic_tools.http.failures import outbound_failure
+from dynamic_tools.http.form_bodies import urlencoded
 from dynamic_tools.http.outbound_headers import outbound_headers
 from dynamic_tools.http.request_builder import PreparedRequest
 from dynamic_tools.http.stored_body import stored_body
@@ -45,6 +48,7 @@ from dynamic_tools.http.target_guard import TargetGuard
 from dynamic_tools.observability.tracing import TOOL, Tracing, mark_error
 from dynamic_tools.redaction import Redactor, header_secrets, redactor
 from dynamic_tools.safe_parsing import MAX_VALUE_DEPTH
+from dynamic_tools.tools.models import FORM, JSON, MULTIPART
 
 MAX_RESPONSE_DEPTH = MAX_VALUE_DEPTH  # a JSON response nested deeper is kept as text
 DEFAULT_DEADLINE_S = 60.0  # TOOL_CALL_DEADLINE_S
@@ -187,6 +191,11 @@ class HttpSender:
         headers = outbound_headers(request, extra_headers, user_agent=USER_AGENT)
         if not any(name.lower() == "accept-encoding" for name in headers):
             headers["Accept-Encoding"] = ACCEPT_ENCODING  # what read_response decodes, bounded
+        if request.body is not None and request.content_type != JSON:
+            # the body's own type (a multipart boundary httpx writes): no header may replace it
+            headers = {k: v for k, v in headers.items() if k.lower() != "content-type"}
+            if request.content_type == FORM:
+                headers["Content-Type"] = FORM
         self.tracing.inject(headers)
         scrubber = redactor.with_values([*request.secret_values, *header_secrets(extra_headers)])
         deadline = self.deadline(request, timeout_s)
@@ -199,8 +208,8 @@ class HttpSender:
                     url,
                     params=_query_params(request),
                     headers=headers,
-                    json=request.body if request.body is not None else None,
                     timeout=timeout_s if timeout_s else self.client.timeout,
+                    **_body(request),
                 )
                 response = await self.client.send(outbound, follow_redirects=False, stream=True)
                 try:
@@ -301,6 +310,17 @@ def _span_attributes(request: PreparedRequest, url: httpx.URL) -> dict[str, str 
         "server.port": url.port or (443 if url.scheme == "https" else 80),
         TOOL: request.tool,
     }
+
+
+def _body(request: PreparedRequest) -> dict[str, Any]:
+    """Httpx's arguments for the body: JSON, form bytes with their type, or multipart parts."""
+    if request.body is None:
+        return {}
+    if request.content_type == FORM:
+        return {"content": urlencoded(list(request.form))}
+    if request.content_type == MULTIPART:
+        return {"files": [part.httpx_file() for part in request.parts]}
+    return {"json": request.body}
 
 
 def _query_params(request: PreparedRequest) -> list[tuple[str, str | int | float | bool | None]]:

@@ -10,6 +10,10 @@ decoded bytes:
   the reason, its size, media type, SHA-256 and its first bytes as base64;
 - JSON (by media type) is parsed, unless it nests past ``max_depth`` levels or was cut at the
   size limit (then it is kept as text);
+- a form (``application/x-www-form-urlencoded``, as some OAuth token endpoints answer) is
+  parsed into an object — a repeated name's values as a list — unless it was cut or has more
+  than :data:`MAX_FORM_FIELDS` fields (then it is kept as text), so a workflow reads
+  ``$token.access_token`` from it as from JSON;
 - text or JSON whose encoding exceeds ``budget`` bytes is kept as text, cut so that its
   encoding fits, and flagged ``truncated``.
 """
@@ -21,11 +25,14 @@ import hashlib
 import json
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import parse_qsl
 
 from dynamic_tools.safe_parsing import TooDeep, loads_json
 
 __all__ = ["StoredBody", "stored_body"]
 
+#: a form answer with more fields than this is kept as text
+MAX_FORM_FIELDS = 1000
 #: bytes of a summarized body shown as base64
 HEAD_BYTES = 64
 #: a body with more than this share of control bytes or invalid UTF-8 is binary
@@ -56,9 +63,32 @@ class StoredBody:
     summarized: bool
 
 
+def _media(content_type: str) -> str:
+    return content_type.split(";", 1)[0].strip().lower()
+
+
 def _binary_type(content_type: str) -> bool:
-    media = content_type.split(";", 1)[0].strip().lower()
+    media = _media(content_type)
     return media.startswith(_BINARY_TYPES) and not media.startswith(_TEXTUAL_X)
+
+
+def _form(text: str) -> Any:
+    """A form's fields as an object (a repeated name: a list), or ``text`` when it is not one."""
+    try:
+        pairs = parse_qsl(text.strip(), keep_blank_values=True, max_num_fields=MAX_FORM_FIELDS)
+    except ValueError:  # more fields than MAX_FORM_FIELDS
+        return text
+    if not pairs:
+        return text
+    fields: dict[str, Any] = {}
+    for name, value in pairs:
+        if name not in fields:
+            fields[name] = value
+        elif isinstance(fields[name], list):
+            fields[name].append(value)
+        else:
+            fields[name] = [fields[name], value]
+    return fields
 
 
 def _summary(content: bytes, content_type: str, reason: str, *, cut: bool) -> dict[str, Any]:
@@ -107,6 +137,8 @@ def stored_body(
             value = loads_json(text, max_depth)
         except (json.JSONDecodeError, TooDeep):  # not JSON, or nested past what is kept
             value = text
+    elif _media(content_type) == "application/x-www-form-urlencoded" and not cut:
+        value = _form(text)
     if _encoded_size(value) <= budget:
         return StoredBody(value, cut, False)
     return StoredBody(_fit_text(text, budget), True, False)

@@ -127,7 +127,9 @@ class HttpSpec(Sparse):
 
     model_config = ConfigDict(extra="forbid")
 
-    SPARSE: ClassVar[frozenset[str]] = frozenset({"query_params", "headers", "body"})
+    SPARSE: ClassVar[frozenset[str]] = frozenset(
+        {"query_params", "headers", "content_type", "body"}
+    )
 
     method: str
     url: str
@@ -135,7 +137,16 @@ class HttpSpec(Sparse):
         default=None, description="Each query parameter: its value, or a repeated one's values"
     )
     headers: dict[str, str] | None = None
-    body: Any = Field(default=None, description="The JSON body, when it has one")
+    content_type: str | None = Field(
+        default=None,
+        description="How the body travels, when it has one: application/json, "
+        "application/x-www-form-urlencoded or multipart/form-data",
+    )
+    body: Any = Field(
+        default=None,
+        description="The body's fields, when it has one: secret fields as ***, files as their "
+        "filename, content_type and size_bytes",
+    )
 
 
 class RawResponse(Sparse):

@@ -59,8 +59,13 @@ def auth_view(auth: AuthSpec, secret: SecretLookup) -> dict[str, Any]:
 
 
 def secrets_needed(tools: Iterable[ToolConfig]) -> list[str]:
-    """The secret references a set of tools uses, each once, sorted."""
-    return sorted({t.auth.secret for t in tools if t.auth.type != "none" and t.auth.secret})
+    """The secret references a set of tools uses (auth and static body fields), once, sorted."""
+    needed: set[str] = set()
+    for tool in tools:
+        if tool.auth.type != "none" and tool.auth.secret:
+            needed.add(tool.auth.secret)
+        needed.update(tool.static_params.secret_body.values())
+    return sorted(needed)
 
 
 __all__ = ["SecretLookup", "SecretStatus", "auth_view", "secret_status", "secrets_needed"]

@@ -2,7 +2,8 @@
 
 Design: docs/design-sources.md#single-shot-pipeline-design.
 
-Auth parameters appear as ``[authenticated]``; no secret value or reference is ever written.
+Auth parameters (and static body fields holding a secret) appear as ``[authenticated]``; no
+secret value or reference is ever written.
 """
 
 from __future__ import annotations
@@ -86,8 +87,9 @@ def _fixed_values(tool: ToolConfig) -> list[tuple[str, str, str]]:
         fixed.append(("query", key, str(value)))
     for key, value in tool.static_params.header.items():
         fixed.append(("header", key, str(value)))
+    secret_body = tool.static_params.secret_body
     for key, value in tool.static_params.body.items():
-        fixed.append(("body", key, str(value)))
+        fixed.append(("body", key, "[authenticated]" if key in secret_body else str(value)))
     auth = tool.auth
     if auth.type == "api_key" and auth.name:
         fixed.append((auth.location, auth.name, "[authenticated]"))

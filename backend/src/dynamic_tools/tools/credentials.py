@@ -14,7 +14,8 @@ A credential is never written into a tool: static header and query parameters wh
 like credentials (:func:`looks_like_credential`), credential-named body fields, values of a known
 token shape anywhere in static params and the URL (``dynamic_tools.literal_credentials``) and
 user info in URLs (``user:pass@``) are refused, with the field named; ``auth`` with a secret
-reference is the way to send them.
+reference is the way to send them, or — for an API that takes one in its body — a top-level
+static body field whose value is the reference (``client_secret: secret:NAME``).
 """
 
 from __future__ import annotations

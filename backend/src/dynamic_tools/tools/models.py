@@ -1,16 +1,17 @@
 """ToolConfig: how one HTTP operation is described so an LLM (and the engine) can call it.
 
 The format (the README's "Tool configs"): each parameter is a JSON Schema plus ``in`` (where it
-goes on the wire) and ``required``; ``static_params`` are sent on every call; ``auth`` refers to
-a tool secret by reference (``secret:NAME``, see ``tools/credentials.py``), never by value, and
-no literal credential is accepted anywhere else (static params, URL user info); ``annotations``
-default from the method.
+goes on the wire) and ``required``; ``api.content_type`` says how the body fields travel (JSON,
+a form or multipart parts); ``static_params`` are sent on every call; ``auth`` — and a top-level
+static body field — refers to a tool secret by reference (``secret:NAME``, see
+``tools/credentials.py``), never by value, and no literal credential is accepted anywhere else
+(static params, URL user info); ``annotations`` default from the method.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Any, Final, Literal
 from urllib.parse import urlsplit
 
 import httpx
@@ -19,6 +20,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     SerializerFunctionWrapHandler,
     StrictBool,
     ValidationError,
@@ -31,11 +33,22 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from dynamic_tools.literal_credentials import HOW_TO_STORE, token_shape
 from dynamic_tools.tools.credentials import secret_name
+from dynamic_tools.tools.file_fields import accepted_schema
 from dynamic_tools.tools.schema_check import check_schema
-from dynamic_tools.tools.static_credentials import RUN_VALUES, static_params_errors
+from dynamic_tools.tools.static_credentials import (
+    RUN_VALUES,
+    body_secret_references,
+    static_params_errors,
+)
 
 TOOL_NAME_PATTERN = r"^[a-zA-Z0-9_-]{1,64}$"
 HttpMethod = Literal["GET", "POST", "PUT", "PATCH", "DELETE"]
+JSON: Final = "application/json"
+FORM: Final = "application/x-www-form-urlencoded"
+MULTIPART: Final = "multipart/form-data"
+BodyContentType = Literal[
+    "application/json", "application/x-www-form-urlencoded", "multipart/form-data"
+]
 ParameterLocation = Literal["path", "query", "header", "cookie", "body"]
 # Header values HTTP (and httpx) can carry: visible ASCII, space and tab.
 HEADER_VALUE = re.compile(r"^[\t\x20-\x7e]*$")
@@ -95,6 +108,20 @@ def _no_token(text: str) -> None:
         )
 
 
+def _refuse_content_type(message: str) -> None:
+    """Raise a validation error located at ``api.content_type``."""
+    raise ValidationError.from_exception_data(
+        "ToolConfig",
+        [
+            InitErrorDetails(
+                type=PydanticCustomError("content_type", message),
+                loc=("api", "content_type"),
+                input=None,
+            )
+        ],
+    )
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
@@ -108,12 +135,18 @@ class ApiSpec(_Strict):
     #: seconds the whole call may take (connect, headers, body); default TOOL_CALL_DEADLINE_S.
     #: A node's lower ``timeout`` still wins.
     deadline_s: float | None = Field(default=None, gt=0, le=3600)
+    #: how the ``in: body`` parameters are sent: a JSON object (the default), form fields
+    #: (``application/x-www-form-urlencoded``) or parts (``multipart/form-data``);
+    #: see ``http/form_bodies.py``
+    content_type: BodyContentType = JSON
 
     @model_serializer(mode="wrap")
     def _without_unset_deadline(self, handler: SerializerFunctionWrapHandler) -> Any:
         data = handler(self)
         if isinstance(data, dict) and data.get("deadline_s") is None:
             data.pop("deadline_s", None)  # most tools have none: their files stay as they were
+        if isinstance(data, dict) and data.get("content_type") == JSON:
+            data.pop("content_type", None)  # the default: JSON tools' files stay as they were
         return data
 
     @field_validator("method", mode="before")
@@ -183,11 +216,22 @@ class StaticParams(_Strict):
     ``*password*``, ``api_key``...), credential-named body fields and values of a known token
     shape are refused, each naming its field: a credential goes in ``auth``, as a secret
     reference. Header names must be HTTP tokens and values visible ASCII.
+
+    A top-level body field may hold a tool secret reference (``client_secret: secret:NAME``):
+    its value is looked up when the request is built and masked wherever the request is shown
+    (:attr:`secret_body`). The static params of a ``rest_call`` (a run's values, validated with
+    the ``RUN_VALUES`` context) hold no reference: a run's ``secret:X`` text is sent as it is.
     """
 
     query: dict[str, str | int | float | bool] = Field(default_factory=dict)
     header: dict[str, str] = Field(default_factory=dict)
     body: dict[str, Any] = Field(default_factory=dict)
+    _secret_body: dict[str, str] = PrivateAttr(default_factory=dict)
+
+    @property
+    def secret_body(self) -> dict[str, str]:
+        """The body fields whose value is a tool secret reference: field → ``secret:NAME``."""
+        return self._secret_body
 
     @field_validator("header")
     @classmethod
@@ -208,6 +252,8 @@ class StaticParams(_Strict):
         problems = static_params_errors(self.query, self.header, self.body, run_values=run_values)
         if problems:
             raise ValidationError.from_exception_data("StaticParams", problems)
+        if not run_values:
+            self._secret_body = body_secret_references(self.body)
         return self
 
 
@@ -347,7 +393,17 @@ class ToolConfig(_Strict):
             p.location == "body" for p in self.parameters.values()
         ):
             raise ValueError(f"{self.api.method} operations cannot have 'in: body' parameters")
+        if self.api.content_type != JSON and self.api.method in ("GET", "DELETE"):
+            _refuse_content_type(
+                f"'{self.api.content_type}' needs a body, and {self.api.method} operations send "
+                "none (use POST, PUT or PATCH)"
+            )
         if self.graphql is not None:
+            if self.api.content_type != JSON:
+                _refuse_content_type(
+                    f"'{self.api.content_type}' cannot carry a GraphQL operation, which is sent "
+                    "as JSON"
+                )
             if self.api.method != "POST":
                 raise ValueError("a GraphQL operation is sent with POST")
             if any(p.location != "body" for p in self.parameters.values()):
@@ -374,8 +430,16 @@ class ToolConfig(_Strict):
         )
 
     def input_schema(self) -> dict[str, Any]:
-        """The JSON Schema of the tool's arguments (an object; no extra properties)."""
-        properties = {name: p.schema_ for name, p in self.parameters.items()}
+        """The JSON Schema of the tool's arguments (an object; no extra properties).
+
+        A file field of a multipart tool takes a string or a file object
+        (``tools/file_fields.py``).
+        """
+        multipart = self.api.content_type == MULTIPART
+        properties = {
+            name: accepted_schema(p.schema_) if multipart and p.location == "body" else p.schema_
+            for name, p in self.parameters.items()
+        }
         required = [name for name, p in self.parameters.items() if p.required]
         schema: dict[str, Any] = {
             "type": "object",

@@ -52,3 +52,17 @@ def test_the_budget_is_measured_on_the_stored_form() -> None:
     body = store(big)
     assert body.truncated and isinstance(body.value, str)
     assert len(json.dumps(body.value)) <= BUDGET
+
+
+def test_a_form_answer_is_read_into_an_object() -> None:
+    form = "application/x-www-form-urlencoded; charset=utf-8"
+    body = store(b"access_token=at-1%2B2&token_type=bearer&scope=a&scope=b&empty=", form)
+    assert body.value == {
+        "access_token": "at-1+2",
+        "token_type": "bearer",
+        "scope": ["a", "b"],
+        "empty": "",
+    }
+    assert store(b"access_token=abc", form, cut=True).value == "access_token=abc"
+    many = "&".join(f"f{i}=1" for i in range(1001)).encode()
+    assert store(many, form).value == many.decode()

@@ -3,11 +3,18 @@
 - Parameters: path-level and operation-level ones merged (the operation's win); ``path``,
   ``query``, ``header`` and ``cookie`` parameters keep their place (cookies are sent in one
   ``Cookie`` header).
-- A JSON request body whose schema is an object: each property becomes an ``in: body``
-  parameter (``readOnly`` ones left out). Properties of ``allOf`` parts are merged; those of
-  ``oneOf`` / ``anyOf`` branches too, required only when every branch requires them. Any other
-  body (an array, a free-form object, form data, a file) cannot be sent by a tool: the
-  operation is skipped when the body is required, else the body is dropped; both warn.
+- The request body's media type: JSON (``application/json``, ``*+json``) when offered, else
+  ``application/x-www-form-urlencoded``, else ``multipart/form-data`` — the tool's
+  ``api.content_type`` (README, "Tool configs"). Its schema must be an object: each property
+  becomes an ``in: body`` parameter (``readOnly`` ones left out); a form's properties are its
+  fields, a multipart body's its parts (a ``format: binary`` property a file). Properties of
+  ``allOf`` parts are merged; those of ``oneOf`` / ``anyOf`` branches too, required only when
+  every branch requires them. OpenAPI's ``encoding`` is honoured where a tool can: a file
+  part's ``contentType`` becomes its ``contentMediaType``; what a tool sends otherwise (another
+  part type, part headers, a form style other than ``form`` with ``explode``) warns
+  ``encoding_not_honoured``. Any other body (an array, a free-form object, XML, raw bytes)
+  cannot be sent by a tool: the operation is skipped when the body is required, else the
+  body is dropped; both warn.
 - ``output_schema``: the JSON schema of the first 2xx response that has one.
 - ``hints.category``: the first tag. ``annotations``: derived from the method.
 """
@@ -17,8 +24,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from dynamic_tools.tools.models import AuthSpec
-from dynamic_tools.tools.openapi.issues import IssueLog, as_dict
+from dynamic_tools.tools.file_fields import is_binary
+from dynamic_tools.tools.models import FORM, JSON, MULTIPART, AuthSpec
+from dynamic_tools.tools.openapi.issues import IssueLog, as_dict, pointer
 from dynamic_tools.tools.openapi.refs import (
     MAX_DOCUMENT_BYTES,
     MAX_DOCUMENT_REFS,
@@ -97,12 +105,15 @@ class OperationBuilder:
         if method not in SUPPORTED_METHODS:
             raise Skip("unsupported_method", f"{method.upper()} operations are not supported")
         parameters = self._parameters(op, item, path, where)
-        self._body(op, method, where, parameters)
+        content_type = self._body(op, method, where, parameters)
         tags = op.get("tags")
+        api: dict[str, Any] = {"method": method.upper(), "base_url": base_url, "path": path}
+        if content_type not in (None, JSON):
+            api["content_type"] = content_type
         data: dict[str, Any] = {
             "name": name,
             "description": self._description(op, method, path),
-            "api": {"method": method.upper(), "base_url": base_url, "path": path},
+            "api": api,
             "parameters": parameters,
         }
         if auth.type != "none":
@@ -169,30 +180,31 @@ class OperationBuilder:
     # --- request body ----------------------------------------------------------------------
     def _body(
         self, op: dict[str, Any], method: str, where: str, parameters: dict[str, dict[str, Any]]
-    ) -> None:
+    ) -> str | None:
+        """Add the body's properties to ``parameters``; the tool's content type (None: no body)."""
         if "requestBody" not in op:
-            return
+            return None
         body = self.resolver.deref(op["requestBody"], f"{where}/requestBody")
         if not isinstance(body, dict):
             raise Skip("unresolved_body", "the request body reference does not resolve")
         required = bool(body.get("required"))
         content = as_dict(body.get("content"))
-        mime = next((m for m in content if is_json(m)), None)
+        mime, content_type = _body_media_type(content)
         body_where = f"{where}/requestBody"
-        if mime is None:
+        if mime is None or content_type is None:
             kinds = ", ".join(content) or "none"
             self._unusable(
                 required,
                 body_where,
                 "unsupported_body",
-                f"request body types ({kinds}) are not JSON",
+                f"request body types ({kinds}) are not JSON, a form or multipart form data",
             )
-            return
+            return None
         if method in ("get", "delete"):
             self._unusable(
                 required, body_where, "body_not_allowed", f"{method.upper()} with a request body"
             )
-            return
+            return None
         media = as_dict(content[mime])
         schema = self.resolver.schema(media.get("schema", {}), max_depth=self.limits.input_depth)
         properties, needed = _object_properties(schema)
@@ -202,9 +214,10 @@ class OperationBuilder:
                 required,
                 body_where,
                 "non_object_body",
-                f"the JSON body is not an object with properties (type {kind})",
+                f"the {mime} body is not an object with properties (type {kind})",
             )
-            return
+            return None
+        encoding = as_dict(media.get("encoding"))
         for prop, sub in properties.items():
             if isinstance(sub, dict) and sub.get("readOnly") is True:
                 continue
@@ -217,11 +230,39 @@ class OperationBuilder:
                     body_where, "parameter_clash", f"{clash}; the optional property was dropped"
                 )
                 continue
-            parameters[prop] = {
-                **_standalone(sub if isinstance(sub, dict) else {}),
-                "in": "body",
-                "required": required and prop in needed,
-            }
+            field = _standalone(sub if isinstance(sub, dict) else {})
+            if prop in encoding:
+                where_part = body_where + pointer("content", mime, "encoding", prop)[1:]
+                self._encoding(field, as_dict(encoding[prop]), content_type, where_part)
+            parameters[prop] = {**field, "in": "body", "required": required and prop in needed}
+        return content_type
+
+    def _encoding(
+        self, field: dict[str, Any], encoding: dict[str, Any], content_type: str, where: str
+    ) -> None:
+        """Honour a property's ``encoding`` where a tool can (see the module docstring)."""
+        unsent: list[str] = []
+        part_type = encoding.get("contentType")
+        if content_type == MULTIPART and isinstance(part_type, str):
+            if is_binary(field) and "," not in part_type and "*" not in part_type:
+                field.setdefault("contentMediaType", part_type.strip())
+            elif not _default_part_type(field, part_type):
+                unsent.append(f"contentType {part_type!r}")
+        elif content_type == FORM and part_type is not None:
+            unsent.append("contentType (a form field is text)")
+        if encoding.get("headers"):
+            unsent.append("part headers")
+        style, explode = encoding.get("style", "form"), encoding.get("explode", True)
+        if content_type == FORM and (style != "form" or explode is not True):
+            unsent.append(f"style {style!r} with explode {explode!r} (sent as form, exploded)")
+        if encoding.get("allowReserved") is True:
+            unsent.append("allowReserved (reserved characters are percent-encoded)")
+        if unsent:
+            self.log.add(
+                where,
+                "encoding_not_honoured",
+                f"the encoding's {', '.join(unsent)} is not honoured: the tool sends its default",
+            )
 
     def _unusable(self, required: bool, where: str, rule: str, what: str) -> None:
         if required:
@@ -255,6 +296,29 @@ class OperationBuilder:
             text = f"{summary}\n\n{details}" if summary else details
         text = _cap(text, self.limits.description_chars) or f"{method.upper()} {path}"
         return f"[deprecated] {text}" if op.get("deprecated") is True else text
+
+
+def _body_media_type(content: dict[str, Any]) -> tuple[str | None, str | None]:
+    """The media type to send (its key in ``content``) and the tool's content type for it.
+
+    JSON when offered, else a form, else multipart form data; ``(None, None)`` for none.
+    """
+    keys = {str(m).split(";", 1)[0].strip().lower(): m for m in content}
+    json_key = next((m for m in content if is_json(m)), None)
+    if json_key is not None:
+        return str(json_key), JSON
+    for wanted in (FORM, MULTIPART):
+        if wanted in keys:
+            return str(keys[wanted]), wanted
+    return None, None
+
+
+def _default_part_type(field: dict[str, Any], part_type: str) -> bool:
+    """Whether ``part_type`` is what a tool sends for this field anyway."""
+    base = part_type.split(";", 1)[0].strip().lower()
+    if field.get("type") in ("object", "array"):
+        return base == "application/json"
+    return base == "text/plain"
 
 
 def _object_properties(schema: Any) -> tuple[dict[str, Any] | None, set[str]]:

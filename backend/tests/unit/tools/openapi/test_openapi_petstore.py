@@ -67,12 +67,20 @@ def test_endpoint_output_hints_annotations_and_auth(name: str) -> None:
     assert tools["loginUser"].auth.type == "none"
 
 
-def test_form_and_file_bodies_are_dropped_with_a_warning_not_the_operation() -> None:
+def test_form_and_multipart_bodies_become_body_fields() -> None:
     result = convert("petstore-3.0.json")
     tools = {t.name: t for t in result.tools}
-    assert set(tools["updatePetWithForm"].parameters) == {"petId"}
-    rules = {(w.path, w.rule) for w in result.warnings}
-    assert ("#/paths/~1pet~1{petId}~1uploadImage/post/requestBody", "unsupported_body") in rules
+    form = tools["updatePetWithForm"]
+    assert form.api.content_type == "application/x-www-form-urlencoded"
+    assert {n: p.location for n, p in form.parameters.items()} == {
+        "petId": "path",
+        "name": "body",
+        "status": "body",
+    }
+    upload = tools["uploadFile"]
+    assert upload.api.content_type == "multipart/form-data"
+    assert upload.parameters["file"].schema_["format"] == "binary"
+    assert not [w for w in result.warnings if w.rule == "unsupported_body"]
 
 
 def test_a_body_property_named_like_a_path_parameter_is_dropped_with_a_warning() -> None:

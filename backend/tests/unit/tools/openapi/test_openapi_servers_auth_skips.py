@@ -64,9 +64,16 @@ def test_cookies_keep_their_place_and_file_uploads_warn_and_never_crash() -> Non
     assert any(p.location == "cookie" for t in cookies.tools for p in t.parameters.values())
     uploads = convert("file-uploads-3.0.json")
     assert uploads.valid and {w.rule for w in uploads.warnings} == {"unsupported_body"}
+    assert {w.path for w in uploads.warnings} == {"#/paths/~1anything~1image-png/post/requestBody"}
+    kinds = {t.api.path + " " + t.api.method: t.api.content_type for t in uploads.tools}
+    assert kinds == {
+        "/anything/image-png POST": "application/json",  # its optional raw body was dropped
+        "/anything/multipart-formdata POST": "multipart/form-data",
+        "/anything/multipart-formdata PUT": "multipart/form-data",
+    }
 
 
-def test_a_required_form_body_skips_the_operation_with_its_pointer() -> None:
+def test_a_required_form_body_without_fields_skips_the_operation_with_its_pointer() -> None:
     doc = _doc(
         [{"url": "https://x.example.com"}],
         parameters=[{"name": "session", "in": "cookie", "required": True}],
@@ -83,7 +90,7 @@ def test_a_required_form_body_skips_the_operation_with_its_pointer() -> None:
     result = convert_document(doc)
     assert result.valid and [t.parameters["session"].location for t in result.tools] == ["cookie"]
     assert {(w.path, w.rule) for w in result.warnings} == {
-        ("#/paths/~1upload/post", "unsupported_body"),
+        ("#/paths/~1upload/post", "non_object_body"),
     }
 
 
