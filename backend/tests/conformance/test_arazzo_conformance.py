@@ -43,16 +43,6 @@ async def test_every_runner_fixture_case_gives_what_it_expects(
 
 
 OAI_NOT_IMPORTABLE = {
-    "oauth.arazzo.yaml": (
-        "unsupported_body",
-        "its token requests send application/x-www-form-urlencoded bodies, which a tool "
-        "cannot send (JSON object bodies only)",
-    ),
-    "FAPI-PAR.arazzo.yaml": (
-        "unsupported_body",
-        "its PAR step sends a whole payload ($inputs.PARrequestBody) to an operation that "
-        "declares no request body",
-    ),
     "LoginAndRetrievePets.arazzo.yaml": (
         "source_not_read",
         "its source description is a remote URL (raw.githubusercontent.com), which tests do "

@@ -87,7 +87,7 @@ def test_a_plain_document_converts_without_problems() -> None:
         (
             lambda s: s[0]["requestBody"].update(contentType="application/x-www-form-urlencoded"),
             "workflows.0.steps.0.requestBody.contentType",
-            "unsupported_body",
+            "body_content_type",  # the operation takes only JSON
         ),
         (
             lambda s: s[0]["requestBody"].update(payload="name={$inputs.name}"),  # not JSON

@@ -154,6 +154,7 @@ class _Bundle:
                 self.result,
                 self.lenient,
                 functools.partial(self.find, document, key),
+                secret_prefix=identifier(self.catalog).upper().strip("_") or "ARAZZO",
             )
             engine_id = self.ids[(key, str(workflow.get("workflowId")))][0]
             self.workflows[engine_id] = converter.convert()

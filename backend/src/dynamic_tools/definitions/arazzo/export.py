@@ -314,6 +314,10 @@ class _Operation:
         param = self.config.parameters.get(name)
         return param.location if param is not None else None
 
+    @property
+    def content_type(self) -> str:
+        return self.config.api.content_type
+
 
 def _send_static_params(step: dict[str, Any], config: ToolConfig) -> None:
     """Pass the tool's static params, which the exported operation takes as parameters."""
@@ -321,7 +325,9 @@ def _send_static_params(step: dict[str, Any], config: ToolConfig) -> None:
     if parameters:
         step["parameters"] = [*parameters, *step.get("parameters", [])]
     if payload:
-        body = step.setdefault("requestBody", {"contentType": "application/json", "payload": {}})
+        body = step.setdefault(
+            "requestBody", {"contentType": config.api.content_type, "payload": {}}
+        )
         body["payload"] = {**payload, **body.get("payload", {})}
 
 

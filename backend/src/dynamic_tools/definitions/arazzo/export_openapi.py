@@ -230,7 +230,7 @@ def _request_body(config: ToolConfig, warn: Warn) -> dict[str, Any] | None:
     return {
         "required": bool(required),
         "content": {
-            "application/json": {
+            config.api.content_type: {
                 "schema": {"type": "object", "properties": properties, "required": required}
             }
         },

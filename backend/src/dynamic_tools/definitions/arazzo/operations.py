@@ -38,10 +38,14 @@ def operation_tools(
 ) -> dict[tuple[str, str], Operation]:
     """The tools of the operations the steps use, keyed by (source, operationId or METHOD path)."""
     wanted: dict[str, list[str]] = {}
+    media: dict[str, dict[str, str]] = {}  # source → operation → the body type its steps send
     for _, step in _all_steps(raw):
         found = operation_of(step, raw, sources)
         if found is not None:
             wanted.setdefault(found[0], []).append(found[1])
+            body = step.get("requestBody")
+            if isinstance(body, dict) and isinstance(body.get("contentType"), str):
+                media.setdefault(found[0], {})[found[1]] = body["contentType"]
     found_ops: dict[tuple[str, str], Operation] = {}
     several = len(wanted) > 1
     where: Path_ = ("sourceDescriptions", *key)
@@ -55,6 +59,7 @@ def operation_tools(
                 base_url=base_urls.get(source),
                 document_url=source_urls.get(source),
                 include=sorted(set(include)),
+                body_media_types=media.get(source, {}),
             ),
         )
         for problem in conversion.violations:

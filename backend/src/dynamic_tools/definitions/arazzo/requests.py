@@ -10,10 +10,12 @@ from typing import Any
 
 from dynamic_tools.definitions.arazzo.expressions import Answer, ExpressionProblem, Translator
 from dynamic_tools.definitions.arazzo.operations import Operation, operation_of
-from dynamic_tools.definitions.arazzo.parts import Path_, as_list, identifier
+from dynamic_tools.definitions.arazzo.parts import ArazzoConversion, Path_, as_list, identifier
 from dynamic_tools.engine.loaders import MAX_DEPTH
 from dynamic_tools.safe_parsing import TooDeep, loads_json
+from dynamic_tools.tools.credentials import environment_variable
 from dynamic_tools.tools.models import ToolConfig
+from dynamic_tools.tools.registry import dump_tool
 
 
 class StepRequests(ABC):
@@ -31,6 +33,9 @@ class StepRequests(ABC):
     find_workflow: Callable[[str], tuple[str, list[str]] | None]
     params_spec: dict[str, Any]
     """The workflow's params (engine name → spec), as converted from its inputs."""
+    result: ArazzoConversion
+    secret_prefix: str
+    """The start of the names of the tool secrets credentials become (``<CATALOG>``)."""
 
     @abstractmethod
     def problem(self, path: Path_, rule: str, message: str, severity: str = "error") -> None:
@@ -145,6 +150,8 @@ class StepRequests(ABC):
                     f"'{name}' is taken as the operation's only {location} parameter '{match}'",
                     "warning",
                 )
+        if match is None and location in ("header", None):
+            tool, match = self._credential_header(where, tool, name, parameter.get("value"))
         if match is None:
             self.problem(
                 (*where, "name"),
@@ -160,6 +167,7 @@ class StepRequests(ABC):
             self.problem((*where, "value"), "arazzo_expression", str(exc))
             return
         self._input_type((*where, "value"), args[match], tool, match)
+        self._literal_outside_enum((*where, "value"), tool, match, parameter.get("value"))
 
     def _input_type(self, where: Path_, value: Any, tool: ToolConfig, name: str) -> None:
         """An input whose declared type is not the type of the text parameter it feeds.
@@ -212,14 +220,18 @@ class StepRequests(ABC):
         a whole: the call's ``body``, checked against the operation's schema when the call is
         made; ``replacements`` then set its top-level properties (as args, which win).
         """
-        content_type = str(body.get("contentType") or "application/json")
-        if "json" not in content_type:
+        content_type = str(body.get("contentType") or tool.api.content_type)
+        wanted = content_type.split(";", 1)[0].strip().lower()
+        sent = tool.api.content_type
+        if wanted != sent and not ("json" in wanted and sent == "application/json"):
             self.problem(
                 (*where, "contentType"),
-                "unsupported_body",
-                f"a {content_type} body cannot be sent by a tool (JSON objects only)",
+                "body_content_type",
+                f"operation {tool.api.method} {tool.api.path} takes "
+                + (f"a {sent} body" if sent else "no body")
+                + f", not {content_type}: the body is sent as {sent}",
+                "warning" if self.translator.lenient else "error",
             )
-            return None
         payload = copy.deepcopy(body.get("payload"))
         whole: str | None = None
         overrides: dict[str, Any] = {}  # a whole body's replacements
@@ -291,6 +303,12 @@ class StepRequests(ABC):
             )
             return None
         for key, value in payload.items():
+            if str(tool.static_params.body.get(key, "")).startswith("secret:"):
+                continue  # a credential an earlier step made a secret of this tool
+            if key in properties and self._credential_input(
+                (*where, "payload", key), tool, key, value
+            ):
+                continue
             if key not in properties:
                 self.problem(
                     (*where, "payload", key),
@@ -303,7 +321,124 @@ class StepRequests(ABC):
                 args[key] = self.translator.value(value)
             except ExpressionProblem as exc:
                 self.problem((*where, "payload", key), "arazzo_expression", str(exc))
+                continue
+            self._literal_outside_enum((*where, "payload", key), tool, key, value)
         return whole
+
+    def _credential_header(
+        self, where: Path_, tool: ToolConfig, name: str, value: Any
+    ) -> tuple[ToolConfig, str | None]:
+        """A step that sets the credential header itself: the operation takes it from the run.
+
+        ``Authorization: Bearer {$steps.token.outputs.access_token}`` after an OAuth token
+        step (OpenAPI says an ``Authorization`` header parameter SHALL be ignored, and its
+        security scheme names a secret): the value comes from the run, so the tool gets a
+        header parameter of that name and sends no secret of its own in that header.
+        """
+        tool = self._current(tool)
+        header = name.lower()
+        auth = tool.auth
+        own = {"authorization"} if auth.type in ("bearer", "basic") else set()
+        if auth.type == "api_key" and auth.location == "header" and auth.name:
+            own = {auth.name.lower()}
+        runtime = isinstance(value, str) and "$" in value
+        if not runtime or not (header == "authorization" or header in own):
+            return tool, None
+        data = dump_tool(tool)
+        data.setdefault("parameters", {})[name] = {
+            "type": "string",
+            "description": f"The {name} header, set by the workflow",
+            "in": "header",
+        }
+        if header in own:
+            data.pop("auth", None)
+        changed = ToolConfig.model_validate(data)
+        self._replace_tool(changed)
+        dropped = f" instead of the secret {auth.secret}" if header in own else ""
+        self.problem(
+            (*where, "name"),
+            "credential_header",
+            f"the step sets the {name} header itself (a credential of the run, e.g. a token "
+            f"an earlier step got): {tool.api.method} {tool.api.path} takes it as a "
+            f"parameter{dropped}",
+            "warning",
+        )
+        return changed, name
+
+    def _current(self, tool: ToolConfig) -> ToolConfig:
+        """The tool of ``tool``'s operation as the conversion has changed it so far."""
+        return next((t for t in self.result.tools if t.name == tool.name), tool)
+
+    def _replace_tool(self, changed: ToolConfig) -> None:
+        """Use ``changed`` for its operation in every step from now on, and import it."""
+        for place, operation in list(self.operations.items()):
+            if operation.tool.name == changed.name:
+                self.operations[place] = Operation(changed, operation.source)
+        self.result.tools = [changed if t.name == changed.name else t for t in self.result.tools]
+
+    def _literal_outside_enum(self, where: Path_, tool: ToolConfig, name: str, value: Any) -> None:
+        """Lenient: a literal the document sends that the operation's ``enum`` lacks is taken.
+
+        The two documents disagree (FAPI-PAR's token step sends ``authorization_code`` to a
+        ``grant_type`` whose enum is ``client_credentials``); a runner sends what the Arazzo
+        document says, so the tool's enum gains the value, with a warning. Strict mode leaves
+        it to the workflow validator, which names it as a problem.
+        """
+        tool = self._current(tool)
+        param = tool.parameters.get(name)
+        enum = param.schema_.get("enum") if param is not None else None
+        literal = isinstance(value, str | int | float | bool) and "$" not in str(value)
+        if not self.translator.lenient or not isinstance(enum, list) or not literal:
+            return
+        if value in enum or param is None:
+            return
+        data = dump_tool(tool)
+        data["parameters"][name]["enum"] = [*enum, value]
+        self._replace_tool(ToolConfig.model_validate(data))
+        self.problem(
+            where,
+            "value_outside_enum",
+            f"{value!r} is not one of the values {tool.api.method} {tool.api.path} declares "
+            f"for '{name}' ({', '.join(repr(e) for e in enum)}): it is sent as the Arazzo "
+            "document says",
+            "warning",
+        )
+
+    def _credential_input(self, where: Path_, tool: ToolConfig, key: str, value: Any) -> bool:
+        """A client's credential in a body field fed by a run input becomes a secret of the tool.
+
+        ``client_secret: $inputs.client_secret`` in a token request: a run's params are
+        stored, shown and journaled, and a secret travels by reference only. The tool sends
+        ``secret:<CATALOG>_CLIENT_SECRET`` in that field instead (set it as any tool secret);
+        the input is no longer needed. Only an application's own credentials (``*secret*``,
+        ``api_key``) are: a user's password in a login step differs from run to run.
+        """
+        tool = self._current(tool)
+        found = re.fullmatch(r"\$inputs\.(.+)", value) if isinstance(value, str) else None
+        if found is None or not _client_credential(key):
+            return False
+        secret = f"{self.secret_prefix}_{identifier(key).upper().strip('_')}"
+        data = dump_tool(tool)
+        data["parameters"] = {n: p for n, p in data.get("parameters", {}).items() if n != key}
+        static = data.setdefault("static_params", {})
+        static["body"] = {**static.get("body", {}), key: f"secret:{secret}"}
+        self._replace_tool(ToolConfig.model_validate(data))
+        engine = self.translator.names.params.get(found.group(1).strip())
+        param = self.params_spec.get(engine or "")
+        if param is not None:
+            param["required"] = False
+            note = f"(not used: the secret {secret} is sent instead)"
+            param["description"] = f"{param.get('description', '')} {note}".strip()
+        self.problem(
+            where,
+            "credential_input",
+            f"'{key}' is a credential: a run does not carry it; {tool.api.method} "
+            f"{tool.api.path} sends the tool secret secret:{secret} instead (set it as the "
+            f"environment variable {environment_variable(secret)} or the file {secret} in "
+            "SECRETS_DIR)",
+            "warning",
+        )
+        return True
 
     def _outputs(self, here: Path_, outputs: dict[str, Any], answer: Answer) -> dict[str, Any]:
         converted: dict[str, Any] = {}
@@ -382,6 +517,12 @@ def _replace(payload: Any, pointer: str, value: Any) -> Any:
 
 _JSON_TYPE = {"str": "string", "int": "integer", "float": "number", "bool": "boolean"}
 _JSON_TYPE |= {"list": "array", "dict": "object"}
+
+
+def _client_credential(name: str) -> bool:
+    """Whether a field holds an application's own credential (``client_secret``, ``api_key``)."""
+    flat = re.sub(r"[-_.\s]", "", name.lower())
+    return "secret" in flat or flat in ("apikey", "clientassertion")
 
 
 def quoted(text: str) -> str:

@@ -52,8 +52,11 @@ class WorkflowConverter(StepRequests):
         result: ArazzoConversion,
         lenient: bool,
         find_workflow: Callable[[str], tuple[str, list[str]] | None],
+        *,
+        secret_prefix: str = "ARAZZO",
     ) -> None:
         self.find_workflow = find_workflow
+        self.secret_prefix = secret_prefix
         self.raw = raw
         self.sources = sources
         self.workflow = workflow

@@ -246,7 +246,7 @@ class CallKind(StepKind[CallNode]):
             step["parameters"] = parameters
         if node.body is not None:  # the whole body; args set its properties over it
             request: dict[str, Any] = {
-                "contentType": "application/json",
+                "contentType": operation.content_type,
                 "payload": out.value(node.body, node_id),
             }
             if payload:
@@ -256,7 +256,7 @@ class CallKind(StepKind[CallNode]):
                 ]
             step["requestBody"] = request
         elif payload:
-            step["requestBody"] = {"contentType": "application/json", "payload": payload}
+            step["requestBody"] = {"contentType": operation.content_type, "payload": payload}
         criteria = []
         for criterion in node.criteria:
             if criterion.type == "simple":

@@ -224,6 +224,11 @@ class ArazzoOperation(Protocol):
         """The ``operationId`` of the tool in the OpenAPI description written beside it."""
         ...
 
+    @property
+    def content_type(self) -> str:
+        """How the tool sends its body (``application/json``, a form, multipart)."""
+        ...
+
     def param_in(self, name: str) -> str | None:
         """Where the tool takes argument ``name`` (``path``, ``query``, ``body``...).
 

@@ -9,7 +9,7 @@ a document makes this raise. A document whose inlined references would grow past
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,6 +46,9 @@ class ConversionOptions:
             name, or ``"METHOD /path"``. Unknown entries are violations.
         limits: description length and ``$ref`` inlining depths.
         max_recursion: how many times a recursive ``$ref`` is expanded on one path.
+        body_media_types: the request body media type to send, by operation (keyed as
+            ``include``), when the operation offers several (an Arazzo step's contentType);
+            otherwise JSON, else a form, else multipart form data.
     """
 
     catalog: str | None = None
@@ -55,6 +58,7 @@ class ConversionOptions:
     include: Sequence[str] | None = None
     limits: Limits = field(default_factory=Limits)
     max_recursion: int = 1
+    body_media_types: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -173,6 +177,8 @@ def convert_document(document: Any, options: ConversionOptions | None = None) ->
                 item=entry.item,
                 base_url=url,
                 auth=auth.for_requirements(requirements),
+                prefer=options.body_media_types.get(_op_id(entry.op) or "")
+                or options.body_media_types.get(f"{entry.method.upper()} {entry.path}"),
             )
             tool = ToolConfig.model_validate(data)
         except Skip as skip:

@@ -100,12 +100,13 @@ class OperationBuilder:
         item: dict[str, Any],
         base_url: str,
         auth: AuthSpec,
+        prefer: str | None = None,
     ) -> dict[str, Any]:
         """The tool's data (not yet validated); raises :class:`Skip` when it cannot be one."""
         if method not in SUPPORTED_METHODS:
             raise Skip("unsupported_method", f"{method.upper()} operations are not supported")
         parameters = self._parameters(op, item, path, where)
-        content_type = self._body(op, method, where, parameters)
+        content_type = self._body(op, method, where, parameters, prefer)
         tags = op.get("tags")
         api: dict[str, Any] = {"method": method.upper(), "base_url": base_url, "path": path}
         if content_type not in (None, JSON):
@@ -144,6 +145,14 @@ class OperationBuilder:
                 raise Skip(
                     "invalid_parameter", f"parameter '{name}' has an unknown 'in': {location!r}"
                 )
+            if location == "header" and name.lower() in _IGNORED_HEADERS:
+                self.log.add(
+                    where,
+                    "ignored_header_parameter",
+                    f"header parameter '{name}' is ignored, as OpenAPI says (the body's type, "
+                    "the accepted answers and the auth are the tool's own)",
+                )
+                continue
             if name in out:
                 raise Skip(
                     "parameter_clash",
@@ -179,7 +188,12 @@ class OperationBuilder:
 
     # --- request body ----------------------------------------------------------------------
     def _body(
-        self, op: dict[str, Any], method: str, where: str, parameters: dict[str, dict[str, Any]]
+        self,
+        op: dict[str, Any],
+        method: str,
+        where: str,
+        parameters: dict[str, dict[str, Any]],
+        prefer: str | None = None,
     ) -> str | None:
         """Add the body's properties to ``parameters``; the tool's content type (None: no body)."""
         if "requestBody" not in op:
@@ -189,7 +203,7 @@ class OperationBuilder:
             raise Skip("unresolved_body", "the request body reference does not resolve")
         required = bool(body.get("required"))
         content = as_dict(body.get("content"))
-        mime, content_type = _body_media_type(content)
+        mime, content_type = _body_media_type(content, prefer)
         body_where = f"{where}/requestBody"
         if mime is None or content_type is None:
             kinds = ", ".join(content) or "none"
@@ -298,12 +312,22 @@ class OperationBuilder:
         return f"[deprecated] {text}" if op.get("deprecated") is True else text
 
 
-def _body_media_type(content: dict[str, Any]) -> tuple[str | None, str | None]:
+_IGNORED_HEADERS = frozenset({"accept", "content-type", "authorization"})
+"""Header parameters OpenAPI says SHALL be ignored (3.x, Parameter Object ``name``)."""
+
+
+def _body_media_type(
+    content: dict[str, Any], prefer: str | None = None
+) -> tuple[str | None, str | None]:
     """The media type to send (its key in ``content``) and the tool's content type for it.
 
-    JSON when offered, else a form, else multipart form data; ``(None, None)`` for none.
+    ``prefer`` when offered; else JSON when offered, else a form, else multipart form data;
+    ``(None, None)`` for none.
     """
     keys = {str(m).split(";", 1)[0].strip().lower(): m for m in content}
+    wanted_base = (prefer or "").split(";", 1)[0].strip().lower()
+    if wanted_base in (FORM, MULTIPART) and wanted_base in keys:
+        return str(keys[wanted_base]), wanted_base
     json_key = next((m for m in content if is_json(m)), None)
     if json_key is not None:
         return str(json_key), JSON
