@@ -502,8 +502,14 @@ def _tools(url: str) -> dict[str, dict[str, Any]]:
         },
         "report": {
             "description": "Write a report",
-            "api": {"method": "PUT", "base_url": f"{url}/weather", "path": "/r"},
+            "api": {
+                "method": "PUT",
+                "base_url": f"{url}/weather",
+                "path": "/r",
+                "content_type": "application/x-www-form-urlencoded",
+            },
             "parameters": {"text": {"type": "string", "in": "body"}},
+            "static_params": {"body": {"client_secret": "secret:WEATHER_KEY"}},
             "auth": {"type": "basic", "username": "ada", "secret": "secret:DB_PASS"},
         },
     }
@@ -564,6 +570,9 @@ async def test_static_params_and_secrets_of_their_own_survive_the_round_trip(cas
     assert calls[1]["headers"]["x-vet-key"] == "***"
     assert calls[1]["body"] == '{"source":"export","level":2,"note":"visit of cat"}'
     assert calls[3]["headers"]["authorization"] == "Basic ***"
+    # a form body whose secret field travels by reference (x-dynamic-tools-secret), both ways
+    assert calls[3]["headers"]["content-type"] == "application/x-www-form-urlencoded"
+    assert calls[3]["body"] == "client_secret=***&text=done"
     paths = {w["path"] for w in export["warnings"]}
     assert "tools.report.auth.username" in paths  # kept only in x-dynamic-tools-username
     assert "servers" not in export["openapi"]  # two base URLs: one per operation

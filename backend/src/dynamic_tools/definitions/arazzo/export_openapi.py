@@ -27,6 +27,7 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from dynamic_tools.tools.credentials import secret_name
 from dynamic_tools.tools.models import AuthSpec, ToolConfig
 from dynamic_tools.tools.openapi.security import SECRET_EXTENSION, USERNAME_EXTENSION
 
@@ -128,7 +129,12 @@ def static_values(config: ToolConfig) -> tuple[list[dict[str, Any]], dict[str, A
         for location, name, value in _static_parameters(config)
         if _static_kept(config, name)
     ]
-    payload = dict(config.static_params.body) if _static_body_kept(config) else {}
+    secrets = config.static_params.secret_body
+    payload = (
+        {k: v for k, v in config.static_params.body.items() if k not in secrets}
+        if _static_body_kept(config)
+        else {}
+    )
     return parameters, payload
 
 
@@ -222,6 +228,8 @@ def _request_body(config: ToolConfig, warn: Warn) -> dict[str, Any] | None:
     elif static:
         properties.update({name: _const(value) for name, value in static.items()})
         required += list(static)
+        for name, reference in config.static_params.secret_body.items():  # by reference only
+            properties[name] = {"type": "string", SECRET_EXTENSION: secret_name(reference)}
     body = {n: p for n, p in config.parameters.items() if p.location == "body"}
     properties.update({n: p.schema_ for n, p in body.items()})
     required += [n for n, p in body.items() if p.required]

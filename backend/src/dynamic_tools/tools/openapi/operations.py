@@ -21,9 +21,11 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
+from dynamic_tools.tools.credentials import SECRET_NAME
 from dynamic_tools.tools.file_fields import is_binary
 from dynamic_tools.tools.models import FORM, JSON, MULTIPART, AuthSpec
 from dynamic_tools.tools.openapi.issues import IssueLog, as_dict, pointer
@@ -34,6 +36,7 @@ from dynamic_tools.tools.openapi.refs import (
     MAX_SCHEMA_BYTES,
     SchemaResolver,
 )
+from dynamic_tools.tools.openapi.security import SECRET_EXTENSION
 
 SUPPORTED_METHODS = frozenset({"get", "post", "put", "patch", "delete"})
 
@@ -88,6 +91,7 @@ class OperationBuilder:
         self.resolver = resolver
         self.log = log
         self.limits = limits
+        self._secret_fields: dict[str, str] = {}  # the operation's body fields sent as secrets
 
     def build(
         self,
@@ -106,6 +110,7 @@ class OperationBuilder:
         if method not in SUPPORTED_METHODS:
             raise Skip("unsupported_method", f"{method.upper()} operations are not supported")
         parameters = self._parameters(op, item, path, where)
+        self._secret_fields = {}
         content_type = self._body(op, method, where, parameters, prefer)
         tags = op.get("tags")
         api: dict[str, Any] = {"method": method.upper(), "base_url": base_url, "path": path}
@@ -119,6 +124,8 @@ class OperationBuilder:
         }
         if auth.type != "none":
             data["auth"] = auth.model_dump(by_alias=True, exclude_defaults=True)
+        if self._secret_fields:
+            data["static_params"] = {"body": dict(self._secret_fields)}
         output = self._output(op, where)
         if output is not None:
             data["output_schema"] = output
@@ -232,6 +239,8 @@ class OperationBuilder:
             )
             return None
         encoding = as_dict(media.get("encoding"))
+        # the schema as written: extensions (a secret body field's) are not kept once resolved
+        raw_properties = as_dict(as_dict(media.get("schema")).get("properties"))
         for prop, sub in properties.items():
             if isinstance(sub, dict) and sub.get("readOnly") is True:
                 continue
@@ -242,6 +251,16 @@ class OperationBuilder:
                     raise Skip("parameter_clash", clash)
                 self.log.add(
                     body_where, "parameter_clash", f"{clash}; the optional property was dropped"
+                )
+                continue
+            named = as_dict(raw_properties.get(prop)).get(SECRET_EXTENSION)
+            if isinstance(named, str) and re.fullmatch(SECRET_NAME, named):
+                self._secret_fields[prop] = f"secret:{named}"
+                self.log.add(
+                    body_where,
+                    "named_secret",
+                    f"body field '{prop}' sends the tool secret secret:{named} "
+                    f"({SECRET_EXTENSION}): its value is sent to this document's servers",
                 )
                 continue
             field = _standalone(sub if isinstance(sub, dict) else {})
