@@ -155,3 +155,20 @@ def test_a_goto_back_is_a_loop_with_a_bound_and_a_warning() -> None:
         "max_loops": MAX_LOOPS,
     }
     assert _problems(result)["workflows.0.steps.1.onSuccess.0.stepId"] == ("loop", "warning")
+
+
+def test_a_workflows_parameters_apply_to_the_steps_whose_operations_take_them() -> None:
+    doc = copy.deepcopy(DOC)
+    workflow = doc["workflows"][0]
+    workflow["parameters"] = [
+        {"name": "id", "in": "path", "value": "fixed"},  # getItem takes it; addItem does not
+        {"name": "X-Trace", "in": "header", "value": "t-1"},  # no operation takes it
+    ]
+    result = convert_arazzo(doc, {"s": SOURCE}, catalog="c")
+    graph = result.document["workflows"]["w"]["graph"]
+    assert result.problems == []
+    assert graph["add"]["args"] == {"name": "$name"}
+    assert graph["get"]["args"] == {"id": "$add.id"}  # the step's own overrides it
+    del workflow["steps"][1]["parameters"]
+    graph = convert_arazzo(doc, {"s": SOURCE}, catalog="c").document["workflows"]["w"]["graph"]
+    assert graph["get"]["args"] == {"id": "fixed"}

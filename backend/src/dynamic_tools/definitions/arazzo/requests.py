@@ -31,6 +31,7 @@ class StepRequests(ABC):
     operations: dict[tuple[str, str], Operation]
     translator: Translator
     find_workflow: Callable[[str], tuple[str, list[str]] | None]
+    workflow: dict[str, Any]
     params_spec: dict[str, Any]
     """The workflow's params (engine name → spec), as converted from its inputs."""
     result: ArazzoConversion
@@ -62,7 +63,12 @@ class StepRequests(ABC):
             return {"call": "rest_call", "args": {}}
         tool = op.tool
         args: dict[str, Any] = {}
-        for i, parameter in enumerate(as_list(step.get("parameters"))):
+        own = as_list(step.get("parameters"))
+        named = {self._parameter_key(p) for p in own}
+        for i, parameter in enumerate(as_list(self.workflow.get("parameters"))):
+            if self._parameter_key(parameter) not in named:  # a step's own overrides it
+                self._parameter(("parameters", i), parameter, tool, args, for_every_step=True)
+        for i, parameter in enumerate(own):
             self._parameter((*here, "parameters", i), parameter, tool, args)
         body = step.get("requestBody")
         whole = None
@@ -100,9 +106,24 @@ class StepRequests(ABC):
         )
         return Answer(request=request, method=tool.api.method, url=url)
 
+    def _parameter_key(self, parameter: Any) -> tuple[str, str] | None:
+        """A parameter's (name, in), references resolved: what a step's own overrides."""
+        if isinstance(parameter, dict) and isinstance(parameter.get("reference"), str):
+            parameter = self._component(parameter["reference"])
+        if not isinstance(parameter, dict):
+            return None
+        return str(parameter.get("name", "")).lower(), str(parameter.get("in") or "")
+
     def _parameter(
-        self, where: Path_, parameter: Any, tool: ToolConfig, args: dict[str, Any]
+        self,
+        where: Path_,
+        parameter: Any,
+        tool: ToolConfig,
+        args: dict[str, Any],
+        *,
+        for_every_step: bool = False,
     ) -> None:
+        """One parameter into ``args``; ``for_every_step``: a workflow's, skipped where unknown."""
         if not isinstance(parameter, dict):
             return
         if isinstance(parameter.get("reference"), str):
@@ -136,7 +157,12 @@ class StepRequests(ABC):
                         "warning",
                     )
                     break
-        if match is None and self.translator.lenient and location is not None:
+        if (
+            match is None
+            and self.translator.lenient
+            and location is not None
+            and not for_every_step
+        ):
             free = [
                 n
                 for n, spec in tool.parameters.items()
@@ -150,6 +176,8 @@ class StepRequests(ABC):
                     f"'{name}' is taken as the operation's only {location} parameter '{match}'",
                     "warning",
                 )
+        if match is None and for_every_step:
+            return  # a workflow's parameter is for the steps whose operations take it
         if match is None and location in ("header", None):
             tool, match = self._credential_header(where, tool, name, parameter.get("value"))
         if match is None:
