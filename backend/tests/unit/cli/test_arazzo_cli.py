@@ -50,6 +50,21 @@ def test_import_arazzo_writes_the_tools_and_the_workflows(registry: Path, tmp_pa
     assert (registry / "catalogs" / "shop.tools.json").is_file()
 
 
+def test_import_arazzo_takes_the_chosen_workflow_and_says_what_is_left_out(
+    registry: Path, tmp_path: Path
+) -> None:
+    document = tmp_path / "docs" / "shop.arazzo.yaml"
+    shutil.copytree(FIXTURES / "arazzo" / "semantics", document.parent)
+    options = ["--catalog", "shop", "--base-url", "https://shop.example.com/api"]
+    result = CliRunner().invoke(
+        app, ["import-arazzo", str(document), *options, "--workflow", "login"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "left out workflow buy: not among the workflows chosen" in result.output
+    saved = yaml.safe_load((registry / "workflows" / "shop.arazzo.yaml").read_text())
+    assert set(saved["workflows"]) == {"login"}
+
+
 def test_import_arazzo_names_a_bad_source_option_and_strict_mode_problems(
     registry: Path,
 ) -> None:
