@@ -4,10 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
+from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from tests.support.servers import serve
 
 
 class Shop:
@@ -71,4 +77,13 @@ class Shop:
         return JSONResponse({"message": "unknown"}, status_code=418)
 
 
-__all__ = ["Shop"]
+@contextmanager
+def serving_shop(**options: Any) -> Iterator[tuple[Shop, str]]:
+    """A :class:`Shop` served on loopback: it and its URL (stopped on exit)."""
+    api = Shop(**options)
+    app = Starlette(routes=[Route("/{path:path}", api.handle, methods=["GET", "POST"])])
+    with serve(app) as url:
+        yield api, url
+
+
+__all__ = ["Shop", "serving_shop"]

@@ -18,15 +18,12 @@ from typing import Any
 import httpx
 import pytest
 import yaml
-from starlette.applications import Starlette
-from starlette.routing import Route
 
 from dynamic_tools.api.app import create_app
 from dynamic_tools.settings import Settings
 from tests.support.app_client import app_client
 from tests.support.mocked_runs import wait_for
-from tests.support.servers import serve
-from tests.support.shop_api import Shop
+from tests.support.shop_api import Shop, serving_shop
 
 SEMANTICS = Path(__file__).resolve().parents[2] / "fixtures" / "arazzo" / "semantics"
 
@@ -75,10 +72,8 @@ WHOLE_BODIES = """
 
 @pytest.fixture
 def shop() -> Iterator[tuple[Shop, str]]:
-    api = Shop()
-    app = Starlette(routes=[Route("/{path:path}", api.handle, methods=["GET", "POST"])])
-    with serve(app) as url:
-        yield api, url
+    with serving_shop() as served:
+        yield served
 
 
 @pytest.fixture

@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 import pytest
 from starlette.applications import Starlette
-from starlette.routing import Mount, Route
+from starlette.routing import Mount
 from starlette.staticfiles import StaticFiles
 
 from dynamic_tools.api.app import create_app
@@ -28,18 +28,15 @@ from dynamic_tools.settings import Settings
 from tests.support.app_client import app_client
 from tests.support.mocked_runs import wait_for
 from tests.support.servers import serve
-from tests.support.shop_api import Shop
+from tests.support.shop_api import Shop, serving_shop
 
 SEMANTICS = Path(__file__).resolve().parents[2] / "fixtures" / "arazzo" / "semantics"
 
 
 @pytest.fixture
 def shop() -> Iterator[tuple[Shop, str]]:
-    api = Shop()
-    methods = ["GET", "POST"]
-    app = Starlette(routes=[Route("/{path:path}", api.handle, methods=methods)])
-    with serve(app) as url:
-        yield api, url
+    with serving_shop() as served:
+        yield served
 
 
 @pytest.fixture
