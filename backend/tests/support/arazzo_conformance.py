@@ -124,8 +124,8 @@ class MockApi:
             mock
             for mock in self.mocks
             if str(mock.get("method", "get")).lower() == method
-            and _path_matches(str(mock.get("path", "")), path)
-            and _query_matches(mock.get("query_params"), query)
+            and _path_matches(_mock_path(mock), path)
+            and _query_matches(mock.get("query_params", mock.get("request_params")), query)
         ]
         if not matching:
             self.unmatched.append(f"{request.method} {path}")
@@ -141,8 +141,13 @@ class MockApi:
         return Response(status_code=status, headers=headers)
 
 
+def _mock_path(mock: dict[str, Any]) -> str:
+    """A mock's path: ``path``, or ``url`` (some fixtures name the whole URL)."""
+    return str(mock.get("path", mock.get("url", "")))
+
+
 def _specificity(mock: dict[str, Any]) -> tuple[int, int]:
-    path = str(mock.get("path", ""))
+    path = _mock_path(mock)
     path = urlsplit(path).path if "://" in path else path
     return ("{" not in path, len(path))
 
@@ -189,15 +194,24 @@ def arazzo_file(folder: Path) -> Path:
     raise AssertionError(f"no Arazzo document in {folder}")
 
 
+def local_source(folder: Path, config: dict[str, Any], source: dict[str, Any]) -> Path | None:
+    """The fixture's file for a source: ``sources`` maps a remote one; else its URL's file name."""
+    mapped = (config.get("sources") or {}).get(str(source.get("name")))
+    local = folder / (str(mapped) if mapped else str(source.get("url", "")).split("/")[-1])
+    return local if local.is_file() else None
+
+
 def _base_urls(arazzo: dict[str, Any], folder: Path, config: dict[str, Any], mock: str) -> dict:
     """Each source's server URL with its scheme and host replaced by the mock server's."""
     found: dict[str, str] = {}
     fallback = next(iter((config.get("base_urls") or {}).values()), "https://api.example.com")
     for source in arazzo.get("sourceDescriptions") or []:
-        local = folder / str(source.get("url", "")).split("/")[-1]
-        if not local.is_file():
+        local = local_source(folder, config, source)
+        if local is None:
             continue
         document = yaml.safe_load(local.read_text(encoding="utf-8"))
+        if not isinstance(document, dict) or "arazzo" in document:
+            continue  # an Arazzo source has no servers of its own
         servers = document.get("servers") or [{"url": "/"}]
         server = urljoin(str(fallback).rstrip("/") + "/", str(servers[0].get("url", "/")))
         found[str(source.get("name"))] = mock + urlsplit(server).path.rstrip("/")
@@ -220,12 +234,13 @@ async def run_fixture(folder: Path, settings: Settings, mock: MockApi, mock_url:
                 "name": identifier(folder.name).replace("_", "-").strip("-"),
                 "lenient": True,
                 "base_urls": _base_urls(arazzo, folder, config, mock_url),
+                "sources": config.get("sources") or {},
             },
         )
         if imported.status_code != 201:
             why = f"import refused: {imported.status_code} {imported.text[:600]}"
             return [
-                CaseResult(folder.name, str(case.get("id")), False, why)
+                CaseResult(folder.name, case_label(case), False, why)
                 for case in config.get("workflows") or []
             ]
         for secret in imported.json().get("secrets") or []:  # the fixtures' APIs ask for a token
@@ -245,7 +260,7 @@ async def _run_case(
     client: httpx.AsyncClient, fixture: str, case: dict[str, Any], mock: MockApi
 ) -> CaseResult:
     name = str(case.get("id"))
-    label = name
+    label = case_label(case)
     started = await client.post(
         f"/workflows/{identifier(name)}/runs",
         json={"params": case.get("inputs") or case.get("params") or {}},
@@ -276,6 +291,11 @@ async def _run_case(
         mock=mock,
     )
     return CaseResult(fixture, label, not problems, "; ".join(problems))
+
+
+def case_label(case: dict[str, Any]) -> str:
+    """A case's name in results: its ``name`` (two cases of one workflow), else the workflow id."""
+    return str(case.get("name") or case.get("id"))
 
 
 def case_mocks(config: dict[str, Any], case: dict[str, Any]) -> list[dict[str, Any]]:
@@ -332,9 +352,11 @@ __all__ = [
     "KnownFailure",
     "MockApi",
     "arazzo_file",
+    "case_label",
     "case_mocks",
     "expected_problems",
     "fixtures",
+    "local_source",
     "mock_server",
     "run_all",
     "run_fixture",
