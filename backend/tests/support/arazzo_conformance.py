@@ -189,7 +189,7 @@ def arazzo_file(folder: Path) -> Path:
     for path in sorted(folder.iterdir()):
         if path.suffix in (".yaml", ".yml", ".json") and path.name != "test_config.yaml":
             head = path.read_text(encoding="utf-8")[:2000]
-            if re.search(r"""^["']?arazzo["']?\s*:""", head, re.MULTILINE):
+            if re.search(r"""^[\s{]*["']?arazzo["']?\s*:""", head, re.MULTILINE):
                 return path
     raise AssertionError(f"no Arazzo document in {folder}")
 
@@ -201,7 +201,7 @@ def local_source(folder: Path, config: dict[str, Any], source: dict[str, Any]) -
     return local if local.is_file() else None
 
 
-def _base_urls(arazzo: dict[str, Any], folder: Path, config: dict[str, Any], mock: str) -> dict:
+def base_urls(arazzo: dict[str, Any], folder: Path, config: dict[str, Any], mock: str) -> dict:
     """Each source's server URL with its scheme and host replaced by the mock server's."""
     found: dict[str, str] = {}
     fallback = next(iter((config.get("base_urls") or {}).values()), "https://api.example.com")
@@ -233,7 +233,7 @@ async def run_fixture(folder: Path, settings: Settings, mock: MockApi, mock_url:
                 "source": str(arazzo_path),
                 "name": identifier(folder.name).replace("_", "-").strip("-"),
                 "lenient": True,
-                "base_urls": _base_urls(arazzo, folder, config, mock_url),
+                "base_urls": base_urls(arazzo, folder, config, mock_url),
                 "sources": config.get("sources") or {},
             },
         )
@@ -352,6 +352,7 @@ __all__ = [
     "KnownFailure",
     "MockApi",
     "arazzo_file",
+    "base_urls",
     "case_label",
     "case_mocks",
     "expected_problems",
