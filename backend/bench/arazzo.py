@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import statistics
 import tempfile
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -84,7 +86,8 @@ def main() -> dict[str, Any]:
         theirs = [r for r in peer if r.fixture == fixture]
         redocly = [r for r in respected if r.fixture == fixture]
         failed = [r for r in mine if not r.passed]
-        why = "; ".join(f"{r.case}: {_why(r)}" for r in failed)
+        reasons = Counter(_why(r) for r in failed)
+        why = "; ".join(f"{n} x {reason}" for reason, n in reasons.items())
         ours_ms, peer_ms, respect_ms = (_median_ms(r) for r in (mine, theirs, redocly))
         table.add_row(
             fixture,
@@ -133,8 +136,12 @@ def _median_ms(results: list[CaseResult]) -> float:
 
 
 def _why(result: CaseResult) -> str:
+    """Why a case of ours failed, short: a known one's reason up to its first comma or colon."""
     known = KNOWN_FAILURES.get((result.fixture, result.case))
-    return f"known — {known.reason}" if known else result.why
+    if known is None:
+        return result.why[:200]
+    short = re.split(r"[,:;(]", known.reason, maxsplit=1)[0].strip()
+    return f"known — {short[:90]}"
 
 
 if __name__ == "__main__":

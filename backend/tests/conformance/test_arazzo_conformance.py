@@ -28,6 +28,7 @@ def fixture_settings(
             registry_config_path=root / "config.yaml",
             data_dir=root / "data",
             allowed_target_hosts=hosts,
+            document_workers=0,  # parse in a thread: no worker pool to start per fixture
         )
 
     return make
