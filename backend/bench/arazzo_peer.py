@@ -26,6 +26,7 @@ from tests.support.arazzo_conformance import (
     case_mocks,
     expected_problems,
     fixtures,
+    load_document,
     local_source,
 )
 
@@ -100,7 +101,7 @@ def _runner(folder: Path, config: dict[str, Any], mock_url: str) -> Any:
     for source in sources:
         local = local_source(folder, config, source)
         if local is not None and source.get("name") in mapped:
-            found[str(source["name"])] = yaml.safe_load(local.read_text(encoding="utf-8"))
+            found[str(source["name"])] = load_document(local)
     return ArazzoRunner(arazzo_doc=document, source_descriptions=found, http_client=client)
 
 

@@ -40,6 +40,7 @@ from tests.support.arazzo_conformance import (
     case_mocks,
     expected_problems,
     fixtures,
+    load_document,
 )
 from tests.support.node_peers import PEERS, installed_version
 
@@ -135,7 +136,7 @@ def run_respect(mock: MockApi, mock_url: str) -> list[CaseResult] | str:
         for folder in fixtures():
             config = yaml.safe_load((folder / "test_config.yaml").read_text(encoding="utf-8"))
             document_path = _scratch_copy(folder, config, Path(tmp))
-            document = yaml.safe_load(arazzo_file(folder).read_text(encoding="utf-8"))
+            document = load_document(arazzo_file(folder))
             servers = base_urls(document, folder, config, mock_url)
             for case in config.get("workflows") or []:
                 mock.reset(case_mocks(config, case))

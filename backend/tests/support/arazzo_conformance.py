@@ -16,6 +16,7 @@ prints them as a table. The cases expected to fail are listed, with why, in
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import shutil
 import time
@@ -377,6 +378,14 @@ def arazzo_file(folder: Path) -> Path:
     raise AssertionError(f"no Arazzo document in {folder}")
 
 
+def load_document(path: Path) -> Any:
+    """A YAML or JSON file, parsed by the C parsers (the fixtures' sources reach 1 MB)."""
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".json":
+        return json.loads(text)
+    return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+
+
 def local_source(folder: Path, config: dict[str, Any], source: dict[str, Any]) -> Path | None:
     """The fixture's file for a source: ``sources`` maps a remote one; else its URL's file name."""
     mapped = (config.get("sources") or {}).get(str(source.get("name")))
@@ -392,7 +401,7 @@ def base_urls(arazzo: dict[str, Any], folder: Path, config: dict[str, Any], mock
         local = local_source(folder, config, source)
         if local is None:
             continue
-        document = yaml.safe_load(local.read_text(encoding="utf-8"))
+        document = load_document(local)
         if not isinstance(document, dict) or "arazzo" in document:
             continue  # an Arazzo source has no servers of its own
         servers = document.get("servers") or [{"url": "/"}]
@@ -407,7 +416,7 @@ async def run_fixture(folder: Path, settings: Settings, mock: MockApi, mock_url:
     target = settings.registry_root / "arazzo" / folder.name
     shutil.copytree(folder, target)
     arazzo_path = arazzo_file(target)
-    arazzo = yaml.safe_load(arazzo_path.read_text(encoding="utf-8"))
+    arazzo = load_document(arazzo_path)
     results: list[CaseResult] = []
     async with app_client(create_app(settings)) as client:
         imported = await client.post(
@@ -540,6 +549,7 @@ __all__ = [
     "case_mocks",
     "expected_problems",
     "fixtures",
+    "load_document",
     "local_source",
     "mock_server",
     "run_all",
