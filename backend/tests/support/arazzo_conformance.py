@@ -150,13 +150,6 @@ KNOWN_FAILURES: dict[tuple[str, str], KnownFailure] = {
         "braces ($sourceDescriptions.museum-api#/paths/...)",
         "no operation 'museum-api.getMuseumHours' in museum-api",
     ),
-    # outside the features: 'source.operationId' references
-    ("museum_api", "events-crud (update refused)"): KnownFailure(
-        "its steps name operations as museum-api.getMuseumHours (Redocly's <source>.<operationId> "
-        "form, not $sourceDescriptions.museum-api.getMuseumHours) and operationPath without "
-        "braces ($sourceDescriptions.museum-api#/paths/...)",
-        "no operation 'museum-api.getMuseumHours' in museum-api",
-    ),
     # outside the features: the official 1.0 JSON Schema's retry rule
     ("mineskin", "generate-skin-from-url-and-retrieve-full-details"): KnownFailure(
         "its components.failureActions hold retry actions without stepId/workflowId (retry the "
