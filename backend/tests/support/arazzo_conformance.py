@@ -363,6 +363,12 @@ def fixtures() -> list[Path]:
 
 
 def arazzo_file(folder: Path) -> Path:
+    """The fixture's Arazzo document: its config's ``document`` (a path in the folder, keeping
+    its repository's layout), else the one YAML or JSON file that is an Arazzo document."""
+    config = folder / "test_config.yaml"
+    named = (yaml.safe_load(config.read_text(encoding="utf-8")) or {}).get("document")
+    if named:
+        return folder / str(named)
     for path in sorted(folder.iterdir()):
         if path.suffix in (".yaml", ".yml", ".json") and path.name != "test_config.yaml":
             head = path.read_text(encoding="utf-8")[:2000]
@@ -428,9 +434,12 @@ async def run_fixture(folder: Path, settings: Settings, mock: MockApi, mock_url:
                 CaseResult(folder.name, case_label(case), False, why)
                 for case in config.get("workflows") or []
             ]
-        for secret in imported.json().get("secrets") or []:  # the fixtures' APIs ask for a token
-            assert settings.secrets_dir is not None
-            name = str(secret.get("secret", "")).removeprefix("secret:")
+        # the fixtures' APIs ask for a token, and an input that is a credential (a password, a
+        # client secret) becomes a tool secret: every secret the answer names gets a value
+        named = {str(item.get("secret", "")) for item in imported.json().get("secrets") or []}
+        named |= set(re.findall(r"secret:[A-Za-z0-9_]+", imported.text))
+        assert settings.secrets_dir is not None
+        for name in sorted(n.removeprefix("secret:") for n in named if n):
             (settings.secrets_dir / name).write_text("fixture-token", encoding="utf-8")
         for case in config.get("workflows") or []:
             mock.reset(case_mocks(config, case))
