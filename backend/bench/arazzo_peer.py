@@ -44,8 +44,13 @@ class _ToMock(requests.Session):
         return super().request(method, moved, *args, **kwargs)
 
 
-def run_peer(mock: MockApi, mock_url: str) -> list[CaseResult]:
-    """Every fixture case through ``arazzo-runner`` (each result with its seconds)."""
+def run_peer(mock: MockApi, mock_url: str) -> list[CaseResult] | str:
+    """Every fixture case through ``arazzo-runner`` (each result with its seconds), or why it
+    cannot run here (not installed: ``make bench`` installs it)."""
+    try:
+        import arazzo_runner  # noqa: F401
+    except ImportError as exc:
+        return f"arazzo-runner is not installed ({exc})"
     results: list[CaseResult] = []
     for folder in fixtures():
         config = yaml.safe_load((folder / "test_config.yaml").read_text(encoding="utf-8"))
@@ -117,5 +122,7 @@ if __name__ == "__main__":  # a quick look at the peer alone
 
     with mock_server() as (api, url):
         found = run_peer(api, url)
+    if isinstance(found, str):
+        raise SystemExit(found)
     for result in found:
         print(Path(result.fixture).name, result.case, result.passed, result.why[:160])
