@@ -92,7 +92,9 @@ typecheck: $(STAMP)
 	cd backend && .venv/bin/mypy
 
 # The peers go into the same venv, off the lock: the stamp is removed so the next target
-# re-syncs the venv to the lock exactly.
+# re-syncs the venv to the lock exactly. The Arazzo table's node peer, Redocly's Respect
+# (@redocly/cli, pinned in bench/arazzo_respect.py), goes into the machine's npm-peers cache
+# on first use, never into the checkout; without node/npm the table says why and goes on.
 bench: $(STAMP)
 	$(PY) -m pip install --quiet --no-deps 'bfcl-eval==2026.3.23' && $(PY) -m pip install --quiet 'fastmcp==4.1.2' 'langgraph==1.2.22' 'langgraph-checkpoint-sqlite==3.1.2'
 	cd backend && .venv/bin/python -m bench; status=$$?; rm -f $(STAMP); exit $$status
