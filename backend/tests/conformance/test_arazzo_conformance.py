@@ -43,24 +43,14 @@ async def test_every_runner_fixture_case_gives_what_it_expects(
     assert not problems, "\n".join(problems)
 
 
-OAI_NOT_IMPORTABLE = {
-    "LoginAndRetrievePets.arazzo.yaml": (
-        "source_not_read",
-        "its source description is a remote URL (raw.githubusercontent.com), which tests do "
-        "not reach",
-    ),
-    "ExtendedParametersExample.arazzo.yaml": (
-        "source_not_read",
-        "its source description (animals.yaml) is not part of the examples",
-    ),
+LOCAL_COPIES = {
+    "bnpl-arazzo.yaml": {"BnplApi": "bnpl-openapi.yaml"},
+    "LoginAndRetrievePets.arazzo.yaml": {"petStoreDescription": "swagger-petstore.openapi.yaml"},
 }
-"""OAI examples that validate but cannot be imported, and why (also in docs/arazzo.md)."""
-
-LOCAL_COPIES = {"bnpl-arazzo.yaml": {"BnplApi": "bnpl-openapi.yaml"}}
 """Sources read from the examples' own copy instead of their remote URL (tests have no network)."""
 
 
-async def test_every_oai_example_validates_and_imports_but_the_documented_ones(
+async def test_every_oai_example_validates_and_imports(
     tmp_path: Path, make_settings: Callable[..., Settings]
 ) -> None:
     settings = make_settings(registry_config_path=tmp_path / "root" / "config.yaml")
@@ -83,12 +73,8 @@ async def test_every_oai_example_validates_and_imports_but_the_documented_ones(
             preview = await client.post("/catalogs/preview", json=options)
             assert preview.status_code == 200, preview.text
             found = preview.json()
-            if path.name in OAI_NOT_IMPORTABLE:
-                assert not found["valid"]
-                rule, _why = OAI_NOT_IMPORTABLE[path.name]
-                assert {v["rule"] for v in found["violations"]} == {rule}
-                continue
             assert found["valid"], (path.name, found["violations"])
+            assert all(w["imported"] for w in found["arazzo_workflows"]), path.name
             assert found["workflows"] and found["workflow_document"]
             imported = await client.post("/catalogs", json=options)
             assert imported.status_code == 201, imported.text

@@ -416,7 +416,7 @@ def _lenient_accepts(violation: dict[str, Any]) -> bool:
     expressions (the value is the output).
     """
     rule, path = violation.get("rule"), str(violation.get("path", ""))
-    if rule in ("operation_path", "name_pattern"):
+    if rule in ("operation_path", "name_pattern", "retry_target", "operation_shortcut"):
         return True
     return (
         rule == "schema"

@@ -114,6 +114,7 @@ class _Bundle:
         self.ids: dict[tuple[tuple[str, ...], str], tuple[str, list[str]]] = {}
         self.taken: set[str] = set()
         self.done: set[tuple[str, ...]] = set()
+        self.root_urls: dict[str, str] = {}  # a root source's URL → the base URL it was given
 
     def convert(self, document: ArazzoSource, key: tuple[str, ...]) -> None:
         self.done.add(key)
@@ -125,10 +126,7 @@ class _Bundle:
             document.sources,
             tool_prefix,
             self.catalog,
-            {
-                **({n: self.base_url for n in document.sources} if self.base_url else {}),
-                **(self.base_urls if not key else {}),
-            },
+            self._base_urls(document, key),
             document.source_urls,
             self.result,
             key,
@@ -159,6 +157,30 @@ class _Bundle:
             engine_id = self.ids[(key, str(workflow.get("workflowId")))][0]
             self.workflows[engine_id] = converter.convert()
 
+    def _base_urls(self, document: ArazzoSource, key: tuple[str, ...]) -> dict[str, str]:
+        """The base URL of each source of ``document`` given one.
+
+        ``base_url`` gives every source one; ``base_urls`` names the root document's sources
+        (``museum-api``) and a named document's as ``<its source>.<source>``; a named
+        document's source read from the same URL as a root source takes that one's.
+        """
+        found = {n: self.base_url for n in document.sources} if self.base_url else {}
+        if not key:
+            self.root_urls = {
+                url: self.base_urls[name]
+                for name, url in document.source_urls.items()
+                if name in self.base_urls
+            }
+            return {**found, **self.base_urls}
+        for name in document.sources:
+            url = document.source_urls.get(name)
+            if url in self.root_urls:
+                found[name] = self.root_urls[url]
+            dotted = ".".join((*key, name))
+            if dotted in self.base_urls:
+                found[name] = self.base_urls[dotted]
+        return found
+
     def find(
         self, document: ArazzoSource, key: tuple[str, ...], text: str
     ) -> tuple[str, list[str]] | None:
@@ -173,7 +195,10 @@ class _Bundle:
         child = (*key, name)
         if child not in self.done:
             self.convert(other, child)
-        return self.ids.get((child, workflow_id))
+        found = self.ids.get((child, workflow_id))
+        if found is None and workflow_id.startswith("workflows."):  # a shortcut of some runners
+            found = self.ids.get((child, workflow_id.removeprefix("workflows.")))
+        return found
 
 
 def _key_path(key: tuple[str, ...]) -> Path_:

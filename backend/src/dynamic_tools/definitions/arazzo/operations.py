@@ -102,18 +102,39 @@ def operation_of(
             for op_id in _operation_ids(sources.get(name)):
                 if op_id.lower() == lowered:
                     return name, op_id
+        source, _, operation = text.partition(".")  # <source>.<operationId>: a shortcut
+        if source in names and operation in _operation_ids(sources.get(source)):
+            return source, operation
         return None
     if isinstance(step.get("operationPath"), str):
-        match = re.match(
-            r"^\{\$sourceDescriptions\.([A-Za-z0-9_\-]+)\.url\}#/paths/([^/]+)/([a-z]+)$",
-            step["operationPath"],
-        ) or re.match(  # a shortcut some runners accept: <source>#/paths/...
-            r"^([A-Za-z0-9_\-]+)#/paths/([^/]+)/([a-z]+)$", step["operationPath"]
-        )
+        match = _OPERATION_PATH.match(step["operationPath"])
         if match:
-            path = match.group(2).replace("~1", "/").replace("~0", "~")
-            return match.group(1), f"{match.group(3).upper()} {path}"
+            source = match.group("source") or match.group("bare")
+            path = match.group("path").replace("~1", "/").replace("~0", "~")
+            method = match.group("method") or _only_method(sources.get(source), path)
+            if method is not None:
+                return source, f"{method.upper()} {path}"
     return None
+
+
+_OPERATION_PATH = re.compile(
+    # as written: {$sourceDescriptions.<name>.url}#/paths/<path>/<method>; the shortcuts
+    # some runners accept: no braces or no .url, <name>#/paths/..., a path item's only method
+    r"^(?:\{?\$sourceDescriptions\.(?P<source>[A-Za-z0-9_\-]+)(?:\.url)?\}?"
+    r"|(?P<bare>[A-Za-z0-9_\-]+))"
+    r"#/paths/(?P<path>[^/]+)(?:/(?P<method>get|put|post|delete|options|head|patch|trace))?$"
+)
+
+
+def _only_method(document: Any, path: str) -> str | None:
+    """The method of a path item's only operation (None: none, or several)."""
+    paths = document.get("paths") if isinstance(document, dict) else None
+    item = paths.get(path) if isinstance(paths, dict) else None
+    methods = [m for m in (item or {}) if m in _METHODS] if isinstance(item, dict) else []
+    return methods[0] if len(methods) == 1 else None
+
+
+_METHODS = frozenset({"get", "put", "post", "delete", "options", "head", "patch", "trace"})
 
 
 def _operation_ids(document: Any) -> set[str]:

@@ -196,6 +196,21 @@ class StepRequests(ABC):
             return
         self._input_type((*where, "value"), args[match], tool, match)
         self._literal_outside_enum((*where, "value"), tool, match, parameter.get("value"))
+        kinds = tool.parameters[match].schema_.get("type")
+        literal = parameter.get("value")
+        if (
+            self.translator.lenient
+            and kinds == "array"
+            and isinstance(literal, str | int | float | bool)
+            and "$" not in str(literal)
+        ):
+            args[match] = [args[match]]  # one value of a list parameter: sent as that list
+            self.problem(
+                (*where, "value"),
+                "scalar_for_array",
+                f"'{name}' takes a list: {literal!r} is sent as the list of it",
+                "warning",
+            )
 
     def _input_type(self, where: Path_, value: Any, tool: ToolConfig, name: str) -> None:
         """An input whose declared type is not the type of the text parameter it feeds.

@@ -108,7 +108,9 @@ def check_arazzo(
     for error in sorted(
         Draft202012Validator(arazzo_schema()).iter_errors(raw), key=lambda e: list(e.absolute_path)
     )[:MAX_SCHEMA_ERRORS]:
-        report.error(tuple(error.absolute_path), "schema", error.message)
+        rule, message = _schema_problem(error.instance, error.message)
+        if rule is not None:
+            report.error(tuple(error.absolute_path), rule, message)
     _Rules(raw, report, sources or {}).check()
     for index, source in enumerate(_list(raw.get("sourceDescriptions"))):
         why = (unread or {}).get(str(source.get("name"))) if isinstance(source, dict) else None
@@ -339,6 +341,15 @@ class _Rules:
                 path, "operation_case", f"operation '{operation}' matched '{same[0]}' by case"
             )
             return
+        source, _, named = operation.partition(".")
+        if source in self.source_types and named in _operation_ids(self.sources.get(source)):
+            self.report.error(
+                path,
+                "operation_shortcut",
+                f"'{operation}' names operation '{named}' of source '{source}' as some runners "
+                f"read it; write $sourceDescriptions.{source}.{named}",
+            )
+            return
         self.report.error(
             path, "unknown_operation", f"no operation '{operation}' in {', '.join(read)}"
         )
@@ -371,11 +382,24 @@ class _Rules:
         elif not (
             isinstance(target, dict) and pointer.rsplit("/", 1)[-1].lower() in OPERATION_METHODS
         ):
-            self.report.warning(
-                path,
-                "operation_path_not_operation",
-                f"{pointer} is a path item, not an operation: add its method (e.g. /get)",
+            methods = (
+                [m for m in target if m in OPERATION_METHODS] if isinstance(target, dict) else []
             )
+            if len(methods) == 1:
+                self.report.warning(
+                    path,
+                    "operation_path_not_operation",
+                    f"{pointer} is a path item, not an operation: its only operation "
+                    f"({methods[0].upper()}) is taken; add /{methods[0]} to say so",
+                )
+            else:
+                self.report.error(
+                    path,
+                    "operation_path_not_operation",
+                    f"{pointer} is a path item with "
+                    + (f"{len(methods)} operations" if methods else "no operation")
+                    + ": add the method of the one meant (e.g. /get)",
+                )
 
     def _action(self, path: Path_, action: Any, steps: set[str]) -> None:
         if not isinstance(action, dict):
@@ -451,6 +475,48 @@ def _expression_pattern(known: frozenset[str]) -> re.Pattern[str]:
     return re.compile(
         rf"\$(inputs|steps|workflows|components|sourceDescriptions)\.((?:{name})[A-Za-z0-9_.\-]*)"
     )
+
+
+def _schema_problem(instance: Any, message: str) -> tuple[str | None, str]:
+    """A schema error as a problem: its rule and message (None: the spec allows it).
+
+    Two rules of the OAI's Arazzo 1.0 schema are stricter than the specification's text:
+    a criterion whose ``type`` is a Criterion Expression Type Object (``{type: jsonpath,
+    version: draft-goessner-dispatch-jsonpath-00}``) is refused by it, though the spec
+    allows it (it is read as its ``type``); and a ``retry`` failure action must name a
+    ``stepId`` or ``workflowId`` there, while the spec's text reads a retry without one as a
+    retry of the step itself (``retry_target``, which lenient mode reads, with a warning).
+    """
+    if not isinstance(instance, dict):
+        return "schema", message
+    kind = instance.get("type")
+    if isinstance(kind, dict) and "condition" in instance:
+        as_text = {**instance, "type": kind.get("type")}
+        typed = _EXPRESSION_TYPE.is_valid(kind)
+        if typed and _CRITERION.is_valid(as_text):
+            return None, message
+    if kind == "retry" and "stepId" not in instance and "workflowId" not in instance:
+        bare = {**instance, "type": "end"}  # the same action, with no target to name
+        bare.pop("retryAfter", None)
+        bare.pop("retryLimit", None)
+        if _FAILURE_ACTION.is_valid(bare):
+            return (
+                "retry_target",
+                "a retry action names no stepId or workflowId (the Arazzo 1.0 schema asks for "
+                "one): it retries the step itself",
+            )
+    return "schema", message
+
+
+def _schema_part(name: str) -> Draft202012Validator:
+    """A validator of one definition of the Arazzo schema."""
+    schema = arazzo_schema()
+    return Draft202012Validator({"$defs": schema["$defs"], "$ref": f"#/$defs/{name}"})
+
+
+_EXPRESSION_TYPE = _schema_part("criterion-expression-type-object")
+_CRITERION = _schema_part("criterion-object")
+_FAILURE_ACTION = _schema_part("failure-action-object")
 
 
 def _operation_ids(document: Any) -> set[str]:

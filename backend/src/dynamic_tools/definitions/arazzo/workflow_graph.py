@@ -36,6 +36,11 @@ _JSON_TYPES = {
     "array": "list",
     "object": "dict",
 }
+_JSONPATH_COMPARISON = re.compile(
+    r"\$(?P<path>(?:\.[A-Za-z_][A-Za-z0-9_]*|\[\d+\])*)\s*(?P<op>==|!=|<=|>=|<|>)\s*"
+    r"(?P<value>'[^']*'|\"[^\"]*\"|-?\d+(?:\.\d+)?|true|false|null)"
+)
+"""``$.name == 'x'``: a comparison some runners accept as a jsonpath criterion."""
 _ANY_FAILURE = ["transport", "timeout", "4xx", "5xx", "429", "criteria"]
 
 
@@ -431,6 +436,22 @@ class WorkflowConverter(StepRequests):
         try:
             if kind in (None, "simple"):
                 return {"condition": self.translator.condition(criterion["condition"], answer)}
+            compared = _JSONPATH_COMPARISON.fullmatch(criterion["condition"].strip())
+            if kind == "jsonpath" and compared and self.translator.lenient:
+                given = criterion.get("context")
+                context = (
+                    self.translator.text(given, answer) if isinstance(given, str) else answer.body
+                )
+                self.problem(
+                    where,
+                    "jsonpath_comparison",
+                    f"'{criterion['condition']}' is a comparison, not a JSONPath query: read as "
+                    "the simple condition it spells on its context",
+                    "warning",
+                )
+                path = re.sub(r"\[(\d+)\]", r".\1", compared.group("path"))
+                condition = f"{context}{path} {compared.group('op')} {compared.group('value')}"
+                return {"condition": condition}
             out: dict[str, Any] = {"condition": criterion["condition"], "type": kind}
             if isinstance(criterion.get("context"), str):
                 out["context"] = self.translator.text(criterion["context"], answer)

@@ -126,7 +126,8 @@ def convert_document(document: Any, options: ConversionOptions | None = None) ->
             Issue(
                 "#",
                 "unknown_kind",
-                "not an OpenAPI document: expected 'openapi: 3.0.x|3.1.x' or 'swagger: \"2.0\"'",
+                "not an OpenAPI document: expected 'openapi: 3.0.x|3.1.x|3.2.x' or "
+                "'swagger: \"2.0\"'",
                 actual=version,
             )
         )

@@ -86,14 +86,19 @@ def parse_document(
 
 
 def detect_kind(document: Any) -> tuple[DocumentKind, str | None]:
-    """``(kind, version)``: ``openapi_2`` for Swagger 2.0, ``openapi_3`` for 3.0 and 3.1."""
+    """``(kind, version)``: ``openapi_2`` for Swagger 2.0, ``openapi_3`` for 3.0, 3.1 and 3.2.
+
+    3.2 adds to 3.1 (a ``query`` method, ``additionalOperations``, streamed media types);
+    what it shares with 3.1 converts as 3.1 does, and an operation of another method is
+    skipped with a warning, as any unsupported one.
+    """
     if not isinstance(document, dict):
         return "unknown", None
     swagger = document.get("swagger")
     if swagger is not None and str(swagger).strip() == "2.0":
         return "openapi_2", "2.0"
     version = document.get("openapi")
-    if isinstance(version, str) and version.strip().startswith(("3.0", "3.1")):
+    if isinstance(version, str) and version.strip().startswith(("3.0", "3.1", "3.2")):
         return "openapi_3", version.strip()
     return "unknown", None if version is None and swagger is None else str(version or swagger)
 
