@@ -1,7 +1,8 @@
 // Import an OpenAPI document, a GraphQL schema or an Arazzo document as a catalog: preview
 // first (what would be registered, warnings, conflicts), choose the operations (OpenAPI), then
 // import (POST /catalogs). An Arazzo document brings its workflows too: they are listed in the
-// preview and linked once imported.
+// preview (each one that converts can be left out; one that does not says why) and linked once
+// imported.
 import { useState } from 'react'
 import { http, type ApiError, toApiError } from '../api/client'
 import type { components } from '../api/schema'
@@ -21,6 +22,7 @@ export function CatalogImport({ onImported }: { onImported: () => void }) {
   const [imported, setImported] = useState<string[]>([])
   const [preview, setPreview] = useState<Preview | null>(null)
   const [chosen, setChosen] = useState<Set<string>>(new Set())
+  const [flows, setFlows] = useState<Set<string>>(new Set())
   const [error, setError] = useState<ApiError | null>(null)
   const [message, setMessage] = useState<string | null>(null)
   const [busy, setBusy] = useState(false)
@@ -37,6 +39,7 @@ export function CatalogImport({ onImported }: { onImported: () => void }) {
       const p = await http.post('/catalogs/preview', { body: { ...base(), max_preview_tokens: 200000 } })
       setPreview(p)
       setChosen(new Set((p.command_preview ?? []).map((o) => o.name)))
+      setFlows(new Set((p.arazzo_workflows ?? []).filter((w) => w.imported).map((w) => w.workflow_id)))
     } catch (exc) {
       setError(toApiError(exc, 'POST /catalogs/preview'))
     } finally {
@@ -47,10 +50,12 @@ export function CatalogImport({ onImported }: { onImported: () => void }) {
   const doImport = async () => {
     const all = preview?.command_preview ?? []
     const include = arazzo || chosen.size === all.length ? null : all.filter((o) => chosen.has(o.name)).map((o) => o.name)
+    const convertible = (preview?.arazzo_workflows ?? []).filter((w) => w.imported)
+    const workflows = arazzo && flows.size < convertible.length ? convertible.map((w) => w.workflow_id).filter((w) => flows.has(w)) : null
     setBusy(true)
     setError(null)
     try {
-      const r = await http.post('/catalogs', { body: { ...base(), include, overwrite, enabled: true } })
+      const r = await http.post('/catalogs', { body: { ...base(), include, workflows, overwrite, enabled: true } })
       const unset = (r.secrets ?? []).filter((s) => !s.set)
       const needs = unset.length ? ` Its tools need ${unset.map((s) => `${s.secret} (set ${s.set_with})`).join('; ')}: calls fail until it is set.` : ''
       const flows = r.workflows?.length ? ` and ${r.workflows.length} workflow(s)` : ''
@@ -65,12 +70,13 @@ export function CatalogImport({ onImported }: { onImported: () => void }) {
     }
   }
 
-  const toggle = (op: string) => setChosen((s) => {
+  const flip = (name: string) => (s: Set<string>) => {
     const next = new Set(s)
-    if (next.has(op)) next.delete(op)
-    else next.add(op)
+    if (next.has(name)) next.delete(name)
+    else next.add(name)
     return next
-  })
+  }
+  const toggle = (op: string) => setChosen(flip(op))
 
   return (
     <div className="card catalog-import" data-testid="catalog-import">
@@ -128,6 +134,17 @@ export function CatalogImport({ onImported }: { onImported: () => void }) {
             <div data-testid="arazzo-workflows">
               {(preview.workflows ?? []).length} workflow(s) would be saved and served as <code>w_*</code> tools:{' '}
               {(preview.workflows ?? []).map((w, i) => <span key={w}>{i > 0 && ', '}<code>w_{w}</code></span>)}
+              <ul className="arazzo-workflow-report" data-testid="arazzo-workflow-report">
+                {(preview.arazzo_workflows ?? []).map((w) => (
+                  <li key={w.workflow_id}>
+                    <label className="inline">
+                      <input type="checkbox" aria-label={`import workflow ${w.workflow_id}`} disabled={!w.imported} checked={w.imported && flows.has(w.workflow_id)} onChange={() => setFlows(flip(w.workflow_id))} />{' '}
+                      <code>{w.workflow_id}</code>{w.id && <> → <code>w_{w.id}</code></>}
+                    </label>
+                    {!w.imported && <span className="field-error"> left out: {w.problems.length ? violationText(w.problems[0]) : 'not chosen'}</span>}
+                  </li>
+                ))}
+              </ul>
               {preview.workflow_document && (
                 <details>
                   <summary>the workflow document</summary>
@@ -159,8 +176,12 @@ export function CatalogImport({ onImported }: { onImported: () => void }) {
           </table>
           {preview.command_preview_truncated && <div className="muted small">the list is truncated</div>}
           <div className="row">
-            <ScopedButton scope="author" showReason type="button" className="primary" disabled={busy || (!arazzo && chosen.size === 0) || !preview.valid} onClick={() => void doImport()}>
-              {arazzo ? `Import ${preview.projected_command_count} tool(s) and ${(preview.workflows ?? []).length} workflow(s)` : `Import ${chosen.size} operation(s)`}
+            <ScopedButton scope="author" showReason type="button" className="primary" disabled={busy || (!arazzo && chosen.size === 0) || (arazzo && flows.size === 0) || !preview.valid} onClick={() => void doImport()}>
+              {!arazzo
+                ? `Import ${chosen.size} operation(s)`
+                : flows.size < (preview.workflows ?? []).length
+                  ? `Import ${flows.size} workflow(s) and the tools they call`
+                  : `Import ${preview.projected_command_count} tool(s) and ${flows.size} workflow(s)`}
             </ScopedButton>
             <label className="inline"><input type="checkbox" checked={overwrite} onChange={(e) => setOverwrite(e.target.checked)} /> replace an existing catalog of this name</label>
           </div>

@@ -108,3 +108,34 @@ def test_an_arazzo_document_imports_with_its_workflows_and_one_runs_from_the_ui(
             expect(graph.get_by_test_id("graph-node-poll")).to_be_visible()
             screenshot(page, artifacts / "arazzo-run.png")
     assert [r["path"] for r in shop.requests].count("/orders/O-1") == 3  # the loop polled
+
+
+def test_an_arazzo_preview_says_which_workflows_are_left_out_and_imports_the_ones_chosen(
+    page: Page,
+    make_settings: Callable[..., Settings],
+    registry_root: Path,
+) -> None:
+    shutil.copytree(SEMANTICS, registry_root / "mixed")
+    document = registry_root / "mixed" / "shop.arazzo.yaml"
+    head, components = document.read_text(encoding="utf-8").split("\ncomponents:\n")
+    ghost = (
+        "  - workflowId: ghost\n    steps:\n      - {stepId: haunt, operationId: noSuchOperation}\n"
+    )
+    document.write_text(head + "\n" + ghost + "components:\n" + components, encoding="utf-8")
+    settings = make_settings()
+    with serve(create_app(settings), port=settings.port) as url:
+        page.goto(f"{url}/ui/#/catalogs")
+        form = page.get_by_test_id("catalog-import")
+        form.get_by_label("Source").fill("mixed/shop.arazzo.yaml")
+        form.get_by_label("Catalog name").fill("shop")
+        form.get_by_label("Base URL").fill("https://shop.example.com/api")
+        form.get_by_role("button", name="Preview").click()
+        report = page.get_by_test_id("arazzo-workflow-report")
+        expect(report).to_contain_text("left out: ")
+        expect(report).to_contain_text("no operation 'noSuchOperation'")
+        expect(report.get_by_label("import workflow ghost")).to_be_disabled()
+        report.get_by_label("import workflow buy").uncheck()
+        preview = page.get_by_test_id("catalog-preview")
+        preview.get_by_role("button", name="Import 1 workflow(s) and the tools they call").click()
+        expect(page.get_by_test_id("import-message")).to_contain_text("and 1 workflow(s)")
+        expect(page.get_by_test_id("imported-workflows")).to_contain_text("w_login")
