@@ -226,9 +226,10 @@ def _request_body(config: ToolConfig, warn: Warn) -> dict[str, Any] | None:
             reason = "a static body field has the name of a body parameter of the tool"
         warn(where, "static_body_dropped", f"{reason}: the static body is not exported")
     elif static:
+        secrets = config.static_params.secret_body
         properties.update({name: _const(value) for name, value in static.items()})
-        required += list(static)
-        for name, reference in config.static_params.secret_body.items():  # by reference only
+        required += [name for name in static if name not in secrets]
+        for name, reference in secrets.items():  # by reference only: the tool sends it
             properties[name] = {"type": "string", SECRET_EXTENSION: secret_name(reference)}
     body = {n: p for n, p in config.parameters.items() if p.location == "body"}
     properties.update({n: p.schema_ for n, p in body.items()})
