@@ -14,7 +14,7 @@ from dynamic_tools.definitions.arazzo.validation import check_arazzo
 from tests.conftest import FIXTURES
 
 OAI = FIXTURES / "arazzo" / "oai"
-EXAMPLES = sorted(p for p in OAI.glob("*.yaml") if "openapi" not in p.name)
+EXAMPLES = [*sorted(OAI.glob("*.arazzo.yaml")), OAI / "bnpl-arazzo.yaml"]
 
 
 def local_sources(path: Path) -> dict[str, Any]:
