@@ -4192,6 +4192,13 @@ export interface components {
          * @description How a tool authenticates; for a secret, whether it is set now (never the value).
          */
         ToolAuth: {
+            /**
+             * Body Secrets
+             * @description Body fields the tool sends a secret in (static_params.body 'secret:NAME'): field → whether that secret is set now
+             */
+            body_secrets?: {
+                [key: string]: components["schemas"]["SecretStatus"];
+            } | null;
             /** In */
             in?: ("header" | "query") | null;
             /**

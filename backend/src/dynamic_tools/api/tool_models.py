@@ -7,6 +7,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from dynamic_tools.sparse import Sparse
+from dynamic_tools.tools.auth_status import SecretStatus
 from dynamic_tools.tools.models import ParameterLocation, ToolAnnotations
 
 
@@ -61,7 +62,7 @@ class ToolAuth(Sparse):
     """How a tool authenticates; for a secret, whether it is set now (never the value)."""
 
     SPARSE: ClassVar[frozenset[str]] = frozenset(
-        {"in", "name", "username", "secret", "set", "set_with"}
+        {"in", "name", "username", "secret", "set", "set_with", "body_secrets"}
     )
 
     model_config = ConfigDict(populate_by_name=True, serialize_by_alias=True)
@@ -73,6 +74,11 @@ class ToolAuth(Sparse):
     secret: str | None = Field(default=None, description="The secret reference")
     set: bool | None = Field(default=None, description="Whether the secret is set now")
     set_with: str | None = Field(default=None, description="Where to set it")
+    body_secrets: dict[str, SecretStatus] | None = Field(
+        default=None,
+        description="Body fields the tool sends a secret in (static_params.body "
+        "'secret:NAME'): field → whether that secret is set now",
+    )
 
 
 class ToolSummary(BaseModel):

@@ -10,7 +10,7 @@ that yes or no.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -46,11 +46,18 @@ def secret_status(reference: str, secret: SecretLookup) -> dict[str, Any]:
     }
 
 
-def auth_view(auth: AuthSpec, secret: SecretLookup) -> dict[str, Any]:
-    """How a tool authenticates, with its secret's status (``{"type": "none"}`` for none)."""
+def auth_view(
+    auth: AuthSpec, secret: SecretLookup, body: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """How a tool authenticates, with its secrets' status (``{"type": "none"}`` for none).
+
+    ``body``: the body fields it sends a secret in (field → ``secret:NAME``), each shown with
+    whether that secret is set (``body_secrets``).
+    """
+    shown = {"body_secrets": {f: secret_status(r, secret) for f, r in body.items()}} if body else {}
     if auth.type == "none" or not auth.secret:
-        return {"type": "none"}
-    view: dict[str, Any] = {"type": auth.type, "in": auth.location}
+        return {"type": "none", **shown}
+    view: dict[str, Any] = {"type": auth.type, "in": auth.location, **shown}
     if auth.name:
         view["name"] = auth.name
     if auth.username:

@@ -150,6 +150,11 @@ async def test_the_token_step_imports_and_runs_and_its_token_authorises_the_next
         token_tool = (await client.get("/tools/music_getToken")).json()
         assert token_tool["api"]["content_type"] == "application/x-www-form-urlencoded"
         assert "client_secret" not in token_tool["parameters"]  # never a model's or a run's
+        shown = token_tool["auth_status"]["body_secrets"]["client_secret"]
+        assert shown["secret"] == "secret:MUSIC_CLIENT_SECRET" and shown["set"] is True
+        listed = (await client.get("/tools")).json()["tools"]
+        summary = next(t for t in listed if t["name"] == "music_getToken")
+        assert summary["auth"]["body_secrets"]["client_secret"]["set"] is True
         # the input is no longer needed: a run passes no secret
         started = await client.post(
             "/workflows/who_am_i/runs", json={"params": {"client_id": CLIENT_ID}}
