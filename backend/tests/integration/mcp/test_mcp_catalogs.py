@@ -92,6 +92,17 @@ async def test_an_arazzo_document_imports_over_mcp_and_its_workflow_runs_as_a_w_
                 base_url=f"{shop_url}/api",
             )
             assert preview["valid"] and preview["workflows"] == ["login", "buy"], preview
+            only = await call(
+                client,
+                "catalog.preview_import",
+                source=source,
+                catalog="shop",
+                base_url=f"{shop_url}/api",
+                workflows=["login"],
+            )
+            assert only["workflows"] == ["login"], only
+            left = {w["workflow_id"]: w["imported"] for w in only["arazzo_workflows"]}
+            assert left == {"login": True, "buy": False}
             wrong = await call(
                 client, "catalog.import_openapi", source=source, catalog="shop", lenient="yes"
             )
