@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any
 
 from dynamic_tools.engine.criteria import header_key
@@ -71,6 +71,12 @@ def split_name(text: str, known: Iterable[str]) -> tuple[str, str]:
     A known name is taken whole, the longest first (names may hold spaces and dots); else
     the text up to the first ``.``, ``[`` or ``#``.
     """
+    plain = re.match(_PLAIN_NAME, text)
+    rest = text[plain.end() : plain.end() + 1] if plain else None
+    if plain and rest in ("", ".", "[", "#") and plain.group(0) in known:
+        longer = [n for n in known if len(n) > plain.end() and text.startswith(n)]
+        if not longer:  # the usual case: a plain name, found at once
+            return plain.group(0), text[plain.end() :].removeprefix(".")
     for name in sorted(known, key=len, reverse=True):
         if text.startswith(name) and text[len(name) : len(name) + 1] in ("", ".", "[", "#"):
             return name, text[len(name) :].removeprefix(".")
@@ -135,7 +141,7 @@ class Translator:
     lenient: bool = False
     shortcuts: list[str] = field(default_factory=list)
 
-    @property
+    @cached_property
     def patterns(self) -> tuple[re.Pattern[str], ...]:
         """The expression, braced and embedded patterns that read this workflow's names."""
         return expression_patterns(self.names.known())

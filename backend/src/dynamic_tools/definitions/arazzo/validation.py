@@ -245,8 +245,11 @@ class _Rules:
         for key in ("successActions", "failureActions"):
             for position, action in enumerate(_list(workflow.get(key))):
                 self._action((*here, key, position), action, known_steps)
+        names = {"steps": known_steps, "inputs": inputs or set(), "workflows": self.workflow_ids}
+        names["sourceDescriptions"] = set(self.source_types)
+        pattern = _expression_pattern(frozenset().union(*names.values(), self.components))
         for path, text in _strings(workflow, here):
-            self._expressions(path, text, known_steps, inputs)
+            self._expressions(path, text, known_steps, inputs, pattern)
         self._names(here, workflow, steps)
 
     def _names(self, here: Path_, workflow: dict[str, Any], steps: list[dict[str, Any]]) -> None:
@@ -423,11 +426,15 @@ class _Rules:
             self.report.error(path, "unknown_component", f"'{value}' names no component")
 
     def _expressions(
-        self, path: Path_, text: str, steps: set[str], inputs: set[str] | None
+        self,
+        path: Path_,
+        text: str,
+        steps: set[str],
+        inputs: set[str] | None,
+        pattern: re.Pattern[str],
     ) -> None:
         known = {"steps": steps, "inputs": inputs or set(), "workflows": self.workflow_ids}
         known["sourceDescriptions"] = set(self.source_types)
-        pattern = _expression_pattern(frozenset().union(*known.values(), self.components))
         for match in pattern.finditer(text):
             kind, rest = match.group(1), match.group(2)
             head, _ = split_name(rest, known.get(kind, ()))
