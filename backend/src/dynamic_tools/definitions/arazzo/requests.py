@@ -346,8 +346,15 @@ class StepRequests(ABC):
             )
             return None
         for key, value in payload.items():
-            if str(tool.static_params.body.get(key, "")).startswith("secret:"):
-                continue  # a credential an earlier step made a secret of this tool
+            made = str(tool.static_params.body.get(key, ""))
+            if made.startswith("secret:"):  # a credential an earlier step made a tool secret
+                self.problem(
+                    (*where, "payload", key),
+                    "credential_input",
+                    f"'{key}' is sent as the tool secret {made}, not as this step's value",
+                    "warning",
+                )
+                continue
             if key in properties and self._credential_input(
                 (*where, "payload", key), tool, key, value
             ):
