@@ -46,8 +46,7 @@ def expression_patterns(known: frozenset[str] = frozenset()) -> tuple[re.Pattern
     Arazzo's expression grammar puts no bound on a name (``$steps.find pets.outputs.body``):
     the names a document declares are tried first, longest first, then a plain name.
     """
-    unusual = sorted((n for n in known if not re.fullmatch(_PLAIN_NAME, n)), key=len, reverse=True)
-    name = "(?:" + "|".join([*(re.escape(n) for n in unusual if n), _PLAIN_NAME]) + ")"
+    name = "(?:" + name_alternation(known, _PLAIN_NAME) + ")"
     segments = rf"(?:\.{name}|\[\d+\])*"
     pointer = r"(?:#(?:/[^\s{}'\"()\[\],]*)*)?"
     expression = re.compile(
@@ -63,6 +62,12 @@ def expression_patterns(known: frozenset[str] = frozenset()) -> tuple[re.Pattern
     braced = re.compile(r"\{(" + expression.pattern + r")\}")
     embedded = re.compile(braced.pattern + r"|(?P<bare>" + expression.pattern + r")")
     return expression, braced, embedded
+
+
+def name_alternation(known: Iterable[str], plain: str) -> str:
+    """A regex alternation: the known names ``plain`` does not match, longest first, then it."""
+    unusual = sorted((n for n in known if n and not re.fullmatch(plain, n)), key=len, reverse=True)
+    return "|".join([*(re.escape(n) for n in unusual), plain])
 
 
 def split_name(text: str, known: Iterable[str]) -> tuple[str, str]:
@@ -322,5 +327,6 @@ __all__ = [
     "Translator",
     "expression_patterns",
     "listing",
+    "name_alternation",
     "split_name",
 ]

@@ -12,6 +12,7 @@ from dynamic_tools.definitions.arazzo.expressions import Answer, ExpressionProbl
 from dynamic_tools.definitions.arazzo.operations import Operation, operation_of
 from dynamic_tools.definitions.arazzo.parts import ArazzoConversion, Path_, as_list, identifier
 from dynamic_tools.engine.loaders import MAX_DEPTH
+from dynamic_tools.engine.params import JSON_TYPES
 from dynamic_tools.safe_parsing import TooDeep, loads_json
 from dynamic_tools.tools.credentials import environment_variable
 from dynamic_tools.tools.models import ToolConfig
@@ -198,12 +199,7 @@ class StepRequests(ABC):
         self._literal_outside_enum((*where, "value"), tool, match, parameter.get("value"))
         kinds = tool.parameters[match].schema_.get("type")
         literal = parameter.get("value")
-        if (
-            self.translator.lenient
-            and kinds == "array"
-            and isinstance(literal, str | int | float | bool)
-            and "$" not in str(literal)
-        ):
+        if self.translator.lenient and kinds == "array" and _literal(literal):
             args[match] = [args[match]]  # one value of a list parameter: sent as that list
             self.problem(
                 (*where, "value"),
@@ -227,7 +223,7 @@ class StepRequests(ABC):
         param = self.params_spec.get(found.group(1)) if found else None
         if param is None or param.get("type") in (None, "any"):
             return
-        given = _JSON_TYPE.get(str(param["type"]), str(param["type"]))
+        given = JSON_TYPES.get(str(param["type"]), str(param["type"]))
         wanted = spec.schema_.get("type")
         wanted_types = {wanted} if isinstance(wanted, str) else set(wanted or ())
         if (
@@ -394,16 +390,17 @@ class StepRequests(ABC):
         runtime = isinstance(value, str) and "$" in value
         if not runtime or not (header == "authorization" or header in own):
             return tool, None
-        data = dump_tool(tool)
-        data.setdefault("parameters", {})[name] = {
-            "type": "string",
-            "description": f"The {name} header, set by the workflow",
-            "in": "header",
-        }
-        if header in own:
-            data.pop("auth", None)
-        changed = ToolConfig.model_validate(data)
-        self._replace_tool(changed)
+
+        def take_header(data: dict[str, Any]) -> None:
+            data.setdefault("parameters", {})[name] = {
+                "type": "string",
+                "description": f"The {name} header, set by the workflow",
+                "in": "header",
+            }
+            if header in own:
+                data.pop("auth", None)
+
+        changed = self._change_tool(tool, take_header)
         dropped = f" instead of the secret {auth.secret}" if header in own else ""
         self.problem(
             (*where, "name"),
@@ -418,6 +415,16 @@ class StepRequests(ABC):
     def _current(self, tool: ToolConfig) -> ToolConfig:
         """The tool of ``tool``'s operation as the conversion has changed it so far."""
         return next((t for t in self.result.tools if t.name == tool.name), tool)
+
+    def _change_tool(
+        self, tool: ToolConfig, change: Callable[[dict[str, Any]], None]
+    ) -> ToolConfig:
+        """``tool`` changed in its file form and checked again, used from now on (see below)."""
+        data = dump_tool(tool)
+        change(data)
+        changed = ToolConfig.model_validate(data)
+        self._replace_tool(changed)
+        return changed
 
     def _replace_tool(self, changed: ToolConfig) -> None:
         """Use ``changed`` for its operation in every step from now on, and import it."""
@@ -437,14 +444,11 @@ class StepRequests(ABC):
         tool = self._current(tool)
         param = tool.parameters.get(name)
         enum = param.schema_.get("enum") if param is not None else None
-        literal = isinstance(value, str | int | float | bool) and "$" not in str(value)
-        if not self.translator.lenient or not isinstance(enum, list) or not literal:
+        if not self.translator.lenient or not isinstance(enum, list) or not _literal(value):
             return
         if value in enum or param is None:
             return
-        data = dump_tool(tool)
-        data["parameters"][name]["enum"] = [*enum, value]
-        self._replace_tool(ToolConfig.model_validate(data))
+        self._change_tool(tool, lambda data: data["parameters"][name].update(enum=[*enum, value]))
         self.problem(
             where,
             "value_outside_enum",
@@ -468,11 +472,13 @@ class StepRequests(ABC):
         if found is None or not _client_credential(key):
             return False
         secret = f"{self.secret_prefix}_{identifier(key).upper().strip('_')}"
-        data = dump_tool(tool)
-        data["parameters"] = {n: p for n, p in data.get("parameters", {}).items() if n != key}
-        static = data.setdefault("static_params", {})
-        static["body"] = {**static.get("body", {}), key: f"secret:{secret}"}
-        self._replace_tool(ToolConfig.model_validate(data))
+
+        def by_reference(data: dict[str, Any]) -> None:
+            data.get("parameters", {}).pop(key, None)
+            static = data.setdefault("static_params", {})
+            static["body"] = {**static.get("body", {}), key: f"secret:{secret}"}
+
+        self._change_tool(tool, by_reference)
         engine = self.translator.names.params.get(found.group(1).strip())
         param = self.params_spec.get(engine or "")
         if param is not None:
@@ -565,8 +571,9 @@ def _replace(payload: Any, pointer: str, value: Any) -> Any:
     return payload
 
 
-_JSON_TYPE = {"str": "string", "int": "integer", "float": "number", "bool": "boolean"}
-_JSON_TYPE |= {"list": "array", "dict": "object"}
+def _literal(value: Any) -> bool:
+    """Whether a value the document writes is a literal scalar (no runtime expression)."""
+    return isinstance(value, str | int | float | bool) and "$" not in str(value)
 
 
 def _client_credential(name: str) -> bool:

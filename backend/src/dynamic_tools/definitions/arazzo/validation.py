@@ -28,7 +28,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from dynamic_tools.definitions.arazzo.expressions import listing, split_name
+from dynamic_tools.definitions.arazzo.expressions import listing, name_alternation, split_name
 from dynamic_tools.engine.loaders import detect_format, line_of, parse_raw
 from dynamic_tools.errors import DynamicToolsError
 
@@ -477,8 +477,7 @@ class _Rules:
 @lru_cache(maxsize=256)
 def _expression_pattern(known: frozenset[str]) -> re.Pattern[str]:
     """``$inputs.<name>``, ``$steps.<name>`` …: the known names whole, else a plain name."""
-    unusual = sorted((n for n in known if not _PLAIN.fullmatch(n)), key=len, reverse=True)
-    name = "|".join([*(re.escape(n) for n in unusual if n), r"[A-Za-z0-9_.\-]+"])
+    name = name_alternation(known, r"[A-Za-z0-9_.\-]+")
     return re.compile(
         rf"\$(inputs|steps|workflows|components|sourceDescriptions)\.((?:{name})[A-Za-z0-9_.\-]*)"
     )
@@ -499,14 +498,14 @@ def _schema_problem(instance: Any, message: str) -> tuple[str | None, str]:
     kind = instance.get("type")
     if isinstance(kind, dict) and "condition" in instance:
         as_text = {**instance, "type": kind.get("type")}
-        typed = _EXPRESSION_TYPE.is_valid(kind)
-        if typed and _CRITERION.is_valid(as_text):
+        typed = _schema_part("criterion-expression-type-object").is_valid(kind)
+        if typed and _schema_part("criterion-object").is_valid(as_text):
             return None, message
     if kind == "retry" and "stepId" not in instance and "workflowId" not in instance:
         bare = {**instance, "type": "end"}  # the same action, with no target to name
         bare.pop("retryAfter", None)
         bare.pop("retryLimit", None)
-        if _FAILURE_ACTION.is_valid(bare):
+        if _schema_part("failure-action-object").is_valid(bare):
             return (
                 "retry_target",
                 "a retry action names no stepId or workflowId (the Arazzo 1.0 schema asks for "
@@ -515,15 +514,11 @@ def _schema_problem(instance: Any, message: str) -> tuple[str | None, str]:
     return "schema", message
 
 
+@lru_cache(maxsize=8)
 def _schema_part(name: str) -> Draft202012Validator:
     """A validator of one definition of the Arazzo schema."""
     schema = arazzo_schema()
     return Draft202012Validator({"$defs": schema["$defs"], "$ref": f"#/$defs/{name}"})
-
-
-_EXPRESSION_TYPE = _schema_part("criterion-expression-type-object")
-_CRITERION = _schema_part("criterion-object")
-_FAILURE_ACTION = _schema_part("failure-action-object")
 
 
 def _operation_ids(document: Any) -> set[str]:
