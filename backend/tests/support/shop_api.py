@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import shutil
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from starlette.applications import Starlette
@@ -77,6 +79,27 @@ class Shop:
         return JSONResponse({"message": "unknown"}, status_code=418)
 
 
+SEMANTICS = Path(__file__).resolve().parents[1] / "fixtures" / "arazzo" / "semantics"
+"""The shop's Arazzo document (``shop.arazzo.yaml``), its OpenAPI source and another document."""
+
+
+def shop_document(
+    folder: Path, *, workflows: str = "", rewrite: Callable[[str], str] | None = None
+) -> Path:
+    """The shop's Arazzo document copied into ``folder`` (with its sources), maybe edited.
+
+    ``workflows`` (YAML list items) are added after its own; ``rewrite`` changes its text.
+    """
+    shutil.copytree(SEMANTICS, folder)
+    document = folder / "shop.arazzo.yaml"
+    text = document.read_text(encoding="utf-8")
+    if workflows:
+        head, components = text.split("\ncomponents:\n")
+        text = head + "\n" + workflows + "components:\n" + components
+    document.write_text(rewrite(text) if rewrite else text, encoding="utf-8")
+    return document
+
+
 @contextmanager
 def serving_shop(**options: Any) -> Iterator[tuple[Shop, str]]:
     """A :class:`Shop` served on loopback: it and its URL (stopped on exit)."""
@@ -86,4 +109,4 @@ def serving_shop(**options: Any) -> Iterator[tuple[Shop, str]]:
         yield api, url
 
 
-__all__ = ["Shop", "serving_shop"]
+__all__ = ["SEMANTICS", "Shop", "serving_shop", "shop_document"]

@@ -11,7 +11,6 @@ calls of the original, and a name it lacks is reported with the names it has.
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,9 +21,7 @@ from dynamic_tools.api.app import create_app
 from dynamic_tools.settings import Settings
 from tests.support.app_client import app_client
 from tests.support.mocked_runs import wait_for
-from tests.support.shop_api import Shop, serving_shop
-
-SEMANTICS = Path(__file__).resolve().parents[2] / "fixtures" / "arazzo" / "semantics"
+from tests.support.shop_api import Shop, serving_shop, shop_document
 
 RENAMES = [  # (as written in the fixture, as a person might write it), in this order
     ("$steps.order.outputs.orderId", "$steps.place order.outputs.order id"),
@@ -69,10 +66,7 @@ def settings(tmp_path: Path, make_settings: Any, shop: tuple[Shop, str]) -> Sett
         registry_config_path=tmp_path / "root" / "config.yaml",
         allowed_target_hosts=[url.split("://")[1]],
     )
-    target = made.registry_root / "named"
-    shutil.copytree(SEMANTICS, target)
-    document = target / "shop.arazzo.yaml"
-    document.write_text(_renamed(document.read_text(encoding="utf-8")), encoding="utf-8")
+    shop_document(made.registry_root / "named", rewrite=_renamed)
     return made
 
 

@@ -9,7 +9,6 @@ workflow. Preview reports each workflow; the import takes the others, or the one
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +17,7 @@ import pytest
 from dynamic_tools.api.app import create_app
 from dynamic_tools.settings import Settings
 from tests.support.app_client import app_client
-
-SEMANTICS = Path(__file__).resolve().parents[2] / "fixtures" / "arazzo" / "semantics"
+from tests.support.shop_api import shop_document
 
 UNSUPPORTED = """
   - workflowId: ghost
@@ -60,12 +58,7 @@ UNSUPPORTED = """
 @pytest.fixture
 def settings(tmp_path: Path, make_settings: Any) -> Settings:
     made: Settings = make_settings(registry_config_path=tmp_path / "root" / "config.yaml")
-    target = made.registry_root / "mixed"
-    shutil.copytree(SEMANTICS, target)
-    document = target / "shop.arazzo.yaml"
-    text = document.read_text(encoding="utf-8")
-    head, components = text.split("\ncomponents:\n")
-    document.write_text(head + UNSUPPORTED + "components:\n" + components, encoding="utf-8")
+    shop_document(made.registry_root / "mixed", workflows=UNSUPPORTED.lstrip("\n"))
     return made
 
 

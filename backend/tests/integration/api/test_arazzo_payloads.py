@@ -10,7 +10,6 @@ writes the payload back as one expression.
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -23,9 +22,7 @@ from dynamic_tools.api.app import create_app
 from dynamic_tools.settings import Settings
 from tests.support.app_client import app_client
 from tests.support.mocked_runs import wait_for
-from tests.support.shop_api import Shop, serving_shop
-
-SEMANTICS = Path(__file__).resolve().parents[2] / "fixtures" / "arazzo" / "semantics"
+from tests.support.shop_api import Shop, serving_shop, shop_document
 
 WHOLE_BODIES = """
   - workflowId: order-as-given
@@ -85,11 +82,7 @@ async def client(
         registry_config_path=tmp_path / "root" / "config.yaml",
         allowed_target_hosts=[url.split("://")[1]],
     )
-    target = settings.registry_root / "bodies"
-    shutil.copytree(SEMANTICS, target)
-    document = target / "shop.arazzo.yaml"
-    head, components = document.read_text(encoding="utf-8").split("\ncomponents:\n")
-    document.write_text(head + WHOLE_BODIES + "components:\n" + components, encoding="utf-8")
+    document = shop_document(settings.registry_root / "bodies", workflows=WHOLE_BODIES.lstrip("\n"))
     async with app_client(create_app(settings)) as api:
         imported = await api.post(
             "/catalogs",
