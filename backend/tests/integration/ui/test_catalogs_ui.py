@@ -129,7 +129,7 @@ def test_an_arazzo_preview_says_which_workflows_are_left_out_and_imports_the_one
         form.get_by_role("button", name="Preview").click()
         report = page.get_by_test_id("arazzo-workflow-report")
         expect(report).to_contain_text("left out: ")
-        expect(report).to_contain_text("no operation 'noSuchOp'")
+        expect(report).to_contain_text("no operation 'noSuchOperation'")
         expect(report.get_by_label("import workflow ghost")).to_be_disabled()
         report.get_by_label("import workflow buy").uncheck()
         preview = page.get_by_test_id("catalog-preview")
