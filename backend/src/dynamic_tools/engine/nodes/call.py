@@ -37,6 +37,7 @@ from dynamic_tools.engine.nodes.kind import (
     RunServices,
 )
 from dynamic_tools.engine.nodes.step_kind import StepKind
+from dynamic_tools.engine.references import type_name
 from dynamic_tools.engine.saga import Compensation
 from dynamic_tools.engine.scope import Scope
 from dynamic_tools.engine.sql_query import table_names
@@ -78,7 +79,7 @@ def _body_arguments(body: Any, node_id: str) -> dict[str, Any]:
     if body is None:
         return {}
     if not isinstance(body, dict):
-        kind = type(body).__name__.replace("str", "string").replace("dict", "object")
+        kind = type_name(body)
         raise InvalidInputError(
             f"the body of node '{node_id}' is a {kind}, not an object of the tool's body "
             "properties",
