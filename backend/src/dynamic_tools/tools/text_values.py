@@ -6,7 +6,7 @@ such a value as that text — an Arazzo input declared ``type: string`` that fee
 query parameter, say — and the call then takes the text as the value it spells, so the tool's
 schema (enum, minimum…) checks the value and the request carries the same text. Text that
 spells no value of the type stays as it is, and the tool's validation names the parameter.
-Body values are JSON and are never read this way.
+A form or multipart field travels as text too; a JSON body's values keep their types.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from dynamic_tools.tools.models import ToolConfig
+from dynamic_tools.tools.models import JSON, ToolConfig
 
 __all__ = ["read_text_values"]
 
@@ -29,7 +29,11 @@ def read_text_values(tool: ToolConfig, arguments: Mapping[str, Any]) -> dict[str
     read = dict(arguments)
     for name, value in arguments.items():
         param = tool.parameters.get(name)
-        if param is None or param.location not in _TEXT_LOCATIONS or not isinstance(value, str):
+        as_text = param is not None and (
+            param.location in _TEXT_LOCATIONS
+            or (param.location == "body" and tool.api.content_type != JSON)
+        )
+        if param is None or not as_text or not isinstance(value, str):
             continue
         kinds = param.schema_.get("type")
         kinds = {kinds} if isinstance(kinds, str) else set(kinds or ())

@@ -172,3 +172,70 @@ def test_a_workflows_parameters_apply_to_the_steps_whose_operations_take_them() 
     del workflow["steps"][1]["parameters"]
     graph = convert_arazzo(doc, {"s": SOURCE}, catalog="c").document["workflows"]["w"]["graph"]
     assert graph["get"]["args"] == {"id": "fixed"}
+
+
+FORM_SOURCE: dict[str, Any] = {
+    "openapi": "3.1.0",
+    "info": {"title": "as", "version": "1"},
+    "servers": [{"url": "https://as.example.com"}],
+    "paths": {
+        "/par": {
+            "post": {
+                "operationId": "par",
+                "requestBody": {
+                    "required": True,
+                    "content": {
+                        "application/x-www-form-urlencoded": {
+                            "schema": {
+                                "type": "object",
+                                "required": ["request"],
+                                "properties": {
+                                    "request": {  # the JWT's claims, sent as a signed JWT
+                                        "type": "object",
+                                        "properties": {"iss": {"type": "string"}},
+                                    }
+                                },
+                            }
+                        }
+                    },
+                },
+                "responses": {"201": {"description": "pushed"}},
+            }
+        }
+    },
+}
+FORM_DOC: dict[str, Any] = {
+    "arazzo": "1.0.1",
+    "info": {"title": "t", "version": "1"},
+    "sourceDescriptions": [{"name": "s", "url": "x.yaml"}],
+    "workflows": [
+        {
+            "workflowId": "push",
+            "inputs": {"type": "object", "properties": {"jwt": {"type": "string"}}},
+            "steps": [
+                {
+                    "stepId": "par",
+                    "operationId": "par",
+                    "requestBody": {
+                        "contentType": "application/x-www-form-urlencoded",
+                        "payload": {"request": "$inputs.jwt"},
+                    },
+                }
+            ],
+        }
+    ],
+}
+
+
+def test_a_text_input_for_an_object_form_field_is_sent_as_text_in_lenient_mode() -> None:
+    lenient = convert_arazzo(FORM_DOC, {"s": FORM_SOURCE}, catalog="c", lenient=True)
+    assert _problems(lenient) == {
+        "workflows.0.steps.0.requestBody.payload.request": ("input_type", "warning")
+    }
+    (tool,) = lenient.tools
+    assert tool.parameters["request"].schema_["anyOf"][1] == {"type": "string"}
+    assert tool.parameters["request"].required
+    strict = convert_arazzo(FORM_DOC, {"s": FORM_SOURCE}, catalog="c")
+    assert _problems(strict) == {
+        "workflows.0.steps.0.requestBody.payload.request": ("input_type", "error")
+    }

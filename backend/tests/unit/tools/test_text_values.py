@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from dynamic_tools.tools.models import ToolConfig
+from dynamic_tools.tools.models import FORM, ToolConfig
 from dynamic_tools.tools.text_values import read_text_values
 
 TOOL = ToolConfig.model_validate(
@@ -51,3 +51,8 @@ def test_text_is_read_only_where_it_spells_a_value_of_the_type(
 def test_typed_values_and_unknown_names_pass_unchanged() -> None:
     given = {"page": 2, "verbose": True, "other": "x"}
     assert read_text_values(TOOL, given) == given
+
+
+def test_a_form_field_travels_as_text_too() -> None:
+    form = TOOL.model_copy(update={"api": TOOL.api.model_copy(update={"content_type": FORM})})
+    assert read_text_values(form, {"flag": "true"})["flag"] is True

@@ -15,7 +15,7 @@ from dynamic_tools.engine.loaders import MAX_DEPTH
 from dynamic_tools.engine.params import JSON_TYPES
 from dynamic_tools.safe_parsing import TooDeep, loads_json
 from dynamic_tools.tools.credentials import environment_variable
-from dynamic_tools.tools.models import ToolConfig
+from dynamic_tools.tools.models import JSON, ToolConfig
 from dynamic_tools.tools.registry import dump_tool
 
 
@@ -217,8 +217,9 @@ class StepRequests(ABC):
         both types as a problem.
         """
         spec = tool.parameters[name]
-        if spec.location == "body" or not isinstance(value, str):
-            return
+        json_body = spec.location == "body" and tool.api.content_type == JSON
+        if json_body or not isinstance(value, str):
+            return  # a JSON body keeps its types; a form field travels as text too
         found = re.fullmatch(r"\$([A-Za-z_][A-Za-z0-9_]*)", value)
         param = self.params_spec.get(found.group(1)) if found else None
         if param is None or param.get("type") in (None, "any"):
@@ -239,6 +240,23 @@ class StepRequests(ABC):
         )
         if not self.translator.lenient:
             self.problem(where, "input_type", text)
+            return
+        if given == "string" and wanted_types <= {"object", "array"}:
+            # a form field holding a whole value as text (a signed JWT where the description
+            # documents its claims): the field takes the text as it is
+            self._change_tool(
+                tool,
+                lambda data: data["parameters"].update(
+                    {
+                        name: {
+                            "anyOf": [spec.schema_, {"type": "string"}],
+                            "in": "body",
+                            "required": spec.required,
+                        }
+                    }
+                ),
+            )
+            self.problem(where, "input_type", f"{text}: the text is sent as it is", "warning")
             return
         param["type"] = "any"
         note = f"(declared {given} in the Arazzo document; sent as text)"
@@ -368,6 +386,7 @@ class StepRequests(ABC):
             except ExpressionProblem as exc:
                 self.problem((*where, "payload", key), "arazzo_expression", str(exc))
                 continue
+            self._input_type((*where, "payload", key), args[key], tool, key)
             self._literal_outside_enum((*where, "payload", key), tool, key, value)
         return whole
 
