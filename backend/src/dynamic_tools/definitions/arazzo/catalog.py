@@ -201,21 +201,20 @@ async def analyse_arazzo(
             documents,
             base_url,
         )
-        items = []
+        errors: list[dict[str, Any]] = []
+        round_warnings: list[dict[str, Any]] = []
         for problem in conversion.problems:
             path = _original_path(problem.path, kept)
-            items.append(
-                {
-                    "path": ".".join(str(p) for p in path) or "(document)",
-                    "rule": problem.rule,
-                    "message": problem.message,
-                    "line": line_of(check.lines, path),
-                    "severity": problem.severity,
-                }
-            )
-        round_warnings = [{**i, "severity": "warning"} for i in items if i["severity"] != "error"]
-        errors = [{k: v for k, v in i.items() if k != "severity"} for i in items]
-        errors = [e for e, i in zip(errors, items, strict=True) if i["severity"] == "error"]
+            item = {
+                "path": ".".join(str(p) for p in path) or "(document)",
+                "rule": problem.rule,
+                "message": problem.message,
+                "line": line_of(check.lines, path),
+            }
+            if problem.severity == "error":
+                errors.append(item)
+            else:
+                round_warnings.append({**item, "severity": "warning"})
         if plan.sort(errors, functools.partial(_index_in, ids=ids)):
             continue
         if analysis.violations:
@@ -241,14 +240,15 @@ async def analyse_arazzo(
             report.imported = report.id is not None
         analysis.warnings += [
             {
-                "path": f"workflows.{ids.index(w.workflow_id)}",
+                "path": f"workflows.{index}",
                 "rule": "workflow_left_out",
-                "line": line_of(check.lines, ("workflows", ids.index(w.workflow_id))),
+                "line": line_of(check.lines, ("workflows", index)),
                 "message": f"workflow '{w.workflow_id}' is left out: "
                 + (w.problems[0]["message"] if w.problems else "not chosen"),
                 "severity": "warning",
             }
-            for w in analysis.left_out
+            for index, w in enumerate(analysis.workflows)
+            if not w.imported
         ]
         return analysis
     if not analysis.violations:
