@@ -114,9 +114,8 @@ class Capabilities:
 
 def best_method(supported: frozenset[str], forced: str | None = None) -> Method:
     """The best way to ask for one call with ``supported`` (or ``forced``, when set)."""
-    for method in METHODS:
-        if method == forced:
-            return method
+    if forced in METHODS:
+        return forced
     if forced not in (None, "", "best"):
         raise ValueError(f"unknown LLM_TOOL_CHOICE {forced!r}")
     if "json_object_schema" in supported:
@@ -181,22 +180,14 @@ def finish(
 
 
 # --- the probe ---------------------------------------------------------------------------------
-_PROBE_FUNCTION = {
-    "type": "function",
-    "function": {
-        "name": "report",
-        "description": "Report a number.",
-        "parameters": {
-            "type": "object",
-            "properties": {"number": {"type": "integer"}},
-            "required": ["number"],
-        },
-    },
-}
 _PROBE_SCHEMA = {
     "type": "object",
     "properties": {"number": {"type": "integer"}},
     "required": ["number"],
+}
+_PROBE_FUNCTION = {
+    "type": "function",
+    "function": {"name": "report", "description": "Report a number.", "parameters": _PROBE_SCHEMA},
 }
 #: a request no model answers with a call or JSON unless the server forces it
 _UNRELATED = [{"role": "user", "content": "Say hello."}]
