@@ -49,7 +49,6 @@ if TYPE_CHECKING:
 
 #: the one function of the ``named`` way when there are several candidates
 CALL_FUNCTION = "call"
-_RETRIED_STATUS = TRANSIENT_STATUS
 
 
 @dataclass(frozen=True)
@@ -219,9 +218,7 @@ class OpenAIChatClient:
             raise self._timeout_error() from None
         except openai.APIConnectionError:
             self._probe_error = "no connection"
-            raise LLMUnavailableError(
-                "could not connect to the LLM endpoint (check OPENAI_BASE_URL)"
-            ) from None
+            raise _unreachable() from None
         except openai.APIStatusError as exc:  # a transient status: probed again on next use
             self._probe_error = f"answered {exc.status_code}"
             raise LLMUnavailableError(
@@ -383,9 +380,7 @@ class OpenAIChatClient:
         except openai.APITimeoutError:
             raise self._timeout_error() from None
         except openai.APIConnectionError:
-            raise LLMUnavailableError(
-                "could not connect to the LLM endpoint (check OPENAI_BASE_URL)"
-            ) from None
+            raise _unreachable() from None
         except openai.AuthenticationError as exc:
             raise LLMError(
                 "the LLM endpoint refused the credentials (check OPENAI_API_KEY): "
@@ -394,7 +389,7 @@ class OpenAIChatClient:
         except openai.APIStatusError as exc:
             said = server_text(exc)
             status = exc.status_code
-            if status in _RETRIED_STATUS:
+            if status in TRANSIENT_STATUS:
                 raise LLMUnavailableError(
                     f"the LLM endpoint answered {status}"
                     + (" (rate limited)" if status == 429 else " (unavailable)")
@@ -428,9 +423,13 @@ class OpenAIChatClient:
             refusal=getattr(message, "refusal", None),
             finish_reason=finish,
             prompt_tokens=(usage.prompt_tokens or 0) if usage else 0,
-            completion_tokens=(usage.completion_tokens or 0) if usage else 0,
+            completion_tokens=written,
             method=method,
         )
+
+
+def _unreachable() -> LLMUnavailableError:
+    return LLMUnavailableError("could not connect to the LLM endpoint (check OPENAI_BASE_URL)")
 
 
 def _log_probe_failure(task: asyncio.Task[Capabilities]) -> None:
