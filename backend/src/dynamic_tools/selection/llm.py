@@ -45,7 +45,11 @@ from dynamic_tools.selection.capabilities import (
 from dynamic_tools.selection.function_schema import FunctionSpec
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable
+
     import openai
+
+    from dynamic_tools.selection.models import TokenUsage
 
 #: the one function of the ``named`` way when there are several candidates
 CALL_FUNCTION = "call"
@@ -104,6 +108,17 @@ class LLMClient(Protocol):
     async def uses_strict(self) -> bool:
         """Whether strict schemas are sent (and enforced by the endpoint)."""
         ...
+
+
+async def counted(usage: TokenUsage, request: Awaitable[LLMAnswer]) -> LLMAnswer:
+    """The answer to ``request``, its tokens and requests counted in ``usage`` (a failure too)."""
+    try:
+        answer = await request
+    except LLMError as exc:
+        usage.add(0, 0, calls=exc.llm_calls)
+        raise
+    usage.add(answer.prompt_tokens, answer.completion_tokens, calls=answer.calls)
+    return answer
 
 
 def assistant_turn(call: ToolCall, content: str | None = None) -> dict[str, Any]:
