@@ -187,14 +187,15 @@ class OpenAIChatClient:
 
     # --- capabilities ----------------------------------------------------------------------
     @property
-    def known_capabilities(self) -> Capabilities | None:
-        """The capabilities, once declared or probed."""
-        return self._capabilities
-
-    @property
     def probe_error(self) -> str | None:
         """Why the last probe could not run (the endpoint did not answer), if it failed."""
         return self._probe_error
+
+    def readiness(self) -> dict[str, Any]:
+        """What ``/readyz`` shows: the capabilities once known, else how the probe stands."""
+        if self._capabilities is not None:
+            return self._capabilities.view()
+        return {"probe": "failed" if self._probe_error else "running"}
 
     def start_probe(self) -> None:
         """Probe in the background (at start), unless the capabilities are known."""
