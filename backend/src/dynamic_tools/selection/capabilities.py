@@ -136,6 +136,12 @@ def parse_capabilities(text: str) -> frozenset[str]:
     return frozenset(names)
 
 
+def listed(text: str) -> frozenset[str] | None:
+    """The capabilities ``LLM_CAPABILITIES`` lists (None: ``detect``); ValueError on an unknown."""
+    text = text.strip().lower()
+    return None if text in ("", "detect") else parse_capabilities(text)
+
+
 def is_openai(base_url: str | None) -> bool:
     """Whether the endpoint is OpenAI's own (or Azure OpenAI)."""
     if not base_url:
@@ -148,9 +154,9 @@ def declared(
     text: str, *, base_url: str | None, forced: str | None, strict: bool | None
 ) -> Capabilities | None:
     """The capabilities settings give (None: to be probed)."""
-    text = text.strip().lower()
-    if text not in ("", "detect"):
-        return finish(parse_capabilities(text), "settings", forced=forced, strict=strict)
+    names = listed(text)
+    if names is not None:
+        return finish(names, "settings", forced=forced, strict=strict)
     if not is_openai(base_url):
         return None
     return finish(OPENAI, "openai", forced=forced, strict=strict)
