@@ -461,9 +461,9 @@ def _kept_to(answer: LLMAnswer, by_name: dict[str, PreparedTool]) -> str | None:
 
 
 def _reopened(answer: LLMAnswer, offered: list[FunctionSpec]) -> _InvalidAnswer:
-    kept = offered[0].name if offered else "the tool"
+    """The re-ask after the model said the kept tool (``offered[0]``) does not fit."""
     return _InvalidAnswer(
-        f"you said '{kept}' does not fit; choose again among all the functions", answer
+        f"you said '{offered[0].name}' does not fit; choose again among all the functions", answer
     )
 
 
