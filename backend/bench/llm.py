@@ -86,6 +86,7 @@ from bench.bfcl.harness import Recorder
 from dynamic_tools.bootstrap import Services, build_services
 from dynamic_tools.selection.models import WorkflowRequest, WorkflowResponse
 from dynamic_tools.settings import Settings
+from tests.support.servers import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 RUNTIME = REPO / ".runtime" / "llm"
@@ -190,18 +191,13 @@ def server_command(python: Path, gguf: Path, port: int, config: Config) -> list[
     return command + list(config.server_args)
 
 
-def _free_port() -> int:
-    from tests.support.servers import free_port
-
-    return free_port()
-
-
 class LlamaServer:
     """The stock server on a fixed free loopback port, started, restarted and stopped here."""
 
     def __init__(self, python: Path, gguf: Path, config: Config, log_path: Path) -> None:
-        self.command = server_command(python, gguf, _free_port(), config)
-        self.url = f"http://127.0.0.1:{self.command[self.command.index('--port') + 1]}/v1"
+        port = free_port()
+        self.command = server_command(python, gguf, port, config)
+        self.url = f"http://127.0.0.1:{port}/v1"
         self.log_path = log_path
         self.process: subprocess.Popen[bytes] | None = None
         self.restarts = 0

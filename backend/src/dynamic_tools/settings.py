@@ -351,10 +351,9 @@ class Settings(BaseSettings):
     @field_validator("llm_capabilities")
     @classmethod
     def _known_capabilities(cls, value: str) -> str:
-        from dynamic_tools.selection.capabilities import parse_capabilities
+        from dynamic_tools.selection.capabilities import listed
 
-        if value.strip().lower() not in ("", "detect"):
-            parse_capabilities(value.lower())
+        listed(value)  # raises ValueError naming an unknown entry
         return value
 
     @field_validator("database_url", mode="before")

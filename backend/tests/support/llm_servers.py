@@ -451,6 +451,15 @@ class ServerError(Exception):
         self.body = body
 
 
+def _openai_error(
+    status: int, message: str, kind: str, *, param: str | None = None, code: Any = None
+) -> ServerError:
+    """The OpenAI-shaped error body all three servers send: ``{"error": {message, type, ...}}``."""
+    return ServerError(
+        status, {"error": {"message": message, "type": kind, "param": param, "code": code}}
+    )
+
+
 def _id(prefix: str) -> str:
     return f"{prefix}{uuid.uuid4().hex[:12]}"
 
@@ -659,17 +668,7 @@ class _LlamaRequest(BaseModel):
 
 
 def _llama_500(message: str) -> ServerError:
-    return ServerError(
-        500,
-        {
-            "error": {
-                "message": message,
-                "type": "internal_server_error",
-                "param": None,
-                "code": None,
-            }
-        },
-    )
+    return _openai_error(500, message, "internal_server_error")
 
 
 class LlamaCppServer(LLMServer):
@@ -760,21 +759,15 @@ class LlamaCppServer(LLMServer):
     def _limit(self, seen: Seen, max_tokens: int | None) -> int:
         prompt = prompt_tokens(seen)
         if prompt >= self.n_ctx:
-            raise ServerError(
+            raise _openai_error(
                 400,
-                {
-                    "error": {
-                        "message": (
-                            f"This model's maximum context length is {self.n_ctx} tokens. "
-                            f"However, you requested {(max_tokens or 0) + prompt} tokens "
-                            f"({prompt} in the messages, {max_tokens} in the completion). "
-                            "Please reduce the length of the messages or completion."
-                        ),
-                        "type": "invalid_request_error",
-                        "param": "messages",
-                        "code": "context_length_exceeded",
-                    }
-                },
+                f"This model's maximum context length is {self.n_ctx} tokens. However, you "
+                f"requested {(max_tokens or 0) + prompt} tokens ({prompt} in the messages, "
+                f"{max_tokens} in the completion). Please reduce the length of the messages or "
+                "completion.",
+                "invalid_request_error",
+                param="messages",
+                code="context_length_exceeded",
             )
         room = self.n_ctx - prompt
         if max_tokens is None or max_tokens <= 0:
@@ -837,9 +830,7 @@ def _is_json(text: str) -> bool:
 
 
 def _vllm_error(status: int, message: str, kind: str = "BadRequestError") -> ServerError:
-    return ServerError(
-        status, {"error": {"message": message, "type": kind, "param": None, "code": status}}
-    )
+    return _openai_error(status, message, kind, code=status)
 
 
 class VLLMServer(LLMServer):
@@ -996,9 +987,7 @@ class VLLMServer(LLMServer):
 
 def _ollama_error(status: int, message: str) -> ServerError:
     kind = {400: "invalid_request_error", 404: "not_found_error"}.get(status, "api_error")
-    return ServerError(
-        status, {"error": {"message": message, "type": kind, "param": None, "code": None}}
-    )
+    return _openai_error(status, message, kind)
 
 
 class OllamaServer(LLMServer):

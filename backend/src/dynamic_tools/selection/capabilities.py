@@ -114,9 +114,8 @@ class Capabilities:
 
 def best_method(supported: frozenset[str], forced: str | None = None) -> Method:
     """The best way to ask for one call with ``supported`` (or ``forced``, when set)."""
-    for method in METHODS:
-        if method == forced:
-            return method
+    if forced in METHODS:
+        return forced
     if forced not in (None, "", "best"):
         raise ValueError(f"unknown LLM_TOOL_CHOICE {forced!r}")
     if "json_object_schema" in supported:
@@ -137,6 +136,12 @@ def parse_capabilities(text: str) -> frozenset[str]:
     return frozenset(names)
 
 
+def listed(text: str) -> frozenset[str] | None:
+    """The capabilities ``LLM_CAPABILITIES`` lists (None: ``detect``); ValueError on an unknown."""
+    text = text.strip().lower()
+    return None if text in ("", "detect") else parse_capabilities(text)
+
+
 def is_openai(base_url: str | None) -> bool:
     """Whether the endpoint is OpenAI's own (or Azure OpenAI)."""
     if not base_url:
@@ -149,9 +154,9 @@ def declared(
     text: str, *, base_url: str | None, forced: str | None, strict: bool | None
 ) -> Capabilities | None:
     """The capabilities settings give (None: to be probed)."""
-    text = text.strip().lower()
-    if text not in ("", "detect"):
-        return finish(parse_capabilities(text), "settings", forced=forced, strict=strict)
+    names = listed(text)
+    if names is not None:
+        return finish(names, "settings", forced=forced, strict=strict)
     if not is_openai(base_url):
         return None
     return finish(OPENAI, "openai", forced=forced, strict=strict)
@@ -181,22 +186,14 @@ def finish(
 
 
 # --- the probe ---------------------------------------------------------------------------------
-_PROBE_FUNCTION = {
-    "type": "function",
-    "function": {
-        "name": "report",
-        "description": "Report a number.",
-        "parameters": {
-            "type": "object",
-            "properties": {"number": {"type": "integer"}},
-            "required": ["number"],
-        },
-    },
-}
 _PROBE_SCHEMA = {
     "type": "object",
     "properties": {"number": {"type": "integer"}},
     "required": ["number"],
+}
+_PROBE_FUNCTION = {
+    "type": "function",
+    "function": {"name": "report", "description": "Report a number.", "parameters": _PROBE_SCHEMA},
 }
 #: a request no model answers with a call or JSON unless the server forces it
 _UNRELATED = [{"role": "user", "content": "Say hello."}]

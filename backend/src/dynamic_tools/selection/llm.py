@@ -45,11 +45,14 @@ from dynamic_tools.selection.capabilities import (
 from dynamic_tools.selection.function_schema import FunctionSpec
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable
+
     import openai
+
+    from dynamic_tools.selection.models import TokenUsage
 
 #: the one function of the ``named`` way when there are several candidates
 CALL_FUNCTION = "call"
-_RETRIED_STATUS = TRANSIENT_STATUS
 
 
 @dataclass(frozen=True)
@@ -105,6 +108,17 @@ class LLMClient(Protocol):
     async def uses_strict(self) -> bool:
         """Whether strict schemas are sent (and enforced by the endpoint)."""
         ...
+
+
+async def counted(usage: TokenUsage, request: Awaitable[LLMAnswer]) -> LLMAnswer:
+    """The answer to ``request``, its tokens and requests counted in ``usage`` (a failure too)."""
+    try:
+        answer = await request
+    except LLMError as exc:
+        usage.add(0, 0, calls=exc.llm_calls)
+        raise
+    usage.add(answer.prompt_tokens, answer.completion_tokens, calls=answer.calls)
+    return answer
 
 
 def assistant_turn(call: ToolCall, content: str | None = None) -> dict[str, Any]:
@@ -173,14 +187,15 @@ class OpenAIChatClient:
 
     # --- capabilities ----------------------------------------------------------------------
     @property
-    def known_capabilities(self) -> Capabilities | None:
-        """The capabilities, once declared or probed."""
-        return self._capabilities
-
-    @property
     def probe_error(self) -> str | None:
         """Why the last probe could not run (the endpoint did not answer), if it failed."""
         return self._probe_error
+
+    def readiness(self) -> dict[str, Any]:
+        """What ``/readyz`` shows: the capabilities once known, else how the probe stands."""
+        if self._capabilities is not None:
+            return self._capabilities.view()
+        return {"probe": "failed" if self._probe_error else "running"}
 
     def start_probe(self) -> None:
         """Probe in the background (at start), unless the capabilities are known."""
@@ -219,9 +234,7 @@ class OpenAIChatClient:
             raise self._timeout_error() from None
         except openai.APIConnectionError:
             self._probe_error = "no connection"
-            raise LLMUnavailableError(
-                "could not connect to the LLM endpoint (check OPENAI_BASE_URL)"
-            ) from None
+            raise _unreachable() from None
         except openai.APIStatusError as exc:  # a transient status: probed again on next use
             self._probe_error = f"answered {exc.status_code}"
             raise LLMUnavailableError(
@@ -383,9 +396,7 @@ class OpenAIChatClient:
         except openai.APITimeoutError:
             raise self._timeout_error() from None
         except openai.APIConnectionError:
-            raise LLMUnavailableError(
-                "could not connect to the LLM endpoint (check OPENAI_BASE_URL)"
-            ) from None
+            raise _unreachable() from None
         except openai.AuthenticationError as exc:
             raise LLMError(
                 "the LLM endpoint refused the credentials (check OPENAI_API_KEY): "
@@ -394,7 +405,7 @@ class OpenAIChatClient:
         except openai.APIStatusError as exc:
             said = server_text(exc)
             status = exc.status_code
-            if status in _RETRIED_STATUS:
+            if status in TRANSIENT_STATUS:
                 raise LLMUnavailableError(
                     f"the LLM endpoint answered {status}"
                     + (" (rate limited)" if status == 429 else " (unavailable)")
@@ -428,9 +439,13 @@ class OpenAIChatClient:
             refusal=getattr(message, "refusal", None),
             finish_reason=finish,
             prompt_tokens=(usage.prompt_tokens or 0) if usage else 0,
-            completion_tokens=(usage.completion_tokens or 0) if usage else 0,
+            completion_tokens=written,
             method=method,
         )
+
+
+def _unreachable() -> LLMUnavailableError:
+    return LLMUnavailableError("could not connect to the LLM endpoint (check OPENAI_BASE_URL)")
 
 
 def _log_probe_failure(task: asyncio.Task[Capabilities]) -> None:

@@ -50,7 +50,13 @@ from dynamic_tools.selection.function_schema import (
     drop_nulls_for_optional,
     none_suitable_function,
 )
-from dynamic_tools.selection.llm import LLMAnswer, LLMClient, assistant_turn, call_result
+from dynamic_tools.selection.llm import (
+    LLMAnswer,
+    LLMClient,
+    assistant_turn,
+    call_result,
+    counted,
+)
 from dynamic_tools.selection.models import ErrorStage, WorkflowRequest, WorkflowResponse
 from dynamic_tools.selection.prepared import PreparedTool, PreparedTools
 from dynamic_tools.selection.prompts import format_messages, selection_messages
@@ -269,14 +275,7 @@ class SingleShotPipeline:
             async for attempt in retrying:
                 with attempt:
                     attempts += 1
-                    try:
-                        answer = await llm.choose(messages, offered)
-                    except LLMError as exc:
-                        response.usage.add(0, 0, calls=exc.llm_calls)
-                        raise
-                    response.usage.add(
-                        answer.prompt_tokens, answer.completion_tokens, calls=answer.calls
-                    )
+                    answer = await counted(response.usage, llm.choose(messages, offered))
                     try:
                         return self._validate(answer, by_name, attempts)
                     except NoSuitableToolError:
@@ -389,12 +388,7 @@ class SingleShotPipeline:
             )
             if truncated:
                 response.warnings.append("the API response was truncated for formatting")
-            try:
-                answer = await self.llm.complete(messages)
-            except LLMError as exc:
-                response.usage.add(0, 0, calls=exc.llm_calls)
-                raise
-            response.usage.add(answer.prompt_tokens, answer.completion_tokens, calls=answer.calls)
+            answer = await counted(response.usage, self.llm.complete(messages))
             if answer.refusal or not (answer.content or "").strip():
                 raise LLMInvalidAnswerError("the LLM gave no formatted text")
             if answer.finish_reason == "length":
@@ -467,9 +461,9 @@ def _kept_to(answer: LLMAnswer, by_name: dict[str, PreparedTool]) -> str | None:
 
 
 def _reopened(answer: LLMAnswer, offered: list[FunctionSpec]) -> _InvalidAnswer:
-    kept = offered[0].name if offered else "the tool"
+    """The re-ask after the model said the kept tool (``offered[0]``) does not fit."""
     return _InvalidAnswer(
-        f"you said '{kept}' does not fit; choose again among all the functions", answer
+        f"you said '{offered[0].name}' does not fit; choose again among all the functions", answer
     )
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from dynamic_tools.selection.function_schema import FunctionSpec, function_for_tool
@@ -24,11 +24,15 @@ class PreparedTool:
 
     tool: ToolConfig
     function: FunctionSpec
-    context: str
     schema: dict[str, Any]
     size: int
-    #: what the model reads, by (parameters shown, output shown); ``context`` is (True, False)
-    texts: dict[tuple[bool, bool], str] = field(default_factory=dict)
+    #: what the model reads, by (parameters shown, output shown)
+    texts: dict[tuple[bool, bool], str]
+
+    @property
+    def context(self) -> str:
+        """The full context text: the parameters, not the output."""
+        return self.texts[(True, False)]
 
     def text(self, *, functions_shown: bool, chained: bool = False) -> str:
         """What the model reads of this tool (docs/performance.md, "Real models").
@@ -36,7 +40,7 @@ class PreparedTool:
         Its parameters, unless the model reads them in the function definitions it is sent;
         its output only for a model that chains calls (``{prefix}_query``).
         """
-        return self.texts.get((not functions_shown, chained), self.context)
+        return self.texts[(not functions_shown, chained)]
 
 
 def prepare(tool: ToolConfig) -> PreparedTool:
@@ -47,10 +51,9 @@ def prepare(tool: ToolConfig) -> PreparedTool:
         for params in (True, False)
         for output in (True, False)
     }
-    context = texts[(True, False)]
     schema = tool.input_schema()
-    size = len(context) + len(json.dumps(function.parameters))
-    return PreparedTool(tool, function, context, schema, size, texts)
+    size = len(texts[(True, False)]) + len(json.dumps(function.parameters))
+    return PreparedTool(tool, function, schema, size, texts)
 
 
 class PreparedTools:

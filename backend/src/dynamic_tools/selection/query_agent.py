@@ -56,7 +56,13 @@ from dynamic_tools.selection.function_schema import (
     drop_nulls_for_optional,
     none_suitable_function,
 )
-from dynamic_tools.selection.llm import LLMAnswer, LLMClient, assistant_turn, call_result
+from dynamic_tools.selection.llm import (
+    LLMAnswer,
+    LLMClient,
+    assistant_turn,
+    call_result,
+    counted,
+)
 from dynamic_tools.selection.llm import ToolCall as LLMToolCall
 from dynamic_tools.selection.models import SqlApplied, TokenUsage
 from dynamic_tools.selection.prepared import PreparedTool, PreparedTools
@@ -434,13 +440,13 @@ class QueryAgent:
         if remaining <= 0:
             raise self._out_of_time()
         try:
-            answer = await asyncio.wait_for(self.llm.choose(messages, functions), remaining)
+            answer = await asyncio.wait_for(
+                counted(outcome.usage, self.llm.choose(messages, functions)), remaining
+            )
         except TimeoutError:
             raise self._out_of_time() from None
         except LLMError as exc:
-            outcome.usage.add(0, 0, calls=exc.llm_calls)
             raise _Stop("llm", exc.message) from None
-        outcome.usage.add(answer.prompt_tokens, answer.completion_tokens, calls=answer.calls)
         if answer.refusal:
             raise _Stop("llm", f"the LLM refused: {answer.refusal[:300]}")
         return answer

@@ -66,11 +66,7 @@ async def readyz(services: ServicesDep, response: Response) -> Readiness:
     if services.llm is None:  # what to set (names only, never values)
         checks["llm"]["needs"] = LLM_SETTINGS
     elif isinstance(services.llm, OpenAIChatClient):
-        known = services.llm.known_capabilities
-        if known is not None:
-            checks["llm"].update(known.view())
-        else:
-            checks["llm"]["probe"] = "failed" if services.llm.probe_error else "running"
+        checks["llm"].update(services.llm.readiness())
     ready = all(c.get("ok", True) for c in checks.values())
     response.status_code = 200 if ready else 503
     return Readiness.model_validate({"status": "ready" if ready else "not_ready", "checks": checks})
