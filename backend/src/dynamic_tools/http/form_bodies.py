@@ -33,7 +33,7 @@ from urllib.parse import urlencode
 from dynamic_tools.errors import InvalidInputError
 from dynamic_tools.tools.file_fields import FILE_OBJECT, binary_items, is_binary
 
-__all__ = ["Part", "form_pairs", "multipart_parts", "shown_part", "urlencoded"]
+__all__ = ["Part", "form_pairs", "multipart_parts", "shown_part", "urlencoded", "wire_text"]
 
 OCTET_STREAM = "application/octet-stream"
 _MEDIA_TYPE = re.compile(
@@ -57,11 +57,12 @@ class Part:
 
 
 # --- application/x-www-form-urlencoded --------------------------------------------------------
-def _text(value: Any) -> str:
+def wire_text(value: Any, *, ensure_ascii: bool = False) -> str:
+    """A value as text on the wire: ``true``/``false``, compact JSON for an object or array."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, dict | list):
-        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=ensure_ascii)
     return str(value)
 
 
@@ -72,11 +73,11 @@ def form_pairs(body: Mapping[str, Any]) -> list[tuple[str, str]]:
         if value is None:
             continue
         if isinstance(value, dict):
-            pairs.extend((str(k), _text(v)) for k, v in value.items() if v is not None)
+            pairs.extend((str(k), wire_text(v)) for k, v in value.items() if v is not None)
         elif isinstance(value, list):
-            pairs.extend((name, _text(item)) for item in value if item is not None)
+            pairs.extend((name, wire_text(item)) for item in value if item is not None)
         else:
-            pairs.append((name, _text(value)))
+            pairs.append((name, wire_text(value)))
     return pairs
 
 
@@ -107,9 +108,9 @@ def multipart_parts(
                 _file_part(name, f"{name}[{i}]", item, items) for i, item in enumerate(value)
             )
         elif isinstance(value, dict | list):
-            parts.append(Part(name, _text(value).encode("utf-8"), "application/json"))
+            parts.append(Part(name, wire_text(value).encode("utf-8"), "application/json"))
         else:
-            parts.append(Part(name, _text(value).encode("utf-8")))
+            parts.append(Part(name, wire_text(value).encode("utf-8")))
     return parts
 
 
