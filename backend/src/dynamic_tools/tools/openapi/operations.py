@@ -76,11 +76,16 @@ class Limits:
     max_schema_levels: int = MAX_LEVELS
 
 
+def _media_base(mime: str) -> str:
+    """A media type without its parameters, in lower case (``Text/Plain; x=y``: ``text/plain``)."""
+    return mime.split(";", 1)[0].strip().lower()
+
+
 def is_json(mime: object) -> bool:
     """Whether a media type carries JSON (``application/json``, ``*+json``, ``*/*``)."""
     if not isinstance(mime, str):
         return False
-    base = mime.split(";", 1)[0].strip().lower()
+    base = _media_base(mime)
     return base in ("application/json", "*/*", "application/*") or base.endswith("+json")
 
 
@@ -343,8 +348,8 @@ def _body_media_type(
     ``prefer`` when offered; else JSON when offered, else a form, else multipart form data;
     ``(None, None)`` for none.
     """
-    keys = {str(m).split(";", 1)[0].strip().lower(): m for m in content}
-    wanted_base = (prefer or "").split(";", 1)[0].strip().lower()
+    keys = {_media_base(str(m)): m for m in content}
+    wanted_base = _media_base(prefer or "")
     if wanted_base in (FORM, MULTIPART) and wanted_base in keys:
         return str(keys[wanted_base]), wanted_base
     json_key = next((m for m in content if is_json(m)), None)
@@ -358,7 +363,7 @@ def _body_media_type(
 
 def _default_part_type(field: dict[str, Any], part_type: str) -> bool:
     """Whether ``part_type`` is what a tool sends for this field anyway."""
-    base = part_type.split(";", 1)[0].strip().lower()
+    base = _media_base(part_type)
     if field.get("type") in ("object", "array"):
         return base == "application/json"
     return base == "text/plain"
