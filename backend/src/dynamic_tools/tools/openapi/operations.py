@@ -96,7 +96,6 @@ class OperationBuilder:
         self.resolver = resolver
         self.log = log
         self.limits = limits
-        self._secret_fields: dict[str, str] = {}  # the operation's body fields sent as secrets
 
     def build(
         self,
@@ -115,8 +114,8 @@ class OperationBuilder:
         if method not in SUPPORTED_METHODS:
             raise Skip("unsupported_method", f"{method.upper()} operations are not supported")
         parameters = self._parameters(op, item, path, where)
-        self._secret_fields = {}
-        content_type = self._body(op, method, where, parameters, prefer)
+        secret_fields: dict[str, str] = {}  # the body fields it sends a tool secret in
+        content_type = self._body(op, method, where, parameters, secret_fields, prefer)
         tags = op.get("tags")
         api: dict[str, Any] = {"method": method.upper(), "base_url": base_url, "path": path}
         if content_type not in (None, JSON):
@@ -129,8 +128,8 @@ class OperationBuilder:
         }
         if auth.type != "none":
             data["auth"] = auth.model_dump(by_alias=True, exclude_defaults=True)
-        if self._secret_fields:
-            data["static_params"] = {"body": dict(self._secret_fields)}
+        if secret_fields:
+            data["static_params"] = {"body": secret_fields}
         output = self._output(op, where)
         if output is not None:
             data["output_schema"] = output
@@ -205,9 +204,13 @@ class OperationBuilder:
         method: str,
         where: str,
         parameters: dict[str, dict[str, Any]],
+        secret_fields: dict[str, str],
         prefer: str | None = None,
     ) -> str | None:
-        """Add the body's properties to ``parameters``; the tool's content type (None: no body)."""
+        """Add the body's properties to ``parameters``; the tool's content type (None: no body).
+
+        A property naming a tool secret goes to ``secret_fields`` instead (field → reference).
+        """
         if "requestBody" not in op:
             return None
         body = self.resolver.deref(op["requestBody"], f"{where}/requestBody")
@@ -260,7 +263,7 @@ class OperationBuilder:
                 continue
             named = as_dict(raw_properties.get(prop)).get(SECRET_EXTENSION)
             if isinstance(named, str) and re.fullmatch(SECRET_NAME, named):
-                self._secret_fields[prop] = f"secret:{named}"
+                secret_fields[prop] = f"secret:{named}"
                 self.log.add(
                     body_where,
                     "named_secret",
