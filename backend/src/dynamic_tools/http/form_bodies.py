@@ -32,6 +32,7 @@ from urllib.parse import urlencode
 
 from dynamic_tools.errors import InvalidInputError
 from dynamic_tools.tools.file_fields import FILE_OBJECT, binary_items, is_binary
+from dynamic_tools.tools.models import Parameter
 
 __all__ = ["Part", "form_pairs", "multipart_parts", "shown_part", "urlencoded", "wire_text"]
 
@@ -87,10 +88,8 @@ def urlencoded(pairs: list[tuple[str, str]]) -> bytes:
 
 
 # --- multipart/form-data ----------------------------------------------------------------------
-def multipart_parts(
-    body: Mapping[str, Any], schemas: Mapping[str, Mapping[str, Any]]
-) -> list[Part]:
-    """The parts of a multipart body; ``schemas``: each body parameter's JSON Schema.
+def multipart_parts(body: Mapping[str, Any], parameters: Mapping[str, Parameter]) -> list[Part]:
+    """The parts of a multipart body; ``parameters``: the tool's (a body one's schema says a file).
 
     Raises:
         InvalidInputError: a file field's value is not a file (names the field).
@@ -99,7 +98,8 @@ def multipart_parts(
     for name, value in body.items():
         if value is None:
             continue
-        schema = schemas.get(name, {})
+        param = parameters.get(name)
+        schema = param.schema_ if param is not None and param.location == "body" else {}
         items = binary_items(schema)
         if is_binary(schema):
             parts.append(_file_part(name, name, value, schema))

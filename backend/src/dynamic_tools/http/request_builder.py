@@ -188,8 +188,7 @@ def build_request(
     if has_body and content_type == FORM:
         form = form_pairs(body)
     elif has_body and content_type == MULTIPART:
-        schemas = {n: p.schema_ for n, p in tool.parameters.items() if p.location == "body"}
-        parts = multipart_parts(body, schemas)
+        parts = multipart_parts(body, tool.parameters)
     url = tool.api.base_url + path
     _check_inside(tool.api.base_url, url, tool.name)
     return PreparedRequest(
