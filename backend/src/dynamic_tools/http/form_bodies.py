@@ -139,7 +139,7 @@ def _file_part(name: str, where: str, value: Any, schema: Mapping[str, Any]) -> 
             raise _refuse(where, "content must be a string")
         content = _decoded(where, raw) if "content_base64" in value else raw.encode("utf-8")
         filename = _filename(where, value.get("filename", name))
-        content_type = _content_type(where, value.get("content_type", content_type))
+        content_type = value.get("content_type", content_type)
     else:
         raise _refuse(where, f"must be a string (the file's content) or {_FILE_SHAPE}")
     return Part(name, content, _content_type(where, content_type), filename)
