@@ -32,8 +32,9 @@ from urllib.parse import urlencode
 
 from dynamic_tools.errors import InvalidInputError
 from dynamic_tools.tools.file_fields import FILE_OBJECT, binary_items, is_binary
+from dynamic_tools.tools.models import Parameter
 
-__all__ = ["Part", "form_pairs", "multipart_parts", "shown_part", "urlencoded"]
+__all__ = ["Part", "form_pairs", "multipart_parts", "shown_part", "urlencoded", "wire_text"]
 
 OCTET_STREAM = "application/octet-stream"
 _MEDIA_TYPE = re.compile(
@@ -57,11 +58,12 @@ class Part:
 
 
 # --- application/x-www-form-urlencoded --------------------------------------------------------
-def _text(value: Any) -> str:
+def wire_text(value: Any, *, ensure_ascii: bool = False) -> str:
+    """A value as text on the wire: ``true``/``false``, compact JSON for an object or array."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, dict | list):
-        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=ensure_ascii)
     return str(value)
 
 
@@ -72,11 +74,11 @@ def form_pairs(body: Mapping[str, Any]) -> list[tuple[str, str]]:
         if value is None:
             continue
         if isinstance(value, dict):
-            pairs.extend((str(k), _text(v)) for k, v in value.items() if v is not None)
+            pairs.extend((str(k), wire_text(v)) for k, v in value.items() if v is not None)
         elif isinstance(value, list):
-            pairs.extend((name, _text(item)) for item in value if item is not None)
+            pairs.extend((name, wire_text(item)) for item in value if item is not None)
         else:
-            pairs.append((name, _text(value)))
+            pairs.append((name, wire_text(value)))
     return pairs
 
 
@@ -86,10 +88,8 @@ def urlencoded(pairs: list[tuple[str, str]]) -> bytes:
 
 
 # --- multipart/form-data ----------------------------------------------------------------------
-def multipart_parts(
-    body: Mapping[str, Any], schemas: Mapping[str, Mapping[str, Any]]
-) -> list[Part]:
-    """The parts of a multipart body; ``schemas``: each body parameter's JSON Schema.
+def multipart_parts(body: Mapping[str, Any], parameters: Mapping[str, Parameter]) -> list[Part]:
+    """The parts of a multipart body; ``parameters``: the tool's (a body one's schema says a file).
 
     Raises:
         InvalidInputError: a file field's value is not a file (names the field).
@@ -98,7 +98,8 @@ def multipart_parts(
     for name, value in body.items():
         if value is None:
             continue
-        schema = schemas.get(name, {})
+        param = parameters.get(name)
+        schema = param.schema_ if param is not None and param.location == "body" else {}
         items = binary_items(schema)
         if is_binary(schema):
             parts.append(_file_part(name, name, value, schema))
@@ -107,9 +108,9 @@ def multipart_parts(
                 _file_part(name, f"{name}[{i}]", item, items) for i, item in enumerate(value)
             )
         elif isinstance(value, dict | list):
-            parts.append(Part(name, _text(value).encode("utf-8"), "application/json"))
+            parts.append(Part(name, wire_text(value).encode("utf-8"), "application/json"))
         else:
-            parts.append(Part(name, _text(value).encode("utf-8")))
+            parts.append(Part(name, wire_text(value).encode("utf-8")))
     return parts
 
 
@@ -138,7 +139,7 @@ def _file_part(name: str, where: str, value: Any, schema: Mapping[str, Any]) -> 
             raise _refuse(where, "content must be a string")
         content = _decoded(where, raw) if "content_base64" in value else raw.encode("utf-8")
         filename = _filename(where, value.get("filename", name))
-        content_type = _content_type(where, value.get("content_type", content_type))
+        content_type = value.get("content_type", content_type)
     else:
         raise _refuse(where, f"must be a string (the file's content) or {_FILE_SHAPE}")
     return Part(name, content, _content_type(where, content_type), filename)

@@ -17,7 +17,6 @@ refused, naming the field, before anything is sent.
 from __future__ import annotations
 
 import base64
-import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -25,7 +24,13 @@ from typing import Any
 from urllib.parse import quote, unquote, urlsplit
 
 from dynamic_tools.errors import ConfigurationError, InvalidInputError, TargetRefusedError
-from dynamic_tools.http.form_bodies import Part, form_pairs, multipart_parts, shown_part
+from dynamic_tools.http.form_bodies import (
+    Part,
+    form_pairs,
+    multipart_parts,
+    shown_part,
+    wire_text,
+)
 from dynamic_tools.tools.credentials import environment_variable, secret_name
 from dynamic_tools.tools.graphql import check_operation, compiled_schema
 from dynamic_tools.tools.models import FORM, HEADER_NAME, HEADER_VALUE, JSON, MULTIPART, ToolConfig
@@ -183,8 +188,7 @@ def build_request(
     if has_body and content_type == FORM:
         form = form_pairs(body)
     elif has_body and content_type == MULTIPART:
-        schemas = {n: p.schema_ for n, p in tool.parameters.items() if p.location == "body"}
-        parts = multipart_parts(body, schemas)
+        parts = multipart_parts(body, tool.parameters)
     url = tool.api.base_url + path
     _check_inside(tool.api.base_url, url, tool.name)
     return PreparedRequest(
@@ -263,11 +267,7 @@ def _lookup(reference: str, secret: SecretLookup, *, in_header: bool) -> str:
 
 
 def _scalar(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, dict | list):
-        return json.dumps(value, separators=(",", ":"))
-    return str(value)
+    return wire_text(value, ensure_ascii=True)
 
 
 def _path_segment(name: str, value: Any) -> str:

@@ -28,6 +28,7 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 from dynamic_tools.safe_parsing import TooDeep, loads_json
+from dynamic_tools.tools.models import FORM
 
 __all__ = ["StoredBody", "stored_body"]
 
@@ -137,7 +138,7 @@ def stored_body(
             value = loads_json(text, max_depth)
         except (json.JSONDecodeError, TooDeep):  # not JSON, or nested past what is kept
             value = text
-    elif _media(content_type) == "application/x-www-form-urlencoded" and not cut:
+    elif _media(content_type) == FORM and not cut:
         value = _form(text)
     if _encoded_size(value) <= budget:
         return StoredBody(value, cut, False)

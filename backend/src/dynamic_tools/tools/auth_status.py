@@ -10,13 +10,13 @@ that yes or no.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from dynamic_tools.tools.credentials import environment_variable, secret_name
-from dynamic_tools.tools.models import AuthSpec, ToolConfig
+from dynamic_tools.tools.models import ToolConfig
 
 
 class SecretStatus(BaseModel):
@@ -46,14 +46,13 @@ def secret_status(reference: str, secret: SecretLookup) -> dict[str, Any]:
     }
 
 
-def auth_view(
-    auth: AuthSpec, secret: SecretLookup, body: Mapping[str, str] | None = None
-) -> dict[str, Any]:
+def auth_view(tool: ToolConfig, secret: SecretLookup) -> dict[str, Any]:
     """How a tool authenticates, with its secrets' status (``{"type": "none"}`` for none).
 
-    ``body``: the body fields it sends a secret in (field → ``secret:NAME``), each shown with
+    The body fields it sends a secret in (``static_params.secret_body``) are each shown with
     whether that secret is set (``body_secrets``).
     """
+    auth, body = tool.auth, tool.static_params.secret_body
     shown = {"body_secrets": {f: secret_status(r, secret) for f, r in body.items()}} if body else {}
     if auth.type == "none" or not auth.secret:
         return {"type": "none", **shown}

@@ -43,7 +43,7 @@ from dynamic_tools.literal_credentials import (
 )
 from dynamic_tools.tools.credentials import secret_name
 
-__all__ = ["RUN_VALUES", "SECRET_PREFIX", "body_secret_references", "static_params_errors"]
+__all__ = ["RUN_VALUES", "body_secret_references", "static_params_errors"]
 
 RUN_VALUES = "run_values"
 """Validation context key: the static params are a run's values (a ``rest_call``), not literals."""
@@ -56,11 +56,12 @@ SECRET_PREFIX = "secret:"
 
 def body_secret_references(body: Mapping[str, Any]) -> dict[str, str]:
     """The top-level body fields whose value is a ``secret:NAME`` reference: field → reference."""
-    return {
-        name: value
-        for name, value in body.items()
-        if isinstance(value, str) and value.startswith(SECRET_PREFIX)
-    }
+    return {name: value for name, value in body.items() if _is_reference(value)}
+
+
+def _is_reference(value: Any) -> bool:
+    """Whether a static body value is a tool secret reference (valid or not)."""
+    return isinstance(value, str) and value.startswith(SECRET_PREFIX)
 
 
 def static_params_errors(
@@ -97,8 +98,7 @@ def static_params_errors(
 
 def _credential_field(name: str, value: Any) -> bool:
     """A credential-named field with a literal value (a nested reference is refused apart)."""
-    reference = isinstance(value, str) and value.startswith(SECRET_PREFIX)
-    return not reference and looks_like_credential_field(name, value)
+    return not _is_reference(value) and looks_like_credential_field(name, value)
 
 
 _NESTED_REFERENCE = (
@@ -119,7 +119,7 @@ def _nested_references(body: Mapping[str, Any]) -> list[tuple[str | int, ...]]:
             stack.extend(((*path, str(k)), v) for k, v in item.items())
         elif isinstance(item, list | tuple):
             stack.extend(((*path, i), v) for i, v in enumerate(item))
-        elif isinstance(item, str) and item.startswith(SECRET_PREFIX) and len(path) > 1:
+        elif _is_reference(item) and len(path) > 1:
             found.append(path)
     return sorted(found, key=str)
 

@@ -9,10 +9,8 @@ lower timeout) on every path: workflow runs, the single-shot pipeline and MCP to
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
@@ -22,11 +20,11 @@ from dynamic_tools.settings import Settings
 from tests.conftest import FIXTURES, TEST_API_KEY
 from tests.support.fake_llm import FakeLLM, tool_call
 from tests.support.mcp_client import MODERN, mcp_client
+from tests.support.runs_over_http import run_to_end
 from tests.support.servers import serve
 from tests.support.trickle import trickling_server
 
 TRICKLE = FIXTURES / "trickle"
-ENDED = {"succeeded", "failed", "cancelled"}
 
 
 @pytest.fixture(scope="module")
@@ -56,19 +54,6 @@ def server(
     )
     with serve(create_app(settings), port=settings.port) as url:
         yield url
-
-
-def run_to_end(url: str, workflow: str) -> dict[str, Any]:
-    started = httpx.post(f"{url}/workflows/{workflow}/runs", json={"params": {}})
-    assert started.status_code == 202, started.text
-    run_id = started.json()["run_id"]
-    deadline = time.monotonic() + 60  # bounded wait; the run itself needs a few seconds
-    while time.monotonic() < deadline:
-        run: dict[str, Any] = httpx.get(f"{url}/runs/{run_id}").json()
-        if run["status"] in ENDED:
-            return run
-        time.sleep(0.1)
-    raise AssertionError(f"run {run_id} never ended")
 
 
 def test_a_trickling_answer_fails_at_the_deadline_and_the_run_moves_on(server: str) -> None:

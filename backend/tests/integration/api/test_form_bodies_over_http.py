@@ -16,7 +16,6 @@ from __future__ import annotations
 import email.parser
 import email.policy
 import json
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -32,9 +31,8 @@ from tests.conftest import TEST_API_KEY
 from tests.support.fake_llm import FakeLLM, tool_call
 from tests.support.form_api import ACCESS_TOKEN, CLIENT_ID, CLIENT_SECRET, FormApi
 from tests.support.mcp_client import MODERN, mcp_client
+from tests.support.runs_over_http import run_to_end
 from tests.support.servers import serve
-
-ENDED = {"succeeded", "failed", "cancelled"}
 
 TOOLS = """
 - name: get_token
@@ -143,19 +141,6 @@ def logs() -> Iterator[list[str]]:
 
 def no_secret(text: str) -> bool:
     return CLIENT_SECRET not in text and quote_plus(CLIENT_SECRET) not in text
-
-
-def run_to_end(url: str, workflow: str, params: dict[str, Any]) -> dict[str, Any]:
-    started = httpx.post(f"{url}/workflows/{workflow}/runs", json={"params": params})
-    assert started.status_code == 202, started.text
-    run_id = started.json()["run_id"]
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        run: dict[str, Any] = httpx.get(f"{url}/runs/{run_id}").json()
-        if run["status"] in ENDED:
-            return run
-        time.sleep(0.05)
-    raise AssertionError(f"run {run_id} never ended")
 
 
 def events(url: str, run_id: str) -> str:

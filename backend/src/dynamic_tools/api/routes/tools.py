@@ -51,7 +51,7 @@ def tool_view(registry: ToolRegistry, name: str, secret: SecretLookup) -> ToolVi
     view["endpoint"] = f"{resolved.api.method} {resolved.api.base_url}{resolved.api.path}"
     view["input_schema"] = resolved.input_schema()
     view["effective_annotations"] = resolved.effective_annotations.model_dump()
-    view["auth_status"] = auth_view(resolved.auth, secret, resolved.static_params.secret_body)
+    view["auth_status"] = auth_view(resolved, secret)
     return ToolView.model_validate(view)
 
 
@@ -96,7 +96,7 @@ def _summary(tool: ToolConfig, secret: SecretLookup) -> ToolSummary:
         },
         hints=tool.hints.model_dump(exclude_defaults=True),
         annotations=tool.effective_annotations.model_dump(),
-        auth=auth_view(tool.auth, secret, tool.static_params.secret_body),
+        auth=auth_view(tool, secret),
     )
 
 

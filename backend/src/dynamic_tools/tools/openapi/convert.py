@@ -46,8 +46,9 @@ class ConversionOptions:
             name, or ``"METHOD /path"``. Unknown entries are violations.
         limits: description length and ``$ref`` inlining depths.
         max_recursion: how many times a recursive ``$ref`` is expanded on one path.
-        body_media_types: the request body media type to send, by operation (keyed as
-            ``include``), when the operation offers several (an Arazzo step's contentType);
+        body_media_types: the request body media type to send, by operation (keyed by its
+            operationId or ``"METHOD /path"``, not a tool name as ``include`` also takes), when
+            the operation offers several (an Arazzo step's contentType);
             otherwise JSON, else a form, else multipart form data.
     """
 

@@ -76,11 +76,16 @@ class Limits:
     max_schema_levels: int = MAX_LEVELS
 
 
+def _media_base(mime: str) -> str:
+    """A media type without its parameters, in lower case (``Text/Plain; x=y``: ``text/plain``)."""
+    return mime.split(";", 1)[0].strip().lower()
+
+
 def is_json(mime: object) -> bool:
     """Whether a media type carries JSON (``application/json``, ``*+json``, ``*/*``)."""
     if not isinstance(mime, str):
         return False
-    base = mime.split(";", 1)[0].strip().lower()
+    base = _media_base(mime)
     return base in ("application/json", "*/*", "application/*") or base.endswith("+json")
 
 
@@ -91,7 +96,6 @@ class OperationBuilder:
         self.resolver = resolver
         self.log = log
         self.limits = limits
-        self._secret_fields: dict[str, str] = {}  # the operation's body fields sent as secrets
 
     def build(
         self,
@@ -110,8 +114,8 @@ class OperationBuilder:
         if method not in SUPPORTED_METHODS:
             raise Skip("unsupported_method", f"{method.upper()} operations are not supported")
         parameters = self._parameters(op, item, path, where)
-        self._secret_fields = {}
-        content_type = self._body(op, method, where, parameters, prefer)
+        secret_fields: dict[str, str] = {}  # the body fields it sends a tool secret in
+        content_type = self._body(op, method, where, parameters, secret_fields, prefer)
         tags = op.get("tags")
         api: dict[str, Any] = {"method": method.upper(), "base_url": base_url, "path": path}
         if content_type not in (None, JSON):
@@ -124,8 +128,8 @@ class OperationBuilder:
         }
         if auth.type != "none":
             data["auth"] = auth.model_dump(by_alias=True, exclude_defaults=True)
-        if self._secret_fields:
-            data["static_params"] = {"body": dict(self._secret_fields)}
+        if secret_fields:
+            data["static_params"] = {"body": secret_fields}
         output = self._output(op, where)
         if output is not None:
             data["output_schema"] = output
@@ -200,9 +204,13 @@ class OperationBuilder:
         method: str,
         where: str,
         parameters: dict[str, dict[str, Any]],
+        secret_fields: dict[str, str],
         prefer: str | None = None,
     ) -> str | None:
-        """Add the body's properties to ``parameters``; the tool's content type (None: no body)."""
+        """Add the body's properties to ``parameters``; the tool's content type (None: no body).
+
+        A property naming a tool secret goes to ``secret_fields`` instead (field → reference).
+        """
         if "requestBody" not in op:
             return None
         body = self.resolver.deref(op["requestBody"], f"{where}/requestBody")
@@ -255,7 +263,7 @@ class OperationBuilder:
                 continue
             named = as_dict(raw_properties.get(prop)).get(SECRET_EXTENSION)
             if isinstance(named, str) and re.fullmatch(SECRET_NAME, named):
-                self._secret_fields[prop] = f"secret:{named}"
+                secret_fields[prop] = f"secret:{named}"
                 self.log.add(
                     body_where,
                     "named_secret",
@@ -343,8 +351,8 @@ def _body_media_type(
     ``prefer`` when offered; else JSON when offered, else a form, else multipart form data;
     ``(None, None)`` for none.
     """
-    keys = {str(m).split(";", 1)[0].strip().lower(): m for m in content}
-    wanted_base = (prefer or "").split(";", 1)[0].strip().lower()
+    keys = {_media_base(str(m)): m for m in content}
+    wanted_base = _media_base(prefer or "")
     if wanted_base in (FORM, MULTIPART) and wanted_base in keys:
         return str(keys[wanted_base]), wanted_base
     json_key = next((m for m in content if is_json(m)), None)
@@ -358,7 +366,7 @@ def _body_media_type(
 
 def _default_part_type(field: dict[str, Any], part_type: str) -> bool:
     """Whether ``part_type`` is what a tool sends for this field anyway."""
-    base = part_type.split(";", 1)[0].strip().lower()
+    base = _media_base(part_type)
     if field.get("type") in ("object", "array"):
         return base == "application/json"
     return base == "text/plain"

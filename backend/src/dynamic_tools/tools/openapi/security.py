@@ -87,6 +87,7 @@ class AuthMapper:
             kind = scheme.get("type")
             http_scheme = str(scheme.get("scheme", "")).lower()
             location = scheme.get("in")
+            username = _username(scheme)
             if kind == "apiKey" and location in ("header", "query") and scheme.get("name"):
                 spec = AuthSpec.model_validate(
                     {
@@ -101,9 +102,9 @@ class AuthMapper:
                 "openIdConnect",
             ):
                 spec = AuthSpec(type="bearer", secret=secret)
-            elif kind == "http" and http_scheme == "basic" and _username(scheme):
+            elif kind == "http" and http_scheme == "basic" and username:
                 try:
-                    spec = AuthSpec(type="basic", secret=secret, username=_username(scheme))
+                    spec = AuthSpec(type="basic", secret=secret, username=username)
                 except ValidationError:
                     self.log.add(
                         where,
