@@ -47,6 +47,14 @@ class RunErrorSummary(BaseModel):
     api_message: str | None = None
 
 
+class RunTriggerView(BaseModel):
+    """What started a run that started itself (docs/triggers.md)."""
+
+    kind: Literal["schedule", "webhook"]
+    name: str = Field(description="The schedule's or webhook's name in the workflow document")
+    time: str | None = Field(description="The tick, or when the delivery arrived (ISO 8601)")
+
+
 class RunSummary(BaseModel):
     """A run in a list: ids, status, times."""
 
@@ -65,6 +73,9 @@ class RunSummary(BaseModel):
         default="admin",
         description="The principal who started the run (admin, key:<id>, oauth:<sub>); runs "
         "from before access control are the admin's",
+    )
+    trigger: RunTriggerView | None = Field(
+        default=None, description="The schedule tick or webhook delivery that started the run"
     )
 
 

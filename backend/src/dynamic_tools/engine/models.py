@@ -26,6 +26,7 @@ from dynamic_tools.engine.node_parts import (
     ToolStep,
     parse_duration,
 )
+from dynamic_tools.engine.triggers import Trigger, normalize_trigger, unique_names
 from dynamic_tools.engine.nodes import (
     BranchCase,
     BranchNode,
@@ -49,6 +50,22 @@ class Workflow(Timed):
     params: dict[str, ParamSpec] = Field(default_factory=dict)
     graph: dict[str, Node] = Field(min_length=1)
     outputs: dict[str, Any] | None = None
+    triggers: list[Trigger] = Field(
+        default_factory=list,
+        description="Schedules and webhooks that start runs of this workflow (docs/triggers.md)",
+    )
+
+    @field_validator("triggers", mode="before")
+    @classmethod
+    def _trigger_kinds(cls, value: Any) -> Any:
+        if isinstance(value, list):
+            return [normalize_trigger(entry) for entry in value]
+        return value
+
+    @field_validator("triggers")
+    @classmethod
+    def _trigger_names(cls, value: list[Any]) -> list[Any]:
+        return unique_names(value)
 
     @field_validator("graph", mode="before")
     @classmethod

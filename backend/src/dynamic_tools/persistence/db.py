@@ -107,7 +107,16 @@ runs = Table(
     Column("owner", String(255), nullable=False, server_default="admin"),
     # the traceparent of the span that started the run: the run span links to it
     Column("trace_link", String(64), nullable=True),
+    # what started the run when it started itself (docs/triggers.md): a schedule's tick or a
+    # webhook delivery; null for a run someone started
+    Column("trigger_kind", String(16), nullable=True),
+    Column("trigger_name", String(128), nullable=True),
+    Column("trigger_time", UtcDateTime(), nullable=True),
     Index("ix_runs_workflow_id", "workflow_id"),
+    Index("ix_runs_workflow_id_created_at", "workflow_id", "created_at"),
+    Index("ix_runs_status_created_at", "status", "created_at"),
+    Index("ix_runs_trigger_name_created_at", "trigger_name", "created_at"),
+    Index("ix_runs_finished_at", "finished_at"),
     Index("ix_runs_owner_created_at", "owner", "created_at"),
     Index("ix_runs_status", "status"),
     Index("ix_runs_created_at", "created_at"),
@@ -160,6 +169,63 @@ run_scopes = Table(
     ),
     Column("scope", json_type(), nullable=False),
     Column("sealed_headers", Text(), nullable=True),
+)
+
+# The top-level scalar params and outputs of each run, as text (``run_search.py``): a search for
+# ``params.passenger=Ada`` reads this index, not every run's JSON.
+run_values = Table(
+    "run_values",
+    metadata,
+    Column(
+        "run_id",
+        String(64),
+        ForeignKey("runs.run_id", ondelete="CASCADE", name="fk_run_values_run_id"),
+        primary_key=True,
+    ),
+    Column("scope", String(8), primary_key=True),  # "params" or "output"
+    Column("name", String(128), primary_key=True),
+    Column("value", String(256), nullable=False),
+    Index("ix_run_values_lookup", "scope", "name", "value"),
+)
+
+# Each tick of a schedule, claimed once whichever replica reaches it first (``trigger_store.py``):
+# the unique key is what makes a tick fire once across replicas and restarts.
+trigger_ticks = Table(
+    "trigger_ticks",
+    metadata,
+    Column("workflow_id", String(128), primary_key=True),
+    Column("trigger_name", String(128), primary_key=True),
+    Column("tick_at", UtcDateTime(), primary_key=True),
+    Column("outcome", String(16), nullable=False),  # started | skipped | buffered
+    Column("reason", String(255), nullable=True),
+    Column("run_id", String(64), nullable=True),
+    Column("recorded_at", UtcDateTime(), nullable=False),
+    Index("ix_trigger_ticks_outcome", "outcome"),
+)
+
+# A schedule's state beside its document: paused or not, and the last tick it has dealt with.
+trigger_states = Table(
+    "trigger_states",
+    metadata,
+    Column("workflow_id", String(128), primary_key=True),
+    Column("trigger_name", String(128), primary_key=True),
+    Column("paused", Integer, nullable=False, server_default="0"),
+    Column("last_tick", UtcDateTime(), nullable=True),
+    Column("updated_at", UtcDateTime(), nullable=False),
+    Column("updated_by", String(255), nullable=True),
+)
+
+# Webhook deliveries received (``trigger_store.py``): the delivery id is the run's idempotency
+# key; the body's digest tells a redelivery from a reused id.
+webhook_deliveries = Table(
+    "webhook_deliveries",
+    metadata,
+    Column("workflow_id", String(128), primary_key=True),
+    Column("hook", String(128), primary_key=True),
+    Column("delivery_id", String(255), primary_key=True),
+    Column("body_sha256", String(64), nullable=False),
+    Column("run_id", String(64), nullable=True),
+    Column("received_at", UtcDateTime(), nullable=False),
 )
 
 run_events = Table(
@@ -343,7 +409,7 @@ def write_transaction(engine: Engine) -> Iterator[Connection]:
             yield connection
 
 
-HEAD_REVISION = "0010"
+HEAD_REVISION = "0011"
 """The newest migration (``migrations/versions``); a test checks it is Alembic's head."""
 
 

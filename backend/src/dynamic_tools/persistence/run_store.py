@@ -64,6 +64,7 @@ from dynamic_tools.persistence.run_view import (
     ACTIVE,
     RunEvent,
     RunRecord,
+    RunTrigger,
     StoredEvent,
     merge_outcome,
     node_from_row,
@@ -71,7 +72,7 @@ from dynamic_tools.persistence.run_view import (
     stored_node,
 )
 
-__all__ = ["RunEvent", "RunRecord", "RunStore", "StoredEvent"]
+__all__ = ["RunEvent", "RunRecord", "RunStore", "RunTrigger", "StoredEvent"]
 
 Observer = Callable[[StoredEvent], None]
 MAX_QUEUED = 20_000
@@ -131,12 +132,14 @@ class RunStore:
         redrive_of: str | None = None,
         owner: str = ADMIN,
         trace_link: str | None = None,
+        trigger: RunTrigger | None = None,
     ) -> RunRecord:
         """Record a new ``pending`` run (nodes listed as pending) and its ``run_created`` event.
 
         ``redrive_of`` links a redrive to the run whose outputs it reuses; ``owner`` is the
         principal who started it; ``trace_link`` the ``traceparent`` of the span it was
-        started from (its run span links to it).
+        started from (its run span links to it); ``trigger`` the schedule tick or webhook
+        delivery that started it. A ``run_id`` already taken is a 409 (``ConflictError``).
         """
         run_id = run_id or uuid.uuid4().hex
         return await asyncio.to_thread(
@@ -149,6 +152,7 @@ class RunStore:
             redrive_of,
             owner,
             trace_link,
+            trigger,
         )
 
     def _create_sync(
@@ -161,6 +165,7 @@ class RunStore:
         redrive_of: str | None = None,
         owner: str = ADMIN,
         trace_link: str | None = None,
+        trigger: RunTrigger | None = None,
     ) -> RunRecord:
         now = utc_now()
         try:
@@ -178,6 +183,9 @@ class RunStore:
                         redrive_of=redrive_of,
                         owner=owner,
                         trace_link=trace_link,
+                        trigger_kind=trigger.kind if trigger else None,
+                        trigger_name=trigger.name if trigger else None,
+                        trigger_time=trigger.time if trigger else None,
                     )
                 )
                 if node_ids:

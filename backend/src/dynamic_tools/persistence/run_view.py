@@ -316,6 +316,15 @@ class RunEvent:
 
 
 @dataclass(frozen=True)
+class RunTrigger:
+    """What started a run that started itself: a schedule's tick or a webhook's delivery."""
+
+    kind: str  # "schedule" | "webhook"
+    name: str
+    time: datetime
+
+
+@dataclass(frozen=True)
 class RunRecord:
     """One run as stored: status, params, per-node state, outcome, times."""
 
@@ -338,6 +347,8 @@ class RunRecord:
     owner: str = "admin"
     #: the W3C traceparent of the span the run was started from (its run span links to it)
     trace_link: str | None = None
+    #: what started the run when it started itself: ``{kind, name, time}`` (docs/triggers.md)
+    trigger: dict[str, Any] | None = None
 
     @classmethod
     def from_row(cls, row: Mapping[Any, Any], nodes: Mapping[str, Any] | None = None) -> RunRecord:
@@ -360,6 +371,7 @@ class RunRecord:
             redrive_of=row.get("redrive_of"),
             owner=row.get("owner") or "admin",
             trace_link=row.get("trace_link"),
+            trigger=_trigger_of(row),
         )
 
     @property
@@ -392,6 +404,7 @@ class RunRecord:
             "error": error_summary(self.error),
             "redrive_of": self.redrive_of,
             "owner": self.owner,
+            "trigger": self.trigger,
         }
 
     def shown_nodes(self) -> dict[str, NodeState]:
@@ -420,6 +433,13 @@ class RunRecord:
             "updated_at": iso(self.updated_at),
             "event_count": self.event_count,
         }
+
+
+def _trigger_of(row: Mapping[Any, Any]) -> dict[str, Any] | None:
+    kind = row.get("trigger_kind")
+    if not kind:
+        return None
+    return {"kind": kind, "name": row.get("trigger_name"), "time": iso(row.get("trigger_time"))}
 
 
 @dataclass(frozen=True)
