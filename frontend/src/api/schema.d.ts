@@ -3927,6 +3927,8 @@ export interface components {
              * @enum {string}
              */
             status: "pending" | "running" | "waiting_input" | "succeeded" | "failed" | "cancelled";
+            /** @description The schedule tick or webhook delivery that started the run */
+            trigger: components["schemas"]["RunTriggerView"] | null;
             /** Updated At */
             updated_at: string | null;
             waiting: components["schemas"]["WaitingPrompt"] | null;
@@ -3971,8 +3973,31 @@ export interface components {
              * @enum {string}
              */
             status: "pending" | "running" | "waiting_input" | "succeeded" | "failed" | "cancelled";
+            /** @description The schedule tick or webhook delivery that started the run */
+            trigger: components["schemas"]["RunTriggerView"] | null;
             /** Workflow Id */
             workflow_id: string;
+        };
+        /**
+         * RunTriggerView
+         * @description What started a run that started itself (docs/triggers.md).
+         */
+        RunTriggerView: {
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "schedule" | "webhook";
+            /**
+             * Name
+             * @description The schedule's or webhook's name in the workflow document
+             */
+            name: string;
+            /**
+             * Time
+             * @description The tick, or when the delivery arrived (ISO 8601)
+             */
+            time: string | null;
         };
         /**
          * SaveBody

@@ -21,6 +21,10 @@ Errors:
 - error_node_always_runs: an error node is neither activated nor behind a dependency.
 - builtin_args, unknown_table: ``rest_call`` / ``sql_query`` arguments are incomplete or name
   no output.
+- bad_cron, unknown_timezone, bad_interval, schedule_timing, bad_duration, secret_reference,
+  unknown_param, param_value, trigger_reference, missing_param, invalid_expression: a trigger
+  (``engine/triggers.py``) that could never fire, or whose params or filter could not be made
+  (``_check_trigger``).
 - literal_credential: a call's literal argument has a known token shape (a JWT, ``Bearer …``,
   ``sk-…``, ``AKIA…``), or a ``rest_call`` header or query name looks like a credential
   (``engine/credential_checks.py``).
@@ -45,13 +49,22 @@ from dynamic_tools.engine.expressions import parse_expression, references
 from dynamic_tools.engine.graph import Path, WorkflowGraph
 from dynamic_tools.engine.loaders import LoadedDocument
 from dynamic_tools.engine.models import Workflow, WorkflowDocument
-from dynamic_tools.engine.node_parts import ParamSpec
+from dynamic_tools.engine.node_parts import ParamSpec, parse_duration
 from dynamic_tools.engine.nodes import kind_of, sub_workflows
 from dynamic_tools.engine.nodes.kind import ReferenceSource
 from dynamic_tools.engine.nodes.workflow import MAX_WORKFLOW_DEPTH
 from dynamic_tools.engine.params import check_values, params_schema
 from dynamic_tools.engine.references import Reference, find_references
 from dynamic_tools.engine.state import FAILURE_NAME
+from dynamic_tools.engine.triggers import (
+    MIN_INTERVAL_S,
+    SECRET_PREFIX,
+    TRIGGER_ROOTS,
+    ScheduleTrigger,
+    WebhookTrigger,
+    cron_is_valid,
+    zone_is_known,
+)
 from dynamic_tools.errors import InvalidInputError
 from dynamic_tools.violations import Violation
 
@@ -164,6 +177,8 @@ class _Checker:
             )
         self._check_names(base, workflow, graph)
         self._check_params(base, workflow)
+        for index, trigger in enumerate(workflow.triggers):
+            _check_trigger(self.add, (*base, "triggers", index), workflow, trigger)
         for node_id, node in workflow.graph.items():
             self._check_node(base, workflow_id, workflow, graph, node_id, node)
         self._check_reachability(base, workflow, graph)
@@ -500,6 +515,129 @@ def _longest_calls(
         on_path.discard(current)
         stack.pop()
     return known[start]
+
+
+def _check_trigger(
+    add: Callable[..., None],
+    here: tuple[str | int, ...],
+    workflow: Workflow,
+    trigger: ScheduleTrigger | WebhookTrigger,
+) -> None:
+    """A schedule that could fire and a webhook that could start a run, else violations."""
+    if isinstance(trigger, ScheduleTrigger):
+        _check_schedule(add, here, trigger)
+    elif not trigger.secret.startswith(SECRET_PREFIX) or not trigger.secret_name:
+        add(
+            (*here, "secret"),
+            "secret_reference",
+            f"webhook '{trigger.name}': the secret must be a reference, secret:NAME (the "
+            "secret itself is never written in the document)",
+            actual=trigger.secret if trigger.secret.startswith(SECRET_PREFIX) else "(hidden)",
+        )
+    roots = TRIGGER_ROOTS[trigger.kind]
+    given = set(trigger.params)
+    for name, value in trigger.params.items():
+        if name not in workflow.params:
+            add(
+                (*here, "params", name),
+                "unknown_param",
+                f"{trigger.kind} '{trigger.name}' sets '{name}', which the workflow does not "
+                "declare",
+                expected=_close(name, workflow.params) or sorted(workflow.params),
+                actual=name,
+            )
+            continue
+        texts = [value] if isinstance(value, str) else []
+        for ref in (r for text in texts for r in find_references(text)):
+            if ref.name not in roots:
+                add(
+                    (*here, "params", name),
+                    "trigger_reference",
+                    f"'{ref.text}' names nothing a {trigger.kind} gives: use "
+                    + ", ".join(f"${root}" for root in sorted(roots)),
+                    expected=sorted(roots),
+                    actual=ref.text,
+                )
+        if not any(find_references(t) for t in texts):
+            try:
+                check_values({name: workflow.params[name]}, {name: value})
+            except InvalidInputError as exc:
+                add(
+                    (*here, "params", name),
+                    "param_value",
+                    f"{trigger.kind} '{trigger.name}': " + str(exc.violations[0]["message"]),
+                    actual=value,
+                )
+    for name, spec in workflow.params.items():
+        if spec.required and name not in given:
+            add(
+                (*here, "params"),
+                "missing_param",
+                f"{trigger.kind} '{trigger.name}' does not set '{name}', which the workflow "
+                "requires: every run it starts would be refused",
+                expected=name,
+            )
+    if isinstance(trigger, WebhookTrigger) and trigger.filter is not None:
+        try:
+            expression = parse_expression(trigger.filter)
+        except ExpressionError as exc:
+            add((*here, "filter"), "invalid_expression", exc.message, actual=trigger.filter)
+            return
+        for ref in references(expression):
+            if ref.name not in roots:
+                add(
+                    (*here, "filter"),
+                    "trigger_reference",
+                    f"'{ref.text}' names nothing a webhook gives: use $body, $headers or $trigger",
+                    expected=sorted(roots),
+                    actual=ref.text,
+                )
+
+
+def _check_schedule(
+    add: Callable[..., None], here: tuple[str | int, ...], schedule: ScheduleTrigger
+) -> None:
+    if (schedule.cron is None) == (schedule.every is None):
+        add(
+            here,
+            "schedule_timing",
+            f"schedule '{schedule.name}' needs exactly one of cron (e.g. '0 7 * * *') or "
+            "every (e.g. 15m)",
+        )
+    if schedule.cron is not None and not cron_is_valid(schedule.cron):
+        add(
+            (*here, "cron"),
+            "bad_cron",
+            f"schedule '{schedule.name}': '{schedule.cron}' is not a cron expression (five "
+            "fields: minute hour day-of-month month day-of-week; or six with seconds first)",
+            actual=schedule.cron,
+        )
+    if schedule.every is not None:
+        try:
+            seconds = parse_duration(schedule.every)
+        except ValueError as exc:
+            add((*here, "every"), "bad_interval", str(exc), actual=schedule.every)
+        else:
+            if seconds is None or seconds < MIN_INTERVAL_S:
+                add(
+                    (*here, "every"),
+                    "bad_interval",
+                    f"schedule '{schedule.name}': the interval must be at least "
+                    f"{MIN_INTERVAL_S:g}s",
+                    actual=schedule.every,
+                )
+    if not zone_is_known(schedule.timezone):
+        add(
+            (*here, "timezone"),
+            "unknown_timezone",
+            f"schedule '{schedule.name}': '{schedule.timezone}' is not an IANA time zone "
+            "(e.g. UTC, Europe/Paris, America/New_York)",
+            actual=schedule.timezone,
+        )
+    try:
+        parse_duration(schedule.catch_up)
+    except ValueError as exc:
+        add((*here, "catch_up"), "bad_duration", str(exc), actual=schedule.catch_up)
 
 
 def node_reference_names(node: Any) -> frozenset[str]:

@@ -27,6 +27,11 @@ Parsed with defusedxml: DTDs, entities and external references are refused. Elem
       <error id="" message=""/>
     </graph>
     <outputs><output name="" value=""/></outputs>
+    <triggers>
+      <schedule name="" cron="" every="" timezone="" overlap="" catch_up="" enabled="">
+        <params><arg name="" value=""/></params></schedule>
+      <webhook name="" secret="" filter="" enabled=""><params><arg .../></params></webhook>
+    </triggers>
   </workflow>
 </workflows>
 ```
@@ -51,6 +56,7 @@ from dynamic_tools.engine.nodes import KINDS
 from dynamic_tools.engine.xml_reading import (
     MAX_XML_DEPTH,
     arg_value,
+    args,
     error,
     expect,
     required,
@@ -125,8 +131,27 @@ def _workflow(element: Element, path: str) -> dict[str, Any]:
                 for o in child
                 if expect(o, "output", f"{path}.outputs")
             }
+        elif child.tag == "triggers":
+            data["triggers"] = [_trigger(t, f"{path}.triggers") for t in child]
         else:
             raise error(path, "xml_element", f"unexpected <{child.tag}> in <workflow>")
+    return data
+
+
+def _trigger(element: Element, path: str) -> dict[str, Any]:
+    """A ``<schedule>`` or ``<webhook>``: its attributes, and ``<params>`` as args."""
+    if element.tag not in ("schedule", "webhook"):
+        raise error(path, "xml_element", f"expected <schedule> or <webhook>, found <{element.tag}>")
+    data: dict[str, Any] = {"kind": element.tag, "name": required(element, "name", path)}
+    for key, value in element.attrib.items():
+        if key == "enabled" and value.strip().lower() in ("true", "false"):
+            data[key] = value.strip().lower() == "true"
+        elif key != "name":
+            data[key] = value
+    for child in element:
+        if child.tag != "params":
+            raise error(path, "xml_element", f"unexpected <{child.tag}> in <{element.tag}>")
+        data["params"] = args(child, f"{path}.{data['name']}.params")
     return data
 
 
