@@ -26,7 +26,6 @@ from dynamic_tools.engine.node_parts import (
     ToolStep,
     parse_duration,
 )
-from dynamic_tools.engine.triggers import Trigger, normalize_trigger, unique_names
 from dynamic_tools.engine.nodes import (
     BranchCase,
     BranchNode,
@@ -41,6 +40,7 @@ from dynamic_tools.engine.nodes import (
     YieldNode,
     node_with_kind,
 )
+from dynamic_tools.engine.triggers import Trigger, normalize_trigger, unique_names
 
 
 class Workflow(Timed):
