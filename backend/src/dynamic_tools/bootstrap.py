@@ -37,8 +37,10 @@ from dynamic_tools.engine.ports import EventSink, ToolRunner
 from dynamic_tools.execution.launcher import LocalLauncher, RunLauncher
 from dynamic_tools.execution.reconcile import RunReconciler
 from dynamic_tools.execution.runs import RunService
+from dynamic_tools.execution.scheduler import Scheduler
 from dynamic_tools.execution.session_query import AgentQuery
 from dynamic_tools.execution.tool_runner import HttpToolRunner
+from dynamic_tools.execution.webhooks import WebhookReceiver
 from dynamic_tools.http.document_fetch import DocumentFetcher
 from dynamic_tools.http.invoker import ToolInvoker
 from dynamic_tools.http.sender import HttpSender
@@ -53,6 +55,7 @@ from dynamic_tools.persistence.markdown_store import MarkdownSessionStore
 from dynamic_tools.persistence.recipe_store import RecipeStore
 from dynamic_tools.persistence.run_scopes import RunScopeStore, session_key
 from dynamic_tools.persistence.run_store import RunStore
+from dynamic_tools.persistence.trigger_store import TriggerStore
 from dynamic_tools.redaction import redactor
 from dynamic_tools.selection.capabilities import declared
 from dynamic_tools.selection.llm import LLMClient, OpenAIChatClient
@@ -96,6 +99,9 @@ class Services:
     tool_runner: ToolRunner
     launcher: RunLauncher
     runs: RunService
+    triggers: TriggerStore
+    scheduler: Scheduler
+    webhooks: WebhookReceiver
     catalogs: CatalogService
     authoring: WorkflowAuthoring
     tracing: Tracing
@@ -104,6 +110,8 @@ class Services:
     audit: AuditLog
     authenticator: Authenticator
     _reconciling: asyncio.Task[None] | None = field(default=None, repr=False)
+    _scheduling: asyncio.Task[None] | None = field(default=None, repr=False)
+    _stop_scheduling: asyncio.Event = field(default_factory=asyncio.Event, repr=False)
 
     async def start(self) -> None:
         """Probe the LLM (in the background), migrate, load the workflows, start the launcher."""
@@ -129,9 +137,18 @@ class Services:
                 self._reconciling = asyncio.create_task(
                     reconciler.run_every(max(interval, 5.0)), name="reconcile-runs"
                 )
+        if self.settings.schedules_enabled:
+            self._stop_scheduling.clear()
+            self._scheduling = asyncio.create_task(
+                self.scheduler.run_forever(self._stop_scheduling), name="scheduler"
+            )
 
     async def aclose(self) -> None:
         """Stop the launcher (cancelling local runs), then close the store and the clients."""
+        if self._scheduling is not None:
+            self._stop_scheduling.set()
+            await asyncio.gather(self._scheduling, return_exceptions=True)
+            self._scheduling = None
         if self._reconciling is not None:
             self._reconciling.cancel()
             await asyncio.gather(self._reconciling, return_exceptions=True)
@@ -508,6 +525,7 @@ def build_services(
     launcher = make_launcher(settings, tools=tools, store=store, events=events)
     launcher.on_takeover = _count_takeover  # takeovers are counted, automatic or by hand
     runs = RunService(workflows, store, launcher, scopes)
+    triggers = TriggerStore(database)
     keys = ApiKeyStore(database)
     api_token = settings.api_token.get_secret_value() if settings.api_token else None
     return Services(
@@ -542,6 +560,15 @@ def build_services(
         tool_runner=tools,
         launcher=launcher,
         runs=runs,
+        triggers=triggers,
+        scheduler=Scheduler(workflows, runs, triggers, poll_s=settings.scheduler_poll_s),
+        webhooks=WebhookReceiver(
+            workflows,
+            runs,
+            triggers,
+            secret=make_secret_lookup(settings),
+            per_minute=settings.webhook_rate_per_minute,
+        ),
         catalogs=make_catalogs(
             settings,
             registry=registry,

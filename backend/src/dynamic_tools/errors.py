@@ -21,6 +21,7 @@ DynamicToolsError                 root; carries ``code``, ``message``, ``context
 │   ├── UnauthenticatedError      no credential, or one that is not valid            → 401
 │   └── ForbiddenError            a valid credential without the needed ``scope``    → 403
 ├── ConflictError                 a stale version or an existing name                → 409
+├── RateLimitedError              too many requests to one webhook (retryable)       → 429
 ├── ConfigurationError            the server is not set up for this (e.g. no LLM)   → 503
 ├── LLMError                      the LLM could not give a usable answer
 │   ├── LLMUnavailableError       transport failure, 429/5xx after retries (retryable)
@@ -242,6 +243,10 @@ class ConflictKind(StrEnum):
     REDRIVE_REFUSED = "redrive_refused"
     #: a document that cannot be rewritten safely (edit the file itself)
     UNSAFE_EDIT = "unsafe_edit"
+    #: a webhook delivery id already received with another body
+    DELIVERY_REUSED = "delivery_reused"
+    #: a delivery to a webhook its document has turned off (enabled: false)
+    TRIGGER_DISABLED = "trigger_disabled"
     #: anything else (the message says what)
     CONFLICT = "conflict"
 
@@ -260,6 +265,19 @@ class ConflictError(DynamicToolsError):
     ) -> None:
         super().__init__(message, context=context)
         self.kind = ConflictKind(kind)
+
+
+class RateLimitedError(DynamicToolsError):
+    """Too many requests to one thing (a webhook) in a short time; ``retry_after_s`` says when."""
+
+    code = "rate_limited"
+    retryable = True
+
+    def __init__(
+        self, message: str, *, retry_after_s: float, context: dict[str, Any] | None = None
+    ) -> None:
+        super().__init__(message, context={**(context or {}), "retry_after_s": retry_after_s})
+        self.retry_after_s = retry_after_s
 
 
 class ConfigurationError(DynamicToolsError):

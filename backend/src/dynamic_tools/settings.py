@@ -147,6 +147,30 @@ class Settings(BaseSettings):
         description="PostgreSQL replicas: how often a replica checks for dead replicas and "
         "takes over their unfinished runs (0 turns automatic failover off).",
     )
+    schedules_enabled: bool = Field(
+        default=True,
+        description="Fire the schedules the workflow documents declare (docs/triggers.md); "
+        "every replica may run the scheduler, each tick still starts one run.",
+    )
+    scheduler_poll_s: float = Field(
+        default=5.0,
+        gt=0,
+        le=3600,
+        description="The longest the scheduler sleeps between passes (it wakes at the next "
+        "tick when that is sooner; a document saved meanwhile is seen by then).",
+    )
+    webhook_rate_per_minute: int = Field(
+        default=120,
+        ge=1,
+        le=1_000_000,
+        description="Deliveries one webhook accepts per minute on one replica (more: 429).",
+    )
+    webhook_max_body_bytes: int = Field(
+        default=1_000_000,
+        ge=1024,
+        le=50_000_000,
+        description="The largest webhook delivery accepted (larger: 413, never read whole).",
+    )
 
     # --- LLM -------------------------------------------------------------------------------
     openai_api_key: SecretStr | None = None

@@ -94,6 +94,14 @@ ROUTE_SCOPES: dict[str, Scope | None] = {
     "POST /runs/{run_id}/cancel": RUN,
     "DELETE /runs": ADMIN,
     "POST /runs/recover": ADMIN,
+    # schedules and webhooks (docs/triggers.md): changing a schedule's state is authoring
+    "GET /workflows/{workflow_id}/schedules": READ,
+    "POST /workflows/{workflow_id}/schedules/{name}/pause": AUTHOR,
+    "POST /workflows/{workflow_id}/schedules/{name}/resume": AUTHOR,
+    "POST /workflows/{workflow_id}/schedules/{name}/run": RUN,
+    "GET /workflows/{workflow_id}/webhooks": READ,
+    "POST /workflows/{workflow_id}/webhooks/{name}/example": AUTHOR,  # signs with the secret
+    "POST /hooks/{workflow_id}/{name}": OPEN,  # the signature is the credential
     # authoring helpers: reading, except running a draft
     "POST /authoring/preview-inputs": READ,
     "POST /authoring/preview-rendered": READ,

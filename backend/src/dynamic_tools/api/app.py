@@ -26,6 +26,7 @@ from dynamic_tools.api.routes import (
     pipeline,
     runs,
     tools,
+    triggers,
     well_known,
     workflows,
 )
@@ -99,6 +100,7 @@ def create_app(
         token=settings.api_token.get_secret_value() if settings.api_token else None,
         max_body_bytes=settings.max_request_bytes,
         max_tool_body_bytes=settings.max_tool_request_bytes,
+        max_hook_body_bytes=settings.webhook_max_body_bytes,
     )
     # JSON answers compressed for clients that accept it (server-sent events never are; the
     # UI bundle is sent precompressed by its own route).
@@ -115,6 +117,8 @@ def create_app(
     app.include_router(authoring.router)
     app.include_router(authoring.history)
     app.include_router(access.router)
+    app.include_router(triggers.router)
+    app.include_router(triggers.hooks)
     if demo is not None:
         app.include_router(demo, prefix=DEMO_API_PREFIX, tags=["Demo travel API"])
 

@@ -54,6 +54,8 @@ OPEN_PATHS = frozenset({"/", "/healthz", "/readyz"})  # "/" only redirects to /u
 # The UI's files hold no data (its API calls carry a credential). The demo API is not open: with
 # access control it is off unless asked for, and then it needs a credential like every route.
 OPEN_PREFIXES = ("/ui", METADATA_PATH, ASSETS_PATH + "/")  # Swagger UI's and ReDoc's files too
+# Webhook deliveries: the signature is their credential (api/routes/triggers.py checks it).
+HOOKS_PREFIX = "/hooks/"
 _WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 
@@ -68,6 +70,7 @@ class EdgeMiddleware:
         token: str | None = None,
         max_body_bytes: int = 4 * 1024 * 1024,
         max_tool_body_bytes: int = 256 * 1024,
+        max_hook_body_bytes: int = 1_000_000,
     ) -> None:
         self.app = app
         self.metrics = metrics
@@ -75,6 +78,7 @@ class EdgeMiddleware:
         self.fallback = Authenticator(api_token=token, keys=None)
         self.max_body_bytes = max_body_bytes
         self.max_tool_body_bytes = max_tool_body_bytes
+        self.max_hook_body_bytes = max_hook_body_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Handle one ASGI connection."""
@@ -94,7 +98,7 @@ class EdgeMiddleware:
         bind_correlation_id(correlation_id)  # error payloads and log lines of this request
         path: str = scope["path"]
         principal: Principal | None = None  # None: an open path
-        if path not in OPEN_PATHS and not path.startswith(OPEN_PREFIXES):
+        if path not in OPEN_PATHS and not path.startswith((*OPEN_PREFIXES, HOOKS_PREFIX)):
             try:
                 principal = await self._principal(scope, authorization)
             except UnauthenticatedError as exc:
@@ -161,6 +165,8 @@ class EdgeMiddleware:
             method == "PUT" and path.startswith("/tools/")
         ):
             return self.max_tool_body_bytes, "MAX_TOOL_REQUEST_BYTES"
+        if path.startswith(HOOKS_PREFIX):
+            return self.max_hook_body_bytes, "WEBHOOK_MAX_BODY_BYTES"
         return self.max_body_bytes, "MAX_REQUEST_BYTES"
 
 

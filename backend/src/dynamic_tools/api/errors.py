@@ -9,6 +9,7 @@ the (redacted) log.
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -29,6 +30,7 @@ from dynamic_tools.errors import (
     LLMUnavailableError,
     NotFoundError,
     OutboundError,
+    RateLimitedError,
     RequestTooLargeError,
     UnauthenticatedError,
 )
@@ -41,6 +43,7 @@ _STATUS: list[tuple[type[DynamicToolsError], int]] = [
     (UnauthenticatedError, 401),
     (AccessError, 403),
     (ConflictError, 409),
+    (RateLimitedError, 429),
     (ConfigurationError, 503),
     (LLMUnavailableError, 503),
     (OutboundError, 502),
@@ -122,6 +125,8 @@ def install_error_handlers(app: FastAPI) -> None:
             base = settings.base_url if settings.public_base_url else str(request.base_url)
             base = base.rstrip("/")
             headers = {"WWW-Authenticate": www_authenticate(exc, base)}
+        if isinstance(exc, RateLimitedError):
+            headers = {"Retry-After": str(max(1, math.ceil(exc.retry_after_s)))}
         return JSONResponse(
             error_body(request, exc.to_dict(), status), status_code=status, headers=headers
         )

@@ -26,7 +26,7 @@ from dynamic_tools.errors import (
 from dynamic_tools.execution.launcher import ExecutorView, RunLauncher
 from dynamic_tools.observability.tracing import current_traceparent, note_run
 from dynamic_tools.persistence.run_scopes import RunScopeStore
-from dynamic_tools.persistence.run_store import RunRecord, RunStore
+from dynamic_tools.persistence.run_store import RunRecord, RunStore, RunTrigger
 
 REDRIVABLE = frozenset({"failed", "cancelled"})
 RESUME_WAIT_S = 2.0  # a resume answers once the run took the answer (or after this long)
@@ -74,8 +74,19 @@ class RunService:
         prepared = self.workflows.prepare_run(workflow_id, params)
         return await self.start_prepared(prepared, principal=principal)
 
-    async def start_prepared(self, prepared: PreparedRun, *, principal: Principal) -> RunRecord:
-        """Record and launch a checked run (e.g. of a document an MCP session brought)."""
+    async def start_prepared(
+        self,
+        prepared: PreparedRun,
+        *,
+        principal: Principal,
+        run_id: str | None = None,
+        trigger: RunTrigger | None = None,
+    ) -> RunRecord:
+        """Record and launch a checked run (e.g. of a document an MCP session brought).
+
+        ``run_id`` and ``trigger``: a run a schedule tick or webhook delivery starts has an id
+        made from it (409 when that run exists already) and records what started it.
+        """
         workflow_id = prepared.workflow_id
         run = await self.store.create_run(
             workflow_id=workflow_id,
@@ -84,6 +95,8 @@ class RunService:
             node_ids=prepared.node_ids,
             owner=principal.id,
             trace_link=current_traceparent(),
+            run_id=run_id,
+            trigger=trigger,
         )
         note_run(run.run_id)
         try:

@@ -120,6 +120,13 @@ CONFLICT_SUGGESTIONS: dict[ConflictKind, str] = {
         "Edit the file itself: read it with workflow.get, change it, and save it with "
         "expected_version."
     ),
+    ConflictKind.DELIVERY_REUSED: (
+        "Send a new delivery with a new webhook-id: an id names one delivery and its body."
+    ),
+    ConflictKind.TRIGGER_DISABLED: (
+        "The workflow document turns this trigger off (enabled: false): turn it on with "
+        "workflow.save first."
+    ),
     ConflictKind.CONFLICT: _SUGGESTIONS["conflict"],
 }
 
