@@ -550,6 +550,31 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/hooks/{workflow_id}/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Deliver to a webhook
+         * @description Start a run from a signed delivery (Standard Webhooks: webhook-id, -timestamp, -signature).
+         *
+         *     No API key: the signature is the credential. 202 with the run id at once; a redelivery
+         *     (the same webhook-id and body) answers with the first run; 401 a bad or old signature,
+         *     409 a reused id with another body, 413 a body over WEBHOOK_MAX_BODY_BYTES, 422 a body
+         *     that is not JSON or does not give the params (naming each), 429 over the hook's rate.
+         */
+        post: operations["deliver_hooks__workflow_id___name__post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/keys": {
         parameters: {
             query?: never;
@@ -1134,6 +1159,128 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/workflows/{workflow_id}/schedules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a workflow's schedules
+         * @description Each schedule: its definition, paused or not, its next five fire times, its last ticks.
+         */
+        get: operations["list_schedules_workflows__workflow_id__schedules_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/workflows/{workflow_id}/schedules/{name}/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pause a schedule
+         * @description Stop firing until resumed (on every replica); runs already started go on.
+         */
+        post: operations["pause_schedule_workflows__workflow_id__schedules__name__pause_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/workflows/{workflow_id}/schedules/{name}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume a schedule
+         * @description Fire again from the next tick (the ticks missed while paused are not caught up).
+         */
+        post: operations["resume_schedule_workflows__workflow_id__schedules__name__resume_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/workflows/{workflow_id}/schedules/{name}/run": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run a schedule now
+         * @description Start a run with the schedule's params now (``$trigger.time`` is now); the caller owns it.
+         *
+         *     Paused or not, and whatever its overlap policy: a person asked for it.
+         */
+        post: operations["run_schedule_now_workflows__workflow_id__schedules__name__run_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/workflows/{workflow_id}/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a workflow's webhooks
+         * @description Each webhook: the URL to POST to, its secret's name (never its value), its mapping.
+         */
+        get: operations["list_webhooks_workflows__workflow_id__webhooks_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/workflows/{workflow_id}/webhooks/{name}/example": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign an example delivery
+         * @description A curl command that delivers ``body`` signed with the webhook's secret (for 5 minutes).
+         */
+        post: operations["webhook_example_workflows__workflow_id__webhooks__name__example_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1501,6 +1648,47 @@ export interface components {
             error?: string | null;
             /** Ok */
             ok: boolean;
+        };
+        /**
+         * DeliveryAccepted
+         * @description A delivery taken: the run it started, or why none started.
+         */
+        DeliveryAccepted: {
+            /**
+             * Duplicate
+             * @description A redelivery: the run is the first delivery's
+             */
+            duplicate: boolean;
+            /**
+             * Filtered
+             * @description The webhook's filter said no: no run
+             */
+            filtered: boolean;
+            /**
+             * Run Id
+             * @description The run the delivery started (or started before)
+             */
+            run_id: string | null;
+            /**
+             * Status Url
+             * @description Where to read the run (needs a credential)
+             */
+            status_url: string | null;
+        };
+        /**
+         * DeliveryView
+         * @description A delivery received.
+         */
+        DeliveryView: {
+            /** Delivery Id */
+            delivery_id: string;
+            /** Received At */
+            received_at: string;
+            /**
+             * Run Id
+             * @description The run it started (none: the filter said no)
+             */
+            run_id: string | null;
         };
         /**
          * DocumentBody
@@ -2084,6 +2272,17 @@ export interface components {
              * @enum {string}
              */
             type: "waiting_input";
+        };
+        /**
+         * ExampleBody
+         * @description The body to sign (default: an empty JSON object).
+         */
+        ExampleBody: {
+            /**
+             * Body
+             * @description Any JSON value
+             */
+            body?: unknown;
         };
         /**
          * ExecutorView
@@ -4057,6 +4256,63 @@ export interface components {
             workflows: string[];
         };
         /**
+         * ScheduleList
+         * @description The schedules of one workflow.
+         */
+        ScheduleList: {
+            /** Schedules */
+            schedules: components["schemas"]["ScheduleView"][];
+            /** Workflow Id */
+            workflow_id: string;
+        };
+        /**
+         * ScheduleView
+         * @description A schedule as its document declares it, with its state and next fire times.
+         */
+        ScheduleView: {
+            /** Catch Up */
+            catch_up: string;
+            /** Cron */
+            cron: string | null;
+            /**
+             * Enabled
+             * @description As the document says (enabled: false never fires)
+             */
+            enabled: boolean;
+            /** Every */
+            every: string | null;
+            /**
+             * Last Ticks
+             * @description The latest ticks, newest first
+             */
+            last_ticks: components["schemas"]["TickView"][];
+            /** Name */
+            name: string;
+            /**
+             * Next Fire Times
+             * @description The next five ticks (none when not firing)
+             */
+            next_fire_times: string[];
+            /**
+             * Overlap
+             * @enum {string}
+             */
+            overlap: "skip" | "buffer_one" | "allow";
+            /** Params */
+            params: {
+                [key: string]: unknown;
+            };
+            /**
+             * Paused
+             * @description Paused by someone (POST …/pause); resume to fire again
+             */
+            paused: boolean;
+            /** Paused By */
+            paused_by: string | null;
+            /** Timezone */
+            timezone: string;
+        };
+        /**
          * SecretStatus
          * @description A secret reference, whether it is set now (never its value), and where to set it.
          */
@@ -4159,6 +4415,32 @@ export interface components {
             content: string;
         } | {
             workflow_id: string;
+        };
+        /**
+         * TickView
+         * @description One tick of a schedule and what became of it.
+         */
+        TickView: {
+            /**
+             * Outcome
+             * @enum {string}
+             */
+            outcome: "started" | "skipped" | "buffered" | "failed";
+            /**
+             * Reason
+             * @description Why it was skipped, buffered or failed
+             */
+            reason: string | null;
+            /**
+             * Run Id
+             * @description The run it started (or will start, when buffered)
+             */
+            run_id: string | null;
+            /**
+             * Time
+             * @description The tick (ISO 8601, UTC)
+             */
+            time: string;
         };
         /**
          * Toggled
@@ -4649,6 +4931,68 @@ export interface components {
             message: string;
             /** Node Id */
             node_id: string;
+        };
+        /**
+         * WebhookExample
+         * @description A signed example delivery: copy the curl to try the webhook (valid for five minutes).
+         */
+        WebhookExample: {
+            /** Body */
+            body: string;
+            /** Curl */
+            curl: string;
+            /** Headers */
+            headers: {
+                [key: string]: string;
+            };
+        };
+        /**
+         * WebhookList
+         * @description The webhooks of one workflow.
+         */
+        WebhookList: {
+            /** Webhooks */
+            webhooks: components["schemas"]["WebhookView"][];
+            /** Workflow Id */
+            workflow_id: string;
+        };
+        /**
+         * WebhookView
+         * @description A webhook as its document declares it: where to POST, what it maps, its last deliveries.
+         */
+        WebhookView: {
+            /** Enabled */
+            enabled: boolean;
+            /** Filter */
+            filter: string | null;
+            /** Last Deliveries */
+            last_deliveries: components["schemas"]["DeliveryView"][];
+            /** Name */
+            name: string;
+            /** Params */
+            params: {
+                [key: string]: unknown;
+            };
+            /**
+             * Path
+             * @description Where senders POST deliveries, e.g. /hooks/book/partner
+             */
+            path: string;
+            /**
+             * Secret
+             * @description The secret's reference (secret:NAME), never its value
+             */
+            secret: string;
+            /**
+             * Secret Set
+             * @description Whether the server has a value for the secret
+             */
+            secret_set: boolean;
+            /**
+             * Url
+             * @description The path on this server's base URL
+             */
+            url: string;
         };
         /**
          * WorkflowDetail
@@ -6916,6 +7260,116 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Health"];
+                };
+            };
+        };
+    };
+    deliver_hooks__workflow_id___name__post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A workflow's id. */
+                workflow_id: string;
+                /** @description The trigger's name. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": unknown;
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeliveryAccepted"];
+                };
+            };
+            /** @description The body could not be read (not UTF-8 JSON text) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A valid 'Authorization: Bearer <API_TOKEN>' header is required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The credential lacks the scope this operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found: the id names nothing */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict: a stale version, an existing name, or a state that forbids this */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Invalid input: 'violations' names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests: Retry-After says when to try again */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The server is not set up for this operation */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
         };
@@ -9282,6 +9736,399 @@ export interface operations {
             };
             /** @description Invalid input: 'violations' names each field */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    list_schedules_workflows__workflow_id__schedules_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A workflow's id. */
+                workflow_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduleList"];
+                };
+            };
+            /** @description A credential is required ('Authorization: Bearer <token>'), or the one given is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The credential lacks the scope this operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found: the id names nothing */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Invalid input: 'violations' names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    pause_schedule_workflows__workflow_id__schedules__name__pause_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A workflow's id. */
+                workflow_id: string;
+                /** @description The trigger's name. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduleView"];
+                };
+            };
+            /** @description A credential is required ('Authorization: Bearer <token>'), or the one given is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The credential lacks the scope this operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found: the id names nothing */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Invalid input: 'violations' names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    resume_schedule_workflows__workflow_id__schedules__name__resume_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A workflow's id. */
+                workflow_id: string;
+                /** @description The trigger's name. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduleView"];
+                };
+            };
+            /** @description A credential is required ('Authorization: Bearer <token>'), or the one given is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The credential lacks the scope this operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found: the id names nothing */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Invalid input: 'violations' names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    run_schedule_now_workflows__workflow_id__schedules__name__run_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A workflow's id. */
+                workflow_id: string;
+                /** @description The trigger's name. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunStarted"];
+                };
+            };
+            /** @description A credential is required ('Authorization: Bearer <token>'), or the one given is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The credential lacks the scope this operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found: the id names nothing */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Invalid input: 'violations' names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    list_webhooks_workflows__workflow_id__webhooks_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A workflow's id. */
+                workflow_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookList"];
+                };
+            };
+            /** @description A credential is required ('Authorization: Bearer <token>'), or the one given is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The credential lacks the scope this operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found: the id names nothing */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Invalid input: 'violations' names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    webhook_example_workflows__workflow_id__webhooks__name__example_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A workflow's id. */
+                workflow_id: string;
+                /** @description The trigger's name. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ExampleBody"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookExample"];
+                };
+            };
+            /** @description The body could not be read (not UTF-8 JSON text) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A credential is required ('Authorization: Bearer <token>'), or the one given is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The credential lacks the scope this operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found: the id names nothing */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Invalid input: 'violations' names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The server is not set up for this operation */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -9,6 +9,7 @@ lists every status a route gives, each with this model:
 - 409: a stale ``expected_version``, an existing name, or a state that forbids the action;
 - 413: the body is over the size limit;
 - 422: a parameter or body field does not validate (``violations`` names each);
+- 429: too many requests to one webhook (``Retry-After``);
 - 502: an outbound call the operation needs could not be made;
 - 503: the server is not set up for the operation (the message names the setting).
 
@@ -71,6 +72,7 @@ _DESCRIPTIONS = {
     409: "Conflict: a stale version, an existing name, or a state that forbids this",
     413: "The body is over the size limit",
     422: "Invalid input: 'violations' names each field",
+    429: "Too many requests: Retry-After says when to try again",
     502: "An outbound call this operation needs could not be made",
     503: "The server is not set up for this operation",
 }

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -31,7 +31,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from croniter import croniter
 from pydantic import Field
 
-from dynamic_tools.engine.errors import ExpressionError
+from dynamic_tools.engine.errors import ExpressionError, UnresolvedReferenceError
 from dynamic_tools.engine.expressions import evaluate, parse_expression
 from dynamic_tools.engine.node_parts import IDENTIFIER, FrozenModel, parse_duration
 from dynamic_tools.engine.references import render, resolve_reference
@@ -223,16 +223,23 @@ def trigger_params(
     *,
     body: Any = None,
     headers: Mapping[str, str] | None = None,
+    optional: Collection[str] = (),
 ) -> dict[str, Any]:
     """The params a run of ``entry`` starts with, references resolved.
 
-    Raises the engine's reference error (naming the param) when one does not resolve.
+    A param in ``optional`` (the workflow does not require it) whose reference finds nothing
+    in the delivery is left out, so its default applies. Any other reference that does not
+    resolve raises the engine's reference error, naming the param.
     """
     lookup = trigger_lookup(trigger, body=body, headers=headers)
-    return {
-        name: render(value, lookup, node_id=f"triggers.{entry.name}.params.{name}")
-        for name, value in entry.params.items()
-    }
+    params: dict[str, Any] = {}
+    for name, value in entry.params.items():
+        try:
+            params[name] = render(value, lookup, node_id=f"triggers.{entry.name}.params.{name}")
+        except UnresolvedReferenceError:
+            if name not in optional:
+                raise
+    return params
 
 
 def filter_passes(entry: WebhookTrigger, *, body: Any, headers: Mapping[str, str]) -> bool:

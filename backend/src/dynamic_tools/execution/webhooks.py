@@ -155,7 +155,9 @@ class WebhookReceiver:
             return Accepted(None, duplicate=found is not None, filtered=True)
         names = {"kind": "webhook", "name": name, "time": iso(received), "id": delivery_id}
         try:
-            params = trigger_params(hook, names, body=payload, headers=lowered)
+            specs = self.workflows.workflow(workflow_id).params
+            optional = [p for p, spec in specs.items() if not spec.required]
+            params = trigger_params(hook, names, body=payload, headers=lowered, optional=optional)
         except UnresolvedReferenceError as exc:
             raise InvalidInputError(
                 f"the delivery cannot give the params of '{workflow_id}': {exc.message}",

@@ -57,6 +57,7 @@ from dynamic_tools.mcp.planner_tool import GoalPlanner, plan_tool
 from dynamic_tools.mcp.prompts import AuthoringPrompts
 from dynamic_tools.mcp.recipes import RecipeLayer
 from dynamic_tools.mcp.resources import ResourceSet
+from dynamic_tools.mcp.schedule_tools import add_schedule_tools
 from dynamic_tools.mcp.session_config import SessionConfig
 from dynamic_tools.mcp.session_sources import DOCUMENT, SessionWorkflows
 from dynamic_tools.mcp.tasks import TaskFlows
@@ -138,6 +139,15 @@ class McpSurface:
             layers += [
                 FunctionLayer("workflows", self._add_workflow_layer),
                 FunctionLayer("authoring", self.authoring_tools.add_to),
+                FunctionLayer(
+                    "schedules",
+                    lambda view: add_schedule_tools(
+                        view,
+                        services.scheduler,
+                        services.webhooks,
+                        base_url=services.settings.base_url,
+                    ),
+                ),
                 FunctionLayer("tasks", self.task_flows.add_to),
             ]
         markdown = self.markdown
