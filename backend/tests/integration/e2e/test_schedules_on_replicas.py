@@ -10,6 +10,7 @@ skips it on a machine without one).
 
 from __future__ import annotations
 
+import itertools
 import signal
 from collections.abc import Iterator
 from datetime import datetime
@@ -95,6 +96,6 @@ def test_a_schedule_fires_once_per_tick_on_two_replicas_across_a_kill_and_a_rest
     found = runs_by_tick(database_url)
     assert all(count == 1 for count in found.values()), {t: c for t, c in found.items() if c > 1}
     ticks = sorted(found)
-    gaps = [(b - a).total_seconds() for a, b in zip(ticks, ticks[1:], strict=False)]
+    gaps = [(b - a).total_seconds() for a, b in itertools.pairwise(ticks)]
     assert all(gap == 1.0 for gap in gaps), gaps  # no tick lost while A was down or back
     assert len(ticks) >= 13
