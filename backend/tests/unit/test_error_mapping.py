@@ -34,6 +34,7 @@ TABLE: dict[str, tuple[int, str, str]] = {
     "UnauthenticatedError": (401, "UNAUTHORIZED", "permission"),
     "ForbiddenError": (403, "INSUFFICIENT_SCOPE", "permission"),
     "ConflictError": (409, "CONFLICT", "conflict"),
+    "RateLimitedError": (429, "RATE_LIMITED", "execution"),
     "ConfigurationError": (503, "NOT_CONFIGURED", "internal"),
     "LLMError": (500, "LLM_ERROR", "execution"),
     "LLMUnavailableError": (503, "LLM_UNAVAILABLE", "execution"),
@@ -90,6 +91,8 @@ def instance(cls: type[DynamicToolsError]) -> DynamicToolsError:
         return ArgumentsRejected("t", [])
     if cls is StageFailed:
         return StageFailed("x", "boom")
+    if cls is errors_module.RateLimitedError:
+        return cls("too many", retry_after_s=2.0)
     if cls is ClientRequestTimeout:
         return ClientRequestTimeout("elicitation", 1.0)
     if cls is errors_module.MarkdownWorkflowError:  # its code is its error type

@@ -57,6 +57,8 @@ FREE_FORM = {
     "RunBody.params": "request: the workflow's params (user data)",
     "TargetBody.inputs": "request: a workflow's inputs (user data)",
     "RunState.params": "a run's params (user data)",
+    "ScheduleView.params": "the params a schedule's runs start with, as its document says",
+    "WebhookView.params": "a webhook's mapping from deliveries to params, as its document says",
     "EventResumed.values": "a yield's answer (user data)",
     "RunEventResumed.values": "a yield's answer (user data)",
     "InputResolution.defaults": "a workflow's params' defaults (user data)",

@@ -41,6 +41,7 @@ from dynamic_tools.errors import (
     LLMError,
     NotFoundError,
     OutboundError,
+    RateLimitedError,
 )
 from dynamic_tools.logs import correlation_id
 from dynamic_tools.redaction import redactor
@@ -59,6 +60,7 @@ _CATEGORIES: list[tuple[type[DynamicToolsError], str]] = [
     (AccessError, "permission"),
     (ConflictError, "conflict"),
     (ConfigurationError, "internal"),
+    (RateLimitedError, "execution"),
     (LLMError, "execution"),
     (OutboundError, "execution"),
 ]
