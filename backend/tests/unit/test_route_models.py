@@ -57,6 +57,7 @@ FREE_FORM = {
     "RunBody.params": "request: the workflow's params (user data)",
     "TargetBody.inputs": "request: a workflow's inputs (user data)",
     "RunState.params": "a run's params (user data)",
+    "BulkReport.filter": "the run search's filter as understood: the query's own keys",
     "EventResumed.values": "a yield's answer (user data)",
     "RunEventResumed.values": "a yield's answer (user data)",
     "InputResolution.defaults": "a workflow's params' defaults (user data)",

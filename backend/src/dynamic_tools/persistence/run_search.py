@@ -317,8 +317,9 @@ def _time(path: str, value: str) -> datetime:
         )
     try:
         return parsed.astimezone(UTC)
-    except OverflowError:
-        raise _refuse(path, "is out of range") from None
+    except OverflowError:  # past the calendar's ends in UTC: its first or last instant
+        edge = datetime.min if parsed.year == 1 else datetime.max
+        return edge.replace(tzinfo=UTC)
 
 
 def _value_key(path: str, key: str, value: str) -> tuple[str, str, str]:
