@@ -1,12 +1,13 @@
-"""``make bench``: the full BFCL harness, POST /workflow overhead against a minimal peer, and
-the OpenAPI import of GitHub's description against FastMCP's ``from_openapi``, and MCP
+"""``make bench``: the full BFCL harness, POST /workflow overhead against a minimal peer, and the
+OpenAPI import of GitHub's description against FastMCP's ``from_openapi``, and MCP
 ``tools/list`` at 1,000 tools and per-call cost against FastMCP, and durable runs per second
-with one and two replicas on PostgreSQL, and the run store's cost per event by run size with
-a run's cost per node against LangGraph, and a durable step against bare DBOS steps, and a
-durable foreach of 1,000 items against the ideal time and LangGraph with its SQLite saver, and
-the start-up time and idle memory of the server ``make run`` starts, and the web UI's cold
-loads in Chromium per route (bytes and timings against the uncompressed peer), and the Arazzo
-conformance table (runner fixtures through the real import and engine)."""
+with one and two replicas on PostgreSQL, and the run store's cost per event by run size with a
+run's cost per node against LangGraph, and a durable step against bare DBOS steps, and a durable
+foreach of 1,000 items against the ideal time and LangGraph with its SQLite saver, and the run
+search over 100,000 runs on SQLite and PostgreSQL, and the start-up time and idle memory of the
+server ``make run`` starts, and the web UI's cold loads in Chromium per route (bytes and timings
+against the uncompressed peer), and the Arazzo conformance table (runner fixtures through the
+real import and engine)."""
 
 from __future__ import annotations
 
@@ -38,6 +39,7 @@ def main() -> int:
     from bench.openapi_import import main as openapi_import_main
     from bench.overhead import main as overhead_main
     from bench.replicas import main as replicas_main
+    from bench.run_search import main as run_search_main
     from bench.run_store import main as run_store_main
     from bench.startup import main as startup_main
     from bench.ui_load import main as ui_load_main
@@ -48,6 +50,7 @@ def main() -> int:
     figures["mcp"] = mcp_main()
     replicas_main()
     figures["run_store"] = run_store_main()
+    figures["run_search"] = run_search_main()
     figures["startup"] = startup_main()
     figures["ui_load"] = ui_load_main()
     figures["arazzo"] = arazzo_main()

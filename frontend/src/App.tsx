@@ -35,7 +35,7 @@ function Page() {
     case 'workflows':
       return id ? <WorkflowEditorPage key={id} workflowId={id} showRun={query.get('run') === '1'} /> : <WorkflowsPage />
     case 'runs':
-      return id ? <RunPage key={id} runId={id} /> : <RunsPage initialWorkflow={query.get('workflow_id') ?? ''} />
+      return id ? <RunPage key={id} runId={id} /> : <RunsPage />
     default:
       return (
         <div className="page">

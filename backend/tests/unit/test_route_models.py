@@ -59,6 +59,7 @@ FREE_FORM = {
     "RunState.params": "a run's params (user data)",
     "ScheduleView.params": "the params a schedule's runs start with, as its document says",
     "WebhookView.params": "a webhook's mapping from deliveries to params, as its document says",
+    "BulkReport.filter": "the run search's filter as understood: the query's own keys",
     "EventResumed.values": "a yield's answer (user data)",
     "RunEventResumed.values": "a yield's answer (user data)",
     "InputResolution.defaults": "a workflow's params' defaults (user data)",

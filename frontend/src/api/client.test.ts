@@ -41,7 +41,7 @@ describe('requests typed by path', () => {
     )
     const started = await http.post('/workflows/{workflow_id}/runs', { params: { path: { workflow_id: 'a b/c' } }, body: { params: { city: 'Oslo' } } })
     expect(started.run_id).toBe('r1')
-    await http.get('/runs', { params: { query: { status: 'failed', limit: 5, workflow_id: undefined } } })
+    await http.get('/runs', { params: { query: { status: ['failed'], limit: 5, workflow_id: undefined } } })
     expect(calls).toEqual([
       { path: '/workflows/a%20b%2Fc/runs', method: 'POST', body: '{"params":{"city":"Oslo"}}' },
       { path: '/runs?status=failed&limit=5', method: 'GET', body: undefined },

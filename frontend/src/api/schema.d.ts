@@ -689,8 +689,12 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List runs
-         * @description Runs, newest first, with their durations and owners: the caller's own (admins: all).
+         * List and search runs
+         * @description Runs matching the filters, sorted and paged by cursor (or offset).
+         *
+         *     The caller's own runs (admins: all). Each with its duration, owner, error in short and
+         *     trigger. ``total`` counts the matches up to 10,000 (``total_exact`` says whether it
+         *     stopped there); ``next_cursor`` is null on the last page.
          */
         get: operations["list_runs_runs_get"];
         put?: never;
@@ -700,6 +704,30 @@ export interface paths {
          * @description Delete ended runs and their events; active runs are never removed.
          */
         delete: operations["purge_history_runs_delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/runs/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel the runs a filter matches
+         * @description Cancel every run the query's filters (as ``GET /runs``'s) match that has not ended.
+         *
+         *     At most 500 runs per call (422 when more match: narrow the filter); the caller's own runs
+         *     (admins: anyone's). Each run is reported: cancelled, skipped (with why) or failed.
+         *     ``dry_run`` reports ``would_cancel`` and changes nothing.
+         */
+        post: operations["cancel_runs_runs_cancel_post"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -723,6 +751,53 @@ export interface paths {
          *     process holds that executor id before taking anything over.
          */
         post: operations["recover_runs_runs_recover_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/runs/redrive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Redrive the runs a filter matches
+         * @description Redrive every failed or cancelled run the query's filters match: a new run each.
+         *
+         *     At most 500 runs per call (422 when more match); the caller's own runs (admins:
+         *     anyone's). Each run is reported: redriven (with ``new_run_id``), skipped (the redrive was
+         *     refused: why) or failed. ``dry_run`` reports ``would_redrive`` and changes nothing.
+         */
+        post: operations["redrive_runs_runs_redrive_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/runs/stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Count runs by status, workflow and time
+         * @description Counts of the runs created in ``[since, until)`` by status, by workflow and per bucket.
+         *
+         *     The caller's own runs (admins: all). Takes the filters ``GET /runs`` takes (not sort,
+         *     cursor, limit or offset); at most 500 buckets.
+         */
+        get: operations["run_stats_runs_stats_get"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1447,6 +1522,86 @@ export interface components {
             flight_id: string;
             /** Passenger */
             passenger: string;
+        };
+        /**
+         * BulkBody
+         * @description Which runs of the filtered set, and whether to act or only count.
+         */
+        BulkBody: {
+            /**
+             * Allow Changed Document
+             * @description Redrive: reuse outputs though the document changed
+             * @default false
+             */
+            allow_changed_document?: boolean;
+            /**
+             * Dry Run
+             * @description Only say which runs it would act on
+             * @default false
+             */
+            dry_run?: boolean;
+            /**
+             * Run Ids
+             * @description Only these runs (within the query's filters, if any)
+             */
+            run_ids?: string[] | null;
+        };
+        /**
+         * BulkItem
+         * @description What happened to one run.
+         */
+        BulkItem: {
+            /**
+             * New Run Id
+             * @description A redrive's new run
+             */
+            new_run_id: string | null;
+            /**
+             * Outcome
+             * @enum {string}
+             */
+            outcome: "cancelled" | "redriven" | "skipped" | "failed" | "would_cancel" | "would_redrive";
+            /**
+             * Reason
+             * @description Why it was skipped or failed
+             */
+            reason: string | null;
+            /** Run Id */
+            run_id: string;
+        };
+        /**
+         * BulkReport
+         * @description A bulk action's report: how many runs matched, and each run's outcome.
+         */
+        BulkReport: {
+            /**
+             * Action
+             * @enum {string}
+             */
+            action: "cancel" | "redrive";
+            /**
+             * Counts
+             * @description How many runs per outcome
+             */
+            counts: {
+                [key: string]: number;
+            };
+            /** Dry Run */
+            dry_run: boolean;
+            /**
+             * Filter
+             * @description The filter as understood (owner included)
+             */
+            filter: {
+                [key: string]: unknown;
+            };
+            /**
+             * Matched
+             * @description Runs the action applies to (at most 500)
+             */
+            matched: number;
+            /** Results */
+            results: components["schemas"]["BulkItem"][];
         };
         /**
          * Catalog
@@ -4039,20 +4194,31 @@ export interface components {
         };
         /**
          * RunList
-         * @description A page of runs, newest first.
+         * @description A page of runs, in the order asked (newest first by default).
          */
         RunList: {
             /** Limit */
             limit: number;
+            /**
+             * Next Cursor
+             * @description Pass as cursor for the next page (same filters and sort); null on the last
+             */
+            next_cursor: string | null;
             /** Offset */
             offset: number;
             /** Runs */
             runs: components["schemas"]["RunSummary"][];
             /**
              * Total
-             * @description How many runs match the filters in all
+             * @description How many runs match the filters in all, counted up to 10,000 (see total_exact)
              */
             total: number;
+            /**
+             * Total Exact
+             * @description False when more than 10,000 match: total is then 10,000
+             * @default true
+             */
+            total_exact: boolean;
         };
         /**
          * RunStarted
@@ -4133,6 +4299,57 @@ export interface components {
             waiting: components["schemas"]["WaitingPrompt"] | null;
             /** Workflow Id */
             workflow_id: string;
+        };
+        /**
+         * RunStats
+         * @description Counts of the runs created in a time range: by status, by workflow, per time bucket.
+         */
+        RunStats: {
+            /**
+             * Bucket S
+             * @description Each bucket's length in seconds
+             */
+            bucket_s: number;
+            /**
+             * Buckets
+             * @description Oldest first, empty buckets included
+             */
+            buckets: components["schemas"]["RunStatsBucket"][];
+            /**
+             * By Status
+             * @description Every status, 0 when none
+             */
+            by_status: {
+                [key: string]: number;
+            };
+            /**
+             * By Workflow
+             * @description Most runs first
+             */
+            by_workflow: components["schemas"]["WorkflowRunCounts"][];
+            /** Since */
+            since: string;
+            /** Total */
+            total: number;
+            /** Until */
+            until: string;
+        };
+        /**
+         * RunStatsBucket
+         * @description The runs created in one time bucket, by status.
+         */
+        RunStatsBucket: {
+            /** Counts */
+            counts: {
+                [key: string]: number;
+            };
+            /**
+             * Start
+             * @description ISO 8601; the bucket lasts bucket_s seconds
+             */
+            start: string;
+            /** Total */
+            total: number;
         };
         /**
          * RunSummary
@@ -5221,6 +5438,20 @@ export interface components {
              * @description Non-fatal problems
              */
             warnings: string[];
+        };
+        /**
+         * WorkflowRunCounts
+         * @description One workflow's runs in the range, by status.
+         */
+        WorkflowRunCounts: {
+            /** By Status */
+            by_status: {
+                [key: string]: number;
+            };
+            /** Total */
+            total: number;
+            /** Workflow Id */
+            workflow_id: string;
         };
         /**
          * WorkflowSummary
@@ -7629,16 +7860,35 @@ export interface operations {
     list_runs_runs_get: {
         parameters: {
             query?: {
-                status?: ("pending" | "running" | "waiting_input" | "succeeded" | "failed" | "cancelled") | null;
-                workflow_id?: string | null;
+                /** @description Repeat, or separate values with commas */
+                status?: string[] | null;
+                /** @description Repeat, or separate values with commas */
+                workflow_id?: string[] | null;
+                /** @description Repeat, or separate values with commas */
+                trigger?: string[] | null;
+                trigger_name?: string | null;
                 /** @description Created at or after (ISO 8601) */
                 since?: string | null;
                 /** @description Created before (ISO 8601) */
                 until?: string | null;
+                /** @description ISO 8601, with its offset */
+                ended_after?: string | null;
+                /** @description ISO 8601, with its offset */
+                ended_before?: string | null;
+                /** @description A part of the error message, any case */
+                error?: string | null;
+                /** @description By creation or end, '-' for newest first; by end: ended runs only */
+                sort?: "-created_at" | "created_at" | "-finished_at" | "finished_at";
+                /** @description A page's next_cursor */
+                cursor?: string | null;
                 limit?: number;
                 offset?: number;
                 /** @description Only this principal's runs (admins; others see only their own whatever they give) */
                 owner?: string | null;
+                /** @description Runs whose top-level param <name> is this value (as text) */
+                "params.{name}"?: string;
+                /** @description Runs whose top-level output <name> is this value (as text) */
+                "output.{name}"?: string;
             };
             header?: never;
             path?: never;
@@ -7735,6 +7985,75 @@ export interface operations {
             };
         };
     };
+    cancel_runs_runs_cancel_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["BulkBody"] | null;
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BulkReport"];
+                };
+            };
+            /** @description The body could not be read (not UTF-8 JSON text) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A credential is required ('Authorization: Bearer <token>'), or the one given is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The credential lacks the scope this operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Invalid input: 'violations' names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     recover_runs_runs_recover_post: {
         parameters: {
             query: {
@@ -7776,6 +8095,136 @@ export interface operations {
             };
             /** @description Conflict: a stale version, an existing name, or a state that forbids this */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Invalid input: 'violations' names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    redrive_runs_runs_redrive_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["BulkBody"] | null;
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BulkReport"];
+                };
+            };
+            /** @description The body could not be read (not UTF-8 JSON text) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A credential is required ('Authorization: Bearer <token>'), or the one given is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The credential lacks the scope this operation needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Invalid input: 'violations' names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    run_stats_runs_stats_get: {
+        parameters: {
+            query?: {
+                /** @description Created at or after; default: a day before until */
+                since?: string | null;
+                /** @description Created before; default: now */
+                until?: string | null;
+                /** @description Bucket length in seconds; default: from the range (about 48 buckets) */
+                bucket?: number | null;
+                /** @description Repeat, or separate values with commas */
+                status?: string[] | null;
+                /** @description Repeat, or separate values with commas */
+                workflow_id?: string[] | null;
+                /** @description Repeat, or separate values with commas */
+                trigger?: string[] | null;
+                owner?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunStats"];
+                };
+            };
+            /** @description A credential is required ('Authorization: Bearer <token>'), or the one given is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The credential lacks the scope this operation needs */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -8,6 +8,8 @@ import { RunsPage } from '../pages/RunsPage'
 import { ScopedButton } from './Access'
 import { ErrorBox } from './ErrorBox'
 import { ParamsForm } from './ParamsForm'
+
+const STATS = { since: '2026-01-01T00:00:00Z', until: '2026-01-02T00:00:00Z', bucket_s: 1800, total: 0, by_status: {}, by_workflow: [], buckets: [] }
 import { RunActions } from './RunActions'
 
 const READER: Me = { id: 'key:aaaa', name: 'ci-reader', kind: 'key', scopes: ['read'], access_control: true }
@@ -174,21 +176,23 @@ describe('errors and owners', () => {
       paths.push(path)
       if (path === '/me') return json(200, ADMIN)
       if (path === '/keys') return json(200, { keys: [{ key_id: 'bbbb', name: 'ci-runner', principal: 'key:bbbb', state: 'active' }] })
+      if (path.startsWith('/runs/stats')) return json(200, STATS)
       if (path.startsWith('/runs')) return json(200, { runs: path.includes('owner=') ? runs.slice(0, 1) : runs, total: 2, limit: 50, offset: 0 })
       return json(200, { workflows: [], problems: [] })
     }))
-    render(<SessionProvider><RunsPage initialWorkflow="" /></SessionProvider>)
+    render(<SessionProvider><RunsPage /></SessionProvider>)
     await waitFor(() => expect(screen.getAllByTestId('run-owner').map((c) => c.textContent)).toEqual(['key:bbbb', 'admin (you)']))
     const filter = await screen.findByLabelText('Owner filter')
     await waitFor(() => expect(within(filter).getByRole('option', { name: 'ci-runner (key:bbbb)' })).toBeTruthy())
     fireEvent.change(filter, { target: { value: 'key:bbbb' } })
     await waitFor(() => expect(screen.getAllByTestId('run-owner')).toHaveLength(1))
-    expect(paths).toContain('/runs?owner=key%3Abbbb&limit=50&offset=0')
+    expect(paths).toContain('/runs?owner=key%3Abbbb&limit=50')
+    expect(window.location.hash).toBe('#/runs?owner=key%3Abbbb')
   })
 
   it('without owners from the server, no owner column', async () => {
-    vi.stubGlobal('fetch', vi.fn(async (path: string) => json(200, path === '/me' ? { ...ADMIN, access_control: false } : path.startsWith('/runs') ? { runs: [{ run_id: 'r1aaaaaaaa', workflow_id: 'w', status: 'succeeded', created_at: '2026-01-01T00:00:00Z', started_at: null, finished_at: null, duration_ms: 5 }], total: 1, limit: 50, offset: 0 } : { workflows: [], problems: [] })))
-    render(<SessionProvider><RunsPage initialWorkflow="" /></SessionProvider>)
+    vi.stubGlobal('fetch', vi.fn(async (path: string) => json(200, path === '/me' ? { ...ADMIN, access_control: false } : path.startsWith('/runs/stats') ? STATS : path.startsWith('/runs') ? { runs: [{ run_id: 'r1aaaaaaaa', workflow_id: 'w', status: 'succeeded', created_at: '2026-01-01T00:00:00Z', started_at: null, finished_at: null, duration_ms: 5 }], total: 1, limit: 50, offset: 0 } : { workflows: [], problems: [] })))
+    render(<SessionProvider><RunsPage /></SessionProvider>)
     await screen.findByTestId('run-list')
     expect(screen.queryAllByTestId('run-owner')).toHaveLength(0)
     expect(screen.queryByLabelText('Owner filter')).toBeNull() // no access control: nothing to filter

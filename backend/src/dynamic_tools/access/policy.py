@@ -87,6 +87,9 @@ ROUTE_SCOPES: dict[str, Scope | None] = {
     # runs: a principal's own (admins: everyone's)
     "POST /workflows/{workflow_id}/runs": RUN,
     "GET /runs": READ,
+    "GET /runs/stats": READ,
+    "POST /runs/cancel": RUN,
+    "POST /runs/redrive": RUN,
     "GET /runs/{run_id}": READ,
     "GET /runs/{run_id}/events": READ,
     "POST /runs/{run_id}/resume": RUN,
@@ -134,6 +137,10 @@ MCP_TOOL_SCOPES: dict[str, Scope] = {
     "workflow.cancel": RUN,
     "workflow.resume": RUN,
     "workflow.redrive": RUN,
+    "workflow.list_runs": READ,
+    "workflow.run_stats": READ,
+    "workflow.cancel_runs": RUN,
+    "workflow.redrive_runs": RUN,
     "workflow.delete": ADMIN,
     "workflow.purge_history": ADMIN,
     "workflow.schedules.list": READ,
@@ -175,7 +182,15 @@ MCP_METHOD_SCOPES: dict[str, Scope] = {
 
 #: actions recorded in the audit log beyond those needing ``author`` or ``admin``
 _AUDITED_ALSO = frozenset(
-    {"POST /runs/{run_id}/cancel", "POST /runs/{run_id}/redrive", "workflow.cancel"}
+    {
+        "POST /runs/{run_id}/cancel",
+        "POST /runs/{run_id}/redrive",
+        "workflow.cancel",
+        "POST /runs/cancel",
+        "POST /runs/redrive",
+        "workflow.cancel_runs",
+        "workflow.redrive_runs",
+    }
 )
 
 

@@ -80,12 +80,49 @@ class RunSummary(BaseModel):
 
 
 class RunList(BaseModel):
-    """A page of runs, newest first."""
+    """A page of runs, in the order asked (newest first by default)."""
 
     runs: list[RunSummary]
-    total: int = Field(description="How many runs match the filters in all")
+    total: int = Field(
+        description="How many runs match the filters in all, counted up to 10,000 (see total_exact)"
+    )
+    total_exact: bool = Field(
+        default=True, description="False when more than 10,000 match: total is then 10,000"
+    )
     limit: int
     offset: int
+    next_cursor: str | None = Field(
+        default=None,
+        description="Pass as cursor for the next page (same filters and sort); null on the last",
+    )
+
+
+class RunStatsBucket(BaseModel):
+    """The runs created in one time bucket, by status."""
+
+    start: str = Field(description="ISO 8601; the bucket lasts bucket_s seconds")
+    counts: dict[str, int]
+    total: int
+
+
+class WorkflowRunCounts(BaseModel):
+    """One workflow's runs in the range, by status."""
+
+    workflow_id: str
+    total: int
+    by_status: dict[str, int]
+
+
+class RunStats(BaseModel):
+    """Counts of the runs created in a time range: by status, by workflow, per time bucket."""
+
+    since: str
+    until: str
+    bucket_s: int = Field(description="Each bucket's length in seconds")
+    total: int
+    by_status: dict[str, int] = Field(description="Every status, 0 when none")
+    by_workflow: list[WorkflowRunCounts] = Field(description="Most runs first")
+    buckets: list[RunStatsBucket] = Field(description="Oldest first, empty buckets included")
 
 
 class WaitingPrompt(BaseModel):

@@ -5,7 +5,9 @@
   ``workflow.resolve_inputs``;
 - standard (mutating, reversible): ``workflow.save``, ``workflow.rename``, ``workflow.run``,
   ``workflow.redrive``;
-- destructive: ``workflow.delete``, ``workflow.cancel``, ``workflow.purge_history``.
+- destructive: ``workflow.delete``, ``workflow.cancel``, ``workflow.purge_history``,
+  ``workflow.cancel_runs``, ``workflow.redrive_runs`` (a filtered set of runs at once);
+- the run search (safe): ``workflow.list_runs``, ``workflow.run_stats`` (docs/run-search.md).
 
 A draft run with ``content`` (not saved) was composed by a model: its calls are held to the
 safe-by-default rule (``tools/safety.py``); a saved workflow keeps what it declares.
@@ -34,12 +36,20 @@ from pydantic import BaseModel
 from dynamic_tools.definitions.authoring import MAX_HISTORY_DAYS, Target, WorkflowAuthoring
 from dynamic_tools.definitions.repository import WorkflowRepository
 from dynamic_tools.errors import ConflictError, ConflictKind, InvalidInputError, NotFoundError
-from dynamic_tools.execution.runs import RunService
+from dynamic_tools.execution.run_bulk import BulkAction, bulk_act
+from dynamic_tools.execution.runs import RunService, visible_to
 from dynamic_tools.mcp.aliases import Alias, alias_property, apply_aliases, with_aliases
 from dynamic_tools.mcp.confirmation import CONFIRMATION_TOKEN, DRY_RUN
 from dynamic_tools.mcp.entries import SessionView, ToolCall, ToolEntry
 from dynamic_tools.mcp.principal import current_principal
 from dynamic_tools.mcp.results import Operation, object_schema, operation_handler
+from dynamic_tools.persistence.db import utc_now
+from dynamic_tools.persistence.run_search import (
+    Paging,
+    RunFilter,
+    filter_from_arguments,
+    stats_range,
+)
 from dynamic_tools.violations import errors_only
 
 SAFETY_KEY = "dynamic-tools/safety"
@@ -71,6 +81,54 @@ _OPERATION_ID = {
     "minLength": 1,
     "description": "Another name for 'run_id' (the MCP authoring design's name): a run id, or "
     "the taskId of an MCP task; give one of the two.",
+}
+
+
+_MANY = {
+    "anyOf": [
+        {"type": "string", "minLength": 1},
+        {"type": "array", "items": {"type": "string", "minLength": 1}},
+    ]
+}
+_TIME = {"type": "string", "description": "ISO 8601 with its offset", "minLength": 1}
+_VALUES = {
+    "type": "object",
+    "additionalProperties": {"type": ["string", "number", "boolean"]},
+    "description": "name → value; a run matches when each top-level value is this (as text)",
+}
+_RUN_FILTER: dict[str, Any] = {
+    "workflow_id": {**_MANY, "description": "One workflow id or a list"},
+    "status": {
+        **_MANY,
+        "description": "pending, running, waiting_input, succeeded, failed, "
+        "cancelled: one or a list",
+    },
+    "owner": {"type": "string", "minLength": 1, "description": "Admins: this principal's runs"},
+    "trigger": {**_MANY, "description": "schedule, webhook or manual: one or a list"},
+    "trigger_name": {"type": "string", "minLength": 1},
+    "since": {**_TIME, "description": "Created at or after (ISO 8601)"},
+    "until": {**_TIME, "description": "Created before (ISO 8601)"},
+    "ended_after": _TIME,
+    "ended_before": _TIME,
+    "params": _VALUES,
+    "output": _VALUES,
+    "error": {"type": "string", "minLength": 1, "description": "Part of the error message"},
+}
+_PAGING: dict[str, Any] = {
+    "sort": {
+        "type": "string",
+        "enum": ["-created_at", "created_at", "-finished_at", "finished_at"],
+    },
+    "limit": {"type": "integer", "minimum": 1, "maximum": 500, "default": 50},
+    "cursor": {"type": "string", "minLength": 1, "description": "next_cursor of the last page"},
+}
+_BULK: dict[str, Any] = {
+    "run_ids": {
+        "type": "array",
+        "items": {"type": "string", "minLength": 1},
+        "maxItems": 500,
+        "description": "Only these runs (within the filters, if any)",
+    }
 }
 
 
@@ -325,6 +383,65 @@ class AuthoringTools:
                 self._purge,
                 False,
             ),
+            (
+                "workflow.list_runs",
+                "safe",
+                "Find runs (the caller's own; an admin's: everyone's): filter by workflow_id, "
+                "status (one or a list), owner, trigger (schedule, webhook, manual), "
+                "trigger_name, since/until (created), ended_after/ended_before, params and "
+                "output (name → value: a top-level param or output compared as text), error (a "
+                "part of the error message, any case); sort (-created_at, created_at, "
+                "-finished_at, finished_at); limit; cursor (next_cursor of the page before).",
+                object_schema({**_RUN_FILTER, **_PAGING}),
+                self._list_runs,
+                False,
+            ),
+            (
+                "workflow.run_stats",
+                "safe",
+                "Count runs created in a time range (default: the last 24 hours) by status, by "
+                "workflow and per time bucket (bucket: seconds; default from the range). Takes "
+                "workflow.list_runs's filters.",
+                object_schema(
+                    {
+                        **_RUN_FILTER,
+                        "bucket": {"type": "integer", "minimum": 60, "maximum": 366 * 86400},
+                    }
+                ),
+                self._run_stats,
+                False,
+            ),
+            (
+                "workflow.cancel_runs",
+                "destructive",
+                "Cancel every run that has not ended among those the filters (as "
+                "workflow.list_runs's) match, or among run_ids: at most 500 per call. Reports "
+                "each run: cancelled, skipped (why) or failed. The user is asked to confirm "
+                "when the client can; otherwise the answer is a preview and a "
+                "confirmation_token to call again with. dry_run=true only counts.",
+                object_schema({**_RUN_FILTER, **_BULK, "dry_run": DRY_RUN, **_CONFIRM}),
+                lambda args: self._bulk("cancel", args),
+                False,
+            ),
+            (
+                "workflow.redrive_runs",
+                "destructive",
+                "Redrive every failed or cancelled run among those the filters match, or among "
+                "run_ids (at most 500 per call): a new run each, reusing the outputs of the "
+                "nodes that succeeded. Reports each run: redriven (new_run_id), skipped (why) "
+                "or failed. Confirmed as workflow.cancel_runs is; dry_run=true only counts.",
+                object_schema(
+                    {
+                        **_RUN_FILTER,
+                        **_BULK,
+                        "allow_changed_document": {"type": "boolean", "default": False},
+                        "dry_run": DRY_RUN,
+                        **_CONFIRM,
+                    }
+                ),
+                lambda args: self._bulk("redrive", args),
+                False,
+            ),
         ]
         for name, safety, description, schema, operation, changes in specs:
             aliases, one_of = _ALIASES.get(name, ((), ()))
@@ -342,10 +459,12 @@ class AuthoringTools:
                 else None,
             )
             starter = self._start_run if name == "workflow.run" else None
-            previews = {
+            previews: dict[str, Operation] = {
                 "workflow.delete": self._preview_delete,
                 "workflow.cancel": self._preview_cancel,
                 "workflow.purge_history": self._preview_purge,
+                "workflow.cancel_runs": lambda args: self._preview_bulk("cancel", args),
+                "workflow.redrive_runs": lambda args: self._preview_bulk("redrive", args),
             }
             preview = previews.get(name)
             view.add(
@@ -479,6 +598,44 @@ class AuthoringTools:
         run = await self.runs.cancel(run_id, principal=current_principal())
         return {"run_id": run.run_id, "status": run.status, "cancelled": True}
 
+    async def _list_runs(self, args: dict[str, Any]) -> dict[str, Any]:
+        run_filter, paging = self._filter(args)
+        found, next_cursor, total, exact = await self.runs.store.search(run_filter, paging)
+        return {
+            "runs": [run.summary() for run in found],
+            "next_cursor": next_cursor,
+            "total": total,
+            "total_exact": exact,
+        }
+
+    async def _run_stats(self, args: dict[str, Any]) -> dict[str, Any]:
+        run_filter, paging = self._filter(args)
+        ranged, bucket = stats_range(run_filter, paging.bucket, utc_now(), path="arguments")
+        return (await self.runs.store.stats(ranged, bucket)).to_dict()
+
+    def _filter(self, args: dict[str, Any]) -> tuple[RunFilter, Paging]:
+        """The run search of these arguments; a principal not admin sees their own runs."""
+        run_filter, paging = filter_from_arguments(args)
+        own = visible_to(current_principal())
+        return (run_filter if own is None else replace(run_filter, owner=own)), paging
+
+    async def _bulk(
+        self, action: BulkAction, args: dict[str, Any], *, dry_run: bool = False
+    ) -> dict[str, Any]:
+        plain = {k: v for k, v in args.items() if k not in ("run_ids", "allow_changed_document")}
+        run_filter, _ = self._filter(plain)
+        if args.get("run_ids"):
+            run_filter = replace(run_filter, run_ids=tuple(map(str, args["run_ids"])))
+        report = await bulk_act(
+            self.runs,
+            action,
+            run_filter,
+            principal=current_principal(),
+            dry_run=dry_run,
+            allow_changed_document=bool(args.get("allow_changed_document", False)),
+        )
+        return _json(report)
+
     async def _purge(self, args: dict[str, Any]) -> dict[str, Any]:
         return _json(await self.authoring.purge_history(**_purge_scope(args)))
 
@@ -545,6 +702,15 @@ class AuthoringTools:
         return {
             "summary": f"Delete {count} ended run(s) and their events ({detail}).",
             **counted,
+        }
+
+    async def _preview_bulk(self, action: BulkAction, args: dict[str, Any]) -> dict[str, Any]:
+        report = await self._bulk(action, args, dry_run=True)
+        what = "that have not ended" if action == "cancel" else "failed or cancelled"
+        detail = "; ".join(f"{k}={v}" for k, v in report["filter"].items()) or "no filter"
+        return {
+            "summary": f"{action.capitalize()} {report['matched']} run(s) {what} ({detail}).",
+            **report,
         }
 
 

@@ -13,13 +13,15 @@ from collections.abc import Sequence
 from typing import Any
 
 from loguru import logger
-from sqlalchemy import bindparam, insert, select, update
+from sqlalchemy import bindparam, delete, insert, select, update
 from sqlalchemy.engine import Connection
 
 from dynamic_tools.engine import events as ev
 from dynamic_tools.engine.state import NodeState
-from dynamic_tools.persistence.db import run_events, run_nodes, runs, utc_now
+from dynamic_tools.persistence.db import run_events, run_nodes, run_values, runs, utc_now
+from dynamic_tools.persistence.run_search import value_rows
 from dynamic_tools.persistence.run_view import (
+    TERMINAL,
     RunEvent,
     RunRecord,
     StoredEvent,
@@ -91,6 +93,7 @@ def _append_run(conn: Connection, run_id: str, events: list[ev.Event]) -> list[S
     event_rows: list[dict[str, Any]] = []
     out: list[StoredEvent | None] = []
     position = int(row["event_count"])
+    ended = False
     for event in events:
         seq = event.seq if event.seq is not None else -(position + 1)
         key = (seq, event.source)
@@ -116,6 +119,7 @@ def _append_run(conn: Connection, run_id: str, events: list[ev.Event]) -> list[S
         node_id = touched_node(event)
         view, node = apply_event(row, event, at, nodes.get(node_id) if node_id else None)
         row.update(view, event_count=position)
+        ended = ended or (previous_status not in TERMINAL and str(row["status"]) in TERMINAL)
         after_nodes: dict[str, NodeState] = {}
         if node_id is not None and node is not None:
             nodes[node_id] = node
@@ -145,7 +149,19 @@ def _append_run(conn: Connection, run_id: str, events: list[ev.Event]) -> list[S
                 for n in sorted(changed)
             ],
         )
+    if ended:  # the run's outputs, for the run search (docs/run-search.md)
+        _index_outputs(conn, run_id, row.get("result"))
     columns = {k: row[k] for k in _MUTABLE}
     columns["updated_at"] = utc_now()
     conn.execute(update(runs).where(runs.c.run_id == run_id).values(**columns))
     return out
+
+
+def _index_outputs(conn: Connection, run_id: str, result: Any) -> None:
+    """Index the top-level scalar outputs of a run that ended (replacing any already there)."""
+    conn.execute(
+        delete(run_values).where(run_values.c.run_id == run_id, run_values.c.scope == "output")
+    )
+    rows = value_rows(run_id, "output", result)
+    if rows:
+        conn.execute(insert(run_values), rows)

@@ -41,7 +41,7 @@ import threading
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from loguru import logger
 from sqlalchemy import Engine, func, insert, select
@@ -54,12 +54,22 @@ from dynamic_tools.errors import ConflictError, ConflictKind, NotFoundError
 from dynamic_tools.persistence.db import (
     run_events,
     run_nodes,
+    run_values,
     runs,
     utc_now,
     write_transaction,
 )
 from dynamic_tools.persistence.event_batch import LATER, UPDATE_NODE, append_events
 from dynamic_tools.persistence.event_writer import EventWriter
+from dynamic_tools.persistence.run_search import (
+    Paging,
+    RunFilter,
+    RunStats,
+    matching_ids,
+    page_query,
+    stats_query,
+    value_rows,
+)
 from dynamic_tools.persistence.run_view import (
     ACTIVE,
     RunEvent,
@@ -75,6 +85,7 @@ from dynamic_tools.persistence.run_view import (
 __all__ = ["RunEvent", "RunRecord", "RunStore", "RunTrigger", "StoredEvent"]
 
 Observer = Callable[[StoredEvent], None]
+T = TypeVar("T")
 MAX_QUEUED = 20_000
 """Events that may wait for the writer before emitting waits too."""
 
@@ -188,6 +199,9 @@ class RunStore:
                         trigger_time=trigger.time if trigger else None,
                     )
                 )
+                indexed = value_rows(run_id, "params", params)
+                if indexed:  # the run search's index (docs/run-search.md)
+                    conn.execute(insert(run_values), indexed)
                 if node_ids:
                     conn.execute(
                         insert(run_nodes),
@@ -290,6 +304,37 @@ class RunStore:
             total = conn.execute(select(func.count()).select_from(runs).where(*conditions))
             count = int(total.scalar_one())
         return [RunRecord.from_row(row) for row in rows], count
+
+    async def search(
+        self, run_filter: RunFilter, paging: Paging, *, count: bool = True
+    ) -> tuple[list[RunRecord], str | None, int, bool]:
+        """A page of the runs ``run_filter`` matches (no node states), sorted and paged.
+
+        Returns the runs, the cursor of the next page (None on the last), and how many match
+        in all — counted up to ``MAX_COUNTED`` (the last value: whether that count is exact).
+        See ``persistence/run_search.py``.
+        """
+        await self.writer.flush()
+        page = await asyncio.to_thread(self._read, page_query(run_filter, paging, count=count))
+        found = [RunRecord.from_row(row) for row in page.rows]
+        return found, page.next_cursor, page.total, page.total_exact
+
+    async def stats(self, run_filter: RunFilter, bucket: int) -> RunStats:
+        """Counts of the matching runs by status, by workflow and per time bucket.
+
+        ``run_filter`` must have its created range (``run_search.stats_range`` fills it in).
+        """
+        await self.writer.flush()
+        return await asyncio.to_thread(self._read, stats_query(run_filter, bucket))
+
+    async def matching_ids(self, run_filter: RunFilter, limit: int) -> list[str]:
+        """The ids of up to ``limit`` runs ``run_filter`` matches, newest first."""
+        await self.writer.flush()
+        return await asyncio.to_thread(self._read, matching_ids(run_filter, limit))
+
+    def _read(self, work: Callable[[Connection], T]) -> T:
+        with self.engine.connect() as conn:
+            return work(conn)
 
     def unfinished_counts(self) -> list[tuple[str, str, int]]:
         """``(workflow_id, status, count)`` of the runs not ended (sync: for a metrics scrape)."""

@@ -4,19 +4,30 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
-from typing import Annotated, Any
+from dataclasses import replace
+from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Header, Query
+from fastapi import APIRouter, Header, Query, Request
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
+from dynamic_tools.access.principals import Principal
 from dynamic_tools.api.deps import PrincipalDep, RunsDep, RunStoreDep
 from dynamic_tools.api.params import DateTime
 from dynamic_tools.api.responses import BODY, PARAMS, errors
-from dynamic_tools.api.run_models import Redriven, RunList, RunStarted, RunState, RunSummary
-from dynamic_tools.engine.state import RunStatus
+from dynamic_tools.api.run_models import (
+    Redriven,
+    RunList,
+    RunStarted,
+    RunState,
+    RunStats,
+    RunSummary,
+)
 from dynamic_tools.errors import InvalidInputError
-from dynamic_tools.execution.runs import Recovered
+from dynamic_tools.execution.run_bulk import MAX_BULK, BulkAction, BulkReport, bulk_act
+from dynamic_tools.execution.runs import Recovered, RunService
+from dynamic_tools.persistence.db import utc_now
+from dynamic_tools.persistence.run_search import Paging, RunFilter, filter_from_query, stats_range
 from dynamic_tools.persistence.run_store import RunStore
 
 router = APIRouter(prefix="/runs", tags=["Runs"])
@@ -48,14 +59,63 @@ class RedriveBody(BaseModel):
     )
 
 
-@router.get("", summary="List runs", responses=errors(PARAMS), response_model=RunList)
+_FILTER_DOC = (
+    "Filters (docs/run-search.md): workflow_id and status (repeat them, or separate with "
+    "commas), owner, trigger (schedule, webhook, manual) and trigger_name, since/until "
+    "(created), ended_after/ended_before, params.<name>=<value> and output.<name>=<value> (a "
+    "top-level param or output, compared as text), error (a case-insensitive part of the error "
+    "message). Any other query key is refused (422)."
+)
+_Many = Annotated[list[str] | None, Query(description="Repeat, or separate values with commas")]
+_Time = Annotated[DateTime | None, Query(description="ISO 8601, with its offset")]
+
+
+@router.get(
+    "",
+    summary="List and search runs",
+    responses=errors(PARAMS),
+    response_model=RunList,
+    openapi_extra={
+        "parameters": [
+            {
+                "name": "params.{name}",
+                "in": "query",
+                "required": False,
+                "description": "Runs whose top-level param <name> is this value (as text)",
+                "schema": {"type": "string"},
+            },
+            {
+                "name": "output.{name}",
+                "in": "query",
+                "required": False,
+                "description": "Runs whose top-level output <name> is this value (as text)",
+                "schema": {"type": "string"},
+            },
+        ]
+    },
+)
 async def list_runs(
+    request: Request,
     store: RunStoreDep,
     principal: PrincipalDep,
-    status: RunStatus | None = None,
-    workflow_id: str | None = None,
+    status: _Many = None,
+    workflow_id: _Many = None,
+    trigger: _Many = None,
+    trigger_name: Annotated[str | None, Query(max_length=128)] = None,
     since: Annotated[DateTime | None, Query(description="Created at or after (ISO 8601)")] = None,
     until: Annotated[DateTime | None, Query(description="Created before (ISO 8601)")] = None,
+    ended_after: _Time = None,
+    ended_before: _Time = None,
+    error: Annotated[
+        str | None, Query(max_length=255, description="A part of the error message, any case")
+    ] = None,
+    sort: Annotated[
+        Literal["-created_at", "created_at", "-finished_at", "finished_at"],
+        Query(description="By creation or end, '-' for newest first; by end: ended runs only"),
+    ] = "-created_at",
+    cursor: Annotated[
+        str | None, Query(max_length=1000, description="A page's next_cursor")
+    ] = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     offset: Annotated[int, Query(ge=0, le=MAX_POSITION)] = 0,
     owner: Annotated[
@@ -67,22 +127,155 @@ async def list_runs(
         ),
     ] = None,
 ) -> RunList:
-    """Runs, newest first, with their durations and owners: the caller's own (admins: all)."""
-    found, total = await store.list_runs(
-        status=status,
-        workflow_id=workflow_id,
-        since=since,
-        until=until,
-        limit=limit,
-        offset=offset,
-        owner=owner if principal.is_admin else principal.id,
-    )
+    """Runs matching the filters, sorted and paged by cursor (or offset).
+
+    The caller's own runs (admins: all). Each with its duration, owner, error in short and
+    trigger. ``total`` counts the matches up to 10,000 (``total_exact`` says whether it
+    stopped there); ``next_cursor`` is null on the last page.
+    """
+    run_filter, paging = _search_of(request, principal)
+    found, next_cursor, total, exact = await store.search(run_filter, paging)
     return RunList(
         runs=[RunSummary.model_validate(run.summary()) for run in found],
         total=total,
-        limit=limit,
-        offset=offset,
+        total_exact=exact,
+        limit=paging.limit,
+        offset=paging.offset,
+        next_cursor=next_cursor,
     )
+
+
+list_runs.__doc__ = f"{list_runs.__doc__}\n\n{_FILTER_DOC}"
+
+
+@router.get(
+    "/stats",
+    summary="Count runs by status, workflow and time",
+    responses=errors(PARAMS),
+    response_model=RunStats,
+)
+async def run_stats(
+    request: Request,
+    store: RunStoreDep,
+    principal: PrincipalDep,
+    since: Annotated[
+        DateTime | None, Query(description="Created at or after; default: a day before until")
+    ] = None,
+    until: Annotated[DateTime | None, Query(description="Created before; default: now")] = None,
+    bucket: Annotated[
+        int | None,
+        Query(
+            ge=60,
+            le=366 * 86400,
+            description="Bucket length in seconds; default: from the range (about 48 buckets)",
+        ),
+    ] = None,
+    status: _Many = None,
+    workflow_id: _Many = None,
+    trigger: _Many = None,
+    owner: Annotated[str | None, Query(max_length=255)] = None,
+) -> RunStats:
+    """Counts of the runs created in ``[since, until)`` by status, by workflow and per bucket.
+
+    The caller's own runs (admins: all). Takes the filters ``GET /runs`` takes (not sort,
+    cursor, limit or offset); at most 500 buckets.
+    """
+    run_filter, paging = _search_of(request, principal, paged=False)
+    ranged, size = stats_range(run_filter, paging.bucket, utc_now())
+    return RunStats.model_validate((await store.stats(ranged, size)).to_dict())
+
+
+class BulkBody(BaseModel):
+    """Which runs of the filtered set, and whether to act or only count."""
+
+    model_config = ConfigDict(strict=True, extra="forbid")
+
+    run_ids: list[Annotated[str, Field(min_length=1, max_length=64)]] | None = Field(
+        default=None,
+        max_length=MAX_BULK,
+        description="Only these runs (within the query's filters, if any)",
+    )
+    dry_run: bool = Field(default=False, description="Only say which runs it would act on")
+    allow_changed_document: bool = Field(
+        default=False, description="Redrive: reuse outputs though the document changed"
+    )
+
+
+@router.post(
+    "/cancel",
+    summary="Cancel the runs a filter matches",
+    responses=errors(BODY),
+    response_model=BulkReport,
+)
+async def cancel_runs(
+    request: Request, runs: RunsDep, principal: PrincipalDep, body: BulkBody | None = None
+) -> BulkReport:
+    """Cancel every run the query's filters (as ``GET /runs``'s) match that has not ended.
+
+    At most 500 runs per call (422 when more match: narrow the filter); the caller's own runs
+    (admins: anyone's). Each run is reported: cancelled, skipped (with why) or failed.
+    ``dry_run`` reports ``would_cancel`` and changes nothing.
+    """
+    return await _bulk(request, runs, principal, "cancel", body or BulkBody())
+
+
+@router.post(
+    "/redrive",
+    summary="Redrive the runs a filter matches",
+    responses=errors(BODY),
+    response_model=BulkReport,
+)
+async def redrive_runs(
+    request: Request, runs: RunsDep, principal: PrincipalDep, body: BulkBody | None = None
+) -> BulkReport:
+    """Redrive every failed or cancelled run the query's filters match: a new run each.
+
+    At most 500 runs per call (422 when more match); the caller's own runs (admins:
+    anyone's). Each run is reported: redriven (with ``new_run_id``), skipped (the redrive was
+    refused: why) or failed. ``dry_run`` reports ``would_redrive`` and changes nothing.
+    """
+    return await _bulk(request, runs, principal, "redrive", body or BulkBody())
+
+
+async def _bulk(
+    request: Request, runs: RunService, principal: Principal, action: BulkAction, body: BulkBody
+) -> BulkReport:
+    run_filter, _ = _search_of(request, principal, paged=False)
+    if body.run_ids:
+        run_filter = replace(run_filter, run_ids=tuple(dict.fromkeys(body.run_ids)))
+    return await bulk_act(
+        runs,
+        action,
+        run_filter,
+        principal=principal,
+        dry_run=body.dry_run,
+        allow_changed_document=body.allow_changed_document,
+    )
+
+
+def _search_of(
+    request: Request, principal: Principal, *, paged: bool = True
+) -> tuple[RunFilter, Paging]:
+    """The filter and paging of the query string; a principal not admin sees their own runs."""
+    items = request.query_params.multi_items()
+    if not paged:
+        refused = [k for k, _ in items if k in ("sort", "cursor", "limit", "offset")]
+        if refused:
+            raise InvalidInputError(
+                f"query.{refused[0]}: not a filter of this route",
+                violations=[
+                    {"path": f"query.{refused[0]}", "message": "not a filter of this route"}
+                ],
+            )
+    elif any(k == "bucket" for k, _ in items):
+        raise InvalidInputError(
+            "query.bucket: only GET /runs/stats takes it",
+            violations=[{"path": "query.bucket", "message": "only GET /runs/stats takes it"}],
+        )
+    run_filter, paging = filter_from_query(items)
+    if not principal.is_admin:
+        run_filter = replace(run_filter, owner=principal.id)
+    return run_filter, paging
 
 
 @router.get(
