@@ -11,7 +11,10 @@ class TickView(BaseModel):
     """One tick of a schedule and what became of it."""
 
     time: str = Field(description="The tick (ISO 8601, UTC)")
-    outcome: Literal["started", "skipped", "buffered", "failed"]
+    outcome: Literal["claimed", "started", "skipped", "buffered", "failed"] = Field(
+        description="claimed: its run is being started (a moment, or until a replica repairs "
+        "a claim whose process died)"
+    )
     reason: str | None = Field(description="Why it was skipped, buffered or failed")
     run_id: str | None = Field(description="The run it started (or will start, when buffered)")
 
@@ -46,6 +49,10 @@ class DeliveryView(BaseModel):
     delivery_id: str
     received_at: str
     run_id: str | None = Field(description="The run it started (none: the filter said no)")
+    outcome: Literal["claimed", "started", "filtered"] = Field(
+        description="started: its run exists; filtered: the filter said no; claimed: its run "
+        "is being started"
+    )
 
 
 class WebhookView(BaseModel):

@@ -5,7 +5,8 @@ the workflow documents, and for each the ticks since the last one dealt with, up
 
 - a tick is **claimed** in the database (``persistence/trigger_store.py``): the first replica to
   insert it deals with it, the others find it taken; its run's id is made from the tick, so a
-  claim whose process died before the run started is started later (``repair``), never twice;
+  claim whose process died before the run started is started later (``repair``), never twice
+  (a tick stays ``claimed`` until its run exists, then it is ``started``);
 - a tick older than the schedule's ``catch_up`` window (the server was down) is recorded as
   skipped; one inside it starts now;
 - the **overlap** policy decides a tick that comes while the schedule's previous run is still
@@ -42,6 +43,7 @@ from dynamic_tools.persistence.run_store import RunRecord, RunTrigger
 from dynamic_tools.persistence.run_view import iso
 from dynamic_tools.persistence.trigger_store import (
     BUFFERED,
+    CLAIMED,
     FAILED,
     SKIPPED,
     STARTED,
@@ -185,7 +187,7 @@ class Scheduler:
         )
         run_id = trigger_run_id(workflow_id, "schedule", name, tick.isoformat())
         if not active:
-            if await self.triggers.claim(workflow_id, name, tick, STARTED, run_id=run_id):
+            if await self.triggers.claim(workflow_id, name, tick, CLAIMED, run_id=run_id):
                 await self._start(ref, tick, run_id, report)
             return
         overlap = f"overlap: run {active[0]} was still active"
@@ -212,7 +214,7 @@ class Scheduler:
             workflow_id, "schedule", name, tick.tick_at.isoformat()
         )
         if await self.triggers.settle(
-            workflow_id, name, tick.tick_at, STARTED, was=BUFFERED, run_id=run_id
+            workflow_id, name, tick.tick_at, CLAIMED, was=BUFFERED, run_id=run_id
         ):
             await self._start(ref, tick.tick_at, run_id, report)
 
@@ -222,6 +224,7 @@ class Scheduler:
         """Start the run of a claimed tick; a tick whose run cannot start is recorded failed."""
         workflow_id, schedule = ref.workflow_id, ref.schedule
         trigger = RunTrigger("schedule", schedule.name, tick)
+        run: RunRecord | None = None
         try:
             params = trigger_params(schedule, _trigger_names(trigger))
             prepared = self.runs.workflows.prepare_run(workflow_id, params)
@@ -229,15 +232,19 @@ class Scheduler:
                 prepared, principal=SCHEDULER, run_id=run_id, trigger=trigger
             )
         except ConflictError:
-            return None  # its run exists: another replica (or an earlier pass) started it
+            pass  # its run exists: another replica (or an earlier pass) started it
         except DynamicToolsError as exc:
             await self.triggers.settle(
-                workflow_id, schedule.name, tick, FAILED, was=STARTED, reason=exc.message
+                workflow_id, schedule.name, tick, FAILED, was=CLAIMED, reason=exc.message
             )
             report.failed += 1
             logger.warning("schedule {}/{} tick {}: {}", workflow_id, schedule.name, tick, exc)
             return None
-        report.started.append(run.run_id)
+        await self.triggers.settle(
+            workflow_id, schedule.name, tick, STARTED, was=CLAIMED, run_id=run_id
+        )
+        if run is not None:
+            report.started.append(run.run_id)
         return run
 
     async def _repair(self, report: PassReport) -> None:

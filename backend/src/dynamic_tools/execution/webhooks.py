@@ -19,6 +19,7 @@ The run belongs to the admin, like a schedule's (a delivery has no caller of its
 from __future__ import annotations
 
 import binascii
+import contextlib
 import hashlib
 import json
 import math
@@ -50,7 +51,12 @@ from dynamic_tools.execution.scheduler import SCHEDULER
 from dynamic_tools.persistence.db import utc_now
 from dynamic_tools.persistence.run_store import RunTrigger
 from dynamic_tools.persistence.run_view import iso
-from dynamic_tools.persistence.trigger_store import TriggerStore, trigger_run_id
+from dynamic_tools.persistence.trigger_store import (
+    CLAIMED,
+    FILTERED,
+    TriggerStore,
+    trigger_run_id,
+)
 from dynamic_tools.safe_parsing import MAX_VALUE_DEPTH, TooDeep, loads_json
 
 TOLERANCE_S = 300
@@ -150,7 +156,9 @@ class WebhookReceiver:
         digest = hashlib.sha256(body).hexdigest()
         run_id = trigger_run_id(workflow_id, "webhook", name, delivery_id)
         if not _passes(hook, payload, lowered):
-            found = await self.triggers.receive(workflow_id, name, delivery_id, digest, None)
+            found = await self.triggers.receive(
+                workflow_id, name, delivery_id, digest, None, FILTERED
+            )
             _check_same(found, digest, delivery_id)
             return Accepted(None, duplicate=found is not None, filtered=True)
         names = {"kind": "webhook", "name": name, "time": iso(received), "id": delivery_id}
@@ -172,21 +180,18 @@ class WebhookReceiver:
                 context={"workflow_id": workflow_id, "webhook": name},
             ) from None
         prepared = self.workflows.prepare_run(workflow_id, params)  # 422 per field
-        found = await self.triggers.receive(workflow_id, name, delivery_id, digest, run_id)
+        found = await self.triggers.receive(workflow_id, name, delivery_id, digest, run_id, CLAIMED)
         _check_same(found, digest, delivery_id)
-        if found is not None and found.run_id is not None:
-            try:
-                await self.runs.store.get_run(found.run_id)
-                return Accepted(found.run_id, duplicate=True)
-            except NotFoundError:
-                pass  # claimed by a process that died before its run started: start it now
-        try:
-            run = await self.runs.start_prepared(
+        if found is not None and found.outcome != CLAIMED:
+            return Accepted(found.run_id, duplicate=True)
+        # new, or claimed by a process that died before its run started: start it (its id is
+        # the delivery's, so a redelivery racing this one cannot start a second run)
+        with contextlib.suppress(ConflictError):  # that race: the run exists
+            await self.runs.start_prepared(
                 prepared, principal=SCHEDULER, run_id=run_id, trigger=trigger
             )
-        except ConflictError:
-            return Accepted(run_id, duplicate=True)  # a redelivery racing this one
-        return Accepted(run.run_id)
+        await self.triggers.delivered(workflow_id, name, delivery_id)
+        return Accepted(run_id, duplicate=found is not None)
 
     async def describe(self, workflow_id: str, *, base_url: str) -> list[dict[str, Any]]:
         """Each webhook of a workflow: where to POST, its mapping, its latest deliveries."""

@@ -204,7 +204,8 @@ trigger_ticks = Table(
     Column("workflow_id", String(128), primary_key=True),
     Column("trigger_name", String(128), primary_key=True),
     Column("tick_at", UtcDateTime(), primary_key=True),
-    Column("outcome", String(16), nullable=False),  # started | skipped | buffered
+    # claimed (its run is being started) | started | skipped | buffered | failed
+    Column("outcome", String(16), nullable=False),
     Column("reason", String(255), nullable=True),
     Column("run_id", String(64), nullable=True),
     Column("recorded_at", UtcDateTime(), nullable=False),
@@ -233,6 +234,7 @@ webhook_deliveries = Table(
     Column("delivery_id", String(255), primary_key=True),
     Column("body_sha256", String(64), nullable=False),
     Column("run_id", String(64), nullable=True),
+    Column("outcome", String(16), nullable=False),  # claimed | started | filtered
     Column("received_at", UtcDateTime(), nullable=False),
 )
 

@@ -2,9 +2,11 @@
 
 A tick is **claimed** by inserting its row: ``(workflow_id, trigger_name, tick_at)`` is the
 primary key, so whichever replica inserts first deals with the tick and every other one (or a
-restarted process reaching the same tick) finds it taken. The run a tick starts gets an id made
-from the tick, so even a claim whose process died before starting its run is repaired without
-starting it twice. A webhook delivery is claimed the same way by its delivery id.
+restarted process reaching the same tick) finds it taken. A claim is ``claimed`` until its run
+exists, then ``started``; the run gets an id made from the tick, so a claim whose process died
+before starting its run is repaired (started by a later pass) without ever starting it twice —
+and a run deleted later by a history purge is not started again. A webhook delivery is claimed
+the same way by its delivery id.
 """
 
 from __future__ import annotations
@@ -28,7 +30,9 @@ from dynamic_tools.persistence.db import (
 )
 from dynamic_tools.persistence.run_view import ACTIVE
 
-STARTED, SKIPPED, BUFFERED, FAILED = "started", "skipped", "buffered", "failed"
+CLAIMED, STARTED, SKIPPED, BUFFERED, FAILED = "claimed", "started", "skipped", "buffered", "failed"
+FILTERED = "filtered"
+"""A tick or delivery is ``claimed`` while its run is being started, ``started`` once it is."""
 
 
 def trigger_run_id(workflow_id: str, kind: str, name: str, key: str) -> str:
@@ -72,6 +76,7 @@ class Delivery:
 
     body_sha256: str
     run_id: str | None
+    outcome: str
 
 
 class TriggerStore:
@@ -241,18 +246,13 @@ class TriggerStore:
         return await asyncio.to_thread(work)
 
     async def orphaned(self, older_than_s: float) -> list[tuple[str, str, Tick]]:
-        """Ticks recorded as started whose run does not exist (their process died between)."""
+        """Ticks claimed longer than ``older_than_s`` ago whose run was never recorded started."""
 
         def work() -> list[tuple[str, str, Tick]]:
             cutoff = utc_now() - timedelta(seconds=older_than_s)
             query = (
                 select(trigger_ticks)
-                .outerjoin(runs, runs.c.run_id == trigger_ticks.c.run_id)
-                .where(
-                    trigger_ticks.c.outcome == STARTED,
-                    trigger_ticks.c.recorded_at < cutoff,
-                    runs.c.run_id.is_(None),
-                )
+                .where(trigger_ticks.c.outcome == CLAIMED, trigger_ticks.c.recorded_at < cutoff)
                 .limit(100)
             )
             with self.engine.connect() as conn:
@@ -299,6 +299,7 @@ class TriggerStore:
                         "delivery_id": row["delivery_id"],
                         "received_at": row["received_at"].isoformat(),
                         "run_id": row["run_id"],
+                        "outcome": row["outcome"],
                     }
                     for row in conn.execute(query).mappings()
                 ]
@@ -306,7 +307,13 @@ class TriggerStore:
         return await asyncio.to_thread(work)
 
     async def receive(
-        self, workflow_id: str, hook: str, delivery_id: str, body_sha256: str, run_id: str | None
+        self,
+        workflow_id: str,
+        hook: str,
+        delivery_id: str,
+        body_sha256: str,
+        run_id: str | None,
+        outcome: str,
     ) -> Delivery | None:
         """Record a delivery; the one already recorded under its id when it is a redelivery."""
 
@@ -320,25 +327,50 @@ class TriggerStore:
                             delivery_id=delivery_id,
                             body_sha256=body_sha256,
                             run_id=run_id,
+                            outcome=outcome,
                             received_at=utc_now(),
                         )
                     )
             except IntegrityError:
-                query = select(webhook_deliveries.c.body_sha256, webhook_deliveries.c.run_id).where(
-                    webhook_deliveries.c.workflow_id == workflow_id,
-                    webhook_deliveries.c.hook == hook,
-                    webhook_deliveries.c.delivery_id == delivery_id,
-                )
+                query = select(
+                    webhook_deliveries.c.body_sha256,
+                    webhook_deliveries.c.run_id,
+                    webhook_deliveries.c.outcome,
+                ).where(_delivery_key(workflow_id, hook, delivery_id))
                 with self.engine.connect() as conn:
                     row = conn.execute(query).first()
-                return Delivery(str(row[0]), row[1]) if row is not None else None
+                return Delivery(str(row[0]), row[1], str(row[2])) if row is not None else None
             return None
 
         return await asyncio.to_thread(work)
 
+    async def delivered(self, workflow_id: str, hook: str, delivery_id: str) -> None:
+        """Record that a claimed delivery's run exists."""
+
+        def work() -> None:
+            with write_transaction(self.engine) as conn:
+                conn.execute(
+                    update(webhook_deliveries)
+                    .where(
+                        _delivery_key(workflow_id, hook, delivery_id),
+                        webhook_deliveries.c.outcome == CLAIMED,
+                    )
+                    .values(outcome=STARTED)
+                )
+
+        await asyncio.to_thread(work)
+
 
 def _state_key(workflow_id: str, name: str) -> Any:
     return and_(trigger_states.c.workflow_id == workflow_id, trigger_states.c.trigger_name == name)
+
+
+def _delivery_key(workflow_id: str, hook: str, delivery_id: str) -> Any:
+    return and_(
+        webhook_deliveries.c.workflow_id == workflow_id,
+        webhook_deliveries.c.hook == hook,
+        webhook_deliveries.c.delivery_id == delivery_id,
+    )
 
 
 def _tick_key(workflow_id: str, name: str, tick: datetime) -> Any:
@@ -355,7 +387,9 @@ def _tick(row: Any) -> Tick:
 
 __all__ = [
     "BUFFERED",
+    "CLAIMED",
     "FAILED",
+    "FILTERED",
     "SKIPPED",
     "STARTED",
     "Delivery",

@@ -12,8 +12,12 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from sqlalchemy import insert
 
 from dynamic_tools.access.principals import LOCAL
+from dynamic_tools.persistence.db import trigger_ticks, utc_now, write_transaction
+from dynamic_tools.persistence.run_history import purge_runs
+from dynamic_tools.persistence.trigger_store import trigger_run_id
 from tests.support.schedules import (
     T0,
     Clock,
@@ -270,3 +274,39 @@ async def test_a_paused_schedule_does_not_fire_and_resumes_from_the_next_tick(
     assert len(described["next_fire_times"]) == 5
     clock.advance(minutes=1, seconds=1)
     assert len((await scheduler.fire_due()).started) == 1
+
+
+async def test_a_claim_whose_process_died_is_started_once_and_a_purged_run_never_again(
+    replicas: tuple[Factory, Clock],
+) -> None:
+    make, clock = replicas
+    replica = make()
+    await replica.scheduler.fire_due()
+    clock.advance(minutes=1)
+    first = (await replica.scheduler.fire_due()).started
+    await _wait_ended(replica, first)
+    # a process claimed 09:02 and died before starting its run; 09:01's run was purged since
+    tick = T0 + timedelta(minutes=2)
+    run_id = trigger_run_id("check_price", "schedule", "every_minute", tick.isoformat())
+    long_ago = utc_now() - timedelta(minutes=5)
+    with write_transaction(replica.engine) as conn:
+        conn.execute(
+            insert(trigger_ticks).values(
+                workflow_id="check_price",
+                trigger_name="every_minute",
+                tick_at=tick,
+                outcome="claimed",
+                run_id=run_id,
+                recorded_at=long_ago,
+            )
+        )
+    await purge_runs(replica.engine, workflow_id="check_price", older_than_days=None)
+    clock.now = tick + timedelta(seconds=5)
+    report = await replica.scheduler.fire_due()
+    assert report.started == [run_id]  # repaired; 09:01 (purged) is not started again
+    assert (await replica.scheduler.fire_due()).started == []
+    await _wait_ended(replica, [run_id])
+    outcomes = {
+        row["tick_at"].minute: row["outcome"] for row in ticks(replica.engine, "check_price")
+    }
+    assert outcomes == {1: "started", 2: "started"}

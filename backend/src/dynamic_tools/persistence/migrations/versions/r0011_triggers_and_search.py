@@ -79,6 +79,7 @@ def upgrade() -> None:
         sa.Column("delivery_id", sa.String(255), primary_key=True),
         sa.Column("body_sha256", sa.String(64), nullable=False),
         sa.Column("run_id", sa.String(64), nullable=True),
+        sa.Column("outcome", sa.String(16), nullable=False),
         sa.Column("received_at", sa.DateTime(timezone=True), nullable=False),
     )
 
