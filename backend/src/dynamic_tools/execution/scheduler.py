@@ -293,7 +293,7 @@ class Scheduler:
                     "paused": state.paused,
                     "paused_by": state.updated_by if state.paused else None,
                     "params": schedule.params,
-                    "next_fire_times": [t.isoformat() for t in schedule.next_ticks(now, next_count)]
+                    "next_fire_times": [iso(t) for t in schedule.next_ticks(now, next_count)]
                     if firing
                     else [],
                     "last_ticks": [t.to_dict() for t in ticks],

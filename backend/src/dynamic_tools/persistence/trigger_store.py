@@ -28,7 +28,7 @@ from dynamic_tools.persistence.db import (
     webhook_deliveries,
     write_transaction,
 )
-from dynamic_tools.persistence.run_view import ACTIVE
+from dynamic_tools.persistence.run_view import ACTIVE, iso
 
 CLAIMED, STARTED, SKIPPED, BUFFERED, FAILED = "claimed", "started", "skipped", "buffered", "failed"
 FILTERED = "filtered"
@@ -63,7 +63,7 @@ class Tick:
     def to_dict(self) -> dict[str, Any]:
         """As the API shows it."""
         return {
-            "time": self.tick_at.isoformat(),
+            "time": iso(self.tick_at),
             "outcome": self.outcome,
             "reason": self.reason,
             "run_id": self.run_id,
@@ -297,7 +297,7 @@ class TriggerStore:
                 return [
                     {
                         "delivery_id": row["delivery_id"],
-                        "received_at": row["received_at"].isoformat(),
+                        "received_at": iso(row["received_at"]),
                         "run_id": row["run_id"],
                         "outcome": row["outcome"],
                     }

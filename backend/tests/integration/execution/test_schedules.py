@@ -268,8 +268,8 @@ async def test_a_paused_schedule_does_not_fire_and_resumes_from_the_next_tick(
     assert (await scheduler.fire_due()).started == []  # what it missed paused is not caught up
     described = (await scheduler.describe("check_price"))[0]
     assert described["next_fire_times"][:2] == [
-        (T0 + timedelta(minutes=4)).isoformat(),
-        (T0 + timedelta(minutes=5)).isoformat(),
+        (T0 + timedelta(minutes=4)).isoformat(timespec="milliseconds"),
+        (T0 + timedelta(minutes=5)).isoformat(timespec="milliseconds"),
     ]
     assert len(described["next_fire_times"]) == 5
     clock.advance(minutes=1, seconds=1)

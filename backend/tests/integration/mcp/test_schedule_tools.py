@@ -60,7 +60,9 @@ def test_schedules_over_rest_by_scope_and_owner(base_url: str) -> None:
     weekdays = listed["schedules"][0]
     assert weekdays["name"] == "weekdays" and weekdays["timezone"] == "America/New_York"
     times = weekdays["next_fire_times"]
-    assert len(times) == 5 and all(t.endswith(("11:30:00+00:00", "12:30:00+00:00")) for t in times)
+    assert len(times) == 5 and all(
+        t.endswith(("11:30:00.000+00:00", "12:30:00.000+00:00")) for t in times
+    )
     pause = f"{base_url}/workflows/morning_report/schedules/weekdays/pause"
     assert httpx.post(pause, headers=reader).status_code == 403
     paused = httpx.post(pause, headers=author)
