@@ -5040,6 +5040,11 @@ export interface components {
             parsed: {
                 [key: string]: unknown;
             };
+            /**
+             * Schedules
+             * @description The names of its schedules (docs/triggers.md)
+             */
+            schedules: string[];
             /** Title */
             title: string;
             /** Valid */
@@ -5051,6 +5056,11 @@ export interface components {
             version: string;
             /** Violations */
             violations: components["schemas"]["Problem"][];
+            /**
+             * Webhooks
+             * @description The names of its webhooks (docs/triggers.md)
+             */
+            webhooks: string[];
         };
         /**
          * WorkflowList
@@ -5252,6 +5262,11 @@ export interface components {
             params: {
                 [key: string]: components["schemas"]["ParamView"];
             };
+            /**
+             * Schedules
+             * @description The names of its schedules (docs/triggers.md)
+             */
+            schedules: string[];
             /** Title */
             title: string;
             /** Valid */
@@ -5261,6 +5276,11 @@ export interface components {
              * @description The document's content version (for expected_version)
              */
             version: string;
+            /**
+             * Webhooks
+             * @description The names of its webhooks (docs/triggers.md)
+             */
+            webhooks: string[];
         };
         /**
          * WorkflowsReloaded
