@@ -97,7 +97,7 @@ export function WebhookCard({ workflowId, hook, now }: { workflowId: string; hoo
         <label htmlFor={bodyId}>Sample body (JSON)</label>
         <textarea
           id={bodyId}
-          rows={4}
+          rows={Math.min(12, Math.max(3, sample.split('\n').length))}
           spellCheck={false}
           value={sample}
           aria-invalid={problem !== null}

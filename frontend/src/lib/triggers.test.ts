@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { cadence, noTriggers, parseSampleBody, relativeTime, scheduleState, triggersSummary, triggerText } from './triggers'
+import { cadence, due, noTriggers, parseSampleBody, relativeTime, scheduleState, triggersSummary, triggerText } from './triggers'
 
 const NOW = Date.parse('2026-11-27T09:00:00Z')
 
@@ -71,5 +71,14 @@ describe('triggersSummary', () => {
     expect(triggersSummary(['weekdays'], ['a', 'b'])).toBe('1 schedule · 2 webhooks')
     expect(triggersSummary([], ['a'])).toBe('1 webhook')
     expect(triggersSummary([], [])).toBe('')
+  })
+})
+
+describe('due', () => {
+  it('is true once a next fire time is over a second past', () => {
+    const at = (iso: string) => ({ next_fire_times: [iso, '2026-11-27T10:00:00Z'] })
+    expect(due([at('2026-11-27T08:59:58Z')], NOW)).toBe(true)
+    expect(due([at('2026-11-27T08:59:59.500Z')], NOW)).toBe(false)
+    expect(due([{ next_fire_times: [] }, at('2026-11-27T09:05:00Z')], NOW)).toBe(false)
   })
 })

@@ -74,3 +74,11 @@ export function triggersSummary(schedules: readonly string[], webhooks: readonly
   const count = (n: number, word: string) => (n ? `${n} ${word}${n === 1 ? '' : 's'}` : '')
   return [count(schedules.length, 'schedule'), count(webhooks.length, 'webhook')].filter(Boolean).join(' · ')
 }
+
+/** Whether a schedule's next fire time has passed (by over a second): its state is stale. */
+export function due(schedules: readonly Pick<ScheduleView, 'next_fire_times'>[], now: number): boolean {
+  return schedules.some((s) => {
+    const next = s.next_fire_times[0]
+    return next !== undefined && Date.parse(next) < now - 1000
+  })
+}

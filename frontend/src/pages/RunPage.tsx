@@ -104,7 +104,7 @@ export function RunPage({ runId }: { runId: string }) {
           <a href={href('workflows', run.workflow_id, 'triggers')}><code>{run.trigger.name}</code></a>
           {run.trigger.time && (
             <>
-              {' '}{run.trigger.kind === 'schedule' ? 'at its tick of' : 'on a delivery received'} <LocalTime iso={run.trigger.time} now={now} />
+              {' '}{run.trigger.kind === 'schedule' ? 'for its tick at' : 'from a delivery received'} <LocalTime iso={run.trigger.time} now={now} />
             </>
           )}
         </div>

@@ -1,12 +1,13 @@
 // A workflow's schedules and webhooks (#/workflows/<id>/triggers): each schedule's next fire times
 // and last ticks with pause / resume / run now; each webhook's URL, secret, last deliveries and a
 // signed example to copy as curl. Times are the user's local time (the ISO instant as tooltip).
+import { useEffect } from 'react'
 import { http } from '../api/client'
 import { ErrorBox } from '../components/ErrorBox'
 import { ScheduleCard } from '../components/ScheduleCard'
 import { WebhookCard } from '../components/WebhookCard'
 import { href } from '../lib/router'
-import { noTriggers } from '../lib/triggers'
+import { due, noTriggers } from '../lib/triggers'
 import { useApi } from '../lib/useApi'
 import { useNow } from '../lib/useNow'
 
@@ -23,7 +24,14 @@ export function TriggersPage({ workflowId }: { workflowId: string }) {
   const path = { workflow_id: workflowId }
   const schedules = useApi(() => http.get('/workflows/{workflow_id}/schedules', { params: { path } }), [workflowId], `GET /workflows/${workflowId}/schedules`)
   const webhooks = useApi(() => http.get('/workflows/{workflow_id}/webhooks', { params: { path } }), [workflowId], `GET /workflows/${workflowId}/webhooks`)
-  const now = useNow(true, 10_000)
+  const now = useNow(true, 1000)
+  // a fire time gone by: the list is read again (its ticks, the next five from now)
+  const reloadSchedules = schedules.reload
+  const stale = due(schedules.data?.schedules ?? [], now)
+  useEffect(() => {
+    if (stale) reloadSchedules() // once per passing: a skewed clock is not a loop
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [stale])
   const loaded = schedules.data !== null && webhooks.data !== null
   const reload = () => {
     schedules.reload()
