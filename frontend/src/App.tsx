@@ -7,6 +7,7 @@ import { SessionProvider, useSession } from './lib/session'
 import { RunsPage } from './pages/RunsPage'
 import { SingleShotPage } from './pages/SingleShotPage'
 import { ToolsPage } from './pages/ToolsPage'
+import { TriggersPage } from './pages/TriggersPage'
 import { WorkflowsPage } from './pages/WorkflowsPage'
 
 // The editor (CodeMirror) and graphs (React Flow) load on first use.
@@ -24,7 +25,7 @@ const NAV = [
 
 function Page() {
   const { path, query } = useRoute()
-  const [section = 'single', id] = path
+  const [section = 'single', id, part] = path
   switch (section) {
     case 'single':
       return <SingleShotPage />
@@ -33,6 +34,7 @@ function Page() {
     case 'catalogs':
       return <CatalogsPage />
     case 'workflows':
+      if (id && part === 'triggers') return <TriggersPage key={id} workflowId={id} />
       return id ? <WorkflowEditorPage key={id} workflowId={id} showRun={query.get('run') === '1'} /> : <WorkflowsPage />
     case 'runs':
       return id ? <RunPage key={id} runId={id} /> : <RunsPage />

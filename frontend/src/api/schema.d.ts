@@ -1837,6 +1837,12 @@ export interface components {
         DeliveryView: {
             /** Delivery Id */
             delivery_id: string;
+            /**
+             * Outcome
+             * @description started: its run exists; filtered: the filter said no; claimed: its run is being started
+             * @enum {string}
+             */
+            outcome: "claimed" | "started" | "filtered";
             /** Received At */
             received_at: string;
             /**
@@ -4640,9 +4646,10 @@ export interface components {
         TickView: {
             /**
              * Outcome
+             * @description claimed: its run is being started (a moment, or until a replica repairs a claim whose process died)
              * @enum {string}
              */
-            outcome: "started" | "skipped" | "buffered" | "failed";
+            outcome: "claimed" | "started" | "skipped" | "buffered" | "failed";
             /**
              * Reason
              * @description Why it was skipped, buffered or failed
@@ -5257,6 +5264,11 @@ export interface components {
             parsed: {
                 [key: string]: unknown;
             };
+            /**
+             * Schedules
+             * @description The names of its schedules (docs/triggers.md)
+             */
+            schedules: string[];
             /** Title */
             title: string;
             /** Valid */
@@ -5268,6 +5280,11 @@ export interface components {
             version: string;
             /** Violations */
             violations: components["schemas"]["Problem"][];
+            /**
+             * Webhooks
+             * @description The names of its webhooks (docs/triggers.md)
+             */
+            webhooks: string[];
         };
         /**
          * WorkflowList
@@ -5483,6 +5500,11 @@ export interface components {
             params: {
                 [key: string]: components["schemas"]["ParamView"];
             };
+            /**
+             * Schedules
+             * @description The names of its schedules (docs/triggers.md)
+             */
+            schedules: string[];
             /** Title */
             title: string;
             /** Valid */
@@ -5492,6 +5514,11 @@ export interface components {
              * @description The document's content version (for expected_version)
              */
             version: string;
+            /**
+             * Webhooks
+             * @description The names of its webhooks (docs/triggers.md)
+             */
+            webhooks: string[];
         };
         /**
          * WorkflowsReloaded

@@ -20,6 +20,7 @@ import { useNow } from '../lib/useNow'
 import { useRunView } from '../lib/useRunView'
 import { ownerText, useSession } from '../lib/session'
 import { JsonBlock } from '../components/JsonBlock'
+import { LocalTime } from '../components/LocalTime'
 
 export function RunPage({ runId }: { runId: string }) {
   const view = useRunView(runId)
@@ -97,6 +98,17 @@ export function RunPage({ runId }: { runId: string }) {
           </>
         )}
       </div>
+      {run.trigger && (
+        <div className="run-trigger small" data-testid="run-trigger" data-kind={run.trigger.kind}>
+          Started by {run.trigger.kind}{' '}
+          <a href={href('workflows', run.workflow_id, 'triggers')}><code>{run.trigger.name}</code></a>
+          {run.trigger.time && (
+            <>
+              {' '}{run.trigger.kind === 'schedule' ? 'for its tick at' : 'from a delivery received'} <LocalTime iso={run.trigger.time} now={now} />
+            </>
+          )}
+        </div>
+      )}
       <ErrorBox error={view.error} title="Could not refresh the run" />
       <ErrorBox error={view.streamError} title="Live events" />
       <ErrorSummary run={run} onSelect={setSelected} />

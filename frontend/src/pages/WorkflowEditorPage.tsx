@@ -12,6 +12,7 @@ import { ErrorBox } from '../components/ErrorBox'
 import { RunStartPanel } from '../components/RunStartPanel'
 import { ViolationList } from '../components/ViolationList'
 import { href, navigate } from '../lib/router'
+import { triggersSummary } from '../lib/triggers'
 import { useValidation } from '../lib/useValidation'
 
 const YamlEditor = lazy(() => import('../components/YamlEditor').then((m) => ({ default: m.YamlEditor })))
@@ -111,6 +112,7 @@ export function WorkflowEditorPage({ workflowId, showRun }: { workflowId: string
     }
   }
 
+  const triggers = detail ? triggersSummary(detail.schedules, detail.webhooks) : ''
   const errors = validation.violations.filter((v) => (v.severity ?? 'error') === 'error').length
   const warnings = validation.violations.length - errors
 
@@ -124,6 +126,9 @@ export function WorkflowEditorPage({ workflowId, showRun }: { workflowId: string
           <div className="row">
             <button type="button" onClick={() => setRunOpen(!runOpen)}>{runOpen ? 'Hide run form' : 'Start a run…'}</button>
             <a className="button" href={`${href('runs')}?workflow_id=${encodeURIComponent(workflowId)}`}>Runs</a>
+            <a className="button" href={href('workflows', workflowId, 'triggers')} data-testid="triggers-link">
+              Schedules &amp; webhooks{triggers ? ` (${triggers})` : ''}
+            </a>
           </div>
         )}
       </div>

@@ -6,6 +6,19 @@ import { ErrorBox } from '../components/ErrorBox'
 import { href } from '../lib/router'
 import { useApi } from '../lib/useApi'
 import { useCan } from '../lib/session'
+import { triggersSummary } from '../lib/triggers'
+
+/** A link to a workflow's schedules and webhooks, saying how many it has; nothing without. */
+function TriggerBadge({ workflowId, schedules, webhooks }: { workflowId: string; schedules: string[]; webhooks: string[] }) {
+  const text = triggersSummary(schedules, webhooks)
+  if (!text) return null
+  const names = [schedules.length ? `schedules: ${schedules.join(', ')}` : '', webhooks.length ? `webhooks: ${webhooks.join(', ')}` : '']
+  return (
+    <a className="trigger-badge small" href={href('workflows', workflowId, 'triggers')} title={names.filter(Boolean).join('; ')} data-testid="trigger-badge">
+      {text}
+    </a>
+  )
+}
 
 export function WorkflowsPage() {
   const list = useApi(() => http.get('/workflows'), [], 'GET /workflows')
@@ -55,7 +68,12 @@ export function WorkflowsPage() {
           <tbody>
             {list.data.workflows.map((w) => (
               <tr key={w.id}>
-                <td data-label="workflow"><a href={href('workflows', w.id)}><code>{w.id}</code></a></td>
+                <td data-label="workflow">
+                  <span className="workflow-cell">
+                    <a href={href('workflows', w.id)}><code>{w.id}</code></a>
+                    <TriggerBadge workflowId={w.id} schedules={w.schedules} webhooks={w.webhooks} />
+                  </span>
+                </td>
                 <td data-label="description">{w.description ?? w.title ?? ''}</td>
                 <td data-label="file" className="muted">{w.file}</td>
                 <td data-label="params" className="muted">{Object.keys(w.params).join(', ')}</td>

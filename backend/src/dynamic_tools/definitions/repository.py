@@ -63,6 +63,7 @@ from dynamic_tools.engine.models import (
 )
 from dynamic_tools.engine.params import check_values
 from dynamic_tools.engine.plan import RunPlan, blocking_errors, compile_plan
+from dynamic_tools.engine.triggers import ScheduleTrigger, WebhookTrigger
 from dynamic_tools.engine.validator import BUILTIN_TOOLS, validate_document
 from dynamic_tools.errors import (
     ConflictError,
@@ -262,6 +263,8 @@ class WorkflowRepository:
             },
             "valid": not errors,
             "errors": len(errors),
+            "schedules": [t.name for t in workflow.triggers if isinstance(t, ScheduleTrigger)],
+            "webhooks": [t.name for t in workflow.triggers if isinstance(t, WebhookTrigger)],
         }
 
     def summary(self, workflow_id: str, doc: DocumentFile) -> WorkflowSummary:

@@ -58,6 +58,12 @@ class WorkflowSummary(BaseModel):
     params: dict[str, ParamView] = Field(description="Each param's spec, its keys that are set")
     valid: bool
     errors: int = Field(description="How many errors its document has for it")
+    schedules: list[str] = Field(
+        default_factory=list, description="The names of its schedules (docs/triggers.md)"
+    )
+    webhooks: list[str] = Field(
+        default_factory=list, description="The names of its webhooks (docs/triggers.md)"
+    )
 
 
 class DrawnEdge(BaseModel):
