@@ -82,7 +82,7 @@ async def bulk_act(
     if not run_filter.narrowed:
         raise InvalidInputError(
             f"say which runs to {action}: give a filter (status, workflow_id, since …) or run_ids",
-            violations=[{"path": "query", "message": "no filter and no run_ids"}],
+            violations=[{"path": "filter", "message": "no filter and no run_ids"}],
         )
     acting = run_filter.within(_applies_to(action))
     ids = await runs.store.matching_ids(acting, MAX_BULK + 1)

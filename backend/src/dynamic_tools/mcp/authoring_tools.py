@@ -610,7 +610,7 @@ class AuthoringTools:
 
     async def _run_stats(self, args: dict[str, Any]) -> dict[str, Any]:
         run_filter, paging = self._filter(args)
-        ranged, bucket = stats_range(run_filter, paging.bucket, utc_now(), path="arguments")
+        ranged, bucket = stats_range(run_filter, paging.bucket, utc_now())
         return (await self.runs.store.stats(ranged, bucket)).to_dict()
 
     def _filter(self, args: dict[str, Any]) -> tuple[RunFilter, Paging]:

@@ -405,7 +405,7 @@ def filter_from_query(
     cursor = one("cursor") or None
     offset = integer("offset", 0, 2**53 - 1) or 0
     if cursor is not None:
-        decode_cursor(cursor, sort, path=f"{prefix}.cursor")
+        decode_cursor(cursor, sort)  # a value the schema cannot tell: named without a location
         if offset:
             raise _refuse(f"{prefix}.offset", "give a cursor or an offset, not both")
     run_filter = RunFilter(
@@ -467,7 +467,7 @@ def encode_cursor(sort: str, at: datetime, run_id: str) -> str:
     return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
 
 
-def decode_cursor(cursor: str, sort: str, *, path: str = "query.cursor") -> tuple[datetime, str]:
+def decode_cursor(cursor: str, sort: str, *, path: str = "cursor") -> tuple[datetime, str]:
     """The sort key and run id a cursor holds.
 
     Raises:
@@ -589,14 +589,12 @@ class RunStats:
         }
 
 
-def stats_range(
-    run_filter: RunFilter, bucket: int | None, now: datetime, *, path: str = "query"
-) -> tuple[RunFilter, int]:
+def stats_range(run_filter: RunFilter, bucket: int | None, now: datetime) -> tuple[RunFilter, int]:
     """The filter with its created range filled in (last 24 hours), and the bucket size."""
     until = run_filter.created_before or now
     since = run_filter.created_after or until - timedelta(days=1)
     if since >= until:
-        raise _refuse(f"{path}.since", "must be before until")
+        raise _refuse("since", "must be before until")  # cross-field: named without a location
     span = (until - since).total_seconds()
     if bucket is None:
         wanted = span / _TARGET_BUCKETS
@@ -605,7 +603,7 @@ def stats_range(
         )
     if span / bucket > MAX_BUCKETS:
         raise _refuse(
-            f"{path}.bucket",
+            "bucket",
             f"{bucket} s makes more than {MAX_BUCKETS} buckets over this range: give a larger one",
         )
     return replace(run_filter, created_after=since, created_before=until), bucket

@@ -95,14 +95,14 @@ async def test_runs_are_found_by_values_statuses_and_error(
         ("status=failed,bogus", "query.status"),
         ("status=bogus", "query.status"),
         ("colour=red", "query.colour"),
-        ("cursor=zzz", "query.cursor"),
+        ("cursor=zzz", "cursor"),
         ("sort=status", "query.sort"),
         ("since=yesterday", "query.since"),
         ("ended_after=2026-01-01", "query.ended_after"),
         ("trigger=cron", "query.trigger"),
         ("params.=x", "query.params."),
         ("limit=501", "query.limit"),
-        ("bucket=60", "query.bucket"),
+        ("bucket=60", "bucket"),
     ],
 )
 async def test_malformed_filters_are_refused_naming_the_field(
@@ -113,13 +113,13 @@ async def test_malformed_filters_are_refused_naming_the_field(
     paths = [
         v.get("path") or ".".join(map(str, v.get("loc", []))) for v in answer.json()["violations"]
     ]
-    assert any(p == path or p.endswith(path.split(".", 1)[1]) for p in paths), answer.json()
+    assert any(p == path or p.startswith(f"{path}.") for p in paths), answer.json()
 
 
 async def test_stats_refuse_too_many_buckets_and_paging_keys(client: httpx.AsyncClient) -> None:
     too_many = await client.get("/runs/stats?since=2026-01-01T00:00:00Z&bucket=60")
     assert too_many.status_code == 422
-    assert too_many.json()["violations"][0]["path"] == "query.bucket"
+    assert too_many.json()["violations"][0]["path"] == "bucket"
     paged = await client.get("/runs/stats?limit=3")
     assert paged.status_code == 422 and paged.json()["violations"][0]["path"] == "query.limit"
 
@@ -134,7 +134,7 @@ async def test_bulk_cancel_and_redrive_report_each_run(
     await wait_for(client, done, ended)
 
     refused = await client.post("/runs/cancel")
-    assert refused.status_code == 422 and refused.json()["violations"][0]["path"] == "query"
+    assert refused.status_code == 422 and refused.json()["violations"][0]["path"] == "filter"
     preview = await client.post(
         "/runs/cancel?workflow_id=book_with_approval", json={"dry_run": True}
     )

@@ -62,6 +62,11 @@ SEMANTIC_422 = [
     ("POST", "/workflows/{workflow_id}/runs"),  # params checked against the workflow's params
     ("POST", "/workflows/{workflow_id}/dry-run"),
     ("POST", "/runs/{run_id}/resume"),  # values checked against the yield's expects
+    ("GET", "/runs"),  # a cursor this server gave; since before until
+    ("GET", "/runs/stats"),  # since before until; a bucket that makes at most 500 buckets
+    ("POST", "/runs/cancel"),  # a filter that narrows, at most 500 runs
+    ("POST", "/runs/redrive"),
+    ("POST", "/workflows/{workflow_id}/webhooks/{name}/example"),  # a body JSON can sign
     ("POST", "/authoring/preview-inputs"),  # a draft document, or inputs for a workflow
     ("POST", "/authoring/preview-rendered"),
     ("POST", "/authoring/step-plan"),

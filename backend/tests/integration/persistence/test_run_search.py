@@ -216,7 +216,7 @@ def test_malformed_input_names_the_field() -> None:
         "query.status": [("status", "failed,bogus")],
         "query.trigger": [("trigger", "cron")],
         "query.sort": [("sort", "status")],
-        "query.cursor": [("cursor", "not-a-cursor")],
+        "cursor": [("cursor", "not-a-cursor")],
         "query.since": [("since", "yesterday")],
         "query.color": [("color", "red")],
         "query.params.x": [("params.x", "a\x00b")],
@@ -280,7 +280,7 @@ async def test_counts_by_status_workflow_and_time(seeded: tuple[RunStore, dict[s
     assert (await store.stats(narrow, 3600)).by_status["running"] == 1
     with pytest.raises(InvalidInputError) as caught:
         stats_range(RunFilter(created_after=NOW - timedelta(days=30)), 60, NOW)
-    assert caught.value.violations[0]["path"] == "query.bucket"
+    assert caught.value.violations[0]["path"] == "bucket"
 
 
 async def test_migration_0012_indexes_the_runs_already_there(blank_engine: Engine) -> None:

@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Header, Query, Request
 from fastapi.responses import StreamingResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from dynamic_tools.access.principals import Principal
 from dynamic_tools.api.deps import PrincipalDep, RunsDep, RunStoreDep
@@ -27,7 +27,14 @@ from dynamic_tools.errors import InvalidInputError
 from dynamic_tools.execution.run_bulk import MAX_BULK, BulkAction, BulkReport, bulk_act
 from dynamic_tools.execution.runs import Recovered, RunService
 from dynamic_tools.persistence.db import utc_now
-from dynamic_tools.persistence.run_search import Paging, RunFilter, filter_from_query, stats_range
+from dynamic_tools.persistence.run_search import (
+    RUN_STATUSES,
+    TRIGGER_KINDS,
+    Paging,
+    RunFilter,
+    filter_from_query,
+    stats_range,
+)
 from dynamic_tools.persistence.run_store import RunStore
 
 router = APIRouter(prefix="/runs", tags=["Runs"])
@@ -67,6 +74,22 @@ _FILTER_DOC = (
     "message). Any other query key is refused (422)."
 )
 _Many = Annotated[list[str] | None, Query(description="Repeat, or separate values with commas")]
+
+
+def _one_of(values: tuple[str, ...]) -> str:
+    """A pattern for one value of ``values`` or several separated by commas."""
+    choice = "|".join(values)
+    return rf"^\s*({choice})\s*(,\s*({choice})\s*)*$"
+
+
+_Statuses = Annotated[
+    list[Annotated[str, StringConstraints(pattern=_one_of(RUN_STATUSES))]] | None,
+    Query(description="Repeat, or separate values with commas"),
+]
+_Triggers = Annotated[
+    list[Annotated[str, StringConstraints(pattern=_one_of(TRIGGER_KINDS))]] | None,
+    Query(description="Repeat, or separate values with commas"),
+]
 _Time = Annotated[DateTime | None, Query(description="ISO 8601, with its offset")]
 
 
@@ -98,9 +121,9 @@ async def list_runs(
     request: Request,
     store: RunStoreDep,
     principal: PrincipalDep,
-    status: _Many = None,
+    status: _Statuses = None,
     workflow_id: _Many = None,
-    trigger: _Many = None,
+    trigger: _Triggers = None,
     trigger_name: Annotated[str | None, Query(max_length=128)] = None,
     since: Annotated[DateTime | None, Query(description="Created at or after (ISO 8601)")] = None,
     until: Annotated[DateTime | None, Query(description="Created before (ISO 8601)")] = None,
@@ -170,9 +193,9 @@ async def run_stats(
             description="Bucket length in seconds; default: from the range (about 48 buckets)",
         ),
     ] = None,
-    status: _Many = None,
+    status: _Statuses = None,
     workflow_id: _Many = None,
-    trigger: _Many = None,
+    trigger: _Triggers = None,
     owner: Annotated[str | None, Query(max_length=255)] = None,
 ) -> RunStats:
     """Counts of the runs created in ``[since, until)`` by status, by workflow and per bucket.
