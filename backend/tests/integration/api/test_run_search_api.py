@@ -102,7 +102,7 @@ async def test_runs_are_found_by_values_statuses_and_error(
         ("trigger=cron", "query.trigger"),
         ("params.=x", "query.params."),
         ("limit=501", "query.limit"),
-        ("bucket=60", "bucket"),
+        ("bucket=60", "query.bucket"),
     ],
 )
 async def test_malformed_filters_are_refused_naming_the_field(
