@@ -60,3 +60,32 @@ def fresh_database(prefix: str = "dt_test") -> Iterator[str]:
 
 
 __all__ = ["admin_engine", "fresh_database", "postgres_url", "require_postgres"]
+
+
+@contextmanager
+def fresh_schema(prefix: str = "dt_test") -> Iterator[tuple[str, str]]:
+    """``(url, schema)`` of a new schema on the test server, dropped (cascading) afterwards.
+
+    Cheaper than a database: tests that open several engines on one store (replicas) give
+    each the schema (``make_engine(url, schema=...)``). ``DT_NO_POSTGRES=1`` skips.
+    """
+    from dynamic_tools.persistence.db import make_engine
+
+    if os.environ.get("DT_NO_POSTGRES") == "1":
+        pytest.skip("DT_NO_POSTGRES=1")
+    url = postgres_url()
+    url = (
+        url
+        if "connect_timeout" in url
+        else url + ("&" if "?" in url else "?") + "connect_timeout=5"
+    )
+    schema = f"{prefix}_{os.getpid()}_{uuid.uuid4().hex[:10]}"
+    admin = make_engine(url)
+    try:
+        with admin.begin() as conn:
+            conn.exec_driver_sql(f"CREATE SCHEMA {schema}")
+        yield url, schema
+        with admin.begin() as conn:
+            conn.exec_driver_sql(f"DROP SCHEMA {schema} CASCADE")
+    finally:
+        admin.dispose()

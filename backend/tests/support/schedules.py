@@ -9,8 +9,6 @@ not the calls the runs make.
 
 from __future__ import annotations
 
-import os
-import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -18,7 +16,6 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import pytest
 from sqlalchemy import Engine, select
 
 from dynamic_tools.definitions.repository import WorkflowRepository
@@ -29,7 +26,7 @@ from dynamic_tools.execution.scheduler import Scheduler
 from dynamic_tools.persistence.db import make_engine, migrate, runs, trigger_ticks
 from dynamic_tools.persistence.run_store import RunStore
 from dynamic_tools.persistence.trigger_store import TriggerStore
-from tests.support.postgres import postgres_url
+from tests.support.postgres import fresh_schema
 
 T0 = datetime(2026, 11, 27, 9, 0, tzinfo=UTC)
 """A Friday, on a whole hour: every test's clock starts here."""
@@ -89,19 +86,8 @@ def shared_database(kind: str, tmp_path: Path) -> Iterator[tuple[str, str | None
     if kind == "sqlite":
         yield f"sqlite:///{tmp_path / 'shared.sqlite'}", None
         return
-    if os.environ.get("DT_NO_POSTGRES") == "1":
-        pytest.skip("DT_NO_POSTGRES=1")
-    url = postgres_url()
-    schema = f"dt_sched_{os.getpid()}_{uuid.uuid4().hex[:10]}"
-    admin = make_engine(url)
-    with admin.begin() as conn:
-        conn.exec_driver_sql(f"CREATE SCHEMA {schema}")
-    try:
-        yield url, schema
-    finally:
-        with admin.begin() as conn:
-            conn.exec_driver_sql(f"DROP SCHEMA {schema} CASCADE")
-        admin.dispose()
+    with fresh_schema("dt_sched") as found:
+        yield found
 
 
 def runs_by_tick(engine: Engine, workflow_id: str) -> dict[datetime, list[str]]:

@@ -132,6 +132,25 @@ _BULK: dict[str, Any] = {
 }
 
 
+def safety_tool(
+    name: str,
+    safety: str,
+    description: str,
+    schema: dict[str, Any],
+    *,
+    execution: types.ToolExecution | None = None,
+) -> types.Tool:
+    """A tool whose description starts with its safety class, annotated to match it."""
+    return types.Tool(
+        name=name,
+        description=f"[{safety}] {description}",
+        input_schema=schema,
+        annotations=ANNOTATIONS[safety],
+        meta={SAFETY_KEY: safety},
+        execution=execution,
+    )
+
+
 class TaskLookup(Protocol):
     """What ``workflow.cancel`` needs of the MCP Tasks runtime.
 
@@ -448,12 +467,11 @@ class AuthoringTools:
             if name == "workflow.cancel":  # a task id stands for its run
                 aliases = (Alias(OPERATION.name, OPERATION.target, self._run_of),)
             operation = with_aliases(name, operation, aliases, one_of=one_of)
-            tool = types.Tool(
-                name=name,
-                description=f"[{safety}] {description}",
-                input_schema=schema,
-                annotations=ANNOTATIONS[safety],
-                meta={SAFETY_KEY: safety},
+            tool = safety_tool(
+                name,
+                safety,
+                description,
+                schema,
                 execution=types.ToolExecution(task_support="optional")
                 if name == "workflow.run"
                 else None,

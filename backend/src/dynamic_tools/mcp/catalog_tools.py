@@ -20,12 +20,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import mcp_types as types
 from pydantic import BaseModel
 
 from dynamic_tools.errors import InvalidInputError
 from dynamic_tools.mcp.aliases import Alias, alias_property, apply_aliases
-from dynamic_tools.mcp.authoring_tools import ANNOTATIONS, SAFETY_KEY
+from dynamic_tools.mcp.authoring_tools import safety_tool
 from dynamic_tools.mcp.confirmation import CONFIRMATION_TOKEN, DRY_RUN
 from dynamic_tools.mcp.entries import SessionView, ToolEntry
 from dynamic_tools.mcp.results import Operation, object_schema, operation_handler
@@ -288,13 +287,7 @@ def add_catalog_tools(view: SessionView, catalogs: CatalogService) -> None:
         ),
     ]
     for name, safety, description, schema, operation, changes in specs:
-        tool = types.Tool(
-            name=name,
-            description=f"[{safety}] {description}",
-            input_schema=schema,
-            annotations=ANNOTATIONS[safety],
-            meta={SAFETY_KEY: safety},
-        )
+        tool = safety_tool(name, safety, description, schema)
         confirm = remove_preview if name == "catalog.remove" else None
         handler = operation_handler(operation, changes_tools=changes)
         view.add(ToolEntry(tool, "catalog", handler, preview=confirm))

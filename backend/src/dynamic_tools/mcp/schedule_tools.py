@@ -9,11 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import mcp_types as types
-
 from dynamic_tools.execution.scheduler import Scheduler
 from dynamic_tools.execution.webhooks import WebhookReceiver
-from dynamic_tools.mcp.authoring_tools import ANNOTATIONS, SAFETY_KEY
+from dynamic_tools.mcp.authoring_tools import safety_tool
 from dynamic_tools.mcp.entries import SessionView, ToolEntry
 from dynamic_tools.mcp.principal import current_principal
 from dynamic_tools.mcp.results import Operation, object_schema, operation_handler
@@ -102,11 +100,5 @@ def add_schedule_tools(
         ),
     ]
     for name, safety, description, schema, operation in specs:
-        tool = types.Tool(
-            name=name,
-            description=f"[{safety}] {description}",
-            input_schema=schema,
-            annotations=ANNOTATIONS[safety],
-            meta={SAFETY_KEY: safety},
-        )
+        tool = safety_tool(name, safety, description, schema)
         view.add(ToolEntry(tool, "authoring", operation_handler(operation, changes_tools=False)))

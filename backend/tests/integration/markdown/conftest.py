@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -33,9 +32,9 @@ from dynamic_tools.persistence.db import make_engine, migrate
 from dynamic_tools.persistence.markdown_store import MarkdownSessionStore
 from dynamic_tools.tools.registry import ToolRegistry
 from tests.conftest import EXAMPLES
+from tests.support.postgres import fresh_schema
 
 TRAVEL_BASE = "http://travel.test"
-PG_URL = os.environ.get("TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/test")
 OUTPUT_SCHEMAS = {spec["name"]: spec["outputSchema"] for spec in TOOL_SPECS}
 FLIGHT_INPUTS = {"ORIGIN": "AMS", "DESTINATION": "BCN", "DATE": "2026-12-01", "PASSENGER": "Ada"}
 
@@ -72,19 +71,8 @@ def sqlite_url(tmp_path: Path) -> str:
 @pytest.fixture
 def pg_schema() -> Iterator[tuple[str, str]]:
     """``(url, schema)`` of a fresh PostgreSQL schema; fails if PostgreSQL does not answer."""
-    if os.environ.get("DT_NO_POSTGRES") == "1":
-        pytest.skip("DT_NO_POSTGRES=1")
-    url = PG_URL + ("&" if "?" in PG_URL else "?") + "connect_timeout=5"
-    schema = f"dt_mdflow_{os.getpid()}_{uuid.uuid4().hex[:10]}"
-    admin = make_engine(url)
-    with admin.begin() as conn:
-        conn.exec_driver_sql(f"CREATE SCHEMA {schema}")
-    try:
-        yield url, schema
-    finally:
-        with admin.begin() as conn:
-            conn.exec_driver_sql(f"DROP SCHEMA {schema} CASCADE")
-        admin.dispose()
+    with fresh_schema("dt_mdflow") as found:
+        yield found
 
 
 def open_service(

@@ -47,7 +47,13 @@ async def list_schedules(workflow_id: WorkflowId, services: ServicesDep) -> Sche
     return ScheduleList.model_validate({"workflow_id": workflow_id, "schedules": found})
 
 
-async def _one(services: ServicesDep, workflow_id: str, name: str) -> ScheduleView:
+async def _set_paused(
+    request: Request, services: ServicesDep, principal: PrincipalDep, paused: bool
+) -> ScheduleView:
+    """Pause or resume the schedule the path names; the schedule as it is then."""
+    workflow_id, name = request.path_params["workflow_id"], request.path_params["name"]
+    note_audit_target(request, f"{workflow_id}/{name}")
+    await services.scheduler.set_paused(workflow_id, name, paused, principal=principal)
     found = await services.scheduler.describe(workflow_id)
     return ScheduleView.model_validate(next(s for s in found if s["name"] == name))
 
@@ -66,9 +72,7 @@ async def pause_schedule(
     request: Request,
 ) -> ScheduleView:
     """Stop firing until resumed (on every replica); runs already started go on."""
-    note_audit_target(request, f"{workflow_id}/{name}")
-    await services.scheduler.set_paused(workflow_id, name, True, principal=principal)
-    return await _one(services, workflow_id, name)
+    return await _set_paused(request, services, principal, True)
 
 
 @router.post(
@@ -85,9 +89,7 @@ async def resume_schedule(
     request: Request,
 ) -> ScheduleView:
     """Fire again from the next tick (the ticks missed while paused are not caught up)."""
-    note_audit_target(request, f"{workflow_id}/{name}")
-    await services.scheduler.set_paused(workflow_id, name, False, principal=principal)
-    return await _one(services, workflow_id, name)
+    return await _set_paused(request, services, principal, False)
 
 
 @router.post(
