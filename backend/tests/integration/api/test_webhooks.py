@@ -287,3 +287,33 @@ async def test_the_webhooks_view_and_a_signed_example_that_works(
     listed = (await client.get("/workflows/partner_search/webhooks")).json()
     last = listed["webhooks"][0]["last_deliveries"]
     assert last[0]["run_id"] == sent.json()["run_id"]
+
+
+async def test_a_document_whose_triggers_cannot_work_is_refused_at_save_with_lines(
+    client: httpx.AsyncClient,
+) -> None:
+    client.headers.update(ADMIN)
+    broken = DOCUMENT.replace(
+        "secret: secret:PARTNER_HOOK\n        params:", "secret: whsec_abc\n        params:", 1
+    )
+    broken = broken.replace(
+        "      - webhook: closed",
+        '      - schedule: nightly\n        cron: "0 25 * * *"\n        timezone: Mars/Olympus\n        params: {origin: AMS, destination: BCN, date: "2026-12-01"}\n      - webhook: closed',
+    )
+    saved = await client.put(
+        "/workflows/partner_search", json={"content": broken, "expected_version": None}
+    )
+    assert saved.status_code == 422, saved.text
+    found = {(v["rule"], v["line"]) for v in saved.json()["violations"] if v.get("line")}
+    lines = broken.splitlines()
+
+    def line_of(text: str) -> int:
+        return next(i for i, line in enumerate(lines, 1) if text in line)
+
+    expected = {
+        ("secret_reference", line_of("whsec_abc")),
+        ("bad_cron", line_of('"0 25 * * *"')),
+        ("unknown_timezone", line_of("Mars/Olympus")),
+    }
+    assert expected <= found, found
+    assert "whsec_abc" not in saved.text
