@@ -296,10 +296,13 @@ async def test_a_document_whose_triggers_cannot_work_is_refused_at_save_with_lin
     broken = DOCUMENT.replace(
         "secret: secret:PARTNER_HOOK\n        params:", "secret: whsec_abc\n        params:", 1
     )
-    broken = broken.replace(
-        "      - webhook: closed",
-        '      - schedule: nightly\n        cron: "0 25 * * *"\n        timezone: Mars/Olympus\n        params: {origin: AMS, destination: BCN, date: "2026-12-01"}\n      - webhook: closed',
+    nightly = (
+        "      - schedule: nightly\n"
+        '        cron: "0 25 * * *"\n'
+        "        timezone: Mars/Olympus\n"
+        '        params: {origin: AMS, destination: BCN, date: "2026-12-01"}\n'
     )
+    broken = broken.replace("      - webhook: closed", nightly + "      - webhook: closed")
     saved = await client.put(
         "/workflows/partner_search", json={"content": broken, "expected_version": None}
     )
