@@ -267,3 +267,18 @@ def test_two_tools_on_one_method_and_path_and_how_a_tool_calls_are_warnings() ->
     alone: list[str] = []
     openapi_of([second], "t", lambda path, rule, _: alone.append(rule))
     assert alone == ["graphql_call"]
+
+
+def test_triggers_are_a_warning_of_the_export() -> None:
+    text = WORKFLOW.replace(
+        "    graph:\n",
+        "    triggers:\n      - schedule: daily\n        cron: '0 6 * * *'\n"
+        "        params: {kind: dog, city: Paris}\n    graph:\n",
+        1,
+    )
+    document = load_document(text, name="visit.yaml").document
+    assert document.workflows["visit"].triggers
+    export = export_arazzo("visit", document.workflows, TOOLS.get)
+    warned = [w for w in export.warnings if "triggers" in w["message"]]
+    assert warned and "schedule 'daily'" in warned[0]["message"]
+    assert warned[0]["path"] == "workflows.visit"

@@ -168,6 +168,13 @@ class _WorkflowExport:
             }
         if not steps:
             self.warn(None, "no step of this workflow has an Arazzo equivalent")
+        if self.workflow.triggers:
+            names = ", ".join(f"{t.kind} '{t.name}'" for t in self.workflow.triggers)
+            self.warn(
+                None,
+                f"its triggers ({names}) have no Arazzo equivalent: what starts the exported "
+                "workflow is its runner's to decide",
+            )
         return out
 
     # --- what the node kinds ask (engine/nodes/kind.py:ArazzoSteps) ----------------------
