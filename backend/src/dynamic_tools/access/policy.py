@@ -21,6 +21,7 @@ from typing import Any
 from dynamic_tools.access.principals import Scope
 
 __all__ = [
+    "HOOKS_PREFIX",
     "MCP_METHOD_SCOPES",
     "MCP_PROMPT_SCOPE",
     "MCP_RESOURCE_SCOPE",
@@ -38,6 +39,8 @@ READ, RUN, AUTHOR, ADMIN = Scope.READ, Scope.RUN, Scope.AUTHOR, Scope.ADMIN
 
 #: marks a route anyone may call (no credential needed)
 OPEN = None
+#: webhook deliveries: open routes whose credential is the delivery's signature (docs/triggers.md)
+HOOKS_PREFIX = "/hooks/"
 #: the demo travel API's routes: reading them needs ``read``, booking ``run``
 DEMO_PREFIX = "/demo/"
 

@@ -36,7 +36,7 @@ from dynamic_tools.access.authenticate import (
     require,
     www_authenticate,
 )
-from dynamic_tools.access.policy import UnknownAction, audited, route_scope
+from dynamic_tools.access.policy import HOOKS_PREFIX, UnknownAction, audited, route_scope
 from dynamic_tools.access.principals import Principal
 from dynamic_tools.api.docs_pages import ASSETS_PATH
 from dynamic_tools.api.errors import status_for
@@ -54,8 +54,7 @@ OPEN_PATHS = frozenset({"/", "/healthz", "/readyz"})  # "/" only redirects to /u
 # The UI's files hold no data (its API calls carry a credential). The demo API is not open: with
 # access control it is off unless asked for, and then it needs a credential like every route.
 OPEN_PREFIXES = ("/ui", METADATA_PATH, ASSETS_PATH + "/")  # Swagger UI's and ReDoc's files too
-# Webhook deliveries: the signature is their credential (api/routes/triggers.py checks it).
-HOOKS_PREFIX = "/hooks/"
+
 _WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 

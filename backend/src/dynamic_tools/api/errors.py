@@ -21,6 +21,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
 
 from dynamic_tools.access.authenticate import www_authenticate
+from dynamic_tools.access.policy import HOOKS_PREFIX
 from dynamic_tools.errors import (
     AccessError,
     ConfigurationError,
@@ -120,7 +121,8 @@ def install_error_handlers(app: FastAPI) -> None:
     async def _project_error(request: Request, exc: DynamicToolsError) -> JSONResponse:
         status = status_for(exc)
         headers = None
-        if isinstance(exc, AccessError):
+        if isinstance(exc, AccessError) and not request.url.path.startswith(HOOKS_PREFIX):
+            # (a webhook delivery's credential is its signature: no bearer challenge for it)
             settings = request.app.state.settings
             base = settings.base_url if settings.public_base_url else str(request.base_url)
             base = base.rstrip("/")

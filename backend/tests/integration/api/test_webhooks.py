@@ -179,6 +179,7 @@ async def test_missing_or_malformed_signature_headers_are_401(client: httpx.Asyn
     text = json.dumps(ORDER)
     bare = await client.post("/hooks/partner_search/order", content=text)
     assert bare.status_code == 401
+    assert "www-authenticate" not in bare.headers  # the signature is the credential, no bearer
     assert "webhook-id, webhook-timestamp, webhook-signature" in bare.json()["message"]
     for name, value in [
         ("webhook-signature", "v1"),
