@@ -6,6 +6,7 @@ runner runs a schedule now and owns that run, which another principal cannot see
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -118,6 +119,16 @@ async def test_schedules_over_mcp_in_both_revisions(base_url: str, mode: str) ->
             client, "workflow.schedules.pause", workflow_id="morning_report", schedule="nope"
         )
         assert wrong["is_error"] and wrong["error_code"].lower() == "not_found"
+        missing = await call(client, "workflow.schedules.pause", workflow_id="morning_report")
+        assert missing["is_error"] and "schedule" in json.dumps(missing)
+        unknown = await call(
+            client,
+            "workflow.schedules.run_now",
+            workflow_id="morning_report",
+            schedule="weekdays",
+            when="now",
+        )
+        assert unknown["is_error"] and "when" in json.dumps(unknown)
         hooks = await call(client, "workflow.webhooks.list", workflow_id="morning_report")
         assert hooks["webhooks"][0]["path"] == "/hooks/morning_report/reopened"
     async with mcp_client(base_url, headers=reader, mode=mode) as client:
