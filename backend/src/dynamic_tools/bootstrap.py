@@ -561,13 +561,20 @@ def build_services(
         launcher=launcher,
         runs=runs,
         triggers=triggers,
-        scheduler=Scheduler(workflows, runs, triggers, poll_s=settings.scheduler_poll_s),
+        scheduler=Scheduler(
+            workflows,
+            runs,
+            triggers,
+            poll_s=settings.scheduler_poll_s,
+            count=run_metrics.trigger_event,
+        ),
         webhooks=WebhookReceiver(
             workflows,
             runs,
             triggers,
             secret=make_secret_lookup(settings),
             per_minute=settings.webhook_rate_per_minute,
+            count=run_metrics.trigger_event,
         ),
         catalogs=make_catalogs(
             settings,

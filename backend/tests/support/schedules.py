@@ -55,6 +55,7 @@ class Replica:
     scheduler: Scheduler
     runs: RunService
     tools: MockTools
+    counted: list[tuple[str, str, str, str]] = field(default_factory=list)
     stopped: bool = field(default=False)
 
     async def stop(self) -> None:
@@ -76,8 +77,15 @@ def make_replica(url: str, schema: str | None, workflows_dir: Path, clock: Clock
     repository = WorkflowRepository(workflows_dir, known_tools=lambda: frozenset({"get_price"}))
     repository.reload()
     service = RunService(repository, store, launcher)
-    scheduler = Scheduler(repository, service, TriggerStore(engine), clock=clock)
-    return Replica(engine, store, scheduler, service, tools)
+    counted: list[tuple[str, str, str, str]] = []
+    scheduler = Scheduler(
+        repository,
+        service,
+        TriggerStore(engine),
+        clock=clock,
+        count=lambda *event: counted.append(event),
+    )
+    return Replica(engine, store, scheduler, service, tools, counted)
 
 
 @contextmanager

@@ -63,6 +63,10 @@ MAX_DUE_PER_PASS = 100
 REPAIR_AFTER_S = 30.0
 
 
+TriggerCounter = Callable[[str, str, str, str], None]
+"""Told of each tick or delivery: ``(kind, workflow_id, trigger name, outcome)`` (metrics)."""
+
+
 @dataclass(frozen=True)
 class ScheduleRef:
     """One schedule of one workflow."""
@@ -92,12 +96,14 @@ class Scheduler:
         *,
         clock: Callable[[], datetime] = utc_now,
         poll_s: float = 5.0,
+        count: TriggerCounter | None = None,
     ) -> None:
         self.workflows = workflows
         self.runs = runs
         self.triggers = triggers
         self.clock = clock
         self.poll_s = poll_s
+        self.count = count or (lambda kind, workflow, trigger, outcome: None)
 
     # --- what exists -----------------------------------------------------------------------
     def schedules(self, workflow_id: str | None = None) -> list[ScheduleRef]:
@@ -169,6 +175,7 @@ class Scheduler:
         for tick in missed:
             if await self.triggers.claim(workflow_id, schedule.name, tick, SKIPPED, reason=reason):
                 report.skipped += 1
+                self.count("schedule", workflow_id, schedule.name, "missed")
         for tick in due:
             await self._fire(ref, tick, report)
         last: datetime | None = (due or missed)[-1] if (due or missed) else None
@@ -194,14 +201,16 @@ class Scheduler:
         if schedule.overlap == "buffer_one":
             waiting = await self.triggers.ticks(workflow_id, name, outcome=BUFFERED, limit=1)
             if not waiting:
-                claimed = await self.triggers.claim(
+                if await self.triggers.claim(
                     workflow_id, name, tick, BUFFERED, reason=overlap, run_id=run_id
-                )
-                report.buffered += int(claimed)
+                ):
+                    report.buffered += 1
+                    self.count("schedule", workflow_id, name, BUFFERED)
                 return
             overlap += f", and tick {waiting[0].tick_at.isoformat()} already waits"
         if await self.triggers.claim(workflow_id, name, tick, SKIPPED, reason=overlap):
             report.skipped += 1
+            self.count("schedule", workflow_id, name, "overlap")
 
     async def _release_buffered(self, ref: ScheduleRef, report: PassReport) -> None:
         """Start the buffered tick once the run it waited for has ended."""
@@ -238,6 +247,7 @@ class Scheduler:
                 workflow_id, schedule.name, tick, FAILED, was=CLAIMED, reason=exc.message
             )
             report.failed += 1
+            self.count("schedule", workflow_id, schedule.name, FAILED)
             logger.warning("schedule {}/{} tick {}: {}", workflow_id, schedule.name, tick, exc)
             return None
         await self.triggers.settle(
@@ -245,6 +255,7 @@ class Scheduler:
         )
         if run is not None:
             report.started.append(run.run_id)
+            self.count("schedule", workflow_id, schedule.name, STARTED)
         return run
 
     async def _repair(self, report: PassReport) -> None:

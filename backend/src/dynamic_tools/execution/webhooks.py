@@ -41,19 +41,21 @@ from dynamic_tools.errors import (
     ConfigurationError,
     ConflictError,
     ConflictKind,
+    DynamicToolsError,
     InvalidInputError,
     NotFoundError,
     RateLimitedError,
     UnauthenticatedError,
 )
 from dynamic_tools.execution.runs import RunService
-from dynamic_tools.execution.scheduler import SCHEDULER
+from dynamic_tools.execution.scheduler import SCHEDULER, TriggerCounter
 from dynamic_tools.persistence.db import utc_now
 from dynamic_tools.persistence.run_store import RunTrigger
 from dynamic_tools.persistence.run_view import iso
 from dynamic_tools.persistence.trigger_store import (
     CLAIMED,
     FILTERED,
+    STARTED,
     TriggerStore,
     trigger_run_id,
 )
@@ -109,6 +111,7 @@ class WebhookReceiver:
         secret: Callable[[str], str | None],
         per_minute: int = 120,
         clock: Callable[[], datetime] = utc_now,
+        count: TriggerCounter | None = None,
     ) -> None:
         self.workflows = workflows
         self.runs = runs
@@ -116,6 +119,7 @@ class WebhookReceiver:
         self.secret = secret
         self.limiter = RateLimiter(per_minute)
         self.clock = clock
+        self.count = count or (lambda kind, workflow, trigger, outcome: None)
 
     def webhook(self, workflow_id: str, name: str) -> WebhookTrigger:
         """The webhook ``name`` of the workflow; 404 when there is none."""
@@ -131,8 +135,25 @@ class WebhookReceiver:
     async def receive(
         self, workflow_id: str, name: str, body: bytes, headers: Mapping[str, str]
     ) -> Accepted:
-        """Verify, map and start (or find) the run of one delivery."""
-        hook = self.webhook(workflow_id, name)
+        """Verify, map and start (or find) the run of one delivery.
+
+        Each delivery to a webhook that exists is counted by outcome (``started``,
+        ``duplicate``, ``filtered``, or the error code that refused it).
+        """
+        hook = self.webhook(workflow_id, name)  # unknown hooks are not counted (any name)
+        try:
+            accepted = await self._receive(hook, workflow_id, body, headers)
+        except DynamicToolsError as exc:
+            self.count("webhook", workflow_id, name, exc.code)
+            raise
+        outcome = "filtered" if accepted.filtered else "duplicate" if accepted.duplicate else None
+        self.count("webhook", workflow_id, name, outcome or STARTED)
+        return accepted
+
+    async def _receive(
+        self, hook: WebhookTrigger, workflow_id: str, body: bytes, headers: Mapping[str, str]
+    ) -> Accepted:
+        name = hook.name
         wait_s = self.limiter.take((workflow_id, name))
         if wait_s > 0:
             raise RateLimitedError(

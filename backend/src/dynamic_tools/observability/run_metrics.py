@@ -133,9 +133,19 @@ class RunMetrics:
             ["tool"],
             registry=self.registry,
         )
+        self.triggers = Counter(
+            "dynamic_tools_trigger_events_total",
+            "Schedule ticks and webhook deliveries, by what became of them",
+            ["workflow", "trigger", "kind", "outcome"],
+            registry=self.registry,
+        )
         if unfinished is not None:
             self.registry.register(UnfinishedRuns(unfinished))
         self.registry.register(Takeovers())
+
+    def trigger_event(self, kind: str, workflow: str, trigger: str, outcome: str) -> None:
+        """Count a schedule tick or webhook delivery (``execution/scheduler.py``, ``webhooks``)."""
+        self.triggers.labels(workflow, trigger, kind, outcome).inc()
 
     def observe(self, stored: StoredEvent) -> None:
         """Count one stored event (a run store observer)."""

@@ -144,6 +144,20 @@ async def test_a_signed_delivery_starts_one_run_and_its_redelivery_returns_that_
     assert again.json()["duplicate"] is True
     listed = (await client.get("/runs", params={"workflow_id": "partner_search"})).json()
     assert [r["run_id"] for r in listed["runs"]] == [run_id]
+    assert (
+        await deliver(
+            client,
+            ORDER,
+            secret="whsec_" + base64.b64encode(b"another secret").decode(),
+            delivery_id="bad",
+        )
+    ).status_code == 401
+    metrics = (await client.get("/metrics")).text
+    for outcome in ("started", "duplicate", "unauthorized"):
+        assert (
+            'dynamic_tools_trigger_events_total{kind="webhook",outcome="' + outcome + '",'
+            'trigger="order",workflow="partner_search"} 1.0'
+        ) in metrics, outcome
 
 
 async def test_the_same_delivery_id_with_another_body_is_refused(

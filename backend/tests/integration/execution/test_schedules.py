@@ -181,6 +181,7 @@ async def test_ticks_missed_while_down_start_within_the_catch_up_window_and_olde
     ]
     assert all("missed" in recorded[t]["reason"] for t in skipped)
     assert report.skipped == 3 and len(report.started) == 2
+    assert sorted(e[3] for e in second.counted) == ["missed"] * 3 + ["started"] * 2
     await second.scheduler.fire_due()  # again at the same moment: nothing new
     assert sum(len(v) for v in runs_by_tick(second.engine, "check_price").values()) == 3
 
