@@ -219,6 +219,9 @@ async def test_a_20_mb_body_is_413_and_a_body_that_is_not_json_is_422(
     broken = await deliver(client, "{not json", delivery_id="broken")
     assert broken.status_code == 422
     assert broken.json()["violations"][0]["path"] == "body"
+    deep = "[" * 50_000 + "]" * 50_000
+    nested = await deliver(client, deep, delivery_id="deep")
+    assert nested.status_code == 422 and nested.json()["violations"][0]["rule"] == "max_depth"
     raw = b"\xff\xfe\x00"
     headers = {**signed("", delivery_id="binary")}
     key = base64.b64decode(SECRET.removeprefix("whsec_"))
