@@ -42,6 +42,11 @@ TRIGGER_ROOTS = {
     "webhook": frozenset({"trigger", "body", "headers"}),
 }
 """The names a trigger's params (and a webhook's filter) may refer to, by kind."""
+TRIGGER_FIELDS = {
+    "schedule": frozenset({"time", "name", "kind"}),
+    "webhook": frozenset({"time", "name", "kind", "id"}),
+}
+"""What ``$trigger`` holds, by kind (``id``: a delivery's ``webhook-id``)."""
 MIN_INTERVAL_S = 1.0
 DEFAULT_CATCH_UP = "1m"
 SECRET_PREFIX = "secret:"
@@ -266,6 +271,7 @@ __all__ = [
     "DEFAULT_CATCH_UP",
     "MIN_INTERVAL_S",
     "SECRET_PREFIX",
+    "TRIGGER_FIELDS",
     "TRIGGER_ROOTS",
     "ExpressionError",
     "Overlap",

@@ -59,6 +59,7 @@ from dynamic_tools.engine.state import FAILURE_NAME
 from dynamic_tools.engine.triggers import (
     MIN_INTERVAL_S,
     SECRET_PREFIX,
+    TRIGGER_FIELDS,
     TRIGGER_ROOTS,
     ScheduleTrigger,
     WebhookTrigger,
@@ -534,7 +535,6 @@ def _check_trigger(
             "secret itself is never written in the document)",
             actual=trigger.secret if trigger.secret.startswith(SECRET_PREFIX) else "(hidden)",
         )
-    roots = TRIGGER_ROOTS[trigger.kind]
     given = set(trigger.params)
     for name, value in trigger.params.items():
         if name not in workflow.params:
@@ -549,15 +549,7 @@ def _check_trigger(
             continue
         texts = [value] if isinstance(value, str) else []
         for ref in (r for text in texts for r in find_references(text)):
-            if ref.name not in roots:
-                add(
-                    (*here, "params", name),
-                    "trigger_reference",
-                    f"'{ref.text}' names nothing a {trigger.kind} gives: use "
-                    + ", ".join(f"${root}" for root in sorted(roots)),
-                    expected=sorted(roots),
-                    actual=ref.text,
-                )
+            _check_trigger_reference(add, (*here, "params", name), trigger.kind, ref)
         if not any(find_references(t) for t in texts):
             try:
                 check_values({name: workflow.params[name]}, {name: value})
@@ -584,14 +576,31 @@ def _check_trigger(
             add((*here, "filter"), "invalid_expression", exc.message, actual=trigger.filter)
             return
         for ref in references(expression):
-            if ref.name not in roots:
-                add(
-                    (*here, "filter"),
-                    "trigger_reference",
-                    f"'{ref.text}' names nothing a webhook gives: use $body, $headers or $trigger",
-                    expected=sorted(roots),
-                    actual=ref.text,
-                )
+            _check_trigger_reference(add, (*here, "filter"), trigger.kind, ref)
+
+
+def _check_trigger_reference(
+    add: Callable[..., None], path: tuple[str | int, ...], kind: str, ref: Reference
+) -> None:
+    """``ref`` names what a trigger of ``kind`` gives (``$trigger.<field>`` a field it has)."""
+    roots = TRIGGER_ROOTS[kind]
+    if ref.name not in roots:
+        add(
+            path,
+            "trigger_reference",
+            f"'{ref.text}' names nothing a {kind} gives: use "
+            + ", ".join(f"${root}" for root in sorted(roots)),
+            expected=sorted(roots),
+            actual=ref.text,
+        )
+    elif ref.name == "trigger" and ref.path and str(ref.path[0]) not in TRIGGER_FIELDS[kind]:
+        add(
+            path,
+            "trigger_reference",
+            f"'{ref.text}': a {kind}'s $trigger has " + ", ".join(sorted(TRIGGER_FIELDS[kind])),
+            expected=sorted(TRIGGER_FIELDS[kind]),
+            actual=ref.text,
+        )
 
 
 def _check_schedule(

@@ -144,7 +144,7 @@ workflows:
       - schedule: too_fast
         every: 100ms
         catch_up: soon
-        params: {sku: A}
+        params: {sku: $trigger.when}
       - webhook: partner
         secret: whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
         filter: "$bodyy.type == 'x'"
@@ -163,6 +163,7 @@ def test_each_mistake_in_triggers_is_a_violation_with_its_line() -> None:
         ("trigger_reference", "triggers.1.params.sku", 20),
         ("bad_interval", "triggers.2.every", 22),
         ("bad_duration", "triggers.2.catch_up", 23),
+        ("trigger_reference", "triggers.2.params.sku", 24),
         ("secret_reference", "triggers.3.secret", 26),
         ("missing_param", "triggers.3.params", 25),
         ("trigger_reference", "triggers.3.filter", 27),
