@@ -28,7 +28,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from croniter import croniter
+from croniter import CroniterError, croniter
 from pydantic import Field
 
 from dynamic_tools.engine.errors import ExpressionError, UnresolvedReferenceError
@@ -48,6 +48,8 @@ TRIGGER_FIELDS = {
 }
 """What ``$trigger`` holds, by kind (``id``: a delivery's ``webhook-id``)."""
 MIN_INTERVAL_S = 1.0
+MAX_INTERVAL_S = 366 * 86400.0
+"""The longest interval (a year): a longer one is a cron expression's job."""
 DEFAULT_CATCH_UP = "1m"
 SECRET_PREFIX = "secret:"
 
@@ -82,9 +84,9 @@ class ScheduleTrigger(_Trigger):
 
     @property
     def catch_up_s(self) -> float:
-        """The catch-up window in seconds (0 on a value validation refuses)."""
+        """The catch-up window in seconds (0 on a value validation refuses; a year at most)."""
         try:
-            return parse_duration(self.catch_up) or 0.0
+            return min(parse_duration(self.catch_up) or 0.0, MAX_INTERVAL_S)
         except ValueError:
             return 0.0
 
@@ -114,12 +116,15 @@ class ScheduleTrigger(_Trigger):
         after = after.astimezone(UTC)
         interval = self.interval_s
         if interval is not None:
-            if interval < MIN_INTERVAL_S:
+            if not MIN_INTERVAL_S <= interval <= MAX_INTERVAL_S:
                 return
             epoch = datetime(1970, 1, 1, tzinfo=UTC)
             count = int((after - epoch).total_seconds() // interval) + 1
             while True:
-                yield epoch + timedelta(seconds=count * interval)
+                try:
+                    yield epoch + timedelta(seconds=count * interval)
+                except OverflowError:  # past the year 9999
+                    return
                 count += 1
         if self.cron is None or not cron_is_valid(self.cron):
             return
@@ -127,7 +132,11 @@ class ScheduleTrigger(_Trigger):
             self.cron, after.astimezone(self.zone()), second_at_beginning=_has_seconds(self.cron)
         )
         while True:
-            yield schedule.get_next(datetime).astimezone(UTC)
+            try:
+                found = schedule.get_next(datetime)
+            except CroniterError:  # no date matches from here (Feb 30): it never fires
+                return
+            yield found.astimezone(UTC)
 
     def next_ticks(self, after: datetime, count: int) -> list[datetime]:
         """The next ``count`` ticks after ``after``."""
@@ -182,6 +191,15 @@ def cron_is_valid(text: str) -> bool:
         return bool(croniter.is_valid(text, second_at_beginning=_has_seconds(text)))
     except (ValueError, TypeError):
         return False
+
+
+def cron_fires(text: str, after: datetime) -> bool:
+    """Whether a valid cron expression matches any date after ``after`` (Feb 30 does not)."""
+    try:
+        croniter(text, after, second_at_beginning=_has_seconds(text)).get_next(datetime)
+    except CroniterError:
+        return False
+    return True
 
 
 def _has_seconds(text: str) -> bool:
@@ -269,6 +287,7 @@ def unique_names(entries: list[Any]) -> list[Any]:
 
 __all__ = [
     "DEFAULT_CATCH_UP",
+    "MAX_INTERVAL_S",
     "MIN_INTERVAL_S",
     "SECRET_PREFIX",
     "TRIGGER_FIELDS",
@@ -278,6 +297,7 @@ __all__ = [
     "ScheduleTrigger",
     "Trigger",
     "WebhookTrigger",
+    "cron_fires",
     "cron_is_valid",
     "filter_passes",
     "header_name",

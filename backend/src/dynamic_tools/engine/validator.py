@@ -40,6 +40,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from dynamic_tools.engine.argument_checks import ArgumentProblem, argument_problems
@@ -57,12 +58,14 @@ from dynamic_tools.engine.params import check_values, params_schema
 from dynamic_tools.engine.references import Reference, find_references
 from dynamic_tools.engine.state import FAILURE_NAME
 from dynamic_tools.engine.triggers import (
+    MAX_INTERVAL_S,
     MIN_INTERVAL_S,
     SECRET_PREFIX,
     TRIGGER_FIELDS,
     TRIGGER_ROOTS,
     ScheduleTrigger,
     WebhookTrigger,
+    cron_fires,
     cron_is_valid,
     zone_is_known,
 )
@@ -70,6 +73,8 @@ from dynamic_tools.errors import InvalidInputError
 from dynamic_tools.violations import Violation
 
 BUILTIN_TOOLS = frozenset({"rest_call", "sql_query"})
+_EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
+"""Where a cron expression is tried from (a date it matches comes within croniter's search)."""
 
 
 @dataclass
@@ -621,18 +626,26 @@ def _check_schedule(
             "fields: minute hour day-of-month month day-of-week; or six with seconds first)",
             actual=schedule.cron,
         )
+    elif schedule.cron is not None and not cron_fires(schedule.cron, _EPOCH):
+        add(
+            (*here, "cron"),
+            "bad_cron",
+            f"schedule '{schedule.name}': '{schedule.cron}' matches no date (e.g. a 30 "
+            "February): it would never fire",
+            actual=schedule.cron,
+        )
     if schedule.every is not None:
         try:
             seconds = parse_duration(schedule.every)
         except ValueError as exc:
             add((*here, "every"), "bad_interval", str(exc), actual=schedule.every)
         else:
-            if seconds is None or seconds < MIN_INTERVAL_S:
+            if seconds is None or not MIN_INTERVAL_S <= seconds <= MAX_INTERVAL_S:
                 add(
                     (*here, "every"),
                     "bad_interval",
-                    f"schedule '{schedule.name}': the interval must be at least "
-                    f"{MIN_INTERVAL_S:g}s",
+                    f"schedule '{schedule.name}': the interval must be from "
+                    f"{MIN_INTERVAL_S:g}s to 366d (longer: use a cron expression)",
                     actual=schedule.every,
                 )
     if not zone_is_known(schedule.timezone):
@@ -644,9 +657,17 @@ def _check_schedule(
             actual=schedule.timezone,
         )
     try:
-        parse_duration(schedule.catch_up)
+        window = parse_duration(schedule.catch_up) or 0.0
     except ValueError as exc:
         add((*here, "catch_up"), "bad_duration", str(exc), actual=schedule.catch_up)
+    else:
+        if window > MAX_INTERVAL_S:
+            add(
+                (*here, "catch_up"),
+                "bad_duration",
+                f"schedule '{schedule.name}': the catch-up window is at most 366d",
+                actual=schedule.catch_up,
+            )
 
 
 def node_reference_names(node: Any) -> frozenset[str]:

@@ -320,8 +320,13 @@ class Scheduler:
                 await self.fire_due()
             except Exception as exc:  # e.g. the database is briefly unreachable
                 logger.warning("scheduler pass failed: {}", exc)
+            try:
+                sleep_s = self._sleep_s()
+            except Exception as exc:  # a document that cannot say when it fires next
+                logger.warning("scheduler could not compute its next tick: {}", exc)
+                sleep_s = self.poll_s
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), timeout=self._sleep_s())
+                await asyncio.wait_for(stop.wait(), timeout=sleep_s)
 
     def _sleep_s(self) -> float:
         now = self.clock()

@@ -194,3 +194,29 @@ def test_two_triggers_with_one_name_are_refused() -> None:
     with pytest.raises(WorkflowInvalidError) as caught:
         load_document(json.dumps(doc), fmt="json")
     assert "two triggers are named 'morning'" in str(caught.value.violations)
+
+
+def test_a_cron_that_matches_no_date_is_refused_and_never_breaks_the_listing() -> None:
+    never = ScheduleTrigger(name="feb30", cron="0 0 30 2 *")
+    assert never.next_ticks(datetime(2026, 11, 27, tzinfo=UTC), 5) == []
+    leap = ScheduleTrigger(name="feb29", cron="0 0 29 2 *")
+    assert leap.next_ticks(datetime(2026, 11, 27, tzinfo=UTC), 1) == [
+        datetime(2028, 2, 29, tzinfo=UTC)
+    ]
+    doc = yaml.safe_load(YAML)
+    doc["workflows"]["check_price"]["triggers"][0]["cron"] = "0 0 30 2 *"
+    report = validate_document(load_document(json.dumps(doc), fmt="json"))
+    assert [(v.rule, "never fire" in v.message) for v in report.errors] == [("bad_cron", True)]
+
+
+def test_an_interval_is_from_a_second_to_a_year() -> None:
+    far = ScheduleTrigger(name="far", every="100000000d")
+    assert far.next_ticks(datetime(2026, 11, 27, tzinfo=UTC), 2) == []
+    doc = yaml.safe_load(YAML)
+    doc["workflows"]["check_price"]["triggers"][0] = {
+        "schedule": "far",
+        "every": "100000000d",
+        "params": {"sku": "A"},
+    }
+    report = validate_document(load_document(json.dumps(doc), fmt="json"))
+    assert [v.rule for v in report.errors] == ["bad_interval"]
