@@ -171,7 +171,10 @@ class Scheduler:
                 missed = [*missed[-(MAX_MISSED_RECORDED - 1) :], tick]
             else:
                 due.append(tick)
-        reason = f"missed: the server was down past the catch-up window ({missed_count} ticks)"
+        reason = (
+            f"missed: not fired within the catch-up window ({missed_count} ticks; the servers "
+            "were down, or the schedule was turned off in its document)"
+        )
         for tick in missed:
             if await self.triggers.claim(workflow_id, schedule.name, tick, SKIPPED, reason=reason):
                 report.skipped += 1
