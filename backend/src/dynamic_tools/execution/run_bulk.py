@@ -90,7 +90,7 @@ async def bulk_act(
         raise InvalidInputError(
             f"more than {MAX_BULK} runs match: narrow the filter (a time range, a status, a "
             f"workflow) to at most {MAX_BULK} per call",
-            violations=[{"path": "query", "message": f"more than {MAX_BULK} runs match"}],
+            violations=[{"path": "filter", "message": f"more than {MAX_BULK} runs match"}],
             context={"max": MAX_BULK},
         )
     items: dict[str, BulkItem] = {}
