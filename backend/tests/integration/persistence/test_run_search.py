@@ -304,3 +304,28 @@ async def test_migration_0012_indexes_the_runs_already_there(blank_engine: Engin
         ("params", "n", "3"),
         ("params", "passenger", "Ada"),
     ]
+
+
+async def test_a_bulk_action_over_more_than_500_runs_is_refused_before_anything_changes(
+    engine: Engine,
+) -> None:
+    from types import SimpleNamespace
+
+    from bench.run_search import seed
+    from dynamic_tools.access.principals import LOCAL
+    from dynamic_tools.execution.run_bulk import MAX_BULK, bulk_act
+
+    seed(engine, 4000)  # a fifth failed or cancelled: about 800 runs a redrive applies to
+    store = RunStore(engine)
+    try:
+        before = await store.search(RunFilter(statuses=("failed", "cancelled")), Paging(limit=1))
+        assert before[2] > MAX_BULK
+        service: Any = SimpleNamespace(store=store)
+        with pytest.raises(InvalidInputError) as caught:
+            await bulk_act(service, "redrive", RunFilter(statuses=("failed",)), principal=LOCAL)
+        assert caught.value.violations[0]["path"] == "filter"
+        assert f"more than {MAX_BULK}" in caught.value.message
+        after = await store.search(RunFilter(statuses=("failed", "cancelled")), Paging(limit=1))
+        assert after[2] == before[2]
+    finally:
+        await store.aclose()
