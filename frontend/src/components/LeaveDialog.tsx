@@ -1,5 +1,7 @@
 // Asks before leaving a page with unsaved work: a modal dialog (focus on "Stay", Escape stays).
+// It lives at the end of <body>, so it shows even over a page kept hidden behind the sign-in.
 import { useEffect, useRef } from 'react'
+import { createPortal } from 'react-dom'
 import type { LeaveQuestion } from '../lib/router'
 
 export function LeaveDialog({ question, what }: { question: LeaveQuestion; what: string }) {
@@ -16,7 +18,7 @@ export function LeaveDialog({ question, what }: { question: LeaveQuestion; what:
       else dialog.removeAttribute('open')
     }
   }, [open])
-  return (
+  return createPortal(
     <dialog
       ref={ref}
       className="leave-dialog"
@@ -26,6 +28,7 @@ export function LeaveDialog({ question, what }: { question: LeaveQuestion; what:
         e.preventDefault() // Escape: stay (the dialog closes through `open`)
         question.stay()
       }}
+      onClose={question.stay} // closed by the browser itself (a repeated Escape): stay too
     >
       {open && (
         <>
@@ -37,6 +40,7 @@ export function LeaveDialog({ question, what }: { question: LeaveQuestion; what:
           </div>
         </>
       )}
-    </dialog>
+    </dialog>,
+    document.body,
   )
 }
