@@ -72,9 +72,11 @@ export function EventLog({ events, nodes, live, onSelectNode }: Props) {
             ))}
           </select>
           <button type="button" onClick={() => setNewestFirst(!newestFirst)}>{newestFirst ? 'newest first' : 'oldest first'}</button>
-          <button type="button" onClick={() => setPausedAt(pausedAt === null ? events.length : null)} data-testid="pause-events">
-            {pausedAt === null ? 'Pause' : `Resume${held ? ` (${held} new)` : ''}`}
-          </button>
+          {(live || pausedAt !== null) && ( // an ended log has nothing new to hold back; a held one can still resume
+            <button type="button" onClick={() => setPausedAt(pausedAt === null ? events.length : null)} data-testid="pause-events">
+              {pausedAt === null ? 'Pause' : `Resume${held ? ` (${held} new)` : ''}`}
+            </button>
+          )}
         </div>
       </div>
       <ol className="event-list">

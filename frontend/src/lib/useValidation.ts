@@ -14,9 +14,16 @@ export interface ValidationState {
   checkedContent: string | null
 }
 
-export function useValidation(content: string, format: 'yaml' | 'json' | 'xml', delayMs = 400): ValidationState {
-  const [state, setState] = useState<ValidationState>({ checking: false, valid: null, violations: [], graphs: {}, error: null, checkedContent: null })
+const UNCHECKED: ValidationState = { checking: false, valid: null, violations: [], graphs: {}, error: null, checkedContent: null }
+
+/** `content` null: nothing to check yet (a document still loading) — no verdict, no error. */
+export function useValidation(content: string | null, format: 'yaml' | 'json' | 'xml', delayMs = 400): ValidationState {
+  const [state, setState] = useState<ValidationState>(UNCHECKED)
   useEffect(() => {
+    if (content === null) {
+      setState(UNCHECKED)
+      return
+    }
     if (!content.trim()) {
       setState({ checking: false, valid: false, violations: [{ message: 'the document is empty', severity: 'error' }], graphs: {}, error: null, checkedContent: content })
       return

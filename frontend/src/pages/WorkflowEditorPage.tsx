@@ -11,7 +11,8 @@ import { ScopedButton } from '../components/Access'
 import { ErrorBox } from '../components/ErrorBox'
 import { RunStartPanel } from '../components/RunStartPanel'
 import { ViolationList } from '../components/ViolationList'
-import { href, navigate } from '../lib/router'
+import { LeaveDialog } from '../components/LeaveDialog'
+import { href, navigate, useLeaveGuard, useUnloadGuard } from '../lib/router'
 import { triggersSummary } from '../lib/triggers'
 import { useValidation } from '../lib/useValidation'
 
@@ -55,8 +56,21 @@ export function WorkflowEditorPage({ workflowId, showRun }: { workflowId: string
   const [editing, setEditing] = useState(isNew)
   const view = useRef<EditorView | null>(null)
   const format: DocFormat = saved?.format ?? 'yaml'
-  const validation = useValidation(content, format)
+  // Only a loaded document is checked: the empty text before it arrives is not an error.
+  const validation = useValidation(saved === null ? null : content, format)
   const dirty = saved !== null && content !== saved.content
+  const leaving = useLeaveGuard(dirty)
+  useUnloadGuard(dirty)
+  // `?run=1` opens the run form, also when it is added to the address of this open page.
+  useEffect(() => {
+    if (showRun) setRunOpen(true)
+  }, [showRun])
+  const toggleRun = () => {
+    const open = !runOpen
+    setRunOpen(open)
+    // The address follows the form, so a link with `?run=1` opens it again.
+    navigate(`${href('workflows', workflowId)}${open ? '?run=1' : ''}`, { replace: true })
+  }
 
   const load = async () => {
     if (isNew) return
@@ -93,7 +107,7 @@ export function WorkflowEditorPage({ workflowId, showRun }: { workflowId: string
       setConflict(null)
       setSaved({ content, version: r.version, format, file: r.file })
       setMessage(`Saved ${r.file} (version ${r.version})`)
-      if (isNew && r.workflows[0]) navigate(href('workflows', r.workflows[0]))
+      if (isNew && r.workflows[0]) navigate(href('workflows', r.workflows[0]), { unguarded: true })
     } catch (exc) {
       const error = toApiError(exc, where)
       if (error.status === 409) setConflict(error)
@@ -118,13 +132,14 @@ export function WorkflowEditorPage({ workflowId, showRun }: { workflowId: string
 
   return (
     <div className="page editor-page">
+      <LeaveDialog question={leaving} what={`The document ${isNew ? 'you are writing' : workflowId} has unsaved changes.`} />
       <div className="row spread">
         <h1>
           {isNew ? 'New workflow document' : <>Workflow <code>{workflowId}</code></>}
         </h1>
         {!isNew && (
           <div className="row">
-            <button type="button" onClick={() => setRunOpen(!runOpen)}>{runOpen ? 'Hide run form' : 'Start a run…'}</button>
+            <button type="button" onClick={toggleRun}>{runOpen ? 'Hide run form' : 'Start a run…'}</button>
             <a className="button" href={`${href('runs')}?workflow_id=${encodeURIComponent(workflowId)}`}>Runs</a>
             <a className="button" href={href('workflows', workflowId, 'triggers')} data-testid="triggers-link">
               Schedules &amp; webhooks{triggers ? ` (${triggers})` : ''}
