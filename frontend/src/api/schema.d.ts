@@ -888,6 +888,9 @@ export interface paths {
          *     that did not fail, ``document_changed`` when the workflow changed since (unless
          *     ``allow_changed_document``), ``redrive_refused`` when a node that succeeded cannot be
          *     reused (its steps registered compensations).
+         *
+         *     ``dry_run`` answers 200 with what a redrive would reuse and run again (the same refusals)
+         *     and creates no run.
          */
         post: operations["redrive_run_runs__run_id__redrive_post"];
         delete?: never;
@@ -3376,6 +3379,40 @@ export interface components {
              * @default false
              */
             allow_changed_document?: boolean;
+            /**
+             * Dry Run
+             * @description Only say what a redrive would reuse and run again (the same refusals), creating no run.
+             * @default false
+             */
+            dry_run?: boolean;
+        };
+        /**
+         * RedrivePreview
+         * @description What a redrive would do (``dry_run``): the nodes it would reuse and why the rest run again.
+         *
+         *     Nothing was created: the same answer as :class:`Redriven` without a new run.
+         */
+        RedrivePreview: {
+            /**
+             * Dry Run
+             * @default true
+             * @constant
+             */
+            dry_run: true;
+            /** Redrive Of */
+            redrive_of: string;
+            /**
+             * Reused
+             * @description Nodes whose recorded outputs a redrive would reuse
+             */
+            reused: string[];
+            /**
+             * Runs Again
+             * @description The other nodes, each with why it would run again (or is not reused)
+             */
+            runs_again: {
+                [key: string]: string;
+            };
         };
         /**
          * Redriven
@@ -8474,13 +8511,22 @@ export interface operations {
             };
         };
         responses: {
+            /** @description dry_run: what a redrive would do */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RedrivePreview"];
+                };
+            };
             /** @description Successful Response */
             202: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Redriven"];
+                    "application/json": components["schemas"]["Redriven"] | components["schemas"]["RedrivePreview"];
                 };
             };
             /** @description The body could not be read (not UTF-8 JSON text) */

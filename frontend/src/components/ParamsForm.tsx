@@ -4,7 +4,7 @@
 // picked from a table.
 import { useState } from 'react'
 import type { Violation } from '../api/client'
-import { collectValues, initialText, type Field } from '../lib/fields'
+import { collectValues, textOf, type Field } from '../lib/fields'
 import { type Scope, useCan } from '../lib/session'
 import { ScopedButton } from './Access'
 import { OptionPicker } from './OptionPicker'
@@ -22,6 +22,10 @@ interface Props {
   scope?: Scope
   /** Whose data submitting acts on (a run's owner). */
   owner?: string | null
+  /** Values to start from (a run's params) instead of the fields' defaults. */
+  initial?: Record<string, unknown>
+  /** Told the typed values (those that parse) after each change. */
+  onValues?: (values: Record<string, unknown>) => void
 }
 
 function placeholder(f: Field): string {
@@ -31,13 +35,15 @@ function placeholder(f: Field): string {
   return f.jsonType
 }
 
-export function ParamsForm({ fields, submitLabel, busy, violations = [], violationPrefix, onSubmit, extra, testId, scope, owner }: Props) {
+export function ParamsForm({ fields, submitLabel, busy, violations = [], violationPrefix, onSubmit, extra, testId, scope, owner, initial, onValues }: Props) {
   const permit = useCan(scope, owner)
-  const [texts, setTexts] = useState<Record<string, string>>(() => Object.fromEntries(fields.map((f) => [f.name, initialText(f)])))
+  const [texts, setTexts] = useState<Record<string, string>>(() => Object.fromEntries(fields.map((f) => [f.name, textOf(f, initial?.[f.name])])))
   const [errors, setErrors] = useState<Record<string, string>>({})
   const [edited, setEdited] = useState<ReadonlySet<string>>(new Set())
   const set = (name: string, value: string) => {
-    setTexts((t) => ({ ...t, [name]: value }))
+    const next = { ...texts, [name]: value }
+    setTexts(next)
+    onValues?.(collectValues(fields, next).values)
     setErrors((e) => (name in e ? Object.fromEntries(Object.entries(e).filter(([k]) => k !== name)) : e))
     setEdited((s) => (s.has(name) ? s : new Set([...s, name])))
   }

@@ -2,6 +2,8 @@
 // parallel / foreach / sub-workflow parent), from the run's start to its end (or now).
 import type { RunDetail } from '../api/types'
 import { formatDuration } from '../lib/format'
+import { href } from '../lib/router'
+import { reusedFrom } from '../lib/runInfo'
 import { statusColor } from './StatusBadge'
 
 export function RunTimeline({ run, onSelect, now = Date.now() }: { run: RunDetail; onSelect: (id: string) => void; now?: number }) {
@@ -29,6 +31,21 @@ export function RunTimeline({ run, onSelect, now = Date.now() }: { run: RunDetai
         const depth = id.split('/').length - 1
         const left = ((s - origin) / span) * 100
         const width = Math.max(((e - s) / span) * 100, 0.6)
+        const from = reusedFrom(node)
+        if (from) {
+          // a redrive took its output from the earlier run: nothing ran, so no bar
+          return (
+            <div className="timeline-row timeline-reused" key={id} onClick={() => onSelect(id)} title={`${id}: reused from run ${from}`} data-testid={`timeline-reused-${id}`}>
+              <div className="timeline-label" style={{ paddingLeft: depth * 12 }}>
+                {depth ? id.split('/').slice(1).join('/') : id}
+              </div>
+              <div className="timeline-track timeline-reused-label">
+                reused from <a href={href('runs', from)} onClick={(ev) => ev.stopPropagation()}>{from.slice(0, 8)}</a>
+              </div>
+              <div className="timeline-time muted">—</div>
+            </div>
+          )
+        }
         return (
           <div className="timeline-row" key={id} onClick={() => onSelect(id)} title={`${id}: ${node.status}, ${formatDuration(e - s)}`}>
             <div className="timeline-label" style={{ paddingLeft: depth * 12 }}>

@@ -12,6 +12,7 @@ interface StepData extends Record<string, unknown> {
   detail: string
   status: string | null
   note: string | null
+  badge: string | null
   selected: boolean
 }
 
@@ -19,7 +20,7 @@ function StepNode({ data }: NodeProps<Node<StepData>>) {
   const color = data.status ? statusColor(data.status) : '#cfd6de'
   return (
     <div
-      className={`graph-node${data.selected ? ' graph-node-selected' : ''}`}
+      className={`graph-node${data.selected ? ' graph-node-selected' : ''}${data.badge ? ' graph-node-badged' : ''}`}
       style={{ borderColor: color, background: data.status ? `${color}22` : '#fff' }}
       data-testid={`graph-node-${data.id}`}
       data-status={data.status ?? 'none'}
@@ -29,6 +30,7 @@ function StepNode({ data }: NodeProps<Node<StepData>>) {
       <div className="graph-node-head">
         <span className="graph-node-id">{data.id}</span>
         <span className="graph-node-kind">{data.kind}</span>
+        {data.badge && <span className="graph-node-badge" data-testid={`graph-badge-${data.id}`}>{data.badge}</span>}
       </div>
       <div className="graph-node-detail">{data.detail}</div>
       {(data.status || data.note) && (
@@ -49,12 +51,14 @@ interface Props {
   graph: WorkflowGraph
   statuses?: Record<string, string>
   notes?: Record<string, string>
+  /** A short mark on a node (a redrive's "reused"). */
+  badges?: Record<string, string>
   selected?: string | null
   onSelect?: (id: string) => void
   height?: number
 }
 
-export function WorkflowGraphView({ graph, statuses, notes, selected, onSelect, height = 420 }: Props) {
+export function WorkflowGraphView({ graph, statuses, notes, badges, selected, onSelect, height = 420 }: Props) {
   const { nodes, edges } = useMemo(() => {
     const positions = layoutGraph(graph)
     const nodes: Node<StepData>[] = graph.nodes.map((n) => ({
@@ -67,6 +71,7 @@ export function WorkflowGraphView({ graph, statuses, notes, selected, onSelect, 
         detail: n.detail,
         status: statuses ? (statuses[n.id] ?? 'not_run') : null,
         note: notes?.[n.id] ?? null,
+        badge: badges?.[n.id] ?? null,
         selected: selected === n.id,
       },
       width: NODE_WIDTH,
@@ -84,7 +89,7 @@ export function WorkflowGraphView({ graph, statuses, notes, selected, onSelect, 
       markerEnd: { type: MarkerType.ArrowClosed, color: EDGE_COLORS[e.kind] },
     }))
     return { nodes, edges }
-  }, [graph, statuses, notes, selected])
+  }, [graph, statuses, notes, badges, selected])
 
   // A new structure (nodes or edges) mounts a new view, fitted to it; state changes do not.
   const structure = useMemo(() => [...graph.nodes.map((n) => n.id), '|', ...graph.edges.map((e) => e.id)].join(','), [graph])

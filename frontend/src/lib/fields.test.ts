@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { collectValues, fieldsFromExpects, fieldsFromInputs } from './fields'
+import { collectValues, fieldsFromExpects, fieldsFromInputs, paramsFromJson, textOf } from './fields'
 
 describe('fields', () => {
   const fields = fieldsFromInputs([
@@ -37,5 +37,26 @@ describe('fields', () => {
     expect(collectValues(offered, { seat: '12' }).values).toEqual({ seat: 12 })
     expect(collectValues(offered, { seat: 'aisle' }).values).toEqual({ seat: 'aisle' })
     expect(collectValues(offered, { seat: '' }).errors).toEqual({ seat: 'required' })
+  })
+})
+
+describe('a new run from an earlier one', () => {
+  const fields = fieldsFromInputs([
+    { name: 'city', type: 'str', json_type: 'string', required: true, default: null, example: null },
+    { name: 'days', type: 'int', json_type: 'integer', required: false, default: 3, example: null },
+    { name: 'tags', type: 'list', json_type: 'array', required: false, default: null, example: null },
+    { name: 'strict', type: 'bool', json_type: 'boolean', required: false, default: null, example: null },
+  ] as Parameters<typeof fieldsFromInputs>[0])
+  it('pre-fills each field with the earlier value, or its default when the run had none', () => {
+    const params = { city: 'Lyon', tags: ['a', 'b'], strict: true }
+    expect(fields.map((f) => textOf(f, params[f.name as keyof typeof params]))).toEqual(['Lyon', '3', '["a","b"]', 'true'])
+    const texts = Object.fromEntries(fields.map((f) => [f.name, textOf(f, params[f.name as keyof typeof params])]))
+    expect(collectValues(fields, texts).values).toEqual({ city: 'Lyon', days: 3, tags: ['a', 'b'], strict: true })
+  })
+  it('reads params typed as JSON, saying why a text is not an object', () => {
+    expect(paramsFromJson('{"city": "Nice"}')).toEqual({ values: { city: 'Nice' } })
+    expect(paramsFromJson('  ')).toEqual({ values: {} })
+    expect(paramsFromJson('[1]')).toEqual({ error: expect.stringContaining('a JSON object') })
+    expect(paramsFromJson('{city')).toEqual({ error: expect.stringContaining('not valid JSON') })
   })
 })

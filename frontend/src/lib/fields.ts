@@ -61,6 +61,25 @@ export function initialText(field: Field): string {
   return typeof v === 'string' ? v : JSON.stringify(v)
 }
 
+/** The text of a field holding `value` (a run's param): as typed, JSON for a list or object. */
+export function textOf(field: Field, value: unknown): string {
+  if (value === undefined) return initialText(field)
+  if (value === null) return field.jsonType === 'boolean' ? 'false' : ''
+  return typeof value === 'string' ? value : JSON.stringify(value)
+}
+
+/** Params typed as a JSON object; `error` says why the text is not one. */
+export function paramsFromJson(text: string): { values: Record<string, unknown> } | { error: string } {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(text.trim() === '' ? '{}' : text)
+  } catch (exc) {
+    return { error: `not valid JSON: ${(exc as Error).message}` }
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return { error: 'the params must be a JSON object like {"name": "value"}' }
+  return { values: parsed as Record<string, unknown> }
+}
+
 /** Typed values from texts; `errors` maps a field name to what is wrong with it. */
 export function collectValues(fields: Field[], texts: Record<string, string>): { values: Record<string, unknown>; errors: Record<string, string> } {
   const values: Record<string, unknown> = {}

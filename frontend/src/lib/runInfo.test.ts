@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import type { RunDetail, RunEvent, RunNode, RunEventType } from '../api/types'
-import { eventSummary, failureSummary, isFailedEvent, isPendingEvent, retryInfo } from './runInfo'
+import { eventSummary, failureSummary, isFailedEvent, isPendingEvent, retryInfo, reusedFrom } from './runInfo'
 
 const node = (over: Partial<RunNode>): RunNode => ({
   status: 'succeeded', kind: 'call', input: null, output: null, error: null, attempts: 1,
@@ -51,5 +51,11 @@ describe('event classes', () => {
   it('summarises an event', () => {
     expect(eventSummary(ev('retry_scheduled', { attempt: 2, max_attempts: 3 }))).toContain('attempt 2 of 3')
     expect(eventSummary(ev('node_failed', { error: 'HTTP 503', fallback: 'fb' }))).toBe('HTTP 503 · fallback → fb')
+  })
+  it('says a redrive reused a node, and from which run', () => {
+    expect(eventSummary(ev('node_succeeded', { node_id: 'search', reused_from: '0123456789abcdef' } as Partial<RunEvent>))).toBe('reused from run 01234567 (not run again)')
+    expect(reusedFrom(node({ detail: { reused_from: 'r1' } }))).toBe('r1')
+    expect(reusedFrom(node({}))).toBeNull()
+    expect(reusedFrom(undefined)).toBeNull()
   })
 })

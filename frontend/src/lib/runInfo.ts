@@ -91,7 +91,14 @@ export function eventSummary(event: RunEvent): string {
   if (typeof e.reason === 'string') parts.push(e.reason)
   if (typeof e.fallback === 'string') parts.push(`fallback → ${e.fallback}`)
   if (e.values && typeof e.values === 'object') parts.push(`answer ${JSON.stringify(e.values)}`)
+  if (typeof e.reused_from === 'string') parts.push(`reused from run ${e.reused_from.slice(0, 8)} (not run again)`)
   return parts.join(' · ')
+}
+
+/** The earlier run a redrive took this node's output from, or null when the node ran. */
+export function reusedFrom(node: RunNode | undefined): string | null {
+  const from = node?.detail?.reused_from
+  return typeof from === 'string' && from ? from : null
 }
 
 /** Node ids that are children (parallel branches, foreach items, sub-workflow steps) of `id`. */

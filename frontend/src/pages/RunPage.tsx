@@ -7,6 +7,7 @@ import { ErrorSummary } from '../components/ErrorSummary'
 import { EventLog } from '../components/EventLog'
 import { NodePanel } from '../components/NodePanel'
 import { originalOf, RunActions } from '../components/RunActions'
+import { RunStartPanel } from '../components/RunStartPanel'
 import { RunTimeline } from '../components/RunTimeline'
 import { StatusBadge, StatusLegend } from '../components/StatusBadge'
 import { EdgeLegend, WorkflowGraphView } from '../components/WorkflowGraphView'
@@ -14,7 +15,7 @@ import { YieldForm } from '../components/YieldForm'
 import { elapsedMs, formatClock, formatDuration, formatTime } from '../lib/format'
 import { buildGraph, type WorkflowGraph } from '../lib/graph'
 import { href } from '../lib/router'
-import { childrenOf, retryInfo } from '../lib/runInfo'
+import { childrenOf, retryInfo, reusedFrom } from '../lib/runInfo'
 import { useApi } from '../lib/useApi'
 import { useNow } from '../lib/useNow'
 import { useRunView } from '../lib/useRunView'
@@ -27,6 +28,7 @@ export function RunPage({ runId }: { runId: string }) {
   const { me } = useSession()
   const run = view.run
   const [selected, setSelected] = useState<string | null>(null)
+  const [newRun, setNewRun] = useState(false)
   const now = useNow(Boolean(run && !['succeeded', 'failed', 'cancelled'].includes(run.status)))
   const workflowId = run?.workflow_id ?? null
   const workflow = useApi(
@@ -63,6 +65,11 @@ export function RunPage({ runId }: { runId: string }) {
     return out
   }, [run?.nodes])
 
+  const badges = useMemo(
+    () => Object.fromEntries(Object.entries(run?.nodes ?? {}).filter(([, n]) => reusedFrom(n)).map(([id]) => [id, 'reused'])),
+    [run?.nodes],
+  )
+
   const original = originalOf(runId)
   if (!run) {
     return (
@@ -80,7 +87,7 @@ export function RunPage({ runId }: { runId: string }) {
           Run <code title={run.run_id}>{run.run_id.slice(0, 8)}</code> of <a href={href('workflows', run.workflow_id)}><code>{run.workflow_id}</code></a>{' '}
           <span data-testid="run-status"><StatusBadge status={run.status} /></span>
         </h1>
-        <RunActions run={run} events={view.events} onChanged={view.refresh} />
+        <RunActions run={run} events={view.events} onChanged={view.refresh} onNewRun={() => setNewRun(true)} />
       </div>
       <div className="muted small run-meta">
         created {formatTime(run.created_at)} · started {formatTime(run.started_at)} · finished {formatTime(run.finished_at)} · duration{' '}
@@ -109,6 +116,16 @@ export function RunPage({ runId }: { runId: string }) {
           )}
         </div>
       )}
+      {newRun && (
+        <RunStartPanel
+          key={run.run_id}
+          workflowId={run.workflow_id}
+          initial={run.params}
+          title="New run from this one"
+          note={`The params of run ${run.run_id.slice(0, 8)}, to edit; the server checks them before the run starts.`}
+          onClose={() => setNewRun(false)}
+        />
+      )}
       <ErrorBox error={view.error} title="Could not refresh the run" />
       <ErrorBox error={view.streamError} title="Live events" />
       <ErrorSummary run={run} onSelect={setSelected} />
@@ -133,7 +150,7 @@ export function RunPage({ runId }: { runId: string }) {
           {workflow.loading && !workflow.data ? (
             <div className="graph-empty muted">loading the graph…</div>
           ) : (
-            <WorkflowGraphView graph={graph} statuses={statuses} notes={notes} selected={selected} onSelect={setSelected} height={440} />
+            <WorkflowGraphView graph={graph} statuses={statuses} notes={notes} badges={badges} selected={selected} onSelect={setSelected} height={440} />
           )}
           <EdgeLegend />
         </div>

@@ -168,6 +168,20 @@ class Redriven(RunStarted):
     )
 
 
+class RedrivePreview(BaseModel):
+    """What a redrive would do (``dry_run``): the nodes it would reuse and why the rest run again.
+
+    Nothing was created: the same answer as :class:`Redriven` without a new run.
+    """
+
+    dry_run: Literal[True] = True
+    redrive_of: str
+    reused: list[str] = Field(description="Nodes whose recorded outputs a redrive would reuse")
+    runs_again: dict[str, str] = Field(
+        description="The other nodes, each with why it would run again (or is not reused)"
+    )
+
+
 class _EventBase(BaseModel):
     """An event as the engine emits it: fields left out while None are left out here too.
 

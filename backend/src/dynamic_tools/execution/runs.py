@@ -27,6 +27,7 @@ from dynamic_tools.execution.launcher import ExecutorView, RunLauncher
 from dynamic_tools.observability.tracing import current_traceparent, note_run
 from dynamic_tools.persistence.run_scopes import RunScopeStore
 from dynamic_tools.persistence.run_store import RunRecord, RunStore, RunTrigger
+from dynamic_tools.tools.scope import ToolScope
 
 REDRIVABLE = frozenset({"failed", "cancelled"})
 RESUME_WAIT_S = 2.0  # a resume answers once the run took the answer (or after this long)
@@ -114,6 +115,16 @@ class RunService:
         """One run as ``principal`` may see it: another's run answers as an unknown id."""
         return await self.store.get_run(run_id, visible_to=visible_to(principal))
 
+    async def preview_redrive(
+        self, run_id: str, *, principal: Principal, allow_changed_document: bool = False
+    ) -> Redrive:
+        """What :meth:`redrive` would reuse and run again, changing nothing.
+
+        The same refusals (404, 409) as :meth:`redrive`; no run is created.
+        """
+        _, _, _, redrive = await self._plan_redrive(run_id, principal, allow_changed_document)
+        return redrive
+
     async def redrive(
         self, run_id: str, *, principal: Principal, allow_changed_document: bool = False
     ) -> tuple[RunRecord, Redrive]:
@@ -123,6 +134,34 @@ class RunService:
         succeeded and executes the rest (``engine/redrive.py`` says which); 409 when that is
         not possible. The new run belongs to ``principal``, who must own the old one.
         """
+        _, prepared, scope, redrive = await self._plan_redrive(
+            run_id, principal, allow_changed_document
+        )
+        run = await self.store.create_run(
+            workflow_id=prepared.workflow_id,
+            params=prepared.params,
+            document_version=prepared.version,
+            node_ids=prepared.node_ids,
+            redrive_of=run_id,
+            owner=principal.id,
+            trace_link=current_traceparent(),
+        )
+        note_run(run.run_id)
+        try:
+            if scope is not None and self.scopes is not None:  # a model-composed run stays so
+                await self.scopes.save(run.run_id, scope)
+            await self.launcher.start(
+                run_id=run.run_id, plan=prepared.plan, params=prepared.params, redrive=redrive
+            )
+        except BaseException:
+            await self.store.finish(run.run_id, "failed", {"message": "the run could not start"})
+            raise
+        return await self.store.get_run(run.run_id), redrive
+
+    async def _plan_redrive(
+        self, run_id: str, principal: Principal, allow_changed_document: bool
+    ) -> tuple[RunRecord, PreparedRun, ToolScope | None, Redrive]:
+        """The run to redrive, its workflow prepared again, its session scope and the plan."""
         old = await self.get(run_id, principal=principal)
         if old.status not in REDRIVABLE:
             raise ConflictError(
@@ -155,27 +194,7 @@ class RunService:
                     "current_version": prepared.version,
                 },
             )
-        redrive = plan_redrive(prepared.plan, run_id, old.nodes)
-        run = await self.store.create_run(
-            workflow_id=prepared.workflow_id,
-            params=prepared.params,
-            document_version=prepared.version,
-            node_ids=prepared.node_ids,
-            redrive_of=run_id,
-            owner=principal.id,
-            trace_link=current_traceparent(),
-        )
-        note_run(run.run_id)
-        try:
-            if scope is not None and self.scopes is not None:  # a model-composed run stays so
-                await self.scopes.save(run.run_id, scope)
-            await self.launcher.start(
-                run_id=run.run_id, plan=prepared.plan, params=prepared.params, redrive=redrive
-            )
-        except BaseException:
-            await self.store.finish(run.run_id, "failed", {"message": "the run could not start"})
-            raise
-        return await self.store.get_run(run.run_id), redrive
+        return old, prepared, scope, plan_redrive(prepared.plan, run_id, old.nodes)
 
     async def resume(
         self,

@@ -318,6 +318,12 @@ class AuthoringTools:
                             "description": "Reuse the recorded outputs even though the "
                             "workflow's document changed since the run.",
                         },
+                        "dry_run": {
+                            "type": "boolean",
+                            "default": False,
+                            "description": "Only say which nodes would be reused and why the "
+                            "others run again; no run is started.",
+                        },
                     },
                     ["run_id"],
                 ),
@@ -586,6 +592,16 @@ class AuthoringTools:
     async def _redrive(self, args: dict[str, Any]) -> dict[str, Any]:
         old = str(args["run_id"])
         allow = bool(args.get("allow_changed_document", False))
+        if args.get("dry_run"):
+            preview = await self.runs.preview_redrive(
+                old, principal=current_principal(), allow_changed_document=allow
+            )
+            return {
+                "dry_run": True,
+                "redrive_of": old,
+                "reused": list(preview.outputs),
+                "runs_again": preview.runs_again,
+            }
         run, plan = await self.runs.redrive(
             old, principal=current_principal(), allow_changed_document=allow
         )

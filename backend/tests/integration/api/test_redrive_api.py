@@ -156,3 +156,32 @@ async def test_a_redrive_is_refused_clearly_when_it_cannot_be_done(
     assert allowed.status_code == 202, allowed.text
     assert (await wait_for(client, allowed.json()["run_id"], ended))["status"] == "succeeded"
     assert (await client.get("/runs")).json()["total"] == 3  # the refusals recorded nothing
+
+
+async def test_a_redrive_preview_says_what_a_redrive_would_do_and_changes_nothing(
+    client: httpx.AsyncClient, tools: MockTools
+) -> None:
+    tools.mocks["create_booking"] = ToolResult(503, {"error": {"message": "booking is down"}})
+    old = await failed_run(client, "book_flight", FLIGHT)
+    total = (await client.get("/runs")).json()["total"]
+    calls_before = len(tools.calls)
+
+    preview = await client.post(f"/runs/{old}/redrive", json={"dry_run": True})
+    assert preview.status_code == 200, preview.text
+    said = preview.json()
+    assert said["dry_run"] is True and said["redrive_of"] == old and "run_id" not in said
+    assert said["reused"] == ["search", "check", "decide"]
+    assert "failed" in said["runs_again"]["reserve"]
+    assert (await client.get("/runs")).json()["total"] == total  # no run was created
+    assert len(tools.calls) == calls_before
+
+    tools.mocks["create_booking"] = {"id": "BK1", "status": "reserved"}
+    real = await client.post(f"/runs/{old}/redrive", json={})
+    assert real.status_code == 202, real.text
+    assert real.json()["reused"] == said["reused"]
+    assert real.json()["runs_again"] == said["runs_again"]
+
+    done = await wait_for(client, real.json()["run_id"], ended)
+    refused = await client.post(f"/runs/{done['run_id']}/redrive", json={"dry_run": True})
+    assert refused.status_code == 409
+    assert refused.json()["context"]["reason"] == "not_redrivable"

@@ -219,8 +219,12 @@ async def test_a_failed_run_is_redriven_from_the_failed_node(server: str) -> Non
         failed = await _finished(server, run["run_id"])
         assert failed["status"] == "failed"
         searches = httpx.get(f"{server}/demo/travel/_stats").json()["operations"]
+        preview = await call(client, "workflow.redrive", run_id=run["run_id"], dry_run=True)
+        assert preview["dry_run"] is True and "run_id" not in preview, preview
         redriven = await call(client, "workflow.redrive", run_id=run["run_id"])
         assert not redriven["is_error"], redriven
+        assert redriven["reused"] == preview["reused"]
+        assert redriven["runs_again"] == preview["runs_again"]
         assert redriven["redrive_of"] == run["run_id"]
         assert redriven["reused"] == ["search", "check", "decide"]
         assert "reserve" in redriven["runs_again"]

@@ -247,15 +247,39 @@ def test_redrive_a_failed_run_from_the_failed_node(
     expect(page.get_by_test_id("run-status")).to_contain_text("failed")
     searched = httpx.get(f"{ui_server}/demo/travel/_stats").json()["operations"]
 
+    # First a preview: which nodes are reused, which run again and why; Escape starts nothing.
+    page.get_by_role("button", name="Re-run from the failed node").click()
+    preview = page.get_by_role("dialog", name="Re-run from the failed node")
+    expect(preview.get_by_test_id("redrive-reused")).to_contain_text("search")
+    expect(preview.get_by_test_id("redrive-reused")).to_contain_text("decide")
+    again = preview.get_by_test_id("redrive-runs-again")
+    expect(again.locator("li[data-node=reserve]")).to_contain_text("failed in the earlier run")
+    expect(preview.get_by_role("button", name="Start")).to_be_focused()  # focus moved in
+    page.keyboard.press("Escape")
+    expect(preview).to_have_count(0)
+    runs = httpx.get(f"{ui_server}/runs", params={"workflow_id": "book_flight"}).json()
+    assert runs["total"] == 1  # the preview started nothing
+
     # The document changes meanwhile: the redrive says so and offers to go on anyway.
     rewrite_saved_workflow(ui_server, "book_flight", "and book a flight", "and book one flight")
     page.get_by_role("button", name="Re-run from the failed node").click()
     expect(page.get_by_test_id("error-box")).to_contain_text("changed since run")
     page.get_by_test_id("redrive-anyway").click()
+    expect(preview).to_contain_text("The workflow changed since this run")
+    preview.get_by_role("button", name="Start").click()
 
     expect(page).not_to_have_url(re.compile(old["run_id"]))
     expect(page.get_by_test_id("run-status")).to_contain_text("succeeded")
     expect(page.get_by_test_id("redrive-of")).to_have_text(old["run_id"][:8])
+    # Reused nodes are marked in the graph, the timeline and the event log.
+    expect(page.get_by_test_id("graph-badge-search")).to_have_text("reused")
+    expect(page.get_by_test_id("graph-badge-reserve")).to_have_count(0)
+    expect(page.get_by_test_id("timeline-reused-search")).to_contain_text(
+        f"reused from {old['run_id'][:8]}"
+    )
+    expect(page.get_by_test_id("timeline-reused-reserve")).to_have_count(0)
+    reused_event = page.locator("li.event[data-type=node_succeeded]").filter(has_text="search")
+    expect(reused_event.first).to_contain_text(f"reused from run {old['run_id'][:8]}")
     node(page, "search").click()
     expect(page.get_by_test_id("node-reused")).to_contain_text(old["run_id"][:8])
     node(page, "reserve").click()
@@ -264,3 +288,41 @@ def test_redrive_a_failed_run_from_the_failed_node(
     after = httpx.get(f"{ui_server}/demo/travel/_stats").json()["operations"]
     assert after["search_flights"]["calls"] == searched["search_flights"]["calls"]
     assert after["create_booking"]["executed"] == searched["create_booking"]["executed"] + 1
+
+
+@pytest.mark.timeout(120)
+def test_a_new_run_from_this_one_starts_from_its_params_edited(
+    page: Page, ui_server: str, artifacts: Path
+) -> None:
+    params = {"origin": "AMS", "destination": "BCN", "date": "2026-12-01", "passenger": "Ada"}
+    old = httpx.post(f"{ui_server}/workflows/book_flight/runs", json={"params": params}).json()
+    page.goto(f"{ui_server}/ui/#/runs/{old['run_id']}")
+    expect(page.get_by_test_id("run-status")).to_contain_text(re.compile("succeeded|failed"))
+    page.get_by_test_id("new-run-from-this").click()
+    form = page.get_by_test_id("run-params")
+    expect(form.locator("#run-params-passenger")).to_have_value("Ada")  # pre-filled
+    expect(form.locator("#run-params-date")).to_have_value("2026-12-01")
+    form.locator("#run-params-passenger").fill("Grace")
+
+    # As JSON, what the form holds; a bad edit is refused by the server, named per field.
+    page.get_by_test_id("params-as-json").click()
+    text = page.locator("#run-params-json-text")
+    typed = json.loads(text.input_value())
+    assert typed == {**params, "passenger": "Grace"}
+    text.fill(json.dumps({**typed, "passenger": 5}))
+    page.get_by_test_id("run-params-json").get_by_role("button", name="Start run").click()
+    violations = page.get_by_test_id("run-params-violations")
+    expect(violations).to_contain_text("params.passenger")
+    assert httpx.get(f"{ui_server}/runs").json()["total"] == 1  # nothing started
+    page.get_by_role("button", name="Form", exact=True).click()
+    passenger = form.locator(".field").filter(has=page.locator("#run-params-passenger"))
+    expect(passenger.locator(".field-error")).to_be_visible()  # the 422 under its field
+    screenshot(page, artifacts / "run-new-from-this-422.png")
+
+    form.locator("#run-params-passenger").fill("Grace")
+    form.get_by_role("button", name="Start run").click()
+    expect(page).not_to_have_url(re.compile(old["run_id"]))
+    expect(page.get_by_test_id("run-status")).to_be_visible()
+    new_id = page.url.rsplit("/", 1)[-1]
+    run = httpx.get(f"{ui_server}/runs/{new_id}").json()
+    assert run["params"] == {**params, "passenger": "Grace"}

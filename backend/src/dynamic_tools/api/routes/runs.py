@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 from dataclasses import replace
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Header, Query, Request
+from fastapi import APIRouter, Header, Query, Request, Response
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
@@ -17,6 +17,7 @@ from dynamic_tools.api.params import DateTime
 from dynamic_tools.api.responses import BODY, PARAMS, errors
 from dynamic_tools.api.run_models import (
     Redriven,
+    RedrivePreview,
     RunList,
     RunStarted,
     RunState,
@@ -63,6 +64,11 @@ class RedriveBody(BaseModel):
         default=False,
         description="Reuse the recorded outputs even though the workflow's document changed "
         "since the run (409 document_changed otherwise).",
+    )
+    dry_run: bool = Field(
+        default=False,
+        description="Only say what a redrive would reuse and run again (the same refusals), "
+        "creating no run.",
     )
 
 
@@ -361,12 +367,19 @@ async def resume_run(
     "/{run_id}/redrive",
     summary="Re-run a failed run from the failed node",
     status_code=202,
-    responses=errors(BODY, 404, 409),
-    response_model=Redriven,
+    responses={
+        200: {"model": RedrivePreview, "description": "dry_run: what a redrive would do"},
+        **errors(BODY, 404, 409),
+    },
+    response_model=Redriven | RedrivePreview,
 )
 async def redrive_run(
-    run_id: str, runs: RunsDep, principal: PrincipalDep, body: RedriveBody | None = None
-) -> Redriven:
+    run_id: str,
+    runs: RunsDep,
+    principal: PrincipalDep,
+    response: Response,
+    body: RedriveBody | None = None,
+) -> Redriven | RedrivePreview:
     """Re-run a failed (or cancelled) run from the failed node: a new run, linked to it.
 
     The new run reuses the outputs of the nodes that succeeded and executes from the failed
@@ -376,8 +389,19 @@ async def redrive_run(
     that did not fail, ``document_changed`` when the workflow changed since (unless
     ``allow_changed_document``), ``redrive_refused`` when a node that succeeded cannot be
     reused (its steps registered compensations).
+
+    ``dry_run`` answers 200 with what a redrive would reuse and run again (the same refusals)
+    and creates no run.
     """
     options = body or RedriveBody()
+    if options.dry_run:
+        preview = await runs.preview_redrive(
+            run_id, principal=principal, allow_changed_document=options.allow_changed_document
+        )
+        response.status_code = 200
+        return RedrivePreview(
+            redrive_of=run_id, reused=list(preview.outputs), runs_again=preview.runs_again
+        )
     run, plan = await runs.redrive(
         run_id, principal=principal, allow_changed_document=options.allow_changed_document
     )
