@@ -79,7 +79,14 @@ _FILTER_DOC = (
     "top-level param or output, compared as text), error (a case-insensitive part of the error "
     "message). Any other query key is refused (422)."
 )
-_Many = Annotated[list[str] | None, Query(description="Repeat, or separate values with commas")]
+# What the search takes as text (persistence/run_search.py refuses the rest), declared so the
+# OpenAPI document says it: no NUL; a workflow id at most 128 characters, several by commas.
+_NO_NUL = r"^[^\x00]*$"
+_IDS = r"^[^\x00,]{0,128}(,[^\x00,]{0,128})*$"
+_Many = Annotated[
+    list[Annotated[str, StringConstraints(pattern=_IDS)]] | None,
+    Query(description="Repeat, or separate values with commas"),
+]
 
 
 def _one_of(values: tuple[str, ...]) -> str:
@@ -111,14 +118,14 @@ _Time = Annotated[DateTime | None, Query(description="ISO 8601, with its offset"
                 "in": "query",
                 "required": False,
                 "description": "Runs whose top-level param <name> is this value (as text)",
-                "schema": {"type": "string"},
+                "schema": {"type": "string", "maxLength": 4096, "pattern": _NO_NUL},
             },
             {
                 "name": "output.{name}",
                 "in": "query",
                 "required": False,
                 "description": "Runs whose top-level output <name> is this value (as text)",
-                "schema": {"type": "string"},
+                "schema": {"type": "string", "maxLength": 4096, "pattern": _NO_NUL},
             },
         ]
     },
@@ -130,20 +137,21 @@ async def list_runs(
     status: _Statuses = None,
     workflow_id: _Many = None,
     trigger: _Triggers = None,
-    trigger_name: Annotated[str | None, Query(max_length=128)] = None,
+    trigger_name: Annotated[str | None, Query(max_length=128, pattern=_NO_NUL)] = None,
     since: Annotated[DateTime | None, Query(description="Created at or after (ISO 8601)")] = None,
     until: Annotated[DateTime | None, Query(description="Created before (ISO 8601)")] = None,
     ended_after: _Time = None,
     ended_before: _Time = None,
     error: Annotated[
-        str | None, Query(max_length=255, description="A part of the error message, any case")
+        str | None,
+        Query(max_length=255, pattern=_NO_NUL, description="A part of the error message, any case"),
     ] = None,
     sort: Annotated[
         Literal["-created_at", "created_at", "-finished_at", "finished_at"],
         Query(description="By creation or end, '-' for newest first; by end: ended runs only"),
     ] = "-created_at",
     cursor: Annotated[
-        str | None, Query(max_length=1000, description="A page's next_cursor")
+        str | None, Query(max_length=1000, pattern=_NO_NUL, description="A page's next_cursor")
     ] = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     offset: Annotated[int, Query(ge=0, le=MAX_POSITION)] = 0,
@@ -151,6 +159,7 @@ async def list_runs(
         str | None,
         Query(
             max_length=255,
+            pattern=_NO_NUL,
             description="Only this principal's runs (admins; others see "
             "only their own whatever they give)",
         ),
@@ -202,7 +211,7 @@ async def run_stats(
     status: _Statuses = None,
     workflow_id: _Many = None,
     trigger: _Triggers = None,
-    owner: Annotated[str | None, Query(max_length=255)] = None,
+    owner: Annotated[str | None, Query(max_length=255, pattern=_NO_NUL)] = None,
 ) -> RunStats:
     """Counts of the runs created in ``[since, until)`` by status, by workflow and per bucket.
 
