@@ -136,12 +136,14 @@ class Scheduler:
         now = now or self.clock()
         report = PassReport()
         states = await self.triggers.states()
+        buffered = await self.triggers.buffered()
         for ref in self.schedules():
             if not ref.schedule.enabled:
                 continue
             state = states.get((ref.workflow_id, ref.schedule.name), ScheduleState())
             try:
-                await self._deal(ref, state, now, report)
+                waiting = buffered.get((ref.workflow_id, ref.schedule.name))
+                await self._deal(ref, state, now, report, waiting)
             except Exception as exc:  # one schedule's trouble never stops the others
                 logger.warning(
                     "schedule {}/{} failed a pass: {}", ref.workflow_id, ref.schedule.name, exc
@@ -150,7 +152,12 @@ class Scheduler:
         return report
 
     async def _deal(
-        self, ref: ScheduleRef, state: ScheduleState, now: datetime, report: PassReport
+        self,
+        ref: ScheduleRef,
+        state: ScheduleState,
+        now: datetime,
+        report: PassReport,
+        waiting: Tick | None = None,
     ) -> None:
         workflow_id, schedule = ref.workflow_id, ref.schedule
         if state.paused:
@@ -158,7 +165,8 @@ class Scheduler:
         if state.last_tick is None:  # first seen: count from now, fire nothing old
             await self.triggers.advance(workflow_id, schedule.name, now)
             return
-        await self._release_buffered(ref, report)
+        if waiting is not None:
+            await self._release_buffered(ref, waiting, report)
         window_start = now - timedelta(seconds=schedule.catch_up_s)
         missed: list[datetime] = []
         missed_count = 0
@@ -215,13 +223,11 @@ class Scheduler:
             report.skipped += 1
             self.count("schedule", workflow_id, name, "overlap")
 
-    async def _release_buffered(self, ref: ScheduleRef, report: PassReport) -> None:
+    async def _release_buffered(self, ref: ScheduleRef, tick: Tick, report: PassReport) -> None:
         """Start the buffered tick once the run it waited for has ended."""
         workflow_id, name = ref.workflow_id, ref.schedule.name
-        waiting = await self.triggers.ticks(workflow_id, name, outcome=BUFFERED, limit=1)
-        if not waiting or await self.triggers.active_runs(workflow_id, name):
+        if await self.triggers.active_runs(workflow_id, name):
             return
-        tick = waiting[0]
         run_id = tick.run_id or trigger_run_id(
             workflow_id, "schedule", name, tick.tick_at.isoformat()
         )
@@ -279,10 +285,14 @@ class Scheduler:
 
     async def set_paused(
         self, workflow_id: str, name: str, paused: bool, *, principal: Principal
-    ) -> None:
-        """Pause or resume a schedule (a resumed one does not catch up what it missed)."""
+    ) -> dict[str, Any]:
+        """Pause or resume a schedule (a resumed one does not catch up what it missed).
+
+        Returns the schedule as :meth:`describe` shows it, after the change.
+        """
         self.schedule(workflow_id, name)
         await self.triggers.set_paused(workflow_id, name, paused, by=principal.id, now=self.clock())
+        return next(s for s in await self.describe(workflow_id) if s["name"] == name)
 
     async def describe(self, workflow_id: str, *, next_count: int = 5) -> list[dict[str, Any]]:
         """Each schedule of a workflow: its definition, state, next fire times, last ticks."""

@@ -34,15 +34,12 @@ def add_schedule_tools(
         workflow_id = str(a["workflow_id"])
         return {"workflow_id": workflow_id, "schedules": await scheduler.describe(workflow_id)}
 
-    async def one(workflow_id: str, name: str) -> dict[str, Any]:
-        found = await scheduler.describe(workflow_id)
-        return next(s for s in found if s["name"] == name)
-
     def pausing(paused: bool) -> Operation:
         async def operation(a: dict[str, Any]) -> dict[str, Any]:
             workflow_id, name = str(a["workflow_id"]), str(a["schedule"])
-            await scheduler.set_paused(workflow_id, name, paused, principal=current_principal())
-            return await one(workflow_id, name)
+            return await scheduler.set_paused(
+                workflow_id, name, paused, principal=current_principal()
+            )
 
         return operation
 

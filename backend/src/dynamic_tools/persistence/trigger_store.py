@@ -245,6 +245,19 @@ class TriggerStore:
 
         return await asyncio.to_thread(work)
 
+    async def buffered(self) -> dict[tuple[str, str], Tick]:
+        """The buffered tick of each schedule that has one, by ``(workflow_id, trigger_name)``."""
+
+        def work() -> dict[tuple[str, str], Tick]:
+            query = select(trigger_ticks).where(trigger_ticks.c.outcome == BUFFERED)
+            with self.engine.connect() as conn:
+                return {
+                    (row["workflow_id"], row["trigger_name"]): _tick(row)
+                    for row in conn.execute(query).mappings()
+                }
+
+        return await asyncio.to_thread(work)
+
     async def orphaned(self, older_than_s: float) -> list[tuple[str, str, Tick]]:
         """Ticks claimed longer than ``older_than_s`` ago whose run was never recorded started."""
 

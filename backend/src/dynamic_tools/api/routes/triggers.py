@@ -53,9 +53,8 @@ async def _set_paused(
     """Pause or resume the schedule the path names; the schedule as it is then."""
     workflow_id, name = request.path_params["workflow_id"], request.path_params["name"]
     note_audit_target(request, f"{workflow_id}/{name}")
-    await services.scheduler.set_paused(workflow_id, name, paused, principal=principal)
-    found = await services.scheduler.describe(workflow_id)
-    return ScheduleView.model_validate(next(s for s in found if s["name"] == name))
+    changed = await services.scheduler.set_paused(workflow_id, name, paused, principal=principal)
+    return ScheduleView.model_validate(changed)
 
 
 @router.post(
