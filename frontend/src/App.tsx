@@ -1,7 +1,8 @@
 // The shell: navigation, who is signed in, and the page for the current hash route — or the
 // sign-in form when the server needs a credential and there is none (or it was refused).
-import { lazy, Suspense, useEffect, useState } from 'react'
+import { lazy, Suspense, useEffect, useRef, useState } from 'react'
 import { SignIn, WhoAmI } from './components/Access'
+import { ThemeToggle } from './components/ThemeToggle'
 import { useRoute } from './lib/router'
 import { SessionProvider, useSession } from './lib/session'
 import { RunsPage } from './pages/RunsPage'
@@ -92,12 +93,34 @@ function Shell() {
   const current = path[0] ?? 'single'
   const [menuOpen, setMenuOpen] = useState(false)
   const where = path.join('/')
+  const menuButton = useRef<HTMLButtonElement>(null)
   useEffect(() => setMenuOpen(false), [where]) // a page was chosen: the menu closes
+  useEffect(() => {
+    if (!menuOpen) return
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key !== 'Escape') return
+      setMenuOpen(false)
+      menuButton.current?.focus()
+    }
+    document.addEventListener('keydown', onKey)
+    return () => document.removeEventListener('keydown', onKey)
+  }, [menuOpen])
   return (
     <div className="app">
+      {/* the first tab stop: past the navigation to the page (a hash link would change the route) */}
+      <a
+        className="skip-link"
+        href="#main-content"
+        onClick={(e) => {
+          e.preventDefault()
+          document.getElementById('main-content')?.focus()
+        }}
+      >
+        Skip to content
+      </a>
       <header className={`topbar${menuOpen ? ' menu-open' : ''}`}>
         <a className="brand" href="#/single">Dynamic Tools</a>
-        <button type="button" className="menu-button" aria-expanded={menuOpen} aria-controls="main-menu" onClick={() => setMenuOpen(!menuOpen)}>
+        <button ref={menuButton} type="button" className="menu-button" aria-expanded={menuOpen} aria-controls="main-menu" onClick={() => setMenuOpen(!menuOpen)}>
           <span aria-hidden="true">☰</span> Menu
         </button>
         <div className="menu" id="main-menu">
@@ -110,11 +133,12 @@ function Shell() {
           </nav>
           <div className="topbar-right">
             <a href="/docs" target="_blank" rel="noreferrer">API docs</a>
+            <ThemeToggle />
             <WhoAmI />
           </div>
         </div>
       </header>
-      <main>
+      <main id="main-content" tabIndex={-1}>
         <Content />
       </main>
     </div>

@@ -80,7 +80,7 @@ export function CatalogImport({ onImported }: { onImported: () => void }) {
 
   return (
     <div className="card catalog-import" data-testid="catalog-import">
-      <h3>Import an OpenAPI, GraphQL or Arazzo document</h3>
+      <h2>Import an OpenAPI, GraphQL or Arazzo document</h2>
       <form
         className="import-form"
         onSubmit={(e) => {
@@ -148,7 +148,7 @@ export function CatalogImport({ onImported }: { onImported: () => void }) {
               {preview.workflow_document && (
                 <details>
                   <summary>the workflow document</summary>
-                  <pre className="code-block" data-testid="arazzo-document">{preview.workflow_document}</pre>
+                  <pre className="code-block" data-testid="arazzo-document" tabIndex={0}>{preview.workflow_document}</pre>
                 </details>
               )}
             </div>
@@ -160,7 +160,7 @@ export function CatalogImport({ onImported }: { onImported: () => void }) {
           </div>}
           <table className="params-table">
             <thead>
-              <tr><th /><th>tool</th><th>operation</th><th>summary</th><th>parameters</th></tr>
+              <tr><th><span className="sr-only">choose</span></th><th>tool</th><th>operation</th><th>summary</th><th>parameters</th></tr>
             </thead>
             <tbody>
               {(preview.command_preview ?? []).map((op) => (

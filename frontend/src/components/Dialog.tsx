@@ -39,7 +39,7 @@ export function Dialog({ title, onCancel, children, testId }: Props) {
   return (
     <div className="dialog-backdrop" onMouseDown={(e) => e.target === e.currentTarget && onCancel()}>
       <div className="dialog" role="dialog" aria-modal="true" aria-labelledby="dialog-title" tabIndex={-1} ref={box} onKeyDown={onKeyDown} data-testid={testId}>
-        <h3 id="dialog-title">{title}</h3>
+        <h2 id="dialog-title">{title}</h2>
         {children}
       </div>
     </div>

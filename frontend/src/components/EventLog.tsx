@@ -52,7 +52,7 @@ export function EventLog({ events, nodes, live, onSelectNode }: Props) {
   return (
     <div className="event-log card" data-testid="event-log">
       <div className="row spread wrap">
-        <h3>Events {live ? <span className="live-dot" title="live">● live</span> : <span className="muted">(ended)</span>}</h3>
+        <h2>Events {live ? <span className="live-dot" title="live">● live</span> : <span className="muted">(ended)</span>}</h2>
         <div className="row wrap">
           <div className="segmented" role="group" aria-label="Event filter">
             {(['all', 'failed', 'pending'] as Filter[]).map((f) => (

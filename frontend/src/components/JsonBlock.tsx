@@ -20,7 +20,7 @@ export function JsonBlock({ label, value, testId }: { label?: string; value: unk
           )}
         </div>
       )}
-      {empty ? <div className="muted">none</div> : rows && !asJson ? <DataTable rows={rows} /> : <pre>{toJson(value)}</pre>}
+      {empty ? <div className="muted">none</div> : rows && !asJson ? <DataTable rows={rows} /> : <pre tabIndex={0}>{toJson(value)}</pre>}
     </div>
   )
 }

@@ -32,7 +32,7 @@ export function LeaveDialog({ question, what }: { question: LeaveQuestion; what:
     >
       {open && (
         <>
-          <h3 id="leave-dialog-title">Leave with unsaved changes?</h3>
+          <h2 id="leave-dialog-title">Leave with unsaved changes?</h2>
           <p>{what} Leaving drops them.</p>
           <div className="row">
             <button type="button" className="primary" autoFocus onClick={question.stay}>Stay</button>

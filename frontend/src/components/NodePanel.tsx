@@ -1,5 +1,6 @@
 // One node of a run: status, kind, attempts (n of max, last error, next retry), timings,
 // input, output, error, detail, and its children (branches, items, sub-workflow steps).
+import { useEffect, useRef } from 'react'
 import type { RunNode } from '../api/types'
 import { apiSaid, elapsedMs, formatClock, formatDuration } from '../lib/format'
 import { href } from '../lib/router'
@@ -18,14 +19,35 @@ interface Props {
 }
 
 export function NodePanel({ nodeId, node, childIds, nodes, onSelect, onClose, now }: Props) {
+  const panel = useRef<HTMLElement>(null)
+  useEffect(() => panel.current?.focus(), [nodeId]) // opened from the keyboard: read on from here
+  useEffect(() => {
+    // closed: focus goes back to what opened it (a graph node, a timeline row)
+    const opener = document.activeElement instanceof HTMLElement ? document.activeElement : null
+    const here = panel.current
+    return () => {
+      const lost = !document.activeElement || document.activeElement === document.body || here?.contains(document.activeElement)
+      if (lost && opener?.isConnected) opener.focus()
+    }
+  }, [])
   const retry = node ? retryInfo(node, now) : null
   const { last_error: _l, next_attempt: _n, next_attempt_at: _a, max_attempts: _m, delay_s: _d, api_message: _s, ...detail } = node?.detail ?? {}
   const said = node ? apiSaid(node.detail?.status_code, node.detail?.api_message) : null
   const active = node?.status === 'running' || node?.status === 'waiting_input'
   return (
-    <aside className="node-panel" data-testid="node-panel" data-node={nodeId}>
+    <aside
+      ref={panel}
+      className="node-panel"
+      data-testid="node-panel"
+      data-node={nodeId}
+      tabIndex={-1}
+      aria-label={`Node ${nodeId}`}
+      onKeyDown={(e) => {
+        if (e.key === 'Escape') onClose()
+      }}
+    >
       <div className="row spread">
-        <h3><code>{nodeId}</code></h3>
+        <h2><code>{nodeId}</code></h2>
         <button type="button" className="link" onClick={onClose} aria-label="Close node panel">✕</button>
       </div>
       {!node ? (

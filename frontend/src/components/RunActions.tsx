@@ -136,7 +136,7 @@ export function RunActions({ run, events, onChanged, onNewRun }: { run: RunDetai
             A new run of <code>{run.workflow_id}</code> with the same params, linked to this one. Nothing has started yet.
             {plan.allowChanged && ' The workflow changed since this run: the recorded outputs are reused by node id.'}
           </p>
-          <h4>Reused ({plan.reused.length}): their recorded outputs are taken, not run again</h4>
+          <h3>Reused ({plan.reused.length}): their recorded outputs are taken, not run again</h3>
           {plan.reused.length ? (
             <ul data-testid="redrive-reused">
               {plan.reused.map((id) => (
@@ -146,7 +146,7 @@ export function RunActions({ run, events, onChanged, onNewRun }: { run: RunDetai
           ) : (
             <div className="muted small">none: every node runs again</div>
           )}
-          <h4>Run again ({Object.keys(plan.runsAgain).length})</h4>
+          <h3>Run again ({Object.keys(plan.runsAgain).length})</h3>
           <ul data-testid="redrive-runs-again">
             {Object.entries(plan.runsAgain).map(([id, why]) => (
               <li key={id} data-node={id}><code>{id}</code>: {why}</li>

@@ -74,7 +74,7 @@ export function RunStartPanel({ workflowId, note, initial, title, onClose }: Pro
   return (
     <div className="card run-start" data-testid="run-start">
       <div className="row spread">
-        <h3>{title ?? <>Start a run of <code>{workflowId}</code></>}</h3>
+        <h2>{title ?? <>Start a run of <code>{workflowId}</code></>}</h2>
         <div className="row">
           <div className="segmented" role="group" aria-label="Edit the params as">
             <button type="button" aria-pressed={mode === 'form'} onClick={() => mode === 'json' && toForm()}>Form</button>

@@ -1,23 +1,18 @@
 // The status words of runs and nodes, each with its colour (shared by badges, graph, legend).
 
-export const STATUS_COLORS: Record<string, string> = {
-  pending: '#9aa5b1',
-  running: '#2f80ed',
-  waiting_input: '#f2994a',
-  succeeded: '#27ae60',
-  failed: '#eb5757',
-  skipped: '#c9ced6',
-  cancelled: '#6c757d',
-  not_run: '#e4e7eb',
-}
+const STATUSES = ['pending', 'running', 'waiting_input', 'succeeded', 'failed', 'skipped', 'cancelled', 'not_run']
+
+/** Each status's swatch: a CSS variable of the palette (styles.css), the same in both themes. */
+export const STATUS_COLORS: Record<string, string> = Object.fromEntries(STATUSES.map((s) => [s, `var(--status-${s})`]))
 
 export function statusColor(status: string | null | undefined): string {
-  return STATUS_COLORS[status ?? 'not_run'] ?? '#9aa5b1'
+  return STATUS_COLORS[status ?? 'not_run'] ?? STATUS_COLORS.pending
 }
 
-/** A readable text colour for a status (the lightest swatches are not legible as text). */
+/** A status's colour as text on a card: mixed with the theme's text colour so it stays legible
+ * (4.5:1) on the light and the dark card alike. */
 export function statusTextColor(status: string | null | undefined): string {
-  return status === 'skipped' || status === 'not_run' ? '#6b7280' : statusColor(status)
+  return `color-mix(in srgb, ${statusColor(status)} 55%, var(--fg))`
 }
 
 export function StatusBadge({ status }: { status: string }) {

@@ -1,8 +1,10 @@
 // A workflow's DAG drawn with React Flow, laid out by dagre; nodes coloured by their run state
-// when `statuses` is given. Clicking a node selects it.
+// when `statuses` is given. Clicking a node, or Enter / Space on a focused one, selects it. The
+// default view never zooms out below 1, so node text stays at its CSS size (12 px or more); a
+// graph larger than its box is panned or zoomed out by the user.
 import { Background, Controls, Handle, MarkerType, Position, ReactFlow, type Edge, type Node, type NodeProps } from '@xyflow/react'
 import '@xyflow/react/dist/style.css'
-import { useMemo } from 'react'
+import { useMemo, type KeyboardEvent } from 'react'
 import { layoutGraph, NODE_HEIGHT, NODE_WIDTH, type WorkflowGraph } from '../lib/graph'
 import { statusColor, statusTextColor } from './StatusBadge'
 
@@ -17,11 +19,11 @@ interface StepData extends Record<string, unknown> {
 }
 
 function StepNode({ data }: NodeProps<Node<StepData>>) {
-  const color = data.status ? statusColor(data.status) : '#cfd6de'
+  const color = data.status ? statusColor(data.status) : 'var(--border)'
   return (
     <div
       className={`graph-node${data.selected ? ' graph-node-selected' : ''}${data.badge ? ' graph-node-badged' : ''}`}
-      style={{ borderColor: color, background: data.status ? `${color}22` : '#fff' }}
+      style={{ borderColor: color, background: data.status ? `color-mix(in srgb, ${color} 14%, var(--card))` : 'var(--card)' }}
       data-testid={`graph-node-${data.id}`}
       data-status={data.status ?? 'none'}
       title={data.status ? `${data.id}: ${data.status}` : data.id}
@@ -45,7 +47,7 @@ function StepNode({ data }: NodeProps<Node<StepData>>) {
 }
 
 const NODE_TYPES = { step: StepNode }
-const EDGE_COLORS = { depends: '#8795a1', branch: '#2f80ed', fallback: '#eb5757', failure: '#f2994a' }
+const EDGE_COLORS = { depends: 'var(--muted)', branch: 'var(--status-running)', fallback: 'var(--status-failed)', failure: 'var(--status-waiting_input)' }
 
 interface Props {
   graph: WorkflowGraph
@@ -59,7 +61,7 @@ interface Props {
 }
 
 export function WorkflowGraphView({ graph, statuses, notes, badges, selected, onSelect, height = 420 }: Props) {
-  const { nodes, edges } = useMemo(() => {
+  const { nodes, edges, bottom } = useMemo(() => {
     const positions = layoutGraph(graph)
     const nodes: Node<StepData>[] = graph.nodes.map((n) => ({
       id: n.id,
@@ -77,6 +79,7 @@ export function WorkflowGraphView({ graph, statuses, notes, badges, selected, on
       width: NODE_WIDTH,
       height: NODE_HEIGHT,
       draggable: false,
+      ariaLabel: `${n.id}, ${n.kind}${statuses ? `, ${(statuses[n.id] ?? 'not_run').replace('_', ' ')}` : ''}`,
     }))
     const edges: Edge[] = graph.edges.map((e) => ({
       id: e.id,
@@ -85,31 +88,43 @@ export function WorkflowGraphView({ graph, statuses, notes, badges, selected, on
       label: e.label,
       animated: statuses ? statuses[e.source] === 'running' : false,
       style: { stroke: EDGE_COLORS[e.kind], strokeDasharray: e.kind === 'depends' ? undefined : '6 4' },
-      labelStyle: { fontSize: 11, fill: EDGE_COLORS[e.kind] },
+      labelStyle: { fontSize: 12, fill: EDGE_COLORS[e.kind] },
+      labelBgStyle: { fill: 'var(--card)' },
       markerEnd: { type: MarkerType.ArrowClosed, color: EDGE_COLORS[e.kind] },
     }))
-    return { nodes, edges }
+    const bottom = Math.max(0, ...nodes.map((n) => n.position.y + NODE_HEIGHT))
+    return { nodes, edges, bottom }
   }, [graph, statuses, notes, badges, selected])
 
   // A new structure (nodes or edges) mounts a new view, fitted to it; state changes do not.
   const structure = useMemo(() => [...graph.nodes.map((n) => n.id), '|', ...graph.edges.map((e) => e.id)].join(','), [graph])
   if (graph.nodes.length === 0) return <div className="graph-empty muted">no nodes to draw</div>
   return (
-    <div className="graph" style={{ height }} data-testid="workflow-graph">
+    // at zoom 1 a tall graph needs a taller box (up to a screen's worth; then it is panned)
+    <div className="graph" style={{ height: Math.max(height, Math.min(bottom * 1.15 + 40, 960)) }} data-testid="workflow-graph">
       <ReactFlow
         key={structure}
         nodes={nodes}
         edges={edges}
         nodeTypes={NODE_TYPES}
         fitView
-        fitViewOptions={{ padding: 0.15, maxZoom: 1.1 }}
+        fitViewOptions={{ padding: 0.15, minZoom: 1, maxZoom: 1.1 }}
         nodesConnectable={false}
         elementsSelectable={!!onSelect}
         onNodeClick={(_, node) => onSelect?.(node.id)}
+        onKeyDown={(event: KeyboardEvent<HTMLDivElement>) => {
+          // Enter or Space on a focused node opens it, as a click does
+          const target = event.target as HTMLElement
+          if (!onSelect || (event.key !== 'Enter' && event.key !== ' ') || !target.classList.contains('react-flow__node')) return
+          const id = target.dataset.id
+          if (!id) return
+          event.preventDefault()
+          onSelect(id)
+        }}
         proOptions={{ hideAttribution: true }}
         minZoom={0.2}
       >
-        <Background gap={16} color="#eef1f4" />
+        <Background gap={16} color="var(--graph-dot)" />
         <Controls showInteractive={false} />
       </ReactFlow>
     </div>

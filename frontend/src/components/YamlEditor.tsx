@@ -1,6 +1,8 @@
 // The document editor: CodeMirror with YAML highlighting; the backend's violations are shown on
 // their lines (a marked line with the message as tooltip, and a gutter marker).
+import { HighlightStyle, syntaxHighlighting } from '@codemirror/language'
 import { yaml } from '@codemirror/lang-yaml'
+import { tags as t } from '@lezer/highlight'
 import { lintGutter, setDiagnostics, type Diagnostic } from '@codemirror/lint'
 import { StateEffect, StateField, type Extension } from '@codemirror/state'
 import { Decoration, EditorView, type DecorationSet } from '@codemirror/view'
@@ -64,6 +66,30 @@ interface Props {
   onView?: (view: EditorView) => void
 }
 
+/** The editor in the page's palette (both themes), and its name for assistive technology. */
+const EDITOR_THEME: Extension[] = [
+  EditorView.theme({
+    '&': { color: 'var(--fg)', backgroundColor: 'var(--input-bg)' },
+    '.cm-content': { caretColor: 'var(--fg)' },
+    '.cm-cursor, .cm-dropCursor': { borderLeftColor: 'var(--fg)' },
+    '.cm-gutters': { backgroundColor: 'var(--surface)', color: 'var(--muted)', borderRight: '1px solid var(--border)' },
+    '.cm-activeLine': { backgroundColor: 'var(--picked)' },
+    '.cm-activeLineGutter': { backgroundColor: 'var(--hover)', color: 'var(--fg)' },
+    '&.cm-focused .cm-selectionBackground, .cm-selectionBackground, ::selection': { backgroundColor: 'var(--tag-border)' },
+  }),
+  EditorView.contentAttributes.of({ 'aria-label': 'Workflow document' }),
+  syntaxHighlighting(
+    HighlightStyle.define([
+      { tag: [t.keyword, t.bool, t.null, t.atom], color: 'var(--syntax-keyword)' },
+      { tag: [t.string, t.special(t.string), t.content], color: 'var(--syntax-string)' },
+      { tag: [t.number, t.literal], color: 'var(--syntax-number)' },
+      { tag: [t.propertyName, t.definition(t.propertyName)], color: 'var(--syntax-property)' },
+      { tag: [t.comment, t.meta], color: 'var(--muted)', fontStyle: 'italic' },
+      { tag: [t.punctuation, t.separator, t.typeName, t.labelName], color: 'var(--fg-soft)' },
+    ]),
+  ),
+]
+
 export function YamlEditor({ value, onChange, violations, highlight, onView }: Props) {
   const viewRef = useRef<EditorView | null>(null)
   const extensions = useMemo<Extension[]>(
@@ -94,6 +120,7 @@ export function YamlEditor({ value, onChange, violations, highlight, onView }: P
         extensions={extensions}
         height="460px"
         basicSetup={BASIC_SETUP}
+        theme={EDITOR_THEME}
         onCreateEditor={(view) => {
           viewRef.current = view
           onView?.(view)

@@ -37,9 +37,9 @@ export function YieldForm({ runId, owner, waiting, context, onAnswered }: Props)
   }
   return (
     <div className="card yield-form" data-testid="yield-form">
-      <h3>
+      <h2>
         Waiting for your answer at <code>{waiting.node_id}</code>
-      </h3>
+      </h2>
       <p className="yield-message">{waiting.message}</p>
       {context.map((c) => (
         <details key={c.nodeId} className="yield-context" open={context.length === 1 && !picked}>

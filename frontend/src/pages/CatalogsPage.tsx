@@ -42,7 +42,7 @@ export function CatalogsPage() {
       {list.data && (
         <table className="list-table" data-testid="catalog-list">
           <thead>
-            <tr><th>catalog</th><th>source</th><th>tools</th><th>secrets</th><th>updated</th><th>enabled</th><th /></tr>
+            <tr><th>catalog</th><th>source</th><th>tools</th><th>secrets</th><th>updated</th><th>enabled</th><th><span className="sr-only">actions</span></th></tr>
           </thead>
           <tbody>
             {list.data.catalogs.map((c) => (

@@ -143,7 +143,7 @@ export function RunPage({ runId }: { runId: string }) {
       <div className="run-layout">
         <div className="card graph-card">
           <div className="row spread">
-            <h3>Graph</h3>
+            <h2>Graph</h2>
             <StatusLegend />
           </div>
           <ErrorBox error={workflow.error} title="The workflow document could not be read; nodes are listed from the run" />
@@ -167,7 +167,7 @@ export function RunPage({ runId }: { runId: string }) {
         )}
       </div>
       <div className="card">
-        <h3>Timeline</h3>
+        <h2>Timeline</h2>
         <RunTimeline run={run} onSelect={setSelected} now={now} />
       </div>
       <div className="two-col">

@@ -106,7 +106,7 @@ export function RunChart({ stats }: { stats: RunStats }) {
               {STATUSES.filter((s) => b.counts[s]).map((s) => {
                 const h = (b.counts[s] / most) * (height - 4)
                 y -= h
-                return <rect key={s} x={i * bar + 0.5} y={y} width={Math.max(1, bar - 1)} height={h} fill={STATUS_COLORS[s]} data-status={s} />
+                return <rect key={s} x={i * bar + 0.5} y={y} width={Math.max(1, bar - 1)} height={h} style={{ fill: STATUS_COLORS[s] }} data-status={s} />
               })}
             </g>
           )

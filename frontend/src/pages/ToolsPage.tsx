@@ -40,7 +40,7 @@ function ToolCard({ tool, onEdit, onDelete }: { tool: ToolSummary; onEdit: () =>
   return (
     <article className="card tool-card" data-testid={`tool-${tool.name}`}>
       <header className="row spread">
-        <h3>{tool.name}</h3>
+        <h2>{tool.name}</h2>
         <span className="muted">{flags.join(' · ')}</span>
       </header>
       <div className="http-line">
@@ -149,7 +149,7 @@ export function ToolsPage() {
       )}
       {editing && schema.data && (
         <div className="card tool-editor" data-testid="tool-editor">
-          <h3>{editing.mode === 'new' ? 'New tool' : `Edit ${editing.name}`}</h3>
+          <h2>{editing.mode === 'new' ? 'New tool' : `Edit ${editing.name}`}</h2>
           <SchemaForm
             key={editing.mode === 'new' ? '_new' : editing.name}
             schema={schema.data}

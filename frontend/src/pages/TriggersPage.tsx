@@ -58,7 +58,7 @@ export function TriggersPage({ workflowId }: { workflowId: string }) {
       {loaded && noTriggers(schedules.data?.schedules, webhooks.data?.webhooks) && (
         <div className="card" data-testid="no-triggers">
           <p>This workflow has no schedule and no webhook. Add them to its document, under the workflow, for example:</p>
-          <pre>{EXAMPLE_TRIGGERS}</pre>
+          <pre tabIndex={0}>{EXAMPLE_TRIGGERS}</pre>
           <p className="small muted">
             <a href={href('workflows', workflowId)}>Open the document</a> to edit it.
           </p>

@@ -175,7 +175,7 @@ export function WorkflowEditorPage({ workflowId, showRun }: { workflowId: string
               </Suspense>
             ) : (
               <div className="source-view">
-                <pre data-testid="source-view">{content}</pre>
+                <pre data-testid="source-view" tabIndex={0}>{content}</pre>
                 <button type="button" className="primary" onClick={() => setEditing(true)}>Edit</button>
               </div>
             )}

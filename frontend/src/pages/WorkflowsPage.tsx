@@ -62,7 +62,7 @@ export function WorkflowsPage() {
               <th>file</th>
               <th>params</th>
               <th>valid</th>
-              <th />
+              <th><span className="sr-only">actions</span></th>
             </tr>
           </thead>
           <tbody>

@@ -13,11 +13,13 @@ from __future__ import annotations
 import fcntl
 import json
 import shutil
+import time
 from collections.abc import Callable, Generator, Iterator
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
@@ -26,6 +28,7 @@ from dynamic_tools.settings import Settings
 from tests.conftest import EXAMPLES, TEST_API_KEY
 from tests.support.browser import ARTIFACTS, launched_browser, require_bundle
 from tests.support.fake_llm import FakeLLM
+from tests.support.mocked_runs import HOTEL
 from tests.support.servers import serve
 
 expect.set_options(timeout=15_000)
@@ -163,3 +166,35 @@ def screenshot(page: Page, path: Path) -> None:
     """A full-page screenshot from the top (the sticky header stays where it belongs)."""
     page.evaluate("window.scrollTo(0, 0)")
     page.screenshot(path=str(path), full_page=True)
+
+
+BOOK = {"origin": "AMS", "destination": "BCN", "date": "2026-12-01", "passenger": "Ada"}
+
+
+def _wait_run(url: str, run_id: str, status: str) -> None:
+    for _ in range(200):  # 20 s at most
+        if httpx.get(f"{url}/runs/{run_id}").json()["status"] == status:
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"run {run_id} never reached {status}")
+
+
+@pytest.fixture
+def runs(ui_server: str) -> Iterator[dict[str, str]]:
+    """A finished run, a run waiting for approval, and a failed run."""
+    done = httpx.post(f"{ui_server}/workflows/book_hotel/runs", json={"params": HOTEL}).json()[
+        "run_id"
+    ]
+    waiting = httpx.post(
+        f"{ui_server}/workflows/book_with_approval/runs", json={"params": BOOK}
+    ).json()["run_id"]
+    fault = {"operation": "create_booking", "fail_next": 50, "status": 404}
+    httpx.post(f"{ui_server}/demo/travel/_faults", json=fault)
+    failed = httpx.post(f"{ui_server}/workflows/book_flight/runs", json={"params": BOOK}).json()[
+        "run_id"
+    ]
+    _wait_run(ui_server, done, "succeeded")
+    _wait_run(ui_server, waiting, "waiting_input")
+    _wait_run(ui_server, failed, "failed")
+    httpx.delete(f"{ui_server}/demo/travel/_faults")
+    yield {"done": done, "waiting": waiting, "failed": failed}
