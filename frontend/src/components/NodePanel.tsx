@@ -20,14 +20,20 @@ interface Props {
 
 export function NodePanel({ nodeId, node, childIds, nodes, onSelect, onClose, now }: Props) {
   const panel = useRef<HTMLElement>(null)
-  useEffect(() => panel.current?.focus(), [nodeId]) // opened from the keyboard: read on from here
+  const opener = useRef<HTMLElement | null>(null)
   useEffect(() => {
-    // closed: focus goes back to what opened it (a graph node, a timeline row)
-    const opener = document.activeElement instanceof HTMLElement ? document.activeElement : null
+    // opened (or another node chosen): remember what from, and read on from here
+    const active = document.activeElement
+    if (active instanceof HTMLElement && !panel.current?.contains(active)) opener.current = active
+    panel.current?.focus()
+  }, [nodeId])
+  useEffect(() => {
     const here = panel.current
     return () => {
-      const lost = !document.activeElement || document.activeElement === document.body || here?.contains(document.activeElement)
-      if (lost && opener?.isConnected) opener.focus()
+      // closed: focus goes back to what opened it (a graph node, a timeline row)
+      const active = document.activeElement
+      const lost = !active || active === document.body || here?.contains(active)
+      if (lost && opener.current?.isConnected) opener.current.focus()
     }
   }, [])
   const retry = node ? retryInfo(node, now) : null

@@ -48,9 +48,9 @@ export function RunTimeline({ run, onSelect, now = Date.now() }: { run: RunDetai
         }
         return (
           <div className="timeline-row" key={id} onClick={() => onSelect(id)} title={`${id}: ${node.status}, ${formatDuration(e - s)}`}>
-            <div className="timeline-label" style={{ paddingLeft: depth * 12 }}>
+            <button type="button" className="link timeline-label" style={{ paddingLeft: depth * 12 }}>
               {depth ? id.split('/').slice(1).join('/') : id}
-            </div>
+            </button>
             <div className="timeline-track">
               <div className="timeline-bar" style={{ left: `${left}%`, width: `${width}%`, background: statusColor(node.status) }} />
             </div>

@@ -22,7 +22,7 @@ from dynamic_tools.api.app import create_app
 from dynamic_tools.settings import Settings
 from tests.conftest import EXAMPLES
 from tests.integration.ui.conftest import screenshot
-from tests.integration.ui.test_phone_layout_ui import OVERFLOW, PHONE
+from tests.integration.ui.layout_checks import OVERFLOW, PHONE
 from tests.support.mocked_runs import HOTEL
 from tests.support.servers import serve
 

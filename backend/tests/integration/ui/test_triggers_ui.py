@@ -28,7 +28,7 @@ from dynamic_tools.api.app import create_app
 from dynamic_tools.settings import Settings
 from tests.integration.ui.conftest import screenshot
 from tests.integration.ui.test_access_ui import sign_in
-from tests.integration.ui.test_phone_layout_ui import OVERFLOW, PHONE
+from tests.integration.ui.layout_checks import OVERFLOW, PHONE
 from tests.support.servers import serve
 
 WORKFLOW = "flight_watch"
