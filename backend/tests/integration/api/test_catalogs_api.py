@@ -252,7 +252,8 @@ async def test_an_empty_name_and_a_missing_file_are_both_reported_the_file_first
             ]
             name = body["violations"][1]["message"]
             assert name == (
-                "a catalog name is 1-64 letters, digits, '-' or '_', starting with a letter or digit"
+                "a catalog name is 1-64 letters, digits, '-' or '_', "
+                "starting with a letter or digit"
             )
             assert "^" not in json.dumps(body["violations"])
         found = await client.post(
