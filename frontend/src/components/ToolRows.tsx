@@ -37,11 +37,13 @@ function RowMoves({ label, index, count, move, remove }: { label: string; index:
 
 function Cell({ label, error, wide, children }: { label: string; error?: string; wide?: boolean; children: ReactNode }) {
   return (
-    <label className={`row-cell${wide ? ' wide-cell' : ''}`}>
-      <span className="muted small">{label}</span>
-      {children}
+    <div className={`row-cell${wide ? ' wide-cell' : ''}`}>
+      <label>
+        <span className="muted small">{label}</span>
+        {children}
+      </label>
       {error && <span className="field-error">{error}</span>}
-    </label>
+    </div>
   )
 }
 
