@@ -8,17 +8,19 @@ const PARAMS = {
   id: { in: 'path', required: true, type: 'string', format: 'uuid' },
   tags: { in: 'query', type: 'array', items: { type: 'string' }, example: ['a', 'b'] },
   odd: { in: 'header', enum: ['a,b', 'c'] },
+  mixed: { in: 'query', type: 'string', enum: [1, 'two'] },
 }
 
 describe('parameter rows', () => {
   it('are the parameters, one row each, and give them back as they were', () => {
     const rows = rowsFromParameters(PARAMS)
-    expect(rows.map((r) => r.name)).toEqual(['city', 'days', 'id', 'tags', 'odd'])
+    expect(rows.map((r) => r.name)).toEqual(['city', 'days', 'id', 'tags', 'odd', 'mixed'])
     expect(rows[0]).toMatchObject({ location: 'query', type: 'string', required: true, enumText: 'Paris, Rome', example: 'Paris', description: 'The city' })
     expect(rows[1]).toMatchObject({ type: 'integer', enumText: '1, 3, 7', example: '3', extra: { minimum: 1 } })
     expect(rows[3]).toMatchObject({ example: '["a","b"]', extra: { items: { type: 'string' } } })
     // an enum a comma list cannot say stays as it is, edited as JSON
     expect(rows[4]).toMatchObject({ enumInJson: true, type: '', extra: { enum: ['a,b', 'c'] } })
+    expect(rows[5]).toMatchObject({ enumInJson: true, extra: { enum: [1, 'two'] } }) // 1 would come back as '1'
     expect(parametersFromRows(rows)).toEqual({ value: PARAMS, errors: {} })
   })
 

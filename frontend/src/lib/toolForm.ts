@@ -60,8 +60,12 @@ function typed(type: RowType, text: string): { value?: unknown; error?: string }
   return read.errors.v ? { error: read.errors.v } : { value: read.values.v }
 }
 
-function sayable(values: unknown[]): boolean {
-  return values.every((v) => ['string', 'number', 'boolean'].includes(typeof v) && !String(v).includes(',') && String(v).trim() === String(v) && String(v) !== '')
+/** Whether values read back the same from a comma list typed by `type`. */
+function sayable(values: unknown[], type: RowType): boolean {
+  return values.every((v) => {
+    const text = String(v)
+    return ['string', 'number', 'boolean'].includes(typeof v) && !text.includes(',') && text.trim() === text && text !== '' && typed(type, text).value === v
+  })
 }
 
 export function newParamRow(): ParamRow {
@@ -74,7 +78,7 @@ export function rowsFromParameters(parameters: unknown): ParamRow[] {
     const { in: location, required, type, enum: values, format, description, example, ...extra } = isObject(raw) ? raw : {}
     const t = rowType(type)
     if (type !== undefined && t === '') extra.type = type
-    const enumInJson = values !== undefined && !(Array.isArray(values) && sayable(values))
+    const enumInJson = values !== undefined && !(Array.isArray(values) && sayable(values, t))
     if (enumInJson) extra.enum = values
     return {
       key: newKey(),
