@@ -2592,7 +2592,7 @@ export interface components {
             lenient?: boolean;
             /**
              * Name
-             * @description Catalog name.
+             * @description Catalog name: 1-64 letters, digits, '-' or '_', starting with a letter or digit.
              */
             name: string;
             /**
@@ -2603,7 +2603,7 @@ export interface components {
             overwrite?: boolean;
             /**
              * Prefix
-             * @description Tool name prefix.
+             * @description Tool name prefix: 1-32 letters, digits, '-' or '_', starting with a letter or digit.
              */
             prefix?: string | null;
             /**
@@ -3083,12 +3083,12 @@ export interface components {
             max_preview_tokens?: number | null;
             /**
              * Name
-             * @description Catalog name.
+             * @description Catalog name: 1-64 letters, digits, '-' or '_', starting with a letter or digit.
              */
             name: string;
             /**
              * Prefix
-             * @description Tool name prefix.
+             * @description Tool name prefix: 1-32 letters, digits, '-' or '_', starting with a letter or digit.
              */
             prefix?: string | null;
             /**

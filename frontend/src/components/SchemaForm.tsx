@@ -1,9 +1,26 @@
 // A form generated from a JSON Schema (a tool config's, from GET /tools/_schema): one field per
-// property, nested objects as sections, maps as JSON. The server's 422 violations show under
-// the field they name until it is changed; client errors (bad JSON, a non-number) likewise.
-import { useMemo, useState } from 'react'
+// property, nested objects as sections, maps as JSON (or an editor of their own, `custom`).
+// The server's 422 violations show under the field they name; editing a field says so
+// (`onEdit`), and the owner of the violations drops those about it. Client errors (bad JSON, a
+// non-number) show likewise.
+import { type ReactNode, useMemo, useState } from 'react'
 import type { Violation } from '../api/client'
 import { compact, fieldsOf, type FormField, fromText, type Schema, toText, violationsAt } from '../lib/schemaForm'
+
+/** What a field's own editor gets: its JSON text, violations, and whom to tell of changes. */
+export interface CustomFieldProps {
+  id: string
+  path: string
+  text: string
+  /** The violations about the field (paths from the form's root). */
+  violations: Violation[]
+  /** The new text, and what stops it from being saved (if anything). */
+  onChange: (text: string, problem?: string) => void
+  /** A part of the field was edited: `path` as the server names it (`parameters.city.type`). */
+  onEdit: (path: string) => void
+}
+
+export type CustomField = (props: CustomFieldProps) => ReactNode
 
 interface Props {
   schema: Schema
@@ -16,6 +33,10 @@ interface Props {
   testId?: string
   /** Sections shown open (others fold when empty). */
   open?: string[]
+  /** A field was edited (its path): the violations about it are out of date. */
+  onEdit?: (path: string) => void
+  /** Editors of their own for some (JSON) fields, by path. */
+  custom?: Record<string, CustomField>
 }
 
 function at(value: unknown, path: string): unknown {
@@ -26,25 +47,29 @@ function leaves(fields: FormField[], root: Schema): FormField[] {
   return fields.flatMap((f) => (f.kind === 'object' ? leaves(fieldsOf(f.schema, root, f.path), root) : [f]))
 }
 
-export function SchemaForm({ schema, initial, submitLabel, busy, violations = [], onSubmit, onCancel, testId, open = [] }: Props) {
+export function SchemaForm({ schema, initial, submitLabel, busy, violations = [], onSubmit, onCancel, testId, open = [], onEdit, custom = {} }: Props) {
   const top = useMemo(() => fieldsOf(schema, schema), [schema])
   const all = useMemo(() => leaves(top, schema), [top, schema])
   const [texts, setTexts] = useState<Record<string, string>>(() => Object.fromEntries(all.map((f) => [f.path, toText(f, at(initial, f.path))])))
   const [errors, setErrors] = useState<Record<string, string>>({})
-  const [edited, setEdited] = useState<ReadonlySet<string>>(new Set())
-  const set = (path: string, text: string) => {
+  /** What stops a custom field's value from being saved, by path. */
+  const [pending, setPending] = useState<Record<string, string>>({})
+  const setText = (path: string, text: string) => {
     setTexts((t) => ({ ...t, [path]: text }))
     setErrors((e) => Object.fromEntries(Object.entries(e).filter(([k]) => k !== path)))
-    setEdited((s) => new Set([...s, path]))
   }
-  const shownViolations = violations.filter((v) => !edited.has(v.path ?? ''))
+  const set = (path: string, text: string) => {
+    setText(path, text)
+    onEdit?.(path)
+  }
 
   const submit = () => {
     const value: Record<string, unknown> = {}
     const problems: Record<string, string> = {}
     for (const f of all) {
+      if (pending[f.path]) problems[f.path] = pending[f.path]
       const read = fromText(f, texts[f.path] ?? '')
-      if (read.error) problems[f.path] = read.error
+      if (read.error) problems[f.path] ??= read.error
       if (read.value === undefined) continue
       const keys = f.path.split('.')
       let target = value
@@ -52,7 +77,6 @@ export function SchemaForm({ schema, initial, submitLabel, busy, violations = []
       target[keys[keys.length - 1]] = read.value
     }
     setErrors(problems)
-    setEdited(new Set())
     if (Object.keys(problems).length === 0) onSubmit(compact(value) as Record<string, unknown>)
   }
 
@@ -73,7 +97,22 @@ export function SchemaForm({ schema, initial, submitLabel, busy, violations = []
     }
     const id = `${testId ?? 'schema'}-${f.path}`
     const text = texts[f.path] ?? ''
-    const messages = [...(errors[f.path] ? [errors[f.path]] : []), ...violationsAt(shownViolations, f.path)]
+    const own = custom[f.path]
+    if (own) {
+      const changed = (next: string, problem?: string) => {
+        setText(f.path, next)
+        setPending((p) => ({ ...Object.fromEntries(Object.entries(p).filter(([k]) => k !== f.path)), ...(problem ? { [f.path]: problem } : {}) }))
+      }
+      return (
+        <div className="field" key={f.path}>
+          <div className="custom-field-name">{f.name}</div>
+          {f.description && <div className="muted small">{f.description}</div>}
+          {own({ id, path: f.path, text, violations: violations.filter((v) => violationsAt([v], f.path).length > 0), onChange: changed, onEdit: (p) => onEdit?.(p) })}
+          {errors[f.path] && <div className="field-error">{errors[f.path]}</div>}
+        </div>
+      )
+    }
+    const messages = [...(errors[f.path] ? [errors[f.path]] : []), ...violationsAt(violations, f.path)]
     return (
       <div className="field" key={f.path}>
         <label htmlFor={id}>
@@ -103,7 +142,7 @@ export function SchemaForm({ schema, initial, submitLabel, busy, violations = []
   }
 
   const placed = new Set(all.map((f) => f.path))
-  const elsewhere = shownViolations.filter((v) => !v.path || ![...placed].some((p) => v.path === p || v.path?.startsWith(`${p}.`)))
+  const elsewhere = violations.filter((v) => !v.path || ![...placed].some((p) => v.path === p || v.path?.startsWith(`${p}.`)))
   return (
     <form
       className="schema-form params-form"

@@ -1,16 +1,21 @@
 // The registered tools: search; each card with its endpoint, auth (and a warning when its
 // secret is not set), parameters, hints and annotations; create, edit and delete tools with a
-// form made from the tool config's schema (the server validates); reload hand-edited files.
-import { useState } from 'react'
-import { http, type ApiError, type Operation, type RequestBody, toApiError } from '../api/client'
+// form made from the tool config's schema (the server validates), parameters and output schema
+// as rows or JSON; Edit brings the form into view with its first field focused; a violation
+// the server named goes once its field is edited (and the banner with the last one); reload
+// hand-edited files.
+import { useEffect, useRef, useState } from 'react'
+import { http, type ApiError, type Operation, type RequestBody, toApiError, type Violation } from '../api/client'
 import type { ToolAuth, ToolSummary } from '../api/types'
 import { BlockedNote, ScopedButton } from '../components/Access'
 import { ErrorBox } from '../components/ErrorBox'
 import { useCan } from '../lib/session'
 import { SchemaForm } from '../components/SchemaForm'
 import { SecretStatus } from '../components/SecretStatus'
+import { TOOL_FIELDS } from '../components/ToolFields'
 import { ToolParameters } from '../components/ToolParameters'
 import type { Schema } from '../lib/schemaForm'
+import { clearViolations, withRemaining } from '../lib/toolForm'
 import { useApi } from '../lib/useApi'
 
 /** A tool config as the form edits it (the body POST and PUT /tools take). */
@@ -81,6 +86,9 @@ export function ToolsPage() {
   const schema = useApi(() => http.get('/tools/_schema').then((schema) => schema as Schema), [], 'GET /tools/_schema')
   const [editing, setEditing] = useState<Editing | null>(null)
   const [error, setError] = useState<ApiError | null>(null)
+  /** The violations of the last save not yet edited away. */
+  const [violations, setViolations] = useState<Violation[]>([])
+  const editor = useRef<HTMLDivElement>(null)
   const [busy, setBusy] = useState(false)
   const [message, setMessage] = useState<string | null>(null)
   const mayAuthor = useCan('author')
@@ -96,28 +104,40 @@ export function ToolsPage() {
   )
   const missing = (list.data?.tools ?? []).filter((t) => t.auth.secret && !t.auth.set)
 
+  const fail = (e: ApiError | null) => {
+    setError(e)
+    setViolations(e?.violations ?? [])
+  }
   const call = async <T,>(where: string, request: () => Promise<T>, done: (r: T) => void) => {
     setBusy(true)
-    setError(null)
+    fail(null)
     setMessage(null)
     try {
       done(await request())
       list.reload()
     } catch (exc) {
-      setError(toApiError(exc, where))
+      fail(toApiError(exc, where))
     } finally {
       setBusy(false)
     }
   }
   const edit = async (name: string) => {
-    setError(null)
+    fail(null)
     try {
       const view = await http.get('/tools/{name}', { params: { path: { name } } })
       setEditing({ mode: 'edit', name, initial: Object.fromEntries(Object.entries(view).filter(([k]) => !DERIVED.includes(k))) })
     } catch (exc) {
-      setError(toApiError(exc, `GET /tools/${name}`))
+      fail(toApiError(exc, `GET /tools/${name}`))
     }
   }
+  // A form opened (by Edit on any card, or New tool): into view, its first field focused.
+  useEffect(() => {
+    const box = editor.current
+    if (!editing || !box) return
+    box.scrollIntoView({ block: 'start' })
+    box.querySelector<HTMLElement>('input, select, textarea')?.focus({ preventScroll: true })
+  }, [editing, schema.data])
+  const shown = withRemaining(error, violations)
   const save = (value: Record<string, unknown>) => {
     if (!editing) return
     if (editing.mode === 'new') void call('POST /tools', () => http.post('/tools', { body: value as ToolBody }), () => { setEditing(null); setMessage(`Created ${String(value.name)}.`) })
@@ -148,7 +168,7 @@ export function ToolsPage() {
         </div>
       )}
       {editing && schema.data && (
-        <div className="card tool-editor" data-testid="tool-editor">
+        <div className="card tool-editor" data-testid="tool-editor" ref={editor}>
           <h2>{editing.mode === 'new' ? 'New tool' : `Edit ${editing.name}`}</h2>
           <SchemaForm
             key={editing.mode === 'new' ? '_new' : editing.name}
@@ -156,15 +176,17 @@ export function ToolsPage() {
             initial={editing.mode === 'new' ? NEW_TOOL : editing.initial}
             submitLabel={editing.mode === 'new' ? 'Create tool' : 'Save tool'}
             busy={busy}
-            violations={error?.violations}
+            violations={violations}
+            onEdit={(path) => setViolations((v) => clearViolations(v, path))}
+            custom={TOOL_FIELDS}
             onSubmit={save}
-            onCancel={() => { setEditing(null); setError(null) }}
+            onCancel={() => { setEditing(null); fail(null) }}
             testId="tool-form"
             open={['api', 'auth']}
           />
         </div>
       )}
-      <ErrorBox error={error} title={editing ? 'Not saved' : undefined} />
+      <ErrorBox error={shown} title={editing ? (shown && shown.violations.length ? `Not saved (${shown.violations.length} to fix)` : 'Not saved') : undefined} />
       <input type="search" className="wide" placeholder="Search by name, description, parameter or category" aria-label="Search tools" value={q} onChange={(e) => setQ(e.target.value)} />
       <ErrorBox error={list.error} title="Could not load the tools" />
       {list.data && list.data.problems.length > 0 && (

@@ -5,6 +5,10 @@ Every error body has the same shape: ``{"error_code", "message", "context", "ret
 back in that header) and every error answered is written to the log once with it bound.
 Unexpected exceptions answer 500 with a correlation id and nothing else; their details go to
 the (redacted) log.
+
+Violations read as words for people: without the validation framework's prefixes ("Value
+error, "), a known name pattern said in words instead of its regular expression, and the most
+useful first (a missing field or a thing not found, then the rest, a pattern mismatch last).
 """
 
 from __future__ import annotations
@@ -22,6 +26,8 @@ from starlette.routing import Match
 
 from dynamic_tools.access.authenticate import www_authenticate
 from dynamic_tools.access.policy import HOOKS_PREFIX
+from dynamic_tools.definitions.files import FILE_NAME
+from dynamic_tools.engine.node_parts import IDENTIFIER
 from dynamic_tools.errors import (
     AccessError,
     ConfigurationError,
@@ -36,6 +42,9 @@ from dynamic_tools.errors import (
     UnauthenticatedError,
 )
 from dynamic_tools.redaction import redactor
+from dynamic_tools.tools.catalogs import CATALOG_NAME_WORDS, CATALOG_PREFIX_WORDS
+from dynamic_tools.tools.models import TOOL_NAME_PATTERN
+from dynamic_tools.tools.openapi.catalog_files import CATALOG_NAME, CATALOG_PREFIX
 
 _STATUS: list[tuple[type[DynamicToolsError], int]] = [
     (RequestTooLargeError, 413),
@@ -59,13 +68,71 @@ def status_for(exc: DynamicToolsError) -> int:
     return 500
 
 
+PATTERN_WORDS: dict[str, str] = {
+    CATALOG_NAME.pattern: f"a catalog name is {CATALOG_NAME_WORDS}",
+    CATALOG_PREFIX.pattern: f"a tool name prefix is {CATALOG_PREFIX_WORDS}",
+    TOOL_NAME_PATTERN: "a tool name is 1-64 letters, digits, '-' or '_'",
+    IDENTIFIER: "an identifier is 1-64 letters, digits or '_', not starting with a digit",
+    FILE_NAME.pattern: "a file name is letters, digits, '_', '.' or '-' ending in .yaml, .yml, "
+    ".json or .xml",
+}
+"""The name patterns the API checks, in words: a violation quoting one says this instead."""
+
+_FRAMEWORK_PREFIX = re.compile(r"(^|: )(?:Value error|Assertion failed), ")
+_PATTERN_MISMATCH = re.compile(r"String should match pattern '(.*)'", re.DOTALL)
+_FIRST_RULES = frozenset({"missing", "not_found", "required"})
+_LAST_RULES = frozenset({"string_pattern_mismatch", "pattern"})
+
+
+def plain_message(message: str) -> str:
+    """``message`` without pydantic's prefixes, a known pattern in words instead of its regex."""
+    message = _FRAMEWORK_PREFIX.sub(r"\1", message)
+    mismatch = _PATTERN_MISMATCH.fullmatch(message)
+    if mismatch and mismatch.group(1) in PATTERN_WORDS:
+        return PATTERN_WORDS[mismatch.group(1)]
+    return message
+
+
+def _usefulness(violation: dict[str, Any]) -> int:
+    rule = violation.get("rule")
+    return 0 if rule in _FIRST_RULES else 2 if rule in _LAST_RULES else 1
+
+
+def plain_violations(violations: list[Any]) -> list[Any]:
+    """The violations with :func:`plain_message` messages, the most useful first.
+
+    A missing field or a thing not found comes first, a pattern mismatch last; the order is
+    kept otherwise.
+    """
+    plain = [
+        {**v, "message": plain_message(v["message"])}
+        if isinstance(v, dict) and isinstance(v.get("message"), str)
+        else v
+        for v in violations
+    ]
+    return sorted(plain, key=lambda v: _usefulness(v) if isinstance(v, dict) else 1)
+
+
+def plain_payload(payload: dict[str, Any]) -> dict[str, Any]:
+    """An error body with a plain message and plain, ordered violations."""
+    shaped = dict(payload)
+    if isinstance(shaped.get("message"), str):
+        shaped["message"] = plain_message(shaped["message"])
+    if isinstance(shaped.get("violations"), list):
+        shaped["violations"] = plain_violations(shaped["violations"])
+    return shaped
+
+
 def _correlation_id(request: Request) -> str | None:
     return getattr(request.state, "correlation_id", None)
 
 
 def error_body(request: Request, payload: dict[str, Any], status: int = 0) -> dict[str, Any]:
-    """Add the correlation id and scrub secrets from an error body; log the error once."""
-    body: dict[str, Any] = redactor.scrub_any(payload)
+    """Add the correlation id, scrub secrets and words from an error body; log the error once.
+
+    The words: :func:`plain_payload`.
+    """
+    body: dict[str, Any] = redactor.scrub_any(plain_payload(payload))
     body["correlation_id"] = _correlation_id(request)
     if status:
         level = "ERROR" if status >= 500 else "INFO"
@@ -135,7 +202,7 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def _validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
-        violations = []
+        violations: list[dict[str, Any]] = []
         for err in exc.errors():
             loc = [str(p) for p in err.get("loc", ())]
             violation: dict[str, Any] = {
@@ -146,6 +213,7 @@ def install_error_handlers(app: FastAPI) -> None:
             if loc and loc[0] == "body" and err.get("type") == "json_invalid":
                 violation["message"] = "the body is not valid JSON"
             violations.append(violation)
+        violations = plain_violations(violations)
         fields = ", ".join(v["path"] for v in violations[:5])
         payload = {
             "error_code": "invalid_input",

@@ -53,6 +53,7 @@ from dynamic_tools.document_workers import DocumentWorkers
 from dynamic_tools.errors import (
     ConflictError,
     ConflictKind,
+    DocumentSourceError,
     DynamicToolsError,
     InvalidInputError,
     NotFoundError,
@@ -80,6 +81,7 @@ from dynamic_tools.tools.openapi import (
 )
 from dynamic_tools.tools.openapi.catalog_files import (
     CATALOG_NAME,
+    CATALOG_PREFIX,
     MANIFEST_SUFFIX,
     load_catalog_tools,
     load_manifest,
@@ -116,6 +118,33 @@ class CatalogService:
         self.workers = workers or DocumentWorkers(workers=0)
         self.secret: SecretLookup = secret or (lambda _name: None)
         self._lock = threading.Lock()
+
+    async def _fetch_named(
+        self, source: str, source_type: SourceType | None, name: str, prefix: str | None
+    ) -> FetchedDocument:
+        """The document to import as catalog ``name``, once the name and prefix are checked.
+
+        Every problem is reported at once: a source that cannot be read together with a bad
+        name or prefix (its violations first), so fixing one does not reveal the other.
+
+        Raises:
+            DocumentSourceError: the source cannot be read (with the name's violations).
+            InvalidInputError: the name or prefix is not one.
+        """
+        problems = _name_problems(name, prefix)
+        try:
+            fetched = await self.fetcher.fetch(source, source_type)
+        except DocumentSourceError as exc:
+            exc.violations = [*exc.violations, *problems]
+            raise
+        if problems:
+            fields = " and ".join(f"'{p['path']}'" for p in problems)
+            raise InvalidInputError(
+                f"{fields} {'is' if len(problems) == 1 else 'are'} invalid: "
+                + "; ".join(p["message"] for p in problems),
+                violations=problems,
+            )
+        return fetched
 
     # --- read-only -------------------------------------------------------------------------
     async def validate_openapi(
@@ -199,9 +228,7 @@ class CatalogService:
         An Arazzo document (see :meth:`import_openapi`) adds ``workflows`` (the ids its
         workflows get) and ``workflow_document`` (the document that would be saved).
         """
-        _check_name(name)
-        _check_prefix(prefix)
-        fetched = await self.fetcher.fetch(source, source_type)
+        fetched = await self._fetch_named(source, source_type, name, prefix)
         arazzo = _arazzo_data(fetched)
         if arazzo is not None:
             analysis = await self._arazzo(
@@ -304,11 +331,9 @@ class CatalogService:
         ``base_urls`` gives a base URL per source description and ``sources`` another place
         to read one from (a local copy of a remote description).
         """
-        _check_name(name)
-        _check_prefix(prefix)
-        if not overwrite and self._config_path(name).exists():
+        if not _name_problems(name, prefix) and not overwrite and self._config_path(name).exists():
             raise _exists(name)
-        fetched = await self.fetcher.fetch(source, source_type)
+        fetched = await self._fetch_named(source, source_type, name, prefix)
         arazzo = _arazzo_data(fetched)
         if arazzo is not None:
             found = await self._arazzo(
@@ -716,21 +741,30 @@ def catalog_name_for(title: str) -> str:
     return slug or "catalog"
 
 
-def _check_prefix(prefix: str | None) -> None:
-    if prefix is not None and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]{0,31}", prefix):
-        raise _bad_field("prefix", "1-32 characters of [A-Za-z0-9_-], starting alphanumeric")
+CATALOG_NAME_WORDS = "1-64 letters, digits, '-' or '_', starting with a letter or digit"
+CATALOG_PREFIX_WORDS = "1-32 letters, digits, '-' or '_', starting with a letter or digit"
 
 
-def _check_name(name: str) -> None:
-    if not CATALOG_NAME.match(name):
-        raise _bad_field("name", "1-64 characters of [A-Za-z0-9_-], starting alphanumeric")
-
-
-def _bad_field(field: str, expected: str) -> InvalidInputError:
-    return InvalidInputError(
-        f"'{field}' is invalid: {expected}",
-        violations=[{"path": field, "rule": "pattern", "message": expected}],
-    )
+def _name_problems(name: str, prefix: str | None) -> list[dict[str, Any]]:
+    """The violations of a catalog name and tool name prefix (none when both are fine)."""
+    problems = []
+    if not CATALOG_NAME.fullmatch(name):
+        problems.append(
+            {
+                "path": "name",
+                "rule": "pattern",
+                "message": f"a catalog name is {CATALOG_NAME_WORDS}",
+            }
+        )
+    if prefix is not None and not CATALOG_PREFIX.fullmatch(prefix):
+        problems.append(
+            {
+                "path": "prefix",
+                "rule": "pattern",
+                "message": f"a tool name prefix is {CATALOG_PREFIX_WORDS}",
+            }
+        )
+    return problems
 
 
 def _exists(name: str) -> ConflictError:

@@ -217,7 +217,11 @@ class ToolRegistry:
             return ToolConfig.model_validate(data)
         except ValidationError as exc:
             violations = [
-                {"path": ".".join(str(p) for p in e["loc"]) or "(body)", "message": e["msg"]}
+                {
+                    "path": ".".join(str(p) for p in e["loc"]) or "(body)",
+                    "message": e["msg"],
+                    "rule": e["type"],
+                }
                 for e in exc.errors(include_url=False)
             ]
             raise ToolConfigError("the tool config is invalid", violations=violations) from None

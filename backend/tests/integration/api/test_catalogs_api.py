@@ -166,8 +166,9 @@ async def test_refusals_and_bad_input_are_422_naming_the_field(
         cases = [
             ("/catalogs/validate", {}, "body.source"),
             ("/catalogs/preview", {"source": "x.json"}, "body.name"),
-            ("/catalogs", {"source": "x.json", "name": "bad name!"}, "body.name"),
-            ("/catalogs", {"source": "x.json", "name": "ok", "prefix": "-x"}, "body.prefix"),
+            # (the name and prefix patterns are checked with the source: see below)
+            ("/catalogs", {"source": "x.json", "name": "bad name!"}, "name"),
+            ("/catalogs", {"source": "x.json", "name": "ok", "prefix": "-x"}, "prefix"),
             ("/catalogs", {"source": "x.json", "name": "ok", "surprise": 1}, "body.surprise"),
         ]
         for path, payload, field in cases:
@@ -228,4 +229,41 @@ async def test_an_arazzo_document_is_checked_with_its_sources_and_nothing_is_wri
         assert {(v["rule"], v["path"], v["line"]) for v in refused["violations"]} == {
             ("unknown_operation", "workflows.0.steps.1.operationId", line)
         }
+    assert not (registry_root / "catalogs").exists()
+
+
+async def test_an_empty_name_and_a_missing_file_are_both_reported_the_file_first(
+    settings: Settings, registry_root: Path
+) -> None:
+    """Issue 35: an empty catalog name answered a regular expression and hid the missing file."""
+    async with app_client(create_app(settings)) as client:
+        for route in ("/catalogs/preview", "/catalogs"):
+            answer = await client.post(
+                route, json={"source": "nope/missing.yaml", "name": "", "prefix": "-x"}
+            )
+            assert answer.status_code == 422
+            body = answer.json()
+            assert body["error_code"] == "invalid_source"
+            assert body["message"].startswith("no file at ")
+            assert [(v["path"], v["rule"]) for v in body["violations"]] == [
+                ("source", "not_found"),
+                ("name", "pattern"),
+                ("prefix", "pattern"),
+            ]
+            name = body["violations"][1]["message"]
+            assert name == (
+                "a catalog name is 1-64 letters, digits, '-' or '_', "
+                "starting with a letter or digit"
+            )
+            assert "^" not in json.dumps(body["violations"])
+        found = await client.post(
+            "/catalogs/preview", json={"source": "petstore.json", "name": " "}
+        )
+        assert found.status_code == 422
+        assert found.json()["violations"] == [{"path": "name", "rule": "pattern", "message": name}]
+        # a newline after a name is no name (a pattern's '$' would let it pass)
+        trailing = await client.post(
+            "/catalogs/preview", json={"source": "petstore.json", "name": "pets\n"}
+        )
+        assert trailing.status_code == 422
     assert not (registry_root / "catalogs").exists()

@@ -100,3 +100,26 @@ async def test_what_get_answers_put_accepts_as_is(
     }
     assert copied.status_code == 422 and "endpoint" in copied.text  # a new tool: no derived fields
     assert missing.status_code == 404
+
+
+async def test_a_refused_tool_says_each_problem_in_words_the_missing_first(
+    tmp_path: Path, make_settings: Callable[..., Settings]
+) -> None:
+    """Issue 35: messages carried pydantic's 'Value error, ' and the name pattern as a regex."""
+    root = tmp_path / "registry"
+    settings = make_settings(registry_config_path=root / "config.yaml", seed_examples_from=EXAMPLES)
+    bad = {
+        "name": "bad name",
+        "api": {"method": "GET", "base_url": "https://api.example.com", "path": "/a"},
+        "parameters": {"q": {"type": "strin", "in": "query"}},
+        "auth": {"type": "bearer", "secret": "abc123"},
+    }
+    async with app_client(create_app(settings)) as client:
+        answer = await client.post("/tools", json=bad)
+    assert answer.status_code == 422
+    violations = answer.json()["violations"]
+    assert [v["path"] for v in violations] == ["description", "parameters.q", "auth.secret", "name"]
+    assert violations[0]["rule"] == "missing"
+    assert violations[2]["message"].startswith("must be a tool secret reference like 'secret:NAME'")
+    assert violations[3]["message"] == "a tool name is 1-64 letters, digits, '-' or '_'"
+    assert not any("Value error" in v["message"] for v in violations)

@@ -1,13 +1,16 @@
 """The tools page in a real browser: auth on every card with a warning when its secret is not
 set, a tool created, edited and deleted from the form made from the tool config's schema (the
-server's violations under their fields, gone once fixed), and a reload of hand-edited files."""
+server's violations under their fields, gone once fixed), and a reload of hand-edited files;
+Edit on the last card brings its form into view, focused, on a phone and a desktop, and the
+parameters are edited row by row."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import httpx
-from playwright.sync_api import Page, expect
+import pytest
+from playwright.sync_api import Browser, Page, expect
 
 from tests.integration.ui.conftest import SECRET_VALUE, screenshot
 
@@ -36,6 +39,7 @@ def test_auth_status_and_tool_crud_from_the_form(
     field(page, "api.method").select_option("GET")
     field(page, "api.base_url").fill("https://api.weather.test")
     field(page, "api.path").fill("/now")
+    form.get_by_test_id("tool-form-parameters-as-json").click()
     field(page, "parameters").fill('{"city": {"type": "string", "in": "query", "required": true}}')
     auth = form.get_by_test_id("section-auth")
     field(page, "auth.type").select_option("bearer")
@@ -84,3 +88,82 @@ def test_auth_status_and_tool_crud_from_the_form(
     expect(page.get_by_test_id("tools-message")).to_contain_text("Reloaded the tool files")
     expect(page.get_by_test_id("tool-by_hand")).to_contain_text("Written by hand")
     screenshot(page, artifacts / "tools-page.png")
+
+
+@pytest.mark.parametrize(("width", "height"), [(390, 844), (1400, 900)])
+def test_edit_brings_the_form_into_view_and_parameters_are_rows(
+    browser: Browser,
+    ui_server: str,
+    artifacts: Path,
+    width: int,
+    height: int,
+) -> None:
+    """Issue 35: Edit near the bottom opened the form thousands of pixels above the viewport."""
+    context = browser.new_context(viewport={"width": width, "height": height})
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    try:
+        page.goto(f"{ui_server}/ui/#/tools")
+        last = page.locator(".tool-card").last
+        name = (last.get_attribute("data-testid") or "").removeprefix("tool-")
+        assert name
+        last.scroll_into_view_if_needed()
+        last.get_by_role("button", name="Edit").click()
+        expect(field(page, "name")).to_have_value(name)
+        expect(field(page, "name")).to_be_focused()
+        expect(field(page, "name")).to_be_in_viewport()
+        expect(page.get_by_test_id("tool-editor").get_by_role("heading")).to_be_in_viewport()
+        screenshot(page, artifacts / f"tool-edit-{width}.png")
+
+        # A parameter added as a row is saved with the tool.
+        form = page.get_by_test_id("tool-form")
+        rows = form.locator("[data-testid^='tool-form-parameters-row-']")
+        before = rows.count()
+        form.get_by_test_id("tool-form-parameters-add").click()
+        row = form.get_by_test_id(f"tool-form-parameters-row-{before}")
+        row.get_by_label("name").fill("units")
+        row.get_by_label("in").select_option("query")
+        row.get_by_label("parameter units type").select_option("string")
+        row.get_by_label("enum (a, b, c)").fill("metric, imperial")
+        row.get_by_label("description").fill("Units of the answer")
+        row.get_by_label("example").fill("metric")
+        overflow = page.evaluate(
+            "document.documentElement.scrollWidth - document.documentElement.clientWidth"
+        )
+        assert overflow <= 0, f"the page scrolls sideways by {overflow}px at {width}px"
+        screenshot(page, artifacts / f"tool-parameter-rows-{width}.png")
+        form.get_by_role("button", name="Save tool").click()
+        expect(page.get_by_test_id("tools-message")).to_contain_text(f"Saved {name}")
+        saved = httpx.get(f"{ui_server}/tools/{name}").json()["parameters"]["units"]
+        assert saved.pop("in", "query") == "query"  # (the default, which the file leaves out)
+        assert saved == {
+            "type": "string",
+            "enum": ["metric", "imperial"],
+            "description": "Units of the answer",
+            "example": "metric",
+        }
+
+        # A refused save: the violation at its field; fixed, it goes, and the banner with it.
+        page.get_by_test_id(f"tool-{name}").get_by_role("button", name="Edit").click()
+        form = page.get_by_test_id("tool-form")
+        field(page, "auth.type").select_option("bearer")
+        field(page, "auth.secret").fill("plain-token-value")
+        form.get_by_role("button", name="Save tool").click()
+        error = form.get_by_test_id("section-auth").locator(".field-error")
+        expect(error).to_contain_text("must be a tool secret reference like 'secret:NAME'")
+        expect(error).not_to_contain_text("Value error")
+        banner = page.get_by_test_id("error-box")
+        expect(banner).to_contain_text("Not saved (1 to fix)")
+        overflow = page.evaluate(
+            "document.documentElement.scrollWidth - document.documentElement.clientWidth"
+        )
+        assert overflow <= 0, f"the page scrolls sideways by {overflow}px at {width}px"
+        screenshot(page, artifacts / f"tool-violation-{width}.png")
+        field(page, "auth.secret").fill("secret:WEATHER_TOKEN")
+        expect(error).to_have_count(0)
+        expect(banner).to_have_count(0)
+    finally:
+        context.close()
+    assert not errors, f"uncaught errors in the page: {errors}"

@@ -6,7 +6,7 @@ project's errors (422 with violations, 404, 409), mapped in ``api/errors.py``.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Query, Request, status
 from pydantic import BaseModel, ConfigDict, Field
@@ -25,11 +25,29 @@ from dynamic_tools.api.deps import ServicesDep, note_audit_target
 from dynamic_tools.api.params import JSON_INTEGER
 from dynamic_tools.api.responses import BODY, PARAMS, errors
 from dynamic_tools.tools.catalogs import CatalogService
-from dynamic_tools.tools.openapi.catalog_files import CATALOG_NAME
+from dynamic_tools.tools.openapi.catalog_files import CATALOG_NAME, CATALOG_PREFIX
 
 router = APIRouter(prefix="/catalogs", tags=["Catalogs"])
-_NAME = CATALOG_NAME.pattern
-_PREFIX = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$"
+
+
+# The name and prefix patterns are declared here and checked by the catalog service, not on
+# reading the body: so a name that is not one is reported together with a source that cannot
+# be read (the source's problem first), rather than hiding it.
+def _name() -> Any:
+    return Field(
+        json_schema_extra={"pattern": CATALOG_NAME.pattern},
+        description="Catalog name: 1-64 letters, digits, '-' or '_', starting with a letter or "
+        "digit.",
+    )
+
+
+def _prefix() -> Any:
+    return Field(
+        default=None,
+        json_schema_extra={"pattern": CATALOG_PREFIX.pattern},
+        description="Tool name prefix: 1-32 letters, digits, '-' or '_', starting with a letter "
+        "or digit.",
+    )
 
 
 async def get_catalogs(services: ServicesDep) -> CatalogService:
@@ -87,8 +105,8 @@ class ArazzoOptions(BaseModel):
 class PreviewBody(SourceBody, ArazzoOptions):
     """A dry run of an import."""
 
-    name: str = Field(pattern=_NAME, description="Catalog name.")
-    prefix: str | None = Field(default=None, pattern=_PREFIX, description="Tool name prefix.")
+    name: str = _name()
+    prefix: str | None = _prefix()
     include: list[str] | None = Field(
         default=None, description="Only these operations (operationId, tool name or 'GET /path')."
     )
@@ -100,8 +118,8 @@ class PreviewBody(SourceBody, ArazzoOptions):
 class ImportBody(SourceBody, ArazzoOptions):
     """An import."""
 
-    name: str = Field(pattern=_NAME, description="Catalog name.")
-    prefix: str | None = Field(default=None, pattern=_PREFIX, description="Tool name prefix.")
+    name: str = _name()
+    prefix: str | None = _prefix()
     include: list[str] | None = Field(default=None, description="Only these operations.")
     overwrite: bool = Field(default=False, description="Replace an existing catalog.")
     enabled: bool = Field(default=True, description="Register its tools at once.")

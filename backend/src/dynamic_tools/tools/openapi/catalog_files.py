@@ -17,6 +17,8 @@ from dynamic_tools.tools.loader import LoadResult, load_file
 from dynamic_tools.violations import LoadProblem
 
 CATALOG_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
+CATALOG_PREFIX = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$")
+"""A catalog's tool name prefix."""
 MANIFEST_SUFFIX = ".tools.json"
 
 
