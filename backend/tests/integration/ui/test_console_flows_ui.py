@@ -82,6 +82,27 @@ def _redrive_preview(page: Page, url: str, _: FakeLLM, run_id: str) -> None:
     expect(page.get_by_role("dialog", name="Re-run from the failed node")).to_be_visible()
 
 
+def _tool_form(page: Page, url: str, _: FakeLLM) -> None:
+    """Edit on the last tool card: the form as rows, a parameter row added."""
+    page.goto(f"{url}/ui/#/tools")
+    last = page.locator(".tool-card").last
+    last.get_by_role("button", name="Edit").click()
+    form = page.get_by_test_id("tool-form")
+    expect(form).to_be_in_viewport()
+    rows = form.locator("[data-testid^='tool-form-parameters-row-']").count()
+    form.get_by_test_id("tool-form-parameters-add").click()
+    form.get_by_test_id(f"tool-form-parameters-row-{rows}").get_by_label("name").fill("units")
+
+
+def _tool_refused(page: Page, url: str, _: FakeLLM) -> None:
+    """A refused save: the violation at its field and the banner."""
+    form = page.get_by_test_id("tool-form")
+    page.locator("[id='tool-form-auth.type']").select_option("bearer")
+    page.locator("[id='tool-form-auth.secret']").fill("plain-token-value")
+    form.get_by_role("button", name="Save tool").click()
+    expect(form.get_by_test_id("section-auth").locator(".field-error")).to_be_visible()
+
+
 def _menu_open(page: Page, url: str, _: FakeLLM) -> None:
     page.goto(f"{url}/ui/#/runs")
     page.get_by_role("button", name="Menu").click()
@@ -105,6 +126,8 @@ def test_every_flow_fits_and_passes_axe_at_both_sizes_in_both_themes(
                 p, ui_server, fake_llm, runs["waiting"], phone
             ),
             "redrive-preview": lambda p: _redrive_preview(p, ui_server, fake_llm, runs["failed"]),
+            "tool-form": lambda p: _tool_form(p, ui_server, fake_llm),
+            "tool-refused": lambda p: _tool_refused(p, ui_server, fake_llm),
         }
         if phone:
             steps["menu-open"] = lambda p: _menu_open(p, ui_server, fake_llm)
