@@ -54,6 +54,7 @@ PAGES: dict[str, tuple[str, str]] = {
     "workflows": ("#/workflows", "[data-testid=workflow-list]"),
     "workflow": ("#/workflows/book_flight?run=1", "[data-testid=graph-preview] .react-flow__node"),
     "new-workflow": ("#/workflows/_new", ".cm-editor"),
+    "triggers": ("#/workflows/book_flight/triggers", "[data-testid=no-triggers]"),
     "runs": ("#/runs", "[data-testid=run-list]"),
     "run-view": ("#/runs/{done}", "[data-testid=workflow-graph] [data-status=succeeded]"),
     "run-approval": ("#/runs/{waiting}", "[data-testid=yield-form] .yield-message"),

@@ -22,7 +22,7 @@ from dynamic_tools.api.app import create_app
 from dynamic_tools.settings import Settings
 from tests.conftest import EXAMPLES
 from tests.integration.ui.conftest import screenshot
-from tests.integration.ui.layout_checks import OVERFLOW, PHONE
+from tests.integration.ui.layout_checks import OVERFLOW, PHONE, SIZES, THEMES, layout_problems
 from tests.support.mocked_runs import HOTEL
 from tests.support.servers import serve
 
@@ -261,3 +261,34 @@ def test_a_key_without_read_is_told_the_scope_it_lacks(page: Page, secured: Secu
     expect(refusal).to_contain_text("needs the 'read' scope")
     expect(refusal).to_contain_text("the UI needs a key with the read scope")
     expect(page.get_by_test_id("who")).to_have_count(0)
+
+
+def test_sign_in_and_a_read_only_view_pass_axe_at_both_sizes_in_both_themes(
+    browser: Browser, secured: Secured, artifacts: Path
+) -> None:
+    """The sign-in form (refused too) and a read-only key's pages, where actions are disabled
+    with their reason: no page-level overflow, no axe violation."""
+    problems: list[str] = []
+    for size_name, size in SIZES.items():
+        for theme in THEMES:
+            context = browser.new_context(viewport=size, color_scheme=theme)  # type: ignore[arg-type]
+            page = context.new_page()
+            page.set_default_timeout(15_000)
+            label = f"{size_name}-{theme}"
+            try:
+                page.goto(f"{secured.url}/ui/#/workflows/book_hotel?run=1")
+                expect(page.get_by_test_id("sign-in")).to_be_visible()
+                problems += layout_problems(page, f"{label}-sign-in", artifacts)
+                sign_in(page, "dtk_0123456789abcdef_" + "x" * 43)
+                expect(page.get_by_test_id("sign-in-error")).to_be_visible()
+                problems += layout_problems(page, f"{label}-sign-in-refused", artifacts)
+                page.get_by_label("API key").fill("")
+                sign_in(page, secured.reader["key"])
+                expect(page.get_by_test_id("run-params")).to_be_visible()
+                problems += layout_problems(page, f"{label}-read-only-run-form", artifacts)
+                page.goto(f"{secured.url}/ui/#/tools")
+                expect(page.locator(".tool-card").first).to_be_visible()
+                problems += layout_problems(page, f"{label}-read-only-tools", artifacts)
+            finally:
+                context.close()
+    assert not problems, "\n".join(problems)

@@ -28,7 +28,7 @@ from dynamic_tools.api.app import create_app
 from dynamic_tools.settings import Settings
 from tests.integration.ui.conftest import screenshot
 from tests.integration.ui.test_access_ui import sign_in
-from tests.integration.ui.layout_checks import OVERFLOW, PHONE
+from tests.integration.ui.layout_checks import PHONE, THEMES, layout_problems
 from tests.support.servers import serve
 
 WORKFLOW = "flight_watch"
@@ -259,12 +259,18 @@ def test_webhook_url_signed_example_and_the_run_it_starts(
     expect(error).to_contain_text("503")
 
 
-def test_the_view_fits_a_phone_after_use(browser: Browser, server: str, artifacts: Path) -> None:
-    context = browser.new_context(viewport=PHONE)  # type: ignore[arg-type]
+@pytest.mark.parametrize("theme", THEMES)
+def test_the_view_fits_a_phone_after_use(
+    browser: Browser, server: str, artifacts: Path, theme: str
+) -> None:
+    """After pausing, running now, signing an example and an error: no page-level overflow and
+    no axe violation, in the light and the dark theme."""
+    context = browser.new_context(viewport=PHONE, color_scheme=theme)  # type: ignore[arg-type]
     page = context.new_page()
     page.set_default_timeout(15_000)
     try:
         _triggers(page, server)
+        problems = layout_problems(page, f"phone-{theme}-triggers-open", artifacts)
         weekdays = page.get_by_test_id("schedule-weekdays")
         weekdays.get_by_role("button", name="Pause").click()
         expect(weekdays.get_by_test_id("paused-by")).to_be_visible()
@@ -278,9 +284,8 @@ def test_the_view_fits_a_phone_after_use(browser: Browser, server: str, artifact
         unset = page.get_by_test_id("webhook-unset")
         unset.get_by_role("button", name="Sign an example").click()
         expect(unset.get_by_test_id("error-box")).to_be_visible()
-        found = page.evaluate(OVERFLOW)
-        screenshot(page, artifacts / "phone-triggers.png")
-        assert found["scroll"] <= found["width"], found
+        problems += layout_problems(page, f"phone-{theme}-triggers", artifacts)
+        assert not problems, "\n".join(problems)
     finally:
         context.close()
 
