@@ -236,9 +236,7 @@ class CatalogService:
                 workflows,
                 prefix,
             )
-            return self._arazzo_preview(
-                analysis, name, title, vendor, max_preview_tokens, prefix
-            )
+            return self._arazzo_preview(analysis, name, title, vendor, max_preview_tokens, prefix)
         result = (await self._analyse(fetched, name, prefix, include, base_url)).result
         contracts = find_provider_contracts(result.tools)
         preview: dict[str, Any] = {
@@ -517,9 +515,10 @@ class CatalogService:
                 "conflicts": [
                     *self._exists_conflict(name),
                     *self._conflicts(name, [t.name for t in tools]),
-                    *map(_workflow_conflict, workflow_clashes(
-                        self.workflows, name, list(workflows.values())
-                    )),
+                    *map(
+                        _workflow_conflict,
+                        workflow_clashes(self.workflows, name, list(workflows.values())),
+                    ),
                 ],
                 "warnings": analysis.warnings,
                 "violations": analysis.violations,

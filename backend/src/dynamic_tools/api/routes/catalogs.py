@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, Query, Request, status
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, WithJsonSchema
 
 from dynamic_tools.api.catalog_models import (
     ArazzoReport,
@@ -50,6 +50,24 @@ FileName = Annotated[
     str, StringConstraints(min_length=1, max_length=255, pattern=r"^[^\x00-\x1f\x7f\\]+$")
 ]
 FileText = Annotated[str, StringConstraints(max_length=MAX_UPLOAD_CHARS, pattern=r"^[^\x00]*$")]
+_FILE_NAME_SCHEMA = {"minLength": 1, "maxLength": 255, "pattern": r"^[^\x00-\x1f\x7f\\]+$"}
+# Every key a file name, every value a text (pydantic would say so with patternProperties,
+# which leave other keys open).
+FileMap = Annotated[
+    dict[FileName, FileText],
+    WithJsonSchema(
+        {
+            "type": "object",
+            "maxProperties": MAX_UPLOAD_FILES,
+            "propertyNames": _FILE_NAME_SCHEMA,
+            "additionalProperties": {
+                "type": "string",
+                "maxLength": MAX_UPLOAD_CHARS,
+                "pattern": r"^[^\x00]*$",
+            },
+        }
+    ),
+]
 
 
 class SourceBody(BaseModel):
@@ -75,7 +93,7 @@ class SourceBody(BaseModel):
         "relative path, no '..'.",
         examples=["shop.arazzo.yaml"],
     )
-    files: dict[FileName, FileText] | None = Field(
+    files: FileMap | None = Field(
         default=None,
         max_length=MAX_UPLOAD_FILES,
         description="With content: the other files it names, by path relative to it "
@@ -152,7 +170,8 @@ def _document(body: SourceBody) -> str | Upload:
             if getattr(body, field) is not None:
                 message = f"'{field}' goes with 'content', not with 'source'"
                 raise InvalidInputError(
-                    message, violations=[{"path": field, "rule": "with_content", "message": message}]
+                    message,
+                    violations=[{"path": field, "rule": "with_content", "message": message}],
                 )
         return body.source
     assert body.content is not None
