@@ -103,7 +103,8 @@ export function CatalogImport({ onImported }: { onImported: () => void }) {
     if (mode === 'upload') {
       if (!documentFile) throw new Error('Choose the document file to upload.')
       const files: Record<string, string> = {}
-      for (const r of related) files[r.path] = await r.file.text()
+      // A folder chosen for the sources may hold the document itself: it is sent once.
+      for (const r of related) if (r.path !== documentFile.name) files[r.path] = await r.file.text()
       return { content: await documentFile.text(), filename: documentFile.name, files }
     }
     return { source: source.trim() }

@@ -5,7 +5,7 @@ import { importBlocked } from './CatalogImport'
 type Preview = components['schemas']['ImportPreview']
 type Conflict = components['schemas']['Conflict']
 
-const problem = (rule: string) => ({ path: 'workflows.0.outputs.x', rule, message: 'refused' })
+const problem = (rule: string) => ({ path: 'workflows.0.outputs.x', rule, message: 'refused', line: 3 })
 
 function preview(over: Partial<Preview> & { kind?: string }): Preview {
   const { kind = 'openapi', ...rest } = over
