@@ -26,15 +26,16 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import functools
 import hashlib
 import json
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 import yaml
 
@@ -98,6 +99,41 @@ from dynamic_tools.tools.openapi.preview import command_preview, group_prefixes
 if TYPE_CHECKING:
     from dynamic_tools.tools.registry import ToolRegistry
 
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _names_content(
+    method: Callable[Concatenate[CatalogService, str | Upload, _P], Awaitable[_R]],
+) -> Callable[Concatenate[CatalogService, str | Upload, _P], Awaitable[_R]]:
+    """An uploaded document's problems point at ``content`` (a path's at ``source``)."""
+
+    @functools.wraps(method)
+    async def named(
+        self: CatalogService, source: str | Upload, /, *args: _P.args, **kwargs: _P.kwargs
+    ) -> _R:
+        if not isinstance(source, Upload):
+            return await method(self, source, *args, **kwargs)
+        try:
+            result = await method(self, source, *args, **kwargs)
+        except InvalidInputError as exc:
+            exc.violations = [_at_content(v) for v in exc.violations]
+            raise
+        if isinstance(result, OpenApiCheck):
+            result.violations = [_at_content(v) for v in result.violations]
+        return result
+
+    return named
+
+
+def _at_content(problem: Any) -> Any:
+    """``problem`` with the path ``source`` (the document) as ``content``."""
+    if isinstance(problem, dict) and problem.get("path") == "source":
+        return {**problem, "path": "content"}
+    if getattr(problem, "path", None) == "source":
+        return problem.model_copy(update={"path": "content"})
+    return problem
+
 
 class CatalogService:
     """Catalog operations over one registry (the API, the MCP tools and the CLI share it).
@@ -126,6 +162,7 @@ class CatalogService:
         self._lock = threading.Lock()
 
     # --- read-only -------------------------------------------------------------------------
+    @_names_content
     async def validate_openapi(
         self,
         source: str | Upload,
@@ -184,6 +221,7 @@ class CatalogService:
             }
         )
 
+    @_names_content
     async def preview_import(
         self,
         source: str | Upload,
@@ -304,6 +342,7 @@ class CatalogService:
         return self._with_counts(config)
 
     # --- writes ----------------------------------------------------------------------------
+    @_names_content
     async def import_openapi(
         self,
         source: str | Upload,

@@ -176,6 +176,16 @@ async def test_the_document_is_a_source_or_content_and_file_names_stay_inside(
             assert any(v["path"].startswith(field) for v in answer.json()["violations"]), (
                 answer.json()
             )
+        # The text itself is wrong: its problems point at content, not at a source.
+        broken = {"content": "openapi: [3.0", "name": "n"}
+        checked = (
+            await client.post("/catalogs/validate", json={"content": "openapi: [3.0"})
+        ).json()
+        assert checked["valid"] is False
+        assert [v["path"] for v in checked["violations"]] == ["content"]
+        refused = await client.post("/catalogs", json=broken)
+        assert refused.status_code == 422
+        assert [v["path"] for v in refused.json()["violations"]] == ["content"]
     assert not (registry_root / "catalogs").exists()
 
 
