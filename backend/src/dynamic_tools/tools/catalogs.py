@@ -483,9 +483,14 @@ class CatalogService:
         return fetcher, await fetcher.fetch(fetcher.location(next(iter(files))), "path")
 
     async def _keep_upload(self, name: str, fetcher: DocumentSource) -> None:
-        """Store an imported upload's files in the catalog's upload directory."""
+        """Store an imported upload's files in the catalog's upload directory.
+
+        A catalog imported again from a path or URL keeps no earlier upload.
+        """
         if isinstance(fetcher, UploadSource):
             await asyncio.to_thread(store_upload, fetcher.directory, fetcher.files)
+        else:
+            await asyncio.to_thread(remove_upload, self._upload_dir(name))
 
     async def _arazzo(
         self,

@@ -137,6 +137,10 @@ async def test_a_pasted_openapi_document_imports_and_an_overwrite_replaces_its_f
         assert [p.name for p in kept.iterdir()] == ["petstore.json"]
         catalog = (await client.get("/catalogs/pets")).json()
         assert catalog["source"] == str(kept / "petstore.json") and catalog["prefix"] == "p"
+        (registry_root / "petstore.json").write_text(PETSTORE)
+        by_path = {"source": "petstore.json", "name": "pets", "prefix": "p", "overwrite": True}
+        assert (await client.post("/catalogs", json=by_path)).status_code == 201
+        assert not kept.exists()  # no earlier upload left behind
 
 
 async def test_the_document_is_a_source_or_content_and_file_names_stay_inside(
