@@ -1,6 +1,6 @@
 """axe-core (from the UI's npm dev dependencies) run inside a Playwright page.
 
-Every rule axe runs by default is checked (WCAG 2.0–2.2 A and AA, and its best practices such
+Every rule axe runs by default is checked (WCAG 2.0-2.2 A and AA, and its best practices such
 as heading order and empty table headers); a violation is reported with the elements it was
 found on, so a failing test names what to fix.
 """

@@ -1745,14 +1745,51 @@ export interface components {
         };
         /**
          * Conflict
-         * @description A tool (or an Arazzo workflow) the import would define that another file defines.
+         * @description A name the import would define that is taken: what it clashes with, how to proceed.
+         *
+         *     A tool or an Arazzo workflow another catalog or file defines (``tool`` / ``workflow``),
+         *     or the catalog itself when it exists (``catalog``: ``overwrite`` replaces it).
          */
         Conflict: {
+            /** Catalog */
+            catalog?: string | null;
             /**
              * Existing
-             * @description Where it is defined now
+             * @description Where it is defined now, in words
              */
             existing: string;
+            /**
+             * Existing Kind
+             * @description What defines it now: a catalog, a tool file or a workflow file
+             * @enum {string}
+             */
+            existing_kind: "catalog" | "tool_file" | "workflow_file";
+            /**
+             * Existing Name
+             * @description That catalog's name, or the file (tools/..., workflows/...)
+             */
+            existing_name: string;
+            /**
+             * How
+             * @description How to proceed, in words
+             */
+            how: string;
+            /**
+             * Kind
+             * @description What the name is
+             * @enum {string}
+             */
+            kind: "tool" | "workflow" | "catalog";
+            /**
+             * Name
+             * @description The name that clashes
+             */
+            name: string;
+            /**
+             * Overwrite Resolves
+             * @description True when importing with overwrite settles it (the catalog exists); else a tool prefix, another name or a change to the other definition does
+             */
+            overwrite_resolves: boolean;
             /** Tool */
             tool?: string | null;
             /** Workflow */
@@ -2574,11 +2611,29 @@ export interface components {
                 [key: string]: string;
             } | null;
             /**
+             * Content
+             * @description The document's text (uploaded or pasted) instead of a source.
+             */
+            content?: string | null;
+            /**
              * Enabled
              * @description Register its tools at once.
              * @default true
              */
             enabled?: boolean;
+            /**
+             * Filename
+             * @description With content: the document's file name (default 'document'); a relative path, no '..'.
+             * @example shop.arazzo.yaml
+             */
+            filename?: string | null;
+            /**
+             * Files
+             * @description With content: the other files it names, by path relative to it (an Arazzo document's OpenAPI sources, e.g. './openapi.yaml') → their text. Kept with the catalog once imported.
+             */
+            files?: {
+                [key: string]: string;
+            } | null;
             /**
              * Include
              * @description Only these operations.
@@ -2608,10 +2663,10 @@ export interface components {
             prefix?: string | null;
             /**
              * Source
-             * @description A path inside the registry root (relative paths start there), a file:// URL, or an http(s) URL on an allowed host.
+             * @description A path inside the registry root (relative paths start there), a file:// URL, or an http(s) URL on an allowed host. Give this or content.
              * @example https://petstore3.swagger.io/api/v3/openapi.json
              */
-            source: string;
+            source?: string | null;
             /**
              * Source Type
              * @description Inferred from the source when omitted.
@@ -2653,6 +2708,11 @@ export interface components {
             command_preview_truncated?: boolean | null;
             /** Conflicts */
             conflicts: components["schemas"]["Conflict"][];
+            /**
+             * Lenient Accepts
+             * @description Arazzo, not lenient: how many of the violations are shortcuts lenient mode would read (each then a warning)
+             */
+            lenient_accepts?: number | null;
             /** Projected Command Count */
             projected_command_count: number;
             /** Projected Group Prefixes */
@@ -3066,6 +3126,24 @@ export interface components {
                 [key: string]: string;
             } | null;
             /**
+             * Content
+             * @description The document's text (uploaded or pasted) instead of a source.
+             */
+            content?: string | null;
+            /**
+             * Filename
+             * @description With content: the document's file name (default 'document'); a relative path, no '..'.
+             * @example shop.arazzo.yaml
+             */
+            filename?: string | null;
+            /**
+             * Files
+             * @description With content: the other files it names, by path relative to it (an Arazzo document's OpenAPI sources, e.g. './openapi.yaml') → their text. Kept with the catalog once imported.
+             */
+            files?: {
+                [key: string]: string;
+            } | null;
+            /**
              * Include
              * @description Only these operations (operationId, tool name or 'GET /path').
              */
@@ -3093,10 +3171,10 @@ export interface components {
             prefix?: string | null;
             /**
              * Source
-             * @description A path inside the registry root (relative paths start there), a file:// URL, or an http(s) URL on an allowed host.
+             * @description A path inside the registry root (relative paths start there), a file:// URL, or an http(s) URL on an allowed host. Give this or content.
              * @example https://petstore3.swagger.io/api/v3/openapi.json
              */
-            source: string;
+            source?: string | null;
             /**
              * Source Type
              * @description Inferred from the source when omitted.
@@ -4592,7 +4670,7 @@ export interface components {
         };
         /**
          * SourceBody
-         * @description Where the OpenAPI document is.
+         * @description Where the document is: ``source``, or inline as ``content`` (and its ``files``).
          */
         SourceBody: {
             /**
@@ -4601,11 +4679,29 @@ export interface components {
              */
             base_url?: string | null;
             /**
+             * Content
+             * @description The document's text (uploaded or pasted) instead of a source.
+             */
+            content?: string | null;
+            /**
+             * Filename
+             * @description With content: the document's file name (default 'document'); a relative path, no '..'.
+             * @example shop.arazzo.yaml
+             */
+            filename?: string | null;
+            /**
+             * Files
+             * @description With content: the other files it names, by path relative to it (an Arazzo document's OpenAPI sources, e.g. './openapi.yaml') → their text. Kept with the catalog once imported.
+             */
+            files?: {
+                [key: string]: string;
+            } | null;
+            /**
              * Source
-             * @description A path inside the registry root (relative paths start there), a file:// URL, or an http(s) URL on an allowed host.
+             * @description A path inside the registry root (relative paths start there), a file:// URL, or an http(s) URL on an allowed host. Give this or content.
              * @example https://petstore3.swagger.io/api/v3/openapi.json
              */
-            source: string;
+            source?: string | null;
             /**
              * Source Type
              * @description Inferred from the source when omitted.

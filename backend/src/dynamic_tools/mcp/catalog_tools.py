@@ -14,6 +14,9 @@ The design's argument names work beside the product's (:mod:`dynamic_tools.mcp.a
 - ``vendor`` — stored with the catalog and shown in the preview;
 - ``include_command_preview`` — ``true`` adds the token-capped command preview
   (``max_preview_tokens``, default 2,000); ``false`` with ``max_preview_tokens`` disagrees.
+
+The document is ``source`` (a path or URL) or, as on ``/catalogs``, ``content`` (its text) with
+``filename`` and ``files`` (the files it names, by relative path): exactly one of the two.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from dynamic_tools.mcp.authoring_tools import safety_tool
 from dynamic_tools.mcp.confirmation import CONFIRMATION_TOKEN, DRY_RUN
 from dynamic_tools.mcp.entries import SessionView, ToolEntry
 from dynamic_tools.mcp.results import Operation, object_schema, operation_handler
+from dynamic_tools.tools.catalog_uploads import MAX_UPLOAD_FILES, Upload
 from dynamic_tools.tools.catalogs import CatalogService, catalog_name_for
 
 DEFAULT_PREVIEW_TOKENS = 2000
@@ -35,7 +39,14 @@ DEFAULT_PREVIEW_TOKENS = 2000
 _SOURCE = {
     "type": "string",
     "minLength": 1,
-    "description": "A path inside the registry directory, or an http(s) URL on an allowed host.",
+    "description": "A path inside the registry directory, or an http(s) URL on an allowed host "
+    "(or give content).",
+}
+_FILE_NAME = {
+    "type": "string",
+    "minLength": 1,
+    "maxLength": 255,
+    "pattern": r"^[^\x00-\x1f\x7f\\]+$",
 }
 _SOURCE_TYPE = {"type": "string", "enum": ["path", "url"], "description": "Inferred if omitted."}
 _NAME = {
@@ -59,6 +70,23 @@ _TITLE_REF = {
 _VENDOR = {"type": "string", "maxLength": 200, "description": "Who provides the API (stored)."}
 _COMMON = {
     "source": _SOURCE,
+    "content": {
+        "type": "string",
+        "minLength": 1,
+        "description": "The document's text, instead of a source.",
+    },
+    "filename": {
+        **_FILE_NAME,
+        "description": "With content: the document's file name (relative, no '..').",
+    },
+    "files": {
+        "type": "object",
+        "maxProperties": MAX_UPLOAD_FILES,
+        "propertyNames": _FILE_NAME,
+        "additionalProperties": {"type": "string"},
+        "description": "With content: the files it names (an Arazzo document's OpenAPI "
+        "sources), by path relative to it, e.g. './openapi.yaml' → its text.",
+    },
     "source_type": _SOURCE_TYPE,
     "base_url": {
         "type": "string",
@@ -109,7 +137,9 @@ def add_catalog_tools(view: SessionView, catalogs: CatalogService) -> None:
     async def validate(a: dict[str, Any]) -> dict[str, Any]:
         return _json(
             await c.validate_openapi(
-                a["source"], source_type=a.get("source_type"), base_url=a.get("base_url")
+                _document("catalog.validate_openapi", a),
+                source_type=a.get("source_type"),
+                base_url=a.get("base_url"),
             )
         )
 
@@ -123,7 +153,7 @@ def add_catalog_tools(view: SessionView, catalogs: CatalogService) -> None:
             tokens = DEFAULT_PREVIEW_TOKENS
         return _json(
             await c.preview_import(
-                a["source"],
+                _document("catalog.preview_import", a),
                 a["catalog"],
                 title=a.get("catalog_title"),
                 vendor=a.get("vendor"),
@@ -143,7 +173,7 @@ def add_catalog_tools(view: SessionView, catalogs: CatalogService) -> None:
         a = _titled("catalog.import_openapi", a)
         return _json(
             await c.import_openapi(
-                a["source"],
+                _document("catalog.import_openapi", a),
                 a["catalog"],
                 title=a.get("catalog_title"),
                 vendor=a.get("vendor"),
@@ -199,7 +229,7 @@ def add_catalog_tools(view: SessionView, catalogs: CatalogService) -> None:
             "1.0 document is checked against its JSON Schema and rules (its workflows, its "
             "OpenAPI sources read next to it), each problem with its path and line. "
             "Writes nothing. Step 1 of: validate → preview → import.",
-            object_schema(_COMMON, ["source"]),
+            object_schema(_COMMON),
             validate,
             False,
         ),
@@ -226,7 +256,6 @@ def add_catalog_tools(view: SessionView, catalogs: CatalogService) -> None:
                         f"tokens, default {DEFAULT_PREVIEW_TOKENS}).",
                     },
                 },
-                ["source"],
             ),
             preview,
             False,
@@ -252,7 +281,6 @@ def add_catalog_tools(view: SessionView, catalogs: CatalogService) -> None:
                     "enabled": {"type": "boolean", "default": True},
                     **_ARAZZO,
                 },
-                ["source"],
             ),
             import_,
             True,
@@ -299,6 +327,25 @@ def _titled(tool: str, a: dict[str, Any]) -> dict[str, Any]:
     if "catalog" in a:
         return a
     return {**a, "catalog": catalog_name_for(str(a["catalog_title"]))}
+
+
+def _document(tool: str, a: dict[str, Any]) -> str | Upload:
+    """``source``, or ``content`` with its ``filename`` and ``files``: exactly one of the two."""
+    apply_aliases(tool, a, (), one_of=(("source", "content"),))
+    if "source" in a and "content" in a:
+        message = "give 'source' (a path or URL) or 'content' (the text), not both"
+        raise InvalidInputError(
+            message, violations=[{"path": "content", "rule": "one_of", "message": message}]
+        )
+    if "source" in a:
+        extra = [k for k in ("filename", "files") if k in a]
+        if extra:
+            message = f"'{extra[0]}' goes with 'content', not with 'source'"
+            raise InvalidInputError(
+                message, violations=[{"path": extra[0], "rule": "with_content", "message": message}]
+            )
+        return str(a["source"])
+    return Upload(str(a["content"]), a.get("filename"), dict(a.get("files") or {}))
 
 
 def _disagree(alias: str, target: str, given: Any, other: Any) -> InvalidInputError:

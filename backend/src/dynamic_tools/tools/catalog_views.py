@@ -151,13 +151,31 @@ class ProviderContractView(BaseModel):
 
 
 class Conflict(Sparse):
-    """A tool (or an Arazzo workflow) the import would define that another file defines."""
+    """A name the import would define that is taken: what it clashes with, how to proceed.
 
-    SPARSE: ClassVar[frozenset[str]] = frozenset({"tool", "workflow"})
+    A tool or an Arazzo workflow another catalog or file defines (``tool`` / ``workflow``),
+    or the catalog itself when it exists (``catalog``: ``overwrite`` replaces it).
+    """
+
+    SPARSE: ClassVar[frozenset[str]] = frozenset({"tool", "workflow", "catalog"})
 
     tool: str | None = None
     workflow: str | None = None
-    existing: str = Field(description="Where it is defined now")
+    catalog: str | None = None
+    name: str = Field(description="The name that clashes")
+    kind: Literal["tool", "workflow", "catalog"] = Field(description="What the name is")
+    existing: str = Field(description="Where it is defined now, in words")
+    existing_kind: Literal["catalog", "tool_file", "workflow_file"] = Field(
+        description="What defines it now: a catalog, a tool file or a workflow file"
+    )
+    existing_name: str = Field(
+        description="That catalog's name, or the file (tools/..., workflows/...)"
+    )
+    overwrite_resolves: bool = Field(
+        description="True when importing with overwrite settles it (the catalog exists); "
+        "else a tool prefix, another name or a change to the other definition does"
+    )
+    how: str = Field(description="How to proceed, in words")
 
 
 class CommandPreview(BaseModel):
@@ -195,6 +213,7 @@ class ImportPreview(Sparse):
             "workflows",
             "workflow_document",
             "arazzo_workflows",
+            "lenient_accepts",
         }
     )
 
@@ -207,6 +226,11 @@ class ImportPreview(Sparse):
     conflicts: list[Conflict]
     warnings: list[Problem]
     violations: list[Problem]
+    lenient_accepts: int | None = Field(
+        default=None,
+        description="Arazzo, not lenient: how many of the violations are shortcuts lenient "
+        "mode would read (each then a warning)",
+    )
     command_preview: list[CommandPreview] | None = Field(
         default=None, description="The commands, within max_preview_tokens"
     )

@@ -26,15 +26,16 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import functools
 import hashlib
 import json
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 import yaml
 
@@ -60,6 +61,14 @@ from dynamic_tools.errors import (
     OpenAPIInvalidError,
 )
 from dynamic_tools.tools.auth_status import SecretLookup, secret_status, secrets_needed
+from dynamic_tools.tools.catalog_uploads import (
+    UPLOAD_SUFFIX,
+    Upload,
+    UploadSource,
+    check_upload,
+    remove_upload,
+    store_upload,
+)
 from dynamic_tools.tools.catalog_views import (
     ArazzoReport,
     Catalog,
@@ -92,6 +101,41 @@ from dynamic_tools.tools.openapi.preview import command_preview, group_prefixes
 if TYPE_CHECKING:
     from dynamic_tools.tools.registry import ToolRegistry
 
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _names_content(
+    method: Callable[Concatenate[CatalogService, str | Upload, _P], Awaitable[_R]],
+) -> Callable[Concatenate[CatalogService, str | Upload, _P], Awaitable[_R]]:
+    """An uploaded document's problems point at ``content`` (a path's at ``source``)."""
+
+    @functools.wraps(method)
+    async def named(
+        self: CatalogService, source: str | Upload, /, *args: _P.args, **kwargs: _P.kwargs
+    ) -> _R:
+        if not isinstance(source, Upload):
+            return await method(self, source, *args, **kwargs)
+        try:
+            result = await method(self, source, *args, **kwargs)
+        except InvalidInputError as exc:
+            exc.violations = [_at_content(v) for v in exc.violations]
+            raise
+        if isinstance(result, OpenApiCheck):
+            result.violations = [_at_content(v) for v in result.violations]
+        return result
+
+    return named
+
+
+def _at_content(problem: Any) -> Any:
+    """``problem`` with the path ``source`` (the document) as ``content``."""
+    if isinstance(problem, dict) and problem.get("path") == "source":
+        return {**problem, "path": "content"}
+    if getattr(problem, "path", None) == "source":
+        return problem.model_copy(update={"path": "content"})
+    return problem
+
 
 class CatalogService:
     """Catalog operations over one registry (the API, the MCP tools and the CLI share it).
@@ -120,9 +164,11 @@ class CatalogService:
         self._lock = threading.Lock()
 
     async def _fetch_named(
-        self, source: str, source_type: SourceType | None, name: str, prefix: str | None
-    ) -> FetchedDocument:
-        """The document to import as catalog ``name``, once the name and prefix are checked.
+        self, source: str | Upload, source_type: SourceType | None, name: str, prefix: str | None
+    ) -> tuple[DocumentSource, FetchedDocument]:
+        """The fetcher (see :meth:`_open`) and the document to import as catalog ``name``.
+
+        The name and prefix are checked too.
 
         Every problem is reported at once: a source that cannot be read together with a bad
         name or prefix (its violations first), so fixing one does not reveal the other.
@@ -132,8 +178,8 @@ class CatalogService:
             InvalidInputError: the name or prefix is not one.
         """
         problems = _name_problems(name, prefix)
-        try:
-            fetched = await self.fetcher.fetch(source, source_type)
+        try:  # an upload under a name that is not one is read from a neutral directory
+            fetcher, fetched = await self._open(source, None if problems else name, source_type)
         except DocumentSourceError as exc:
             exc.violations = [*exc.violations, *problems]
             raise
@@ -144,11 +190,16 @@ class CatalogService:
                 + "; ".join(p["message"] for p in problems),
                 violations=problems,
             )
-        return fetched
+        return fetcher, fetched
 
     # --- read-only -------------------------------------------------------------------------
+    @_names_content
     async def validate_openapi(
-        self, source: str, *, source_type: SourceType | None = None, base_url: str | None = None
+        self,
+        source: str | Upload,
+        *,
+        source_type: SourceType | None = None,
+        base_url: str | None = None,
     ) -> OpenApiCheck | ArazzoReport:
         """Load and check a document; nothing is written.
 
@@ -156,11 +207,14 @@ class CatalogService:
         tool_count, warnings[], violations[]}``; a document that does not parse is
         ``valid: false`` with the parse error as a violation. An Arazzo document is checked
         as one (:class:`ArazzoReport`), its OpenAPI sources read next to it.
+
+        ``source`` is a path or URL, or an :class:`Upload` (the document's text and the files
+        it names), read the same way (see :mod:`~dynamic_tools.tools.catalog_uploads`).
         """
-        fetched = await self.fetcher.fetch(source, source_type)
+        fetcher, fetched = await self._open(source, None, source_type)
         arazzo = _arazzo_data(fetched)
         if arazzo is not None:
-            found, unread = await read_sources(arazzo, fetched, self.fetcher)
+            found, unread = await read_sources(arazzo, fetched, fetcher)
             check = check_arazzo(
                 fetched.content.decode("utf-8", "replace"),
                 name=fetched.location,
@@ -198,9 +252,10 @@ class CatalogService:
             }
         )
 
+    @_names_content
     async def preview_import(
         self,
-        source: str,
+        source: str | Upload,
         name: str,
         *,
         title: str | None = None,
@@ -220,21 +275,35 @@ class CatalogService:
         Returns ``{catalog: {name, title, vendor, kind, openapi_version, base_url, prefix},
         valid, projected_command_count, projected_group_prefixes: [{group, count}],
         provider_contract_count, provider_contracts: [{provider, output_field, items_at,
-        feeds: ["tool.param"]}], conflicts: [{tool, existing}], warnings[], violations[]}``,
+        feeds: ["tool.param"]}], conflicts: [{name, kind, existing, ...}], warnings[],
+        violations[]}``,
         plus ``command_preview`` (a list of ``{name, method, path, summary, parameters}``
         cut at about ``max_preview_tokens`` tokens) and ``command_preview_truncated`` when a
         token budget is given.
 
         An Arazzo document (see :meth:`import_openapi`) adds ``workflows`` (the ids its
         workflows get) and ``workflow_document`` (the document that would be saved).
+
+        ``conflicts`` lists each name the import would clash with (a tool or workflow another
+        catalog or file defines; the catalog itself when it exists: ``overwrite`` replaces
+        it), with what it clashes with and how to proceed.
         """
-        fetched = await self._fetch_named(source, source_type, name, prefix)
+        fetcher, fetched = await self._fetch_named(source, source_type, name, prefix)
         arazzo = _arazzo_data(fetched)
         if arazzo is not None:
             analysis = await self._arazzo(
-                fetched, arazzo, name, lenient, base_url, base_urls, sources, workflows
+                fetcher,
+                fetched,
+                arazzo,
+                name,
+                lenient,
+                base_url,
+                base_urls,
+                sources,
+                workflows,
+                prefix,
             )
-            return self._arazzo_preview(analysis, name, title, vendor, max_preview_tokens)
+            return self._arazzo_preview(analysis, name, title, vendor, max_preview_tokens, prefix)
         result = (await self._analyse(fetched, name, prefix, include, base_url)).result
         contracts = find_provider_contracts(result.tools)
         preview: dict[str, Any] = {
@@ -252,7 +321,10 @@ class CatalogService:
             "projected_group_prefixes": group_prefixes(result.tools, prefix),
             "provider_contract_count": len(contracts),
             "provider_contracts": [c.to_dict() for c in contracts],
-            "conflicts": self._conflicts(name, [t.name for t in result.tools]),
+            "conflicts": [
+                *self._exists_conflict(name),
+                *self._conflicts(name, [t.name for t in result.tools]),
+            ],
             "warnings": [w.to_dict() for w in result.warnings],
             "violations": [v.to_dict() for v in _all_violations(result)],
         }
@@ -299,9 +371,10 @@ class CatalogService:
         return self._with_counts(config)
 
     # --- writes ----------------------------------------------------------------------------
+    @_names_content
     async def import_openapi(
         self,
-        source: str,
+        source: str | Upload,
         name: str,
         *,
         title: str | None = None,
@@ -329,19 +402,34 @@ class CatalogService:
         workflows as a workflow document (``<name>.arazzo.yaml``), each served as a ``w_*``
         tool; ``lenient`` reads the shortcuts some runners accept (each a warning),
         ``base_urls`` gives a base URL per source description and ``sources`` another place
-        to read one from (a local copy of a remote description).
+        to read one from (a local copy of a remote description). ``prefix`` names an Arazzo
+        catalog's tools as it does an OpenAPI one's (``<prefix>_<operation>``).
+
+        An :class:`Upload` is imported as a path would be; its files are then kept in
+        ``catalogs/<name>.upload/`` (the catalog's ``source``).
         """
         if not _name_problems(name, prefix) and not overwrite and self._config_path(name).exists():
             raise _exists(name)
-        fetched = await self._fetch_named(source, source_type, name, prefix)
+        fetcher, fetched = await self._fetch_named(source, source_type, name, prefix)
         arazzo = _arazzo_data(fetched)
         if arazzo is not None:
             found = await self._arazzo(
-                fetched, arazzo, name, lenient, base_url, base_urls, sources, workflows
+                fetcher,
+                fetched,
+                arazzo,
+                name,
+                lenient,
+                base_url,
+                base_urls,
+                sources,
+                workflows,
+                prefix,
             )
-            return await self._import_arazzo(
-                found, fetched, name, title, vendor, overwrite, enabled
+            done = await self._import_arazzo(
+                found, fetched, name, title, vendor, overwrite, enabled, prefix
             )
+            await self._keep_upload(name, fetcher)
+            return done
         analysis = await self._analyse(fetched, name, prefix, include, base_url)
         result = analysis.result
         violations = _all_violations(result)
@@ -376,6 +464,7 @@ class CatalogService:
 
         manifest = await asyncio.to_thread(dump)  # megabytes for a large API: not on the loop
         await asyncio.to_thread(self._write, name, config, manifest, overwrite)
+        await self._keep_upload(name, fetcher)
         return Imported.model_validate(
             {
                 "catalog_id": name,
@@ -405,8 +494,34 @@ class CatalogService:
         return await asyncio.to_thread(self._remove, name, remove_manifest)
 
     # --- internals -------------------------------------------------------------------------
+    async def _open(
+        self, source: str | Upload, name: str | None, source_type: SourceType | None
+    ) -> tuple[DocumentSource, FetchedDocument]:
+        """The fetcher to read the document's neighbours with, and the document.
+
+        An upload is served from the catalog's upload directory (nothing is written), so
+        what it names is read as a path import's would be.
+        """
+        if isinstance(source, str):
+            return self.fetcher, await self.fetcher.fetch(source, source_type)
+        files = check_upload(source)
+        directory = self._upload_dir(name) if name else self.catalogs_dir / UPLOAD_SUFFIX
+        fetcher = UploadSource(self.fetcher, directory, files)
+        return fetcher, await fetcher.fetch(fetcher.location(next(iter(files))), "path")
+
+    async def _keep_upload(self, name: str, fetcher: DocumentSource) -> None:
+        """Store an imported upload's files in the catalog's upload directory.
+
+        A catalog imported again from a path or URL keeps no earlier upload.
+        """
+        if isinstance(fetcher, UploadSource):
+            await asyncio.to_thread(store_upload, fetcher.directory, fetcher.files)
+        else:
+            await asyncio.to_thread(remove_upload, self._upload_dir(name))
+
     async def _arazzo(
         self,
+        fetcher: DocumentSource,
         fetched: FetchedDocument,
         raw: dict[str, Any],
         name: str,
@@ -415,6 +530,7 @@ class CatalogService:
         base_urls: dict[str, str] | None,
         sources: dict[str, str] | None = None,
         workflows: Sequence[str] | None = None,
+        prefix: str | None = None,
     ) -> ArazzoAnalysis:
         async def run(fn: Any, *args: Any) -> Any:
             return await self.workers.run(fn, *args, field="source")
@@ -422,7 +538,7 @@ class CatalogService:
         return await analyse_arazzo(
             fetched,
             raw,
-            self.fetcher,
+            fetcher,
             catalog=name,
             run=run,
             store=self.workflows,
@@ -431,6 +547,7 @@ class CatalogService:
             base_urls=base_urls,
             source_locations=sources,
             workflows=workflows,
+            prefix=prefix,
         )
 
     def _arazzo_preview(
@@ -440,6 +557,7 @@ class CatalogService:
         title: str | None,
         vendor: str | None,
         max_preview_tokens: int | None,
+        prefix: str | None,
     ) -> ImportPreview:
         tools = analysis.conversion.tools if analysis.conversion else []
         workflows = analysis.conversion.workflow_ids if analysis.conversion else {}
@@ -457,16 +575,21 @@ class CatalogService:
                     "kind": "arazzo",
                     "arazzo_version": analysis.check.arazzo_version,
                     "base_url": None,
-                    "prefix": None,
+                    "prefix": prefix,
                 },
                 "valid": analysis.valid,
+                "lenient_accepts": analysis.lenient_accepts,
                 "projected_command_count": len(tools),
                 "projected_group_prefixes": group_prefixes(tools, None),
                 "provider_contract_count": 0,
                 "provider_contracts": [],
                 "conflicts": [
+                    *self._exists_conflict(name),
                     *self._conflicts(name, [t.name for t in tools]),
-                    *workflow_clashes(self.workflows, name, list(workflows.values())),
+                    *map(
+                        _workflow_conflict,
+                        workflow_clashes(self.workflows, name, list(workflows.values())),
+                    ),
                 ],
                 "warnings": analysis.warnings,
                 "violations": analysis.violations,
@@ -485,6 +608,7 @@ class CatalogService:
         vendor: str | None,
         overwrite: bool,
         enabled: bool,
+        prefix: str | None,
     ) -> Imported:
         if not analysis.valid or analysis.conversion is None or analysis.content is None:
             raise OpenAPIInvalidError(
@@ -497,9 +621,12 @@ class CatalogService:
                 "this server keeps no workflows: an Arazzo document cannot be imported here",
                 violations=[{"path": "source", "message": "no workflow registry"}],
             )
-        clashes = workflow_clashes(
-            self.workflows, name, list(analysis.conversion.workflow_ids.values())
-        )
+        clashes = [
+            _workflow_conflict(c)
+            for c in workflow_clashes(
+                self.workflows, name, list(analysis.conversion.workflow_ids.values())
+            )
+        ]
         if clashes:
             raise _clash(name, clashes, "workflow")
         tools = analysis.conversion.tools
@@ -512,7 +639,7 @@ class CatalogService:
             "arazzo_version": analysis.check.arazzo_version,
             "title": title or analysis.check.title,
             "vendor": vendor,
-            "prefix": None,
+            "prefix": prefix,
             "base_url": None,
             "include": None,
             "enabled": enabled,
@@ -636,6 +763,7 @@ class CatalogService:
             remove_atomic(path)
             if config.get("kind") == "arazzo" and self.workflows is not None:
                 self.workflows.remove_file(workflow_file(name))
+            remove_upload(self._upload_dir(name))
             manifest = self._manifest_path(name)
             removed = remove_manifest and manifest.exists()
             if removed:
@@ -647,16 +775,32 @@ class CatalogService:
                 remaining_catalog_count=len(list(self.catalogs_dir.glob("*.yaml"))),
             )
 
-    def _conflicts(self, name: str, tools: Sequence[str]) -> builtins.list[dict[str, str]]:
+    def _conflicts(self, name: str, tools: Sequence[str]) -> builtins.list[dict[str, Any]]:
+        """The tools another catalog or a tool file registers already, each with its place."""
         own = self._manifest_path(name).resolve()
         clashes = []
         for tool in tools:
             origin = self.registry.origin(tool)
             if origin is not None and origin.resolve() != own:
-                clashes.append(
-                    {"tool": tool, "existing": _describe_origin(origin, self.catalogs_dir)}
-                )
+                clashes.append(_tool_conflict(tool, origin, self.catalogs_dir))
         return clashes
+
+    def _exists_conflict(self, name: str) -> builtins.list[dict[str, Any]]:
+        """The catalog itself when it exists (an import needs ``overwrite``)."""
+        if not self._config_path(name).exists():
+            return []
+        return [
+            {
+                "catalog": name,
+                "name": name,
+                "kind": "catalog",
+                "existing": f"catalog '{name}'",
+                "existing_kind": "catalog",
+                "existing_name": name,
+                "overwrite_resolves": True,
+                "how": f"choose overwrite to replace catalog '{name}', or another catalog name",
+            }
+        ]
 
     def _with_counts(self, config: dict[str, Any]) -> Catalog:
         own = self._manifest_path(str(config.get("name"))).resolve()
@@ -685,6 +829,9 @@ class CatalogService:
 
     def _manifest_path(self, name: str) -> Path:
         return self.catalogs_dir / f"{name}{MANIFEST_SUFFIX}"
+
+    def _upload_dir(self, name: str) -> Path:
+        return self.catalogs_dir / f"{name}{UPLOAD_SUFFIX}"
 
 
 @dataclass(frozen=True)
@@ -724,10 +871,39 @@ def _all_violations(result: ConversionResult) -> list[Issue]:
     return list(result.violations)
 
 
-def _describe_origin(origin: Path, catalogs_dir: Path) -> str:
+def _tool_conflict(tool: str, origin: Path, catalogs_dir: Path) -> dict[str, Any]:
+    """A tool name another catalog (or a tool file) registers: where, and how to proceed."""
     if origin.parent.resolve() == catalogs_dir.resolve() and origin.name.endswith(MANIFEST_SUFFIX):
-        return f"catalog '{origin.name.removesuffix(MANIFEST_SUFFIX)}'"
-    return f"tools/{origin.name}"
+        other = origin.name.removesuffix(MANIFEST_SUFFIX)
+        kind, existing, place = "catalog", other, f"catalog '{other}'"
+        how = f"give a tool prefix, or disable or remove catalog '{other}'"
+    else:
+        kind, existing, place = "tool_file", f"tools/{origin.name}", f"tools/{origin.name}"
+        how = f"give a tool prefix, or rename or remove the tool in {place}"
+    return {
+        "tool": tool,
+        "name": tool,
+        "kind": "tool",
+        "existing": place,
+        "existing_kind": kind,
+        "existing_name": existing,
+        "overwrite_resolves": False,
+        "how": how,
+    }
+
+
+def _workflow_conflict(clash: dict[str, str]) -> dict[str, Any]:
+    """A workflow id another workflow file defines (``workflow_clashes``), and how to proceed."""
+    place = clash["existing"]
+    return {
+        **clash,
+        "name": clash["workflow"],
+        "kind": "workflow",
+        "existing_kind": "workflow_file",
+        "existing_name": place,
+        "overwrite_resolves": False,
+        "how": f"leave the workflow out, or rename or remove it in {place}",
+    }
 
 
 def catalog_name_for(title: str) -> str:
@@ -775,7 +951,7 @@ def _exists(name: str) -> ConflictError:
     )
 
 
-def _clash(name: str, clashes: list[dict[str, str]], what: str = "tool") -> ConflictError:
+def _clash(name: str, clashes: list[dict[str, Any]], what: str = "tool") -> ConflictError:
     """A 409 naming the first ``tool`` (or ``workflow``) another definition has already."""
     first = clashes[0]
     fix = "use a prefix or remove" if what == "tool" else "rename or remove"

@@ -159,7 +159,16 @@ async def test_workflow_ids_defined_elsewhere_are_a_conflict_and_nothing_is_writ
     source = (await client.get("/catalogs/shop")).json()["source"]
     options = {"source": source, "name": "shop2", "base_url": f"{url}/api"}
     preview = (await client.post("/catalogs/preview", json=options)).json()
-    assert {"workflow": "login", "existing": "workflows/shop.arazzo.yaml"} in preview["conflicts"]
+    assert {
+        "workflow": "login",
+        "name": "login",
+        "kind": "workflow",
+        "existing": "workflows/shop.arazzo.yaml",
+        "existing_kind": "workflow_file",
+        "existing_name": "workflows/shop.arazzo.yaml",
+        "overwrite_resolves": False,
+        "how": "leave the workflow out, or rename or remove it in workflows/shop.arazzo.yaml",
+    } in preview["conflicts"]
     refused = await client.post("/catalogs", json=options)
     assert refused.status_code == 409, refused.text
     assert "workflow 'login', already defined by workflows/shop.arazzo.yaml" in refused.text

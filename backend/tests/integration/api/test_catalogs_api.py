@@ -121,7 +121,17 @@ async def test_a_clash_with_a_hand_written_tool_names_both(
             and "tools/search_flights.yaml" in (body["message"])
         )
         assert body["context"]["conflicts"] == [
-            {"tool": "search_flights", "existing": "tools/search_flights.yaml"}
+            {
+                "tool": "search_flights",
+                "name": "search_flights",
+                "kind": "tool",
+                "existing": "tools/search_flights.yaml",
+                "existing_kind": "tool_file",
+                "existing_name": "tools/search_flights.yaml",
+                "overwrite_resolves": False,
+                "how": "give a tool prefix, or rename or remove the tool in "
+                "tools/search_flights.yaml",
+            }
         ]
         preview = await client.post("/catalogs/preview", json={"source": "clash.json", "name": "c"})
         assert preview.json()["conflicts"][0]["tool"] == "search_flights"
@@ -164,7 +174,7 @@ async def test_refusals_and_bad_input_are_422_naming_the_field(
             "message": outside.json()["message"],
         }
         cases = [
-            ("/catalogs/validate", {}, "body.source"),
+            ("/catalogs/validate", {}, "source"),  # a source or content: neither given
             ("/catalogs/preview", {"source": "x.json"}, "body.name"),
             # (the name and prefix patterns are checked with the source: see below)
             ("/catalogs", {"source": "x.json", "name": "bad name!"}, "name"),

@@ -203,7 +203,7 @@ def test_the_arazzo_import_options_are_what_the_bodies_take(openapi: dict[str, A
     section = section.split("Removing the catalog", 1)[0]
     intro, *bullets = section.split("\n- ")
     listed = {name for b in bullets for name in re.findall(r"`([a-z_]+)`", b.split(":", 1)[0])}
-    assert listed == {"base_url", "base_urls", "sources", "workflows", "lenient"}
+    assert listed == {"prefix", "base_url", "base_urls", "sources", "workflows", "lenient"}
     for path in ("/catalogs/preview", "/catalogs"):
         op = operation(openapi, "POST", path)
         assert op is not None
@@ -211,7 +211,8 @@ def test_the_arazzo_import_options_are_what_the_bodies_take(openapi: dict[str, A
     validate = operation(openapi, "POST", "/catalogs/validate")
     assert validate is not None
     said = set(re.findall(r"`([a-z_]+)`", intro.split("take only", 1)[1].split(", and check")[0]))
-    assert said == {"source", "source_type", "base_url"} == body_fields(openapi, validate)
+    document = {"source", "source_type", "content", "filename", "files"}
+    assert said == {*document, "base_url"} == body_fields(openapi, validate)
 
 
 # --- validate --server -------------------------------------------------------------------

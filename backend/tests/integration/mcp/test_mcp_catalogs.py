@@ -122,3 +122,37 @@ async def test_an_arazzo_document_imports_over_mcp_and_its_workflow_runs_as_a_w_
     assert not run["is_error"], run
     assert "O-1" in json.dumps(run)
     assert [r["path"] for r in shop.requests][:2] == ["/sessions", "/items/I1"]
+
+
+async def test_a_document_given_inline_is_validated_and_imported_over_mcp(
+    server: str, travel_root: Path
+) -> None:
+    oai = FIXTURES / "arazzo" / "oai"
+    inline = {
+        "content": (oai / "pet-coupons.arazzo.yaml").read_text(),
+        "filename": "pet-coupons.arazzo.yaml",
+        "files": {"./pet-coupons.openapi.yaml": (oai / "pet-coupons.openapi.yaml").read_text()},
+    }
+    async with mcp_client(server) as client:
+        checked = await call(client, "catalog.validate_openapi", **inline)
+        assert not checked["is_error"] and checked["valid"] is True, checked
+        neither = await call(client, "catalog.validate_openapi")
+        assert neither["is_error"] and neither["category"] == "validation"
+        both = await call(client, "catalog.validate_openapi", source="x.yaml", **inline)
+        assert both["is_error"] and "not both" in both["message"]
+        outside = await call(
+            client, "catalog.validate_openapi", content="{}", files={"../x.yaml": "{}"}
+        )
+        assert outside["is_error"] and "files.../x.yaml" in outside["message"]
+        imported = await call(
+            client,
+            "catalog.import_openapi",
+            **inline,
+            catalog="coupons",
+            prefix="cdesk",
+            lenient=True,
+            base_url="https://pets.example.com/v1",
+        )
+        assert not imported["is_error"], imported
+        assert {"cdesk_findPetsByTags", "w_apply_coupon"} <= await names(client)
+    assert (travel_root / "catalogs" / "coupons.upload" / "pet-coupons.openapi.yaml").is_file()

@@ -62,7 +62,6 @@ PAGES: dict[str, tuple[str, str]] = {
 }
 
 
-
 def layout_problems(page: Any, label: str, artifacts: Path) -> list[str]:
     """Page-level horizontal scroll and axe violations of the page as it is now; its screenshot
     is written as ``<label>.png`` either way."""

@@ -8,7 +8,7 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Browser, Page, expect
 from starlette.applications import Starlette
 from starlette.routing import Route
 
@@ -136,3 +136,117 @@ def test_an_arazzo_preview_says_which_workflows_are_left_out_and_imports_the_one
         preview.get_by_role("button", name="Import 1 workflow(s) and the tools they call").click()
         expect(page.get_by_test_id("import-message")).to_contain_text("and 1 workflow(s)")
         expect(page.get_by_test_id("imported-workflows")).to_contain_text("w_login")
+
+
+OAI = Path(__file__).resolve().parents[2] / "fixtures" / "arazzo" / "oai"
+
+
+def test_an_uploaded_arazzo_document_with_its_source_imports_under_its_prefix(
+    page: Page, ui_server: str, artifacts: Path
+) -> None:
+    page.goto(f"{ui_server}/ui/#/catalogs")
+    form = page.get_by_test_id("catalog-import")
+    form.get_by_label("uploaded files").check()
+    form.get_by_label("Document file").set_input_files(OAI / "pet-coupons.arazzo.yaml")
+    form.get_by_label("Files it refers to", exact=True).set_input_files(
+        OAI / "pet-coupons.openapi.yaml"
+    )
+    expect(form.get_by_test_id("catalog-related")).to_contain_text("pet-coupons.openapi.yaml")
+    form.get_by_label("Catalog name").fill("couponsdesk")
+    form.get_by_label("Tool prefix").fill("cdesk_")
+    form.get_by_label("Base URL").fill("https://pets.example.com/v1")
+    form.get_by_role("button", name="Preview").click()
+    preview = page.get_by_test_id("catalog-preview")
+    report = preview.get_by_test_id("arazzo-workflow-report")
+    expect(report).to_contain_text("apply-coupon")
+    expect(report).to_contain_text("left out")  # strict: its loose parameter names refused
+    expect(preview).to_contain_text("cdesk_findPetsByStatus")
+    expect(page.get_by_test_id("import-reason")).to_have_count(0)
+
+    form.get_by_label("Lenient Arazzo").check()  # the preview no longer says what is imported
+    importer = preview.get_by_role("button", name="Import 2 tool(s) and 2 workflow(s)")
+    expect(importer).to_be_disabled()
+    expect(page.get_by_test_id("import-reason")).to_have_text(
+        "The form changed since this preview: preview again."
+    )
+    form.get_by_role("button", name="Preview").click()
+    expect(report).not_to_contain_text("left out")
+    expect(preview).to_contain_text("cdesk_getPetCoupons")
+    screenshot(page, artifacts / "catalog-upload-preview.png")
+    preview.get_by_role("button", name="Import 4 tool(s) and 3 workflow(s)").click()
+    expect(page.get_by_test_id("import-message")).to_contain_text(
+        "4 tool(s) registered and 3 workflow(s)"
+    )
+    row = page.get_by_test_id("catalog-list").locator("tr[data-catalog=couponsdesk]")
+    expect(row).to_contain_text("(prefix cdesk_)")
+    expect(row).to_contain_text("couponsdesk.upload/pet-coupons.arazzo.yaml")
+
+
+PHONE = {"width": 390, "height": 844}
+
+
+def test_a_pasted_document_whose_names_clash_says_why_import_waits_and_fits_a_phone(
+    browser: Browser, ui_server: str, artifacts: Path
+) -> None:
+    context = browser.new_context(viewport=PHONE)
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    try:
+        page.goto(f"{ui_server}/ui/#/catalogs")
+        form = page.get_by_test_id("catalog-import")
+        form.get_by_label("pasted text").check()
+        form.get_by_label("Document text").fill(FIXTURE.read_text())
+        form.get_by_label("Catalog name").fill("pets")
+        form.get_by_role("button", name="Preview").click()
+        preview = page.get_by_test_id("catalog-preview")
+        preview.get_by_role("button", name="Import 18 operation(s)").click()
+        expect(page.get_by_test_id("import-message")).to_contain_text("18 tool(s) registered")
+
+        # Another catalog with the same tools: each name and what it clashes with, listed.
+        form.get_by_label("Catalog name").fill("pets-again")
+        form.get_by_role("button", name="Preview").click()
+        conflicts = preview.get_by_test_id("catalog-conflicts")
+        expect(conflicts).to_contain_text("18 name(s) clash")
+        expect(conflicts.locator("li[data-conflict=getPetById]")).to_have_text(
+            "getPetById (tool) — clashes with catalog 'pets': give a tool prefix, or disable "
+            "or remove catalog 'pets'"
+        )
+        expect(preview.get_by_text("warning(s)")).to_be_visible()
+        preview.get_by_text("warning(s)").click()  # the long warnings open
+        importer = preview.get_by_role("button", name="Import 18 operation(s)")
+        expect(importer).to_be_disabled()
+        reason = page.get_by_test_id("import-reason")
+        expect(reason).to_contain_text("18 name(s) clash (listed above)")
+        expect(reason).to_contain_text("another tool prefix or catalog name")
+        width = page.evaluate(
+            "[document.documentElement.scrollWidth, document.documentElement.clientWidth]"
+        )
+        assert width[0] <= width[1], width
+        screenshot(page, artifacts / "catalog-conflicts-phone.png")
+        preview.get_by_label("replace an existing catalog of this name").check()
+        expect(importer).to_be_disabled()  # overwrite replaces a catalog, not another's tools
+
+        # The same name: the catalog exists, and overwrite settles it.
+        preview.get_by_label("replace an existing catalog of this name").uncheck()
+        form.get_by_label("Catalog name").fill("pets")
+        form.get_by_role("button", name="Preview").click()
+        expect(conflicts.locator("li")).to_have_count(1)
+        expect(conflicts).to_contain_text("pets (catalog) — clashes with catalog 'pets'")
+        expect(importer).to_be_disabled()
+        expect(reason).to_have_text(
+            "Catalog pets exists: tick “replace an existing catalog of this name”, or choose "
+            "another name and preview again."
+        )
+        preview.get_by_label("replace an existing catalog of this name").check()
+        expect(reason).to_have_count(0)
+        preview.get_by_role("button", name="Select none").click()
+        expect(reason).to_have_text("Choose at least one operation.")
+        preview.get_by_label("import getPetById").check()
+        preview.get_by_role("button", name="Import 1 operation(s)").click()
+        expect(page.get_by_test_id("import-message")).to_contain_text("1 tool(s) registered")
+        width = page.evaluate(
+            "[document.documentElement.scrollWidth, document.documentElement.clientWidth]"
+        )
+        assert width[0] <= width[1], width
+    finally:
+        context.close()

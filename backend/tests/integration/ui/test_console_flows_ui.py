@@ -1,6 +1,6 @@
 """The console driven through its flows at phone size (390x844) and desktop size (1400x900), in
 the light and the dark theme: after every step, nothing is wider than the screen and axe-core
-finds no violation (WCAG 2.0–2.2 A/AA and its best practices), and a screenshot of the step is
+finds no violation (WCAG 2.0-2.2 A/AA and its best practices), and a screenshot of the step is
 written to test-artifacts/ui/flows/ as ``<size>-<theme>-<step>.png``.
 
 The steps are what a person reaches, not only the pages as they open: a request with its result

@@ -27,8 +27,8 @@ from playwright.sync_api import Browser, Page, expect
 from dynamic_tools.api.app import create_app
 from dynamic_tools.settings import Settings
 from tests.integration.ui.conftest import screenshot
-from tests.integration.ui.test_access_ui import sign_in
 from tests.integration.ui.layout_checks import PHONE, THEMES, layout_problems
+from tests.integration.ui.test_access_ui import sign_in
 from tests.support.servers import serve
 
 WORKFLOW = "flight_watch"

@@ -1,5 +1,8 @@
 """``/catalogs``: validate, preview and import OpenAPI documents; enable, disable, remove.
 
+The document is given by ``source`` (a path or URL) or inline: ``content`` (its text) with
+``files`` (the files it names by relative path, e.g. an Arazzo document's OpenAPI sources).
+
 Bodies are validated by FastAPI (422 naming the field); the catalog service raises the
 project's errors (422 with violations, 404, 409), mapped in ``api/errors.py``.
 """
@@ -9,7 +12,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Query, Request, status
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, WithJsonSchema
 
 from dynamic_tools.api.catalog_models import (
     ArazzoReport,
@@ -24,6 +27,8 @@ from dynamic_tools.api.catalog_models import (
 from dynamic_tools.api.deps import ServicesDep, note_audit_target
 from dynamic_tools.api.params import JSON_INTEGER
 from dynamic_tools.api.responses import BODY, PARAMS, errors
+from dynamic_tools.errors import InvalidInputError
+from dynamic_tools.tools.catalog_uploads import MAX_UPLOAD_FILES, Upload
 from dynamic_tools.tools.catalogs import CatalogService
 from dynamic_tools.tools.openapi.catalog_files import CATALOG_NAME, CATALOG_PREFIX
 
@@ -57,17 +62,61 @@ async def get_catalogs(services: ServicesDep) -> CatalogService:
 
 CatalogsDep = Annotated[CatalogService, Depends(get_catalogs)]
 
+MAX_UPLOAD_CHARS = 16 * 1024 * 1024
+"""The longest uploaded text (the request itself is capped by MAX_REQUEST_BYTES first)."""
+FileName = Annotated[
+    str, StringConstraints(min_length=1, max_length=255, pattern=r"^[^\x00-\x1f\x7f\\]+$")
+]
+FileText = Annotated[str, StringConstraints(max_length=MAX_UPLOAD_CHARS, pattern=r"^[^\x00]*$")]
+_FILE_NAME_SCHEMA = {"minLength": 1, "maxLength": 255, "pattern": r"^[^\x00-\x1f\x7f\\]+$"}
+# Every key a file name, every value a text (pydantic would say so with patternProperties,
+# which leave other keys open).
+FileMap = Annotated[
+    dict[FileName, FileText],
+    WithJsonSchema(
+        {
+            "type": "object",
+            "maxProperties": MAX_UPLOAD_FILES,
+            "propertyNames": _FILE_NAME_SCHEMA,
+            "additionalProperties": {
+                "type": "string",
+                "maxLength": MAX_UPLOAD_CHARS,
+                "pattern": r"^[^\x00]*$",
+            },
+        }
+    ),
+]
+
 
 class SourceBody(BaseModel):
-    """Where the OpenAPI document is."""
+    """Where the document is: ``source``, or inline as ``content`` (and its ``files``)."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    source: str = Field(
+    source: str | None = Field(
+        default=None,
         min_length=1,
         description="A path inside the registry root (relative paths start there), a "
-        "file:// URL, or an http(s) URL on an allowed host.",
+        "file:// URL, or an http(s) URL on an allowed host. Give this or content.",
         examples=["https://petstore3.swagger.io/api/v3/openapi.json"],
+    )
+    content: FileText | None = Field(
+        default=None,
+        min_length=1,
+        description="The document's text (uploaded or pasted) instead of a source.",
+    )
+    filename: FileName | None = Field(
+        default=None,
+        description="With content: the document's file name (default 'document'); a "
+        "relative path, no '..'.",
+        examples=["shop.arazzo.yaml"],
+    )
+    files: FileMap | None = Field(
+        default=None,
+        max_length=MAX_UPLOAD_FILES,
+        description="With content: the other files it names, by path relative to it "
+        "(an Arazzo document's OpenAPI sources, e.g. './openapi.yaml') → their text. Kept "
+        "with the catalog once imported.",
     )
     source_type: Literal["url", "path"] | None = Field(
         default=None, description="Inferred from the source when omitted."
@@ -125,6 +174,28 @@ class ImportBody(SourceBody, ArazzoOptions):
     enabled: bool = Field(default=True, description="Register its tools at once.")
 
 
+def _document(body: SourceBody) -> str | Upload:
+    """The source, or the upload; exactly one (422 naming the field otherwise)."""
+    if (body.source is None) == (body.content is None):
+        given = "both" if body.source is not None else "neither"
+        message = f"give exactly one of 'source' (a path or URL) and 'content' (the text): {given}"
+        field = "content" if body.source is not None else "source"
+        raise InvalidInputError(
+            message, violations=[{"path": field, "rule": "one_of", "message": message}]
+        )
+    if body.source is not None:
+        for field in ("filename", "files"):
+            if getattr(body, field) is not None:
+                message = f"'{field}' goes with 'content', not with 'source'"
+                raise InvalidInputError(
+                    message,
+                    violations=[{"path": field, "rule": "with_content", "message": message}],
+                )
+        return body.source
+    assert body.content is not None
+    return Upload(body.content, body.filename, dict(body.files or {}))
+
+
 class EnabledBody(BaseModel):
     """Turn a catalog on or off."""
 
@@ -161,7 +232,7 @@ async def validate_openapi(body: SourceBody, catalogs: CatalogsDep) -> OpenApiCh
     exist; its OpenAPI sources are read next to it), each problem with its path and line.
     """
     return await catalogs.validate_openapi(
-        body.source, source_type=body.source_type, base_url=body.base_url
+        _document(body), source_type=body.source_type, base_url=body.base_url
     )
 
 
@@ -174,7 +245,7 @@ async def preview_import(body: PreviewBody, catalogs: CatalogsDep) -> ImportPrev
     For an Arazzo document also ``workflows`` and ``workflow_document`` (what would be saved).
     """
     return await catalogs.preview_import(
-        body.source,
+        _document(body),
         body.name,
         prefix=body.prefix,
         include=body.include,
@@ -205,7 +276,7 @@ async def import_openapi(request: Request, body: ImportBody, catalogs: CatalogsD
     """
     note_audit_target(request, f"name={body.name}")
     return await catalogs.import_openapi(
-        body.source,
+        _document(body),
         body.name,
         prefix=body.prefix,
         overwrite=body.overwrite,

@@ -117,6 +117,8 @@ class ArazzoAnalysis:
     violations: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[dict[str, Any]] = field(default_factory=list)
     workflows: list[WorkflowReport] = field(default_factory=list)
+    lenient_accepts: int = 0
+    """How many of the violations lenient mode would read (a runner's shortcut, a warning)."""
 
     @property
     def valid(self) -> bool:
@@ -147,12 +149,14 @@ async def analyse_arazzo(
     base_urls: Mapping[str, str] | None = None,
     source_locations: Mapping[str, str] | None = None,
     workflows: Sequence[str] | None = None,
+    prefix: str | None = None,
 ) -> ArazzoAnalysis:
     """Check and convert an Arazzo document; ``run`` runs a task in a document worker.
 
     ``source_locations`` reads a source description from another path or URL (by name).
     ``workflows`` chooses the workflows to import (by Arazzo id); by default every one that
-    can be converted is, and the others are reported as left out with their problems. A
+    can be converted is, and the others are reported as left out with their problems.
+    ``prefix`` names the tools (``<prefix>_<operation>``; by default the catalog's name). A
     chosen workflow that cannot be converted, or a problem of the whole document (its
     sources, its components), refuses the import.
     """
@@ -165,6 +169,8 @@ async def analyse_arazzo(
     if lenient:  # the shortcuts lenient mode reads are warnings, not errors
         analysis.warnings += [{**v, "severity": "warning"} for v in found if _lenient_accepts(v)]
         found = [v for v in found if not _lenient_accepts(v)]
+    else:
+        analysis.lenient_accepts = sum(1 for v in found if _lenient_accepts(v))
     for name, why in {**unread, **unread_documents}.items():
         found.append(
             {"path": f"sourceDescriptions.{name}", "rule": "source_not_read", "message": why}
@@ -200,6 +206,7 @@ async def analyse_arazzo(
             lenient,
             documents,
             base_url,
+            prefix,
         )
         errors: list[dict[str, Any]] = []
         round_warnings: list[dict[str, Any]] = []
@@ -394,6 +401,7 @@ def convert_arazzo_task(
     lenient: bool,
     documents: dict[str, ArazzoSource] | None = None,
     base_url: str | None = None,
+    prefix: str | None = None,
 ) -> ArazzoConversion:
     """:func:`convert_arazzo` as a document worker's task (plain data in, plain data out)."""
     return convert_arazzo(
@@ -405,6 +413,7 @@ def convert_arazzo_task(
         lenient=lenient,
         documents=documents,
         base_url=base_url,
+        prefix=prefix,
     )
 
 

@@ -69,11 +69,13 @@ def convert_arazzo(
     lenient: bool = False,
     documents: Mapping[str, ArazzoSource] | None = None,
     base_url: str | None = None,
+    prefix: str | None = None,
 ) -> ArazzoConversion:
     """Convert a checked Arazzo document whose OpenAPI ``sources`` were read (by name).
 
     ``base_urls`` gives this document's sources a base URL by name; ``base_url`` every source
-    it has none for (the named documents' too).
+    it has none for (the named documents' too). The tools are named ``<prefix>_<operation>``
+    (the catalog's name when no ``prefix`` is given), as an OpenAPI catalog's are.
 
     ``documents`` are the Arazzo documents it names (by source name): when a step calls a
     workflow there (``workflowId: $sourceDescriptions.<name>.<id>``), that document's
@@ -82,7 +84,7 @@ def convert_arazzo(
     """
     result = ArazzoConversion()
     root = ArazzoSource(dict(raw), dict(sources), dict(source_urls or {}), dict(documents or {}))
-    bundle = _Bundle(result, catalog, base_urls or {}, lenient, base_url)
+    bundle = _Bundle(result, catalog, base_urls or {}, lenient, base_url, prefix)
     bundle.convert(root, ())
     info = as_mapping(raw.get("info"))
     result.document = {
@@ -104,8 +106,10 @@ class _Bundle:
         base_urls: Mapping[str, str],
         lenient: bool,
         base_url: str | None,
+        prefix: str | None = None,
     ) -> None:
         self.base_url = base_url
+        self.tool_prefix = prefix or catalog
         self.result = result
         self.catalog = catalog
         self.base_urls = base_urls
@@ -120,7 +124,7 @@ class _Bundle:
         self.done.add(key)
         raw = document.raw
         prefix = "_".join(key)
-        tool_prefix = identifier("_".join((self.catalog, *key)))[:32].strip("_")
+        tool_prefix = identifier("_".join((self.tool_prefix, *key)))[:32].strip("_")
         operations = operation_tools(
             raw,
             document.sources,
