@@ -4,7 +4,7 @@ finds no violation (WCAG 2.0-2.2 A/AA and its best practices), and a screenshot 
 written to test-artifacts/ui/flows/ as ``<size>-<theme>-<step>.png``.
 
 The steps are what a person reaches, not only the pages as they open: a request with its result
-and the history select, an error, an open menu, a node panel opened from the keyboard, an
+and the history select, an error, a catalog preview with warnings and conflicts, an open menu, a node panel opened from the keyboard, an
 approval with a table wider than a phone (and its scroll cue), a redrive's preview.
 """
 
@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
@@ -25,6 +26,8 @@ from tests.integration.ui.layout_checks import (
     layout_problems,
 )
 from tests.support.fake_llm import FakeLLM, tool_call
+
+PETSTORE = Path(__file__).resolve().parents[2] / "fixtures" / "openapi" / "petstore-3.0.json"
 
 LONG_INSTRUCTIONS = (
     "Find every flight from Amsterdam Schiphol to Barcelona El Prat on the first of December "
@@ -54,6 +57,24 @@ def _catalog_error(page: Page, url: str, _: FakeLLM) -> None:
     )
     page.get_by_role("button", name="Preview").click()
     expect(page.get_by_test_id("error-box")).to_be_visible()
+
+
+def _catalog_conflicts(page: Page, url: str, _: FakeLLM) -> None:
+    """A pasted document whose tools another catalog already has: the preview's warnings
+    (opened) and its conflicts listed, Import disabled with the reason."""
+    document = PETSTORE.read_text()
+    first = {"content": document, "name": "pets", "overwrite": True}
+    assert httpx.post(f"{url}/catalogs", json=first).status_code == 201
+    page.goto(f"{url}/ui/#/catalogs")
+    form = page.get_by_test_id("catalog-import")
+    form.get_by_label("pasted text").check()
+    form.get_by_label("Document text").fill(document)
+    form.get_by_label("Catalog name").fill("pets-again")
+    form.get_by_role("button", name="Preview").click()
+    preview = page.get_by_test_id("catalog-preview")
+    expect(preview.get_by_test_id("catalog-conflicts")).to_contain_text("name(s) clash")
+    preview.get_by_text("warning(s)").click()
+    expect(page.get_by_test_id("import-reason")).to_be_visible()
 
 
 def _node_panel_by_keyboard(page: Page, url: str, _: FakeLLM, run_id: str) -> None:
@@ -121,6 +142,7 @@ def test_every_flow_fits_and_passes_axe_at_both_sizes_in_both_themes(
         steps: dict[str, Callable[[Page], Any]] = {
             "request-with-history": lambda p: _request_with_history(p, ui_server, fake_llm),
             "catalog-error": lambda p: _catalog_error(p, ui_server, fake_llm),
+            "catalog-conflicts": lambda p: _catalog_conflicts(p, ui_server, fake_llm),
             "node-panel": lambda p: _node_panel_by_keyboard(p, ui_server, fake_llm, runs["done"]),
             "approval": lambda p, phone=phone: _approval(
                 p, ui_server, fake_llm, runs["waiting"], phone
