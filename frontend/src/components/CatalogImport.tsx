@@ -304,7 +304,7 @@ export function CatalogImport({ onImported }: { onImported: () => void }) {
             <button type="button" onClick={() => setChosen(new Set())}>Select none</button>
             <span className="muted">{chosen.size} of {(preview.command_preview ?? []).length} chosen</span>
           </div>}
-          <div className="catalog-ops-scroll">
+          <div className="catalog-ops-scroll" tabIndex={0} role="region" aria-label="operations that would become tools">
           <table className="params-table">
             <thead>
               <tr><th><span className="sr-only">choose</span></th><th>tool</th><th>operation</th><th>summary</th><th>parameters</th></tr>

@@ -4,7 +4,7 @@ finds no violation (WCAG 2.0-2.2 A/AA and its best practices), and a screenshot 
 written to test-artifacts/ui/flows/ as ``<size>-<theme>-<step>.png``.
 
 The steps are what a person reaches, not only the pages as they open: a request with its result
-and the history select, an error, a catalog preview with warnings and conflicts, an open menu, a node panel opened from the keyboard, an
+and the history select, an error, catalog previews with warnings and conflicts (OpenAPI pasted, Arazzo uploaded), an open menu, a node panel opened from the keyboard, an
 approval with a table wider than a phone (and its scroll cue), a redrive's preview.
 """
 
@@ -27,7 +27,9 @@ from tests.integration.ui.layout_checks import (
 )
 from tests.support.fake_llm import FakeLLM, tool_call
 
-PETSTORE = Path(__file__).resolve().parents[2] / "fixtures" / "openapi" / "petstore-3.0.json"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
+PETSTORE = FIXTURES / "openapi" / "petstore-3.0.json"
+OAI = FIXTURES / "arazzo" / "oai"
 
 LONG_INSTRUCTIONS = (
     "Find every flight from Amsterdam Schiphol to Barcelona El Prat on the first of December "
@@ -75,6 +77,26 @@ def _catalog_conflicts(page: Page, url: str, _: FakeLLM) -> None:
     expect(preview.get_by_test_id("catalog-conflicts")).to_contain_text("name(s) clash")
     preview.get_by_text("warning(s)").click()
     expect(page.get_by_test_id("import-reason")).to_be_visible()
+
+
+def _arazzo_preview(page: Page, url: str, _: FakeLLM) -> None:
+    """An uploaded Arazzo document with its OpenAPI source, previewed leniently: its warnings
+    (long lines) open, each workflow listed."""
+    page.goto(f"{url}/ui/#/catalogs")
+    form = page.get_by_test_id("catalog-import")
+    form.get_by_label("uploaded files").check()
+    form.get_by_label("Document file").set_input_files(OAI / "pet-coupons.arazzo.yaml")
+    form.get_by_label("Files it refers to", exact=True).set_input_files(
+        OAI / "pet-coupons.openapi.yaml"
+    )
+    form.get_by_label("Catalog name").fill("couponsdesk")
+    form.get_by_label("Tool prefix").fill("cdesk_")
+    form.get_by_label("Base URL").fill("https://pets.example.com/v1")
+    form.get_by_label("Lenient Arazzo").check()
+    form.get_by_role("button", name="Preview").click()
+    preview = page.get_by_test_id("catalog-preview")
+    expect(preview.get_by_test_id("arazzo-workflow-report")).to_contain_text("apply-coupon")
+    preview.get_by_text("warning(s)").click()
 
 
 def _node_panel_by_keyboard(page: Page, url: str, _: FakeLLM, run_id: str) -> None:
@@ -143,6 +165,7 @@ def test_every_flow_fits_and_passes_axe_at_both_sizes_in_both_themes(
             "request-with-history": lambda p: _request_with_history(p, ui_server, fake_llm),
             "catalog-error": lambda p: _catalog_error(p, ui_server, fake_llm),
             "catalog-conflicts": lambda p: _catalog_conflicts(p, ui_server, fake_llm),
+            "arazzo-preview": lambda p: _arazzo_preview(p, ui_server, fake_llm),
             "node-panel": lambda p: _node_panel_by_keyboard(p, ui_server, fake_llm, runs["done"]),
             "approval": lambda p, phone=phone: _approval(
                 p, ui_server, fake_llm, runs["waiting"], phone
