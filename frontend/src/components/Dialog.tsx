@@ -1,6 +1,6 @@
 // A modal dialog: focus moves into it when it opens (to the first control marked autoFocus, else
 // the dialog), Escape cancels, Tab stays inside, and focus returns where it was when it closes.
-import { useEffect, useRef } from 'react'
+import { useEffect, useId, useRef } from 'react'
 
 interface Props {
   title: string
@@ -11,6 +11,7 @@ interface Props {
 
 export function Dialog({ title, onCancel, children, testId }: Props) {
   const box = useRef<HTMLDivElement>(null)
+  const titleId = useId()
   useEffect(() => {
     const before = document.activeElement as HTMLElement | null
     const el = box.current
@@ -38,8 +39,8 @@ export function Dialog({ title, onCancel, children, testId }: Props) {
   }
   return (
     <div className="dialog-backdrop" onMouseDown={(e) => e.target === e.currentTarget && onCancel()}>
-      <div className="dialog" role="dialog" aria-modal="true" aria-labelledby="dialog-title" tabIndex={-1} ref={box} onKeyDown={onKeyDown} data-testid={testId}>
-        <h2 id="dialog-title">{title}</h2>
+      <div className="dialog" role="dialog" aria-modal="true" aria-labelledby={titleId} tabIndex={-1} ref={box} onKeyDown={onKeyDown} data-testid={testId}>
+        <h2 id={titleId}>{title}</h2>
         {children}
       </div>
     </div>

@@ -182,6 +182,28 @@ def test_an_uploaded_arazzo_document_with_its_source_imports_under_its_prefix(
     expect(row).to_contain_text("couponsdesk.upload/pet-coupons.arazzo.yaml")
 
 
+def test_the_sources_of_an_arazzo_document_can_come_as_a_folder(
+    page: Page, ui_server: str, tmp_path: Path
+) -> None:
+    """The folder input: each file keeps its path inside the folder (here, at its top)."""
+    folder = tmp_path / "sources"
+    folder.mkdir()
+    shutil.copy(OAI / "pet-coupons.openapi.yaml", folder / "pet-coupons.openapi.yaml")
+    page.goto(f"{ui_server}/ui/#/catalogs")
+    form = page.get_by_test_id("catalog-import")
+    form.get_by_label("uploaded files").check()
+    form.get_by_label("Document file").set_input_files(OAI / "pet-coupons.arazzo.yaml")
+    form.get_by_label("Folder of files it refers to").set_input_files(folder)
+    expect(form.get_by_test_id("catalog-related")).to_contain_text("pet-coupons.openapi.yaml")
+    form.get_by_label("Catalog name").fill("coupons-from-a-folder")
+    form.get_by_label("Tool prefix").fill("cf_")
+    form.get_by_label("Base URL").fill("https://pets.example.com/v1")
+    form.get_by_role("button", name="Preview").click()
+    preview = page.get_by_test_id("catalog-preview")
+    expect(preview).to_contain_text("cf_findPetsByStatus")
+    expect(preview.get_by_test_id("arazzo-workflow-report")).to_contain_text("buy-available-pet")
+
+
 PHONE = {"width": 390, "height": 844}
 
 
