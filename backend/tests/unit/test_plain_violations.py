@@ -10,13 +10,9 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from pydantic import BaseModel, Field, field_validator
 
-from dynamic_tools.api.errors import (
-    PATTERN_WORDS,
-    install_error_handlers,
-    plain_message,
-    plain_violations,
-)
+from dynamic_tools.api.errors import install_error_handlers
 from dynamic_tools.errors import InvalidInputError
+from dynamic_tools.plain_messages import PATTERN_WORDS, plain_message, plain_violations
 from dynamic_tools.tools.models import TOOL_NAME_PATTERN
 from dynamic_tools.tools.openapi.catalog_files import CATALOG_NAME
 
@@ -141,3 +137,19 @@ def test_a_project_error_422_is_plain_and_ordered() -> None:
             ("y", "y is wrong"),
             ("x", "a tool name is 1-64 letters, digits, '-' or '_'"),
         ]
+
+
+def test_an_mcp_tool_error_says_the_same_words_as_a_rest_answer() -> None:
+    from dynamic_tools.mcp.errors import error_payload
+
+    error = InvalidInputError(
+        "Value error, the tool is not valid",
+        violations=[
+            {"path": "name", "rule": "string_pattern_mismatch", "message": "Value error, bad"},
+            {"path": "api.path", "rule": "missing", "message": "Field required"},
+        ],
+    )
+    payload = error_payload(error)
+    assert payload["message"] == "the tool is not valid"
+    assert [v["path"] for v in payload["violations"]] == ["api.path", "name"]
+    assert payload["violations"][1]["message"] == "bad"

@@ -44,6 +44,7 @@ from dynamic_tools.errors import (
     RateLimitedError,
 )
 from dynamic_tools.logs import correlation_id
+from dynamic_tools.plain_messages import plain_payload
 from dynamic_tools.redaction import redactor
 
 INVALID_PARAMS = -32602
@@ -300,11 +301,13 @@ def error_payload(
     ``context`` is completed from the call being served (:func:`bind_call`) and the violations;
     every violation has a ``rule`` (``invalid`` when its raiser named none).
     """
-    payload = exc.to_dict()
+    payload = plain_payload(exc.to_dict())  # the words a REST answer gives too
     payload["context"] = _context(exc)
     if "violations" in payload:
         payload["violations"] = [
-            v if v.get("rule") else {**v, "rule": "invalid"} for v in _violations(exc)
+            v if v.get("rule") else {**v, "rule": "invalid"}
+            for v in payload["violations"]
+            if isinstance(v, dict)
         ]
     payload["error_code"] = str(payload["error_code"]).upper()
     payload["category"] = category_of(exc)

@@ -4,8 +4,10 @@ finds no violation (WCAG 2.0-2.2 A/AA and its best practices), and a screenshot 
 written to test-artifacts/ui/flows/ as ``<size>-<theme>-<step>.png``.
 
 The steps are what a person reaches, not only the pages as they open: a request with its result
-and the history select, an error, catalog previews with warnings and conflicts (OpenAPI pasted, Arazzo uploaded), an open menu, a node panel opened from the keyboard, an
-approval with a table wider than a phone (and its scroll cue), a redrive's preview.
+and the history select, an error, catalog previews with warnings and conflicts (OpenAPI pasted,
+Arazzo uploaded), an open menu, a node panel opened from the keyboard, an approval with a table
+wider than a phone (and its scroll cue), a redrive's preview, a tool's form with a parameter row
+added, and a refused save with its violation.
 """
 
 from __future__ import annotations
