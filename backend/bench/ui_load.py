@@ -7,9 +7,9 @@ Debian's Chromium, as the browser tests do).
 of 50 nodes (``bench_fifty``: ten layers of five searches) and one finished run of it. Each
 route is opened ``REPEATS`` times in a fresh browser context (an empty cache) and once more in
 the same context (a reload: what the immutable caching saves); the peer, measured in the same
-run and interleaved with ours (ours, peer, ours, peer, …: the machine's noise falls on both),
-is the same route with ``Accept-Encoding: identity`` (the bundle and JSON uncompressed, as
-they were served before). Printed per route: the bytes transferred cold and on reload, the
+run and interleaved with ours (peer, ours, ours, peer, peer, …: the machine's noise falls on
+both, and neither always comes first), is the same route with ``Accept-Encoding: identity``
+(the bundle and JSON uncompressed, as they were served before). Printed per route: the bytes transferred cold and on reload, the
 ratio against the uncompressed peer, and the medians of DOMContentLoaded, first contentful
 paint and "ready": the time, from the navigation's start, at which the page first shows what
 it is for, taken in the page by an observer (not by a round trip from Playwright, which adds
@@ -194,9 +194,11 @@ def main(waterfall: bool = False) -> dict[str, Any]:
                     for name, (path, ready, click) in ROUTES.items():
                         route = (path.replace("{run}", run_id), ready, click)
                         ours, peer = [], []
-                        for _ in range(REPEATS):  # interleaved: the same noise on both
-                            ours.append(_load(browser, url, route, False))
-                            peer.append(_load(browser, url, route, True))
+                        for repeat in range(REPEATS):  # interleaved, each first in turn
+                            for identity in (False, True) if repeat % 2 else (True, False):
+                                (peer if identity else ours).append(
+                                    _load(browser, url, route, identity)
+                                )
                         if waterfall:
                             _waterfall(name, ours[len(ours) // 2])
                         figures[name] = {
