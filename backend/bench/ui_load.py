@@ -9,12 +9,13 @@ route is opened ``REPEATS`` times in a fresh browser context (an empty cache) an
 the same context (a reload: what the immutable caching saves); the peer, measured in the same
 run and interleaved with ours (peer, ours, ours, peer, peer, …: the machine's noise falls on
 both, and neither always comes first), is the same route with ``Accept-Encoding: identity``
-(the bundle and JSON uncompressed, as they were served before). Printed per route: the bytes transferred cold and on reload, the
-ratio against the uncompressed peer, and the medians of DOMContentLoaded, first contentful
-paint and "ready": the time, from the navigation's start, at which the page first shows what
-it is for, taken in the page by an observer (not by a round trip from Playwright, which adds
-its own latency). The goals (docs/performance.md): the run view and the workflow page ready in
-≤ 300 ms cold, and never slower than the uncompressed peer.
+(the bundle and JSON uncompressed, as they were served before). Printed per route: the bytes
+transferred cold and on reload, the ratio against the uncompressed peer, and the medians of
+DOMContentLoaded, first contentful paint and "ready": the time, from the navigation's start,
+at which the page first shows what it is for, taken in the page by an observer (not by a
+round trip from Playwright, which adds its own latency). The goals (docs/performance.md): the
+run view and the workflow page ready in ≤ 300 ms cold, and never slower than the
+uncompressed peer.
 
 ``--waterfall`` prints, per route, the requests of one cold load of ours (start and end, ms).
 """
