@@ -53,10 +53,20 @@ def _ratio(ours: Any, peer: Any) -> float | None:
     return ours / peer if isinstance(ours, int | float) and isinstance(peer, int | float) else None
 
 
+def _slowest(searches: Any) -> float | None:
+    """The highest p95 of the run search bench's searches on one database (None: not run)."""
+    if not isinstance(searches, dict):
+        return None
+    p95s = [item["p95"] for item in searches.values() if isinstance(item, dict) and "p95" in item]
+    return max(p95s) if p95s else None
+
+
 def goals(figures: dict[str, Any]) -> list[Goal]:
     """The rows, from ``figures`` keyed by bench (missing figures show as not measured)."""
     sqlite, pg = figures.get("durable_sqlite", {}), figures.get("durable_postgres", {})
     chain = _get(figures, "run_store", "chain") or {}
+    ui = figures.get("ui_load") or {}
+    workflow, run_view = ui.get("workflow") or {}, ui.get("run view") or {}
     return [
         Goal("1", "durable step / bare DBOS step, SQLite", sqlite.get("ratio"), 1.2),
         Goal("1", "durable step / bare DBOS step, PostgreSQL", pg.get("ratio"), 1.2),
@@ -115,6 +125,34 @@ def goals(figures: dict[str, Any]) -> list[Goal]:
             "POST /workflow CPU per request / minimal endpoint",
             _get(figures, "overhead", "cpu_ratio"),
             1.1,
+        ),
+        Goal("5", "UI workflow page ready, cold", workflow.get("ready_ms"), 300, unit=" ms"),
+        Goal(
+            "5",
+            "  workflow page ready / uncompressed build",
+            _ratio(workflow.get("ready_ms"), workflow.get("identity_ready_ms")),
+            1.0,
+        ),
+        Goal("5", "UI run view (50 nodes) ready, cold", run_view.get("ready_ms"), 300, unit=" ms"),
+        Goal(
+            "5",
+            "  run view ready / uncompressed build",
+            _ratio(run_view.get("ready_ms"), run_view.get("identity_ready_ms")),
+            1.0,
+        ),
+        Goal(
+            "5",
+            "run list of 100,000 runs, slowest search p95, SQLite",
+            _slowest(_get(figures, "run_search", "sqlite")),
+            200,
+            unit=" ms",
+        ),
+        Goal(
+            "5",
+            "run list of 100,000 runs, slowest search p95, PostgreSQL",
+            _slowest(_get(figures, "run_search", "postgresql")),
+            200,
+            unit=" ms",
         ),
     ]
 

@@ -3,6 +3,7 @@
 import { lazy, Suspense, useEffect, useRef, useState } from 'react'
 import { SignIn, WhoAmI } from './components/Access'
 import { ThemeToggle } from './components/ThemeToggle'
+import { lazyPageFor } from './lib/preload'
 import { useRoute } from './lib/router'
 import { SessionProvider, useSession } from './lib/session'
 import { RunsPage } from './pages/RunsPage'
@@ -12,9 +13,14 @@ import { TriggersPage } from './pages/TriggersPage'
 import { WorkflowsPage } from './pages/WorkflowsPage'
 
 // The editor (CodeMirror) and graphs (React Flow) load on first use.
-const WorkflowEditorPage = lazy(() => import('./pages/WorkflowEditorPage').then((m) => ({ default: m.WorkflowEditorPage })))
-const RunPage = lazy(() => import('./pages/RunPage').then((m) => ({ default: m.RunPage })))
-const CatalogsPage = lazy(() => import('./pages/CatalogsPage').then((m) => ({ default: m.CatalogsPage })))
+const loadEditorPage = () => import('./pages/WorkflowEditorPage')
+const loadRunPage = () => import('./pages/RunPage')
+const loadCatalogsPage = () => import('./pages/CatalogsPage')
+const WorkflowEditorPage = lazy(() => loadEditorPage().then((m) => ({ default: m.WorkflowEditorPage })))
+const RunPage = lazy(() => loadRunPage().then((m) => ({ default: m.RunPage })))
+const CatalogsPage = lazy(() => loadCatalogsPage().then((m) => ({ default: m.CatalogsPage })))
+
+const LOADERS = { run: loadRunPage, editor: loadEditorPage, catalogs: loadCatalogsPage }
 
 const NAV = [
   { key: 'single', label: 'Single-shot' },
@@ -81,6 +87,13 @@ function Content() {
 }
 
 export function App() {
+  // A deep link's lazy page starts loading once GET /me is sent (the session's effect runs
+  // before this one), so the two overlap rather than follow each other (docs/performance.md,
+  // the UI's cold loads); a failure is left to the page.
+  useEffect(() => {
+    const first = lazyPageFor(window.location.hash)
+    if (first) void LOADERS[first]().catch(() => null)
+  }, [])
   return (
     <SessionProvider>
       <Shell />

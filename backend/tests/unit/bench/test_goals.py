@@ -25,3 +25,30 @@ def test_each_goal_is_judged_from_the_figures_and_missing_ones_are_not_measured(
     missing = by_figure["durable step / bare DBOS step, SQLite"]
     assert missing.met is None and missing.shown()[2] == "not measured"
     assert {row.item for row in rows} == {"1", "2", "3", "4", "5"}
+
+
+def test_the_ui_and_run_list_goals_come_from_their_benches() -> None:
+    rows = goals(
+        {
+            "ui_load": {
+                "workflow": {"ready_ms": 240.0, "identity_ready_ms": 200.0},
+                "run view": {"ready_ms": 450.0, "identity_ready_ms": 500.0},
+            },
+            "run_search": {
+                "runs": 100_000,
+                "sqlite": {"status": {"p50": 10.0, "p95": 30.0}, "seed_s": 9.0},
+                "postgresql": {"status": {"p50": 90.0, "p95": 250.0}, "text": {"p95": 20.0}},
+            },
+        }
+    )
+    by_figure = {row.figure.strip(): row for row in rows}
+    assert by_figure["UI workflow page ready, cold"].met is True
+    assert by_figure["workflow page ready / uncompressed build"].value == 1.2
+    assert by_figure["workflow page ready / uncompressed build"].met is False
+    assert by_figure["UI run view (50 nodes) ready, cold"].met is False
+    assert by_figure["run view ready / uncompressed build"].value == 0.9
+    sqlite = by_figure["run list of 100,000 runs, slowest search p95, SQLite"]
+    assert sqlite.value == 30.0 and sqlite.met is True
+    postgres = by_figure["run list of 100,000 runs, slowest search p95, PostgreSQL"]
+    assert postgres.value == 250.0 and postgres.met is False
+    assert goals({})[-1].shown()[2] == "not measured"
