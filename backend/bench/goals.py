@@ -116,6 +116,24 @@ def goals(figures: dict[str, Any]) -> list[Goal]:
             _get(figures, "overhead", "cpu_ratio"),
             1.1,
         ),
+        Goal(
+            "6",
+            "OpenAPI parse + convert (GitHub) / json.loads",
+            _get(figures, "openapi_import", "json_ratio"),
+            2.0,
+        ),
+        Goal(
+            "6",
+            "  parse alone / json.loads",
+            _get(figures, "openapi_import", "parse_ratio"),
+            None,
+        ),
+        Goal(
+            "6",
+            "  OpenAPI import / FastMCP from_openapi (its bench's own goal ≤ 1x)",
+            _get(figures, "openapi_import", "ratio"),
+            None,
+        ),
     ]
 
 
