@@ -159,7 +159,8 @@ def main(rounds: int = 3) -> dict[str, Any]:
     print(
         f"\nOpenAPI import of {path.name} ({path.stat().st_size / 2**20:.1f} MiB), {rounds} rounds"
     )
-    print(f"{'':16}{'median s':>10}{'runs':>28}{'peak MiB':>10}{'tools':>7}")
+    width = max(28, 6 * rounds + 2)
+    print(f"{'':16}{'median s':>10}{'runs':>{width}}{'peak MiB':>10}{'tools':>7}")
     rows = [("json.loads", medians["json"], times["json"], "json")]
     rows.append(("ours: parse", parse, parses, ""))
     rows.append(("ours: + convert", medians["ours"], times["ours"], "ours"))
@@ -168,7 +169,7 @@ def main(rounds: int = 3) -> dict[str, Any]:
     for label, median, values, side in rows:
         runs = ", ".join(f"{t:.2f}" for t in values)
         peak = f"{peaks[side]:>10.1f}{tools[side]:>7}" if side else ""
-        print(f"{label:16}{median:>10.3f}{runs:>28}{peak}")
+        print(f"{label:16}{median:>10.3f}{runs:>{width}}{peak}")
     parse_ratio = parse / medians["json"]
     json_ratio = medians["ours"] / medians["json"]
     verdict = "meets" if json_ratio <= JSON_GOAL else "MISSES"
