@@ -46,7 +46,7 @@ def main() -> int:
 
     problems = bfcl_failures(bfcl_main(full=True))
     figures: dict[str, Any] = {"overhead": overhead_main()}
-    openapi_import_main()
+    figures["openapi_import"] = openapi_import_main()
     figures["mcp"] = mcp_main()
     replicas_main()
     figures["run_store"] = run_store_main()

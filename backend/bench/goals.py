@@ -154,6 +154,24 @@ def goals(figures: dict[str, Any]) -> list[Goal]:
             200,
             unit=" ms",
         ),
+        Goal(
+            "6",
+            "OpenAPI parse + convert (GitHub) / json.loads",
+            _get(figures, "openapi_import", "json_ratio"),
+            2.0,
+        ),
+        Goal(
+            "6",
+            "  parse alone / json.loads",
+            _get(figures, "openapi_import", "parse_ratio"),
+            None,
+        ),
+        Goal(
+            "6",
+            "  OpenAPI import / FastMCP from_openapi (its bench's own goal ≤ 1x)",
+            _get(figures, "openapi_import", "ratio"),
+            None,
+        ),
     ]
 
 

@@ -12,7 +12,8 @@ kills the process). So every document is measured first, without recursion:
   its own stack, it does not recurse) and stops at the first level past the limit, so even a
   nesting bomb costs only ``limit`` levels of work; :func:`loads_yaml` parses a YAML text
   (safe loader, C when available) once it passed that check.
-- :func:`find_too_deep` walks parsed data with an explicit stack.
+- :func:`find_too_deep` walks parsed data without recursion: level by level, then (only when
+  it is too deep) with an explicit stack for the path.
 
 Depth counts containers: ``{"a": [1]}`` is 2 deep, a scalar is 0.
 """
@@ -63,7 +64,46 @@ def shorten(text: str, width: int = 120) -> str:
 
 
 def find_too_deep(data: Any, limit: int) -> tuple[str | int, ...] | None:
-    """The path of the first container nested deeper than ``limit`` in ``data``, else None."""
+    """The path of the first container nested deeper than ``limit`` in ``data``, else None.
+
+    Measured level by level first (:func:`deeper_than`, no path kept): a document within the
+    limit, the usual case, costs one ``isinstance`` per value; the path is looked for only
+    when it is too deep.
+    """
+    if not deeper_than(data, limit):
+        return None
+    return _path_too_deep(data, limit)
+
+
+def deeper_than(data: Any, limit: int) -> bool:
+    """True when ``data`` holds a container nested deeper than ``limit`` (without recursion)."""
+    level = [data]
+    depth = 0
+    while level:
+        below: list[Any] = []
+        containers = False
+        for node in level:
+            if isinstance(node, dict):
+                children: Any = node.values()
+            elif isinstance(node, list):
+                children = node
+            else:
+                continue
+            containers = True
+            for child in children:
+                if isinstance(child, dict | list):
+                    below.append(child)
+        if not containers:
+            return False
+        depth += 1
+        if depth > limit:
+            return True
+        level = below
+    return False
+
+
+def _path_too_deep(data: Any, limit: int) -> tuple[str | int, ...] | None:
+    """The path of the first container nested deeper than ``limit``, walked with its path."""
     stack: list[tuple[Any, tuple[str | int, ...], int]] = [(data, (), 0)]
     while stack:
         node, path, depth = stack.pop()

@@ -9,6 +9,7 @@ import pytest
 from dynamic_tools.safe_parsing import (
     TooDeep,
     check_depth,
+    deeper_than,
     find_too_deep,
     loads_json,
     yaml_too_deep,
@@ -24,6 +25,35 @@ def test_depth_counts_containers_and_names_the_path() -> None:
     with pytest.raises(TooDeep) as caught:
         check_depth({"x": {"y": {"z": {}}}}, 2)
     assert caught.value.path == ("x", "y") and "x.y" in str(caught.value)
+
+
+def test_the_level_by_level_measure_agrees_with_the_path_walk_at_every_limit() -> None:
+    # mixed shapes: a deep branch beside shallow ones, empty containers, lists of scalars,
+    # a dict subclass (still a container)
+    class Mapping(dict[str, object]):
+        pass
+
+    deep: object = {}
+    for _ in range(7):
+        deep = [1, "x", {"k": deep, "s": None}]
+    samples = [
+        {},
+        [],
+        "scalar",
+        {"a": [], "b": {"c": [1, 2, {}]}, "d": 3},
+        [[[[]]], 1, [[]]],
+        {"wide": list(range(50)), "deep": deep},
+        Mapping(x=Mapping(y=[Mapping()])),
+    ]
+    for data in samples:
+        for limit in range(20):
+            path = find_too_deep(data, limit)
+            assert deeper_than(data, limit) is (path is not None), (data, limit)
+            if path is not None:  # the path leads to a container past the limit
+                node: object = data
+                for key in path:
+                    node = node[key]  # type: ignore[index]
+                assert isinstance(node, dict | list) and len(path) == limit
 
 
 def test_json_past_the_decoder_and_past_the_limit_are_too_deep() -> None:

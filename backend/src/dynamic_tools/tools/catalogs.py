@@ -463,7 +463,8 @@ class CatalogService:
             return json.dumps([dump_tool(t) for t in result.tools], separators=(",", ":"))
 
         manifest = await asyncio.to_thread(dump)  # megabytes for a large API: not on the loop
-        await asyncio.to_thread(self._write, name, config, manifest, overwrite)
+        names = [tool.name for tool in result.tools]  # not parsed back from the manifest
+        await asyncio.to_thread(self._write, name, config, manifest, names, overwrite)
         await self._keep_upload(name, fetcher)
         return Imported.model_validate(
             {
@@ -654,7 +655,8 @@ class CatalogService:
 
         manifest = json.dumps([dump_tool(t) for t in tools], separators=(",", ":"))
         before = await asyncio.to_thread(self._files_of, name)
-        await asyncio.to_thread(self._write, name, config, manifest, overwrite)
+        names = [tool.name for tool in tools]  # not parsed back from the manifest
+        await asyncio.to_thread(self._write, name, config, manifest, names, overwrite)
         try:
             await self.workflows.save_checked(
                 workflow_file(name), analysis.content, "yaml", overwrite=True
@@ -718,13 +720,21 @@ class CatalogService:
         result = await self.workers.run(convert_fetched, fetched, options, field="source")
         return _Analysis(result, fetched)
 
-    def _write(self, name: str, config: dict[str, Any], manifest: str, overwrite: bool) -> None:
+    def _write(
+        self,
+        name: str,
+        config: dict[str, Any],
+        manifest: str,
+        tools: builtins.list[str],
+        overwrite: bool,
+    ) -> None:
+        """Write the catalog's manifest (of the tools named ``tools``) and its config."""
         with self._lock:
             previous = read_config(self._config_path(name))
             if previous is not None and not overwrite:
                 raise _exists(name)
             if config["enabled"]:
-                clashes = self._conflicts(name, [t["name"] for t in json.loads(manifest)])
+                clashes = self._conflicts(name, tools)
                 if clashes:
                     raise _clash(name, clashes)
             now = datetime.now(UTC).isoformat(timespec="seconds")

@@ -11,6 +11,7 @@ static body field — refers to a tool secret by reference (``secret:NAME``, see
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any, Final, Literal
 from urllib.parse import urlsplit
 
@@ -58,10 +59,13 @@ _PLACEHOLDER = re.compile(r"\{([^{}/]+)\}")
 _TEMPLATE_VAR = re.compile(r"\$\{([A-Z_][A-Z0-9_]*)\}")
 
 
+@lru_cache(maxsize=1024)
 def check_url_authority(url: str) -> None:
     """Raise ValueError unless ``url``'s host and port can be used.
 
     No user info (credentials are never part of a tool), a valid host, a port in 1..65535.
+    Remembered for URLs that pass (a catalog's tools share a few base URLs; an error is not
+    cached, it is raised again).
     """
     try:
         parts = urlsplit(url)

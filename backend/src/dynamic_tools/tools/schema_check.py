@@ -11,15 +11,25 @@ and answers False whenever it is not sure (URI-valued keywords such as ``$ref``,
 ``jsonschema`` check run, which raises :class:`jsonschema.exceptions.SchemaError` with its own
 message. The result is therefore exactly that of ``check_schema``, faster.
 
-Before either, the schema's nesting is measured without recursion: a schema deeper than
-``MAX_SCHEMA_DEPTH`` levels (dicts and lists; GitHub's deepest generated tool has 22) is
-refused with a :class:`SchemaError` naming the path, because both walks, pydantic's
-serialiser and every later copy recurse once per level.
+No schema deeper than ``MAX_SCHEMA_DEPTH`` levels (dicts and lists; GitHub's deepest
+generated tool has 22) passes: it is refused with a :class:`SchemaError` naming the path,
+because both walks, pydantic's serialiser and every later copy recurse once per level. The
+quick walk measures the height as it goes (one pass; its recursion stops at the limit), so a
+schema it accepts is known to be within the limit too; any other schema is measured without
+recursion (:func:`~dynamic_tools.safe_parsing.find_too_deep`) before ``jsonschema`` sees it.
+
+Inside :func:`remembering` (one whole conversion), each sub-schema the quick walk accepted is
+remembered by identity with its height, so the expansions a converter shares between tools
+(GitHub's ``simple-user`` is in hundreds of them) are walked once. Only for schemas that
+nothing mutates while the block runs.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from functools import lru_cache
 from typing import Any
 
@@ -82,60 +92,133 @@ _UNSURE = frozenset(
 )
 
 
+_KNOWN: ContextVar[dict[int, tuple[Any, int]] | None] = ContextVar("known_schemas", default=None)
+_UNBOUNDED = 1 << 30
+
+
+@contextmanager
+def remembering() -> Iterator[None]:
+    """Within the block, sub-schemas found valid are remembered (see the module docstring)."""
+    token = _KNOWN.set({})
+    try:
+        yield
+    finally:
+        _KNOWN.reset(token)
+
+
 def check_schema(schema: Any) -> None:
     """Raise :class:`jsonschema.exceptions.SchemaError` unless ``schema`` is valid (2020-12)."""
+    known = _KNOWN.get()
+    if _valid_height(schema, {} if known is None else known, MAX_SCHEMA_DEPTH) is not None:
+        return  # certainly valid, and no deeper than the limit
     too_deep = find_too_deep(schema, MAX_SCHEMA_DEPTH)
     if too_deep is not None:
         where = shorten(".".join(str(p) for p in too_deep)) or "(root)"
         raise SchemaError(f"nested deeper than {MAX_SCHEMA_DEPTH} levels (at {where})")
-    if not quick_valid(schema):
-        Draft202012Validator.check_schema(schema)
+    Draft202012Validator.check_schema(schema)
 
 
 def quick_valid(schema: Any) -> bool:
-    """True only when ``schema`` is certainly valid; False means "ask jsonschema"."""
+    """True only when ``schema`` is certainly valid; False means "ask jsonschema".
+
+    Recursive, once per schema level: measure the nesting first (as :func:`check_schema`).
+    """
+    return _valid_height(schema, {}, _UNBOUNDED) is not None
+
+
+def _valid_height(schema: Any, known: dict[int, tuple[Any, int]], room: int) -> int | None:
+    """How deep ``schema`` nests (dicts and lists), or None ("ask jsonschema", or too deep).
+
+    A height only when ``schema`` is certainly valid and nests at most ``room`` deep.
+    Recurses once per schema level, and each is a level of nesting: never past ``room``.
+    """
     if isinstance(schema, bool):
-        return True
-    if not isinstance(schema, dict):
-        return False
+        return 0
+    if not isinstance(schema, dict) or room <= 0:
+        return None
+    seen = known.get(id(schema))
+    if seen is not None and seen[0] is schema:
+        return seen[1] if seen[1] <= room else None
+    inner = room - 1  # for its values
+    tallest = 0
     for key, value in schema.items():
+        height: int | None
         if key in _ONE_SCHEMA:
-            ok = quick_valid(value)
+            height = _valid_height(value, known, inner)
         elif key in _SCHEMA_MAPS:
-            ok = isinstance(value, dict) and all(quick_valid(v) for v in value.values())
+            height = _schemas_height(value, known, inner) if isinstance(value, dict) else None
         elif key in _SCHEMA_ARRAYS:
-            ok = isinstance(value, list) and bool(value) and all(quick_valid(v) for v in value)
-        elif key == "type":
-            ok = _valid_type(value)
-        elif key in _STRINGS:
-            ok = isinstance(value, str)
-        elif key in _NUMBERS:
-            ok = _is_number(value)
-        elif key in _COUNTS:
-            ok = isinstance(value, int) and not isinstance(value, bool) and value >= 0
-        elif key in _BOOLEANS:
-            ok = isinstance(value, bool)
-        elif key in _ARRAYS:
-            ok = isinstance(value, list)
-        elif key == "required":
-            ok = _string_set(value)
-        elif key == "pattern":
-            ok = isinstance(value, str) and _compiles(value)
+            height = _schemas_height(value, known, inner) if isinstance(value, list) else None
         elif key == "patternProperties":
-            ok = isinstance(value, dict) and all(
-                _compiles(k) and quick_valid(v) for k, v in value.items()
-            )
-        elif key == "multipleOf":
-            ok = _is_number(value) and value > 0
-        elif key == "dependentRequired":
-            ok = isinstance(value, dict) and all(_string_set(v) for v in value.values())
-        elif key in _UNSURE:
-            ok = False
-        else:  # const, default and unknown keywords take any value
-            ok = True
-        if not ok:
-            return False
-    return True
+            valid = isinstance(value, dict) and all(_compiles(k) for k in value)
+            height = _schemas_height(value, known, inner) if valid else None
+        else:
+            height = _plain_height(value, inner) if _valid_keyword(key, value) else None
+        if height is None:
+            return None
+        tallest = max(tallest, height)
+    known[id(schema)] = (schema, tallest + 1)
+    return tallest + 1
+
+
+def _schemas_height(
+    value: dict[Any, Any] | list[Any], known: dict[int, tuple[Any, int]], room: int
+) -> int | None:
+    """A mapping (``properties``...) or a non-empty list (``allOf``...) of schemas."""
+    items = value.values() if isinstance(value, dict) else value
+    if room <= 0 or not (value or isinstance(value, dict)):
+        return None
+    tallest = 0
+    for item in items:
+        height = _valid_height(item, known, room - 1)
+        if height is None:
+            return None
+        tallest = max(tallest, height)
+    return tallest + 1
+
+
+def _plain_height(value: Any, room: int) -> int | None:
+    """How deep a keyword's value nests (``enum``, ``default``...); None past ``room``."""
+    if not isinstance(value, dict | list):
+        return 0
+    level: list[Any] = [value]
+    depth = 0
+    while level:
+        depth += 1
+        if depth > room:
+            return None
+        below: list[Any] = []
+        for node in level:
+            for child in node.values() if isinstance(node, dict) else node:
+                if isinstance(child, dict | list):
+                    below.append(child)
+        level = below
+    return depth
+
+
+def _valid_keyword(key: str, value: Any) -> bool:
+    """Whether a keyword holding no sub-schema certainly has a valid value."""
+    if key == "type":
+        return _valid_type(value)
+    if key in _STRINGS:
+        return isinstance(value, str)
+    if key in _NUMBERS:
+        return _is_number(value)
+    if key in _COUNTS:
+        return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+    if key in _BOOLEANS:
+        return isinstance(value, bool)
+    if key in _ARRAYS:
+        return isinstance(value, list)
+    if key == "required":
+        return _string_set(value)
+    if key == "pattern":
+        return isinstance(value, str) and _compiles(value)
+    if key == "multipleOf":
+        return _is_number(value) and value > 0
+    if key == "dependentRequired":
+        return isinstance(value, dict) and all(_string_set(v) for v in value.values())
+    return key not in _UNSURE  # const, default and unknown keywords take any value
 
 
 def _valid_type(value: Any) -> bool:

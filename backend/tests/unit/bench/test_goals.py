@@ -12,6 +12,7 @@ def test_each_goal_is_judged_from_the_figures_and_missing_ones_are_not_measured(
             "startup": {"ready_s": 1.5, "idle_mib": 140},
             "durable_postgres": {"idle_cpu_pct": 4.8, "peer_idle_cpu_pct": 4.0},
             "run_store": {"chain": {"ours_us": 60.0, "langgraph_us": 100.0}},
+            "openapi_import": {"json_ratio": 2.5, "parse_ratio": 1.3, "ratio": None},
         }
     )
     by_figure = {row.figure.strip(): row for row in rows}
@@ -24,7 +25,12 @@ def test_each_goal_is_judged_from_the_figures_and_missing_ones_are_not_measured(
     assert context.value == 1.2 and context.met is None and context.shown()[3] == "-"
     missing = by_figure["durable step / bare DBOS step, SQLite"]
     assert missing.met is None and missing.shown()[2] == "not measured"
-    assert {row.item for row in rows} == {"1", "2", "3", "4", "5"}
+    openapi = by_figure["OpenAPI parse + convert (GitHub) / json.loads"]
+    assert openapi.met is False and openapi.shown()[3] == "≤ 2x"
+    assert by_figure["parse alone / json.loads"].met is None
+    peer = next(row for row in rows if row.figure.strip().startswith("OpenAPI import / FastMCP"))
+    assert peer.shown()[2] == "not measured"
+    assert {row.item for row in rows} == {"1", "2", "3", "4", "5", "6"}
 
 
 def test_the_ui_and_run_list_goals_come_from_their_benches() -> None:

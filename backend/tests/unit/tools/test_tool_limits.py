@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from dynamic_tools.tools.loader import load_file
 from dynamic_tools.tools.models import ToolConfig
-from dynamic_tools.tools.schema_check import MAX_SCHEMA_DEPTH, check_schema
+from dynamic_tools.tools.schema_check import MAX_SCHEMA_DEPTH, check_schema, remembering
 from tests.support.hostile import nested_json
 
 
@@ -28,6 +28,34 @@ def test_a_schema_within_the_limit_passes_and_one_past_it_names_the_path() -> No
         check_schema(_items(MAX_SCHEMA_DEPTH + 5))
     assert f"nested deeper than {MAX_SCHEMA_DEPTH} levels" in caught.value.message
     assert "items.items" in caught.value.message
+
+
+def test_the_limit_is_exact_for_schema_levels_and_for_a_keyword_value() -> None:
+    check_schema(_items(MAX_SCHEMA_DEPTH - 1))  # MAX_SCHEMA_DEPTH dicts
+    with pytest.raises(SchemaError, match="nested deeper"):
+        check_schema(_items(MAX_SCHEMA_DEPTH))
+    value: Any = []
+    for _ in range(MAX_SCHEMA_DEPTH - 2):
+        value = [value]  # MAX_SCHEMA_DEPTH - 1 lists
+    check_schema({"type": "array", "default": value})
+    with pytest.raises(SchemaError, match="nested deeper"):
+        check_schema({"type": "array", "default": [value]})
+
+
+def test_a_remembered_sub_schema_still_counts_where_it_is_used_again() -> None:
+    shared = _items(50)  # 51 deep, checked once on its own
+    with remembering():
+        check_schema(shared)
+        deep = shared
+        for _ in range(MAX_SCHEMA_DEPTH - 51):
+            deep = {"type": "array", "items": deep}
+        check_schema(deep)  # exactly at the limit
+        with pytest.raises(SchemaError) as caught:
+            check_schema({"type": "object", "properties": {"a": deep}})
+        assert "properties.a.items" in caught.value.message
+        with pytest.raises(SchemaError):  # an invalid one is not remembered as valid
+            check_schema({"allOf": [shared, {"type": "file"}]})
+        check_schema({"allOf": [shared, {"type": "string"}]})
 
 
 def test_a_tool_with_a_200_level_parameter_schema_is_a_field_error() -> None:

@@ -31,6 +31,7 @@ from dynamic_tools.tools.openapi.refs import ExpansionLimit, SchemaResolver, Sch
 from dynamic_tools.tools.openapi.security import AuthMapper, secret_env_name
 from dynamic_tools.tools.openapi.servers import clean_base_url, first_base_url
 from dynamic_tools.tools.openapi.swagger2 import normalise_swagger2
+from dynamic_tools.tools.schema_check import remembering
 
 
 @dataclass(frozen=True)
@@ -118,8 +119,16 @@ class _Op:
 
 
 def convert_document(document: Any, options: ConversionOptions | None = None) -> ConversionResult:
-    """Convert a parsed OpenAPI 2.0 / 3.0 / 3.1 document into :class:`ToolConfig` objects."""
-    options = options or ConversionOptions()
+    """Convert a parsed OpenAPI 2.0 / 3.0 / 3.1 document into :class:`ToolConfig` objects.
+
+    The tools' schemas are checked remembering what passed (:func:`remembering`): the
+    expansions the resolver shares between tools are checked once, and never changed after.
+    """
+    with remembering():
+        return _convert(document, options or ConversionOptions())
+
+
+def _convert(document: Any, options: ConversionOptions) -> ConversionResult:
     kind, version = detect_kind(document)
     result = ConversionResult(kind=kind, version=version)
     if kind == "unknown":
