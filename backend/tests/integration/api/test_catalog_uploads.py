@@ -1,4 +1,4 @@
-"""/catalogs with the document inline (issue 35, item 3): ``content`` and its ``files`` instead of
+"""/catalogs with the document inline: ``content`` and its ``files`` instead of
 a ``source``; the Arazzo ``prefix`` naming the tools; conflicts that say what each name clashes
 with and how to proceed."""
 

@@ -245,7 +245,7 @@ async def test_an_arazzo_document_is_checked_with_its_sources_and_nothing_is_wri
 async def test_an_empty_name_and_a_missing_file_are_both_reported_the_file_first(
     settings: Settings, registry_root: Path
 ) -> None:
-    """Issue 35: an empty catalog name answered a regular expression and hid the missing file."""
+    """An empty catalog name once answered a regular expression and hid the missing file."""
     async with app_client(create_app(settings)) as client:
         for route in ("/catalogs/preview", "/catalogs"):
             answer = await client.post(

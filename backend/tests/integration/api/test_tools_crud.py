@@ -105,7 +105,7 @@ async def test_what_get_answers_put_accepts_as_is(
 async def test_a_refused_tool_says_each_problem_in_words_the_missing_first(
     tmp_path: Path, make_settings: Callable[..., Settings]
 ) -> None:
-    """Issue 35: messages carried pydantic's 'Value error, ' and the name pattern as a regex."""
+    """Messages once carried pydantic's 'Value error, ' and the name pattern as a regex."""
     root = tmp_path / "registry"
     settings = make_settings(registry_config_path=root / "config.yaml", seed_examples_from=EXAMPLES)
     bad = {

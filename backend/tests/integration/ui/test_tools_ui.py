@@ -98,7 +98,7 @@ def test_edit_brings_the_form_into_view_and_parameters_are_rows(
     width: int,
     height: int,
 ) -> None:
-    """Issue 35: Edit near the bottom opened the form thousands of pixels above the viewport."""
+    """Edit near the bottom once opened the form thousands of pixels above the viewport."""
     context = browser.new_context(viewport={"width": width, "height": height})
     page = context.new_page()
     page.set_default_timeout(15_000)
