@@ -8,7 +8,7 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, Locator, Page, expect
 from starlette.applications import Starlette
 from starlette.routing import Route
 
@@ -141,20 +141,27 @@ def test_an_arazzo_preview_says_which_workflows_are_left_out_and_imports_the_one
 OAI = Path(__file__).resolve().parents[2] / "fixtures" / "arazzo" / "oai"
 
 
-def test_an_uploaded_arazzo_document_with_its_source_imports_under_its_prefix(
-    page: Page, ui_server: str, artifacts: Path
-) -> None:
-    page.goto(f"{ui_server}/ui/#/catalogs")
+def upload_pet_coupons(page: Page, url: str) -> Locator:
+    """The Catalogs page with the pet-coupons Arazzo document and its OpenAPI source chosen as
+    uploaded files, to be imported as ``couponsdesk`` under the prefix ``cdesk_``; the form."""
+    page.goto(f"{url}/ui/#/catalogs")
     form = page.get_by_test_id("catalog-import")
     form.get_by_label("uploaded files").check()
     form.get_by_label("Document file").set_input_files(OAI / "pet-coupons.arazzo.yaml")
     form.get_by_label("Files it refers to", exact=True).set_input_files(
         OAI / "pet-coupons.openapi.yaml"
     )
-    expect(form.get_by_test_id("catalog-related")).to_contain_text("pet-coupons.openapi.yaml")
     form.get_by_label("Catalog name").fill("couponsdesk")
     form.get_by_label("Tool prefix").fill("cdesk_")
     form.get_by_label("Base URL").fill("https://pets.example.com/v1")
+    return form
+
+
+def test_an_uploaded_arazzo_document_with_its_source_imports_under_its_prefix(
+    page: Page, ui_server: str, artifacts: Path
+) -> None:
+    form = upload_pet_coupons(page, ui_server)
+    expect(form.get_by_test_id("catalog-related")).to_contain_text("pet-coupons.openapi.yaml")
     form.get_by_role("button", name="Preview").click()
     preview = page.get_by_test_id("catalog-preview")
     report = preview.get_by_test_id("arazzo-workflow-report")

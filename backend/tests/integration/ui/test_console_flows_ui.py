@@ -27,11 +27,11 @@ from tests.integration.ui.layout_checks import (
     THEMES,
     layout_problems,
 )
+from tests.integration.ui.test_catalogs_ui import upload_pet_coupons
 from tests.support.fake_llm import FakeLLM, tool_call
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 PETSTORE = FIXTURES / "openapi" / "petstore-3.0.json"
-OAI = FIXTURES / "arazzo" / "oai"
 
 LONG_INSTRUCTIONS = (
     "Find every flight from Amsterdam Schiphol to Barcelona El Prat on the first of December "
@@ -84,16 +84,7 @@ def _catalog_conflicts(page: Page, url: str, _: FakeLLM) -> None:
 def _arazzo_preview(page: Page, url: str, _: FakeLLM) -> None:
     """An uploaded Arazzo document with its OpenAPI source, previewed leniently: its warnings
     (long lines) open, each workflow listed."""
-    page.goto(f"{url}/ui/#/catalogs")
-    form = page.get_by_test_id("catalog-import")
-    form.get_by_label("uploaded files").check()
-    form.get_by_label("Document file").set_input_files(OAI / "pet-coupons.arazzo.yaml")
-    form.get_by_label("Files it refers to", exact=True).set_input_files(
-        OAI / "pet-coupons.openapi.yaml"
-    )
-    form.get_by_label("Catalog name").fill("couponsdesk")
-    form.get_by_label("Tool prefix").fill("cdesk_")
-    form.get_by_label("Base URL").fill("https://pets.example.com/v1")
+    form = upload_pet_coupons(page, url)
     form.get_by_label("Lenient Arazzo").check()
     form.get_by_role("button", name="Preview").click()
     preview = page.get_by_test_id("catalog-preview")
