@@ -105,6 +105,8 @@ class LiveExecution:
     waiting_topic: str | None = None
     delivered: bool = False
     interrupted: asyncio.Event = field(default_factory=asyncio.Event)
+    work: set[asyncio.Task[Any]] = field(default_factory=set)
+    """The work in flight that an interruption abandons (a step's call, a retry's delay)."""
 
     def must_interrupt(self) -> bool:
         """A cancel was requested (of the run, or of this child) and not yet delivered."""
@@ -206,6 +208,8 @@ class LiveRuns:
         if execution.interrupted.is_set():
             return
         execution.interrupted.set()
+        for task in execution.work:
+            task.cancel()
         if execution.waiting_topic is not None and not execution.delivered:
             self.send_marker(execution.workflow_id, execution.waiting_topic)
 
@@ -277,20 +281,30 @@ class DurableSteps:
         raise asyncio.CancelledError
 
     async def _unless_cancelled(self, work: Awaitable[T]) -> T | dict[str, Any]:
-        """``work``'s result, or :data:`CANCELLED` when the run is cancelled first."""
+        """``work``'s result, or :data:`CANCELLED` when the run is cancelled first.
+
+        ``work`` runs as a task of its own, which an interruption cancels
+        (:meth:`LiveRuns._interrupt`): no second task waits for the interruption. Work that
+        finished first keeps its result; a cancellation of this execution itself (shutdown,
+        the run's timeout) goes on up.
+        """
         task = asyncio.ensure_future(work)
-        if self.execution.delivered:
+        execution = self.execution
+        if execution.delivered:
             return await task
-        waiter = asyncio.ensure_future(self.execution.interrupted.wait())
+        execution.work.add(task)
+        if execution.interrupted.is_set():
+            task.cancel()
         try:
-            await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+            return await task
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if task.cancelled() and execution.interrupted.is_set():
+                if current is None or current.cancelling() == 0:
+                    return CANCELLED
+            raise
         finally:
-            waiter.cancel()
-        if task.done():
-            return task.result()
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
-        return CANCELLED
+            execution.work.discard(task)
 
     async def step(self, name: str, fn: Callable[[], Awaitable[T]]) -> T:
         """Run ``fn`` once as the DBOS step ``name``; its result is recorded as JSON."""

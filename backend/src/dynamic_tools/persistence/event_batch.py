@@ -46,28 +46,56 @@ UPDATE_NODE = (  # executemany: b_run, b_node, b_state
     .values(state=bindparam("b_state"))
 )
 
+# Built once: a statement built per batch costs more in SQLAlchemy than its round trip does.
+_RUN_FOR_UPDATE = select(runs).where(runs.c.run_id == bindparam("b_run")).with_for_update()
+_STORED_KEYS = select(run_events.c.seq, run_events.c.source).where(
+    run_events.c.run_id == bindparam("b_run"),
+    run_events.c.seq.in_(bindparam("b_seqs", expanding=True)),
+)
+_NODE_STATES = select(run_nodes.c.node_id, run_nodes.c.state).where(
+    run_nodes.c.run_id == bindparam("b_run"),
+    run_nodes.c.node_id.in_(bindparam("b_nodes", expanding=True)),
+)
+_INSERT_EVENTS = insert(run_events)
+_INSERT_NODES = insert(run_nodes)
+_UPDATE_RUN = (
+    update(runs)
+    .where(runs.c.run_id == bindparam("b_run"))
+    .values({name: bindparam(f"b_{name}") for name in (*_MUTABLE, "updated_at")})
+)
 
-def append_events(conn: Connection, events: Sequence[ev.Event]) -> list[StoredEvent | None]:
+
+def append_events(
+    conn: Connection, events: Sequence[ev.Event], stored_up_to: dict[str, int] | None = None
+) -> list[StoredEvent | None]:
     """Store ``events`` (in order) and apply them to their runs; None for each one not stored.
 
     An event is not stored when its run is unknown (logged) or when it is a duplicate (the
     same run, seq and source already stored, or earlier in the batch).
+
+    ``stored_up_to``: per run, the highest ``seq`` the caller knows to be the last stored
+    (kept up to date here). A batch whose every ``seq`` is above it skips the read of the
+    stored keys; a duplicate written meanwhile by another process then fails the insert on
+    the table's unique key, which the caller handles (:meth:`RunStore._write_batch` stores
+    the batch event by event). A mark that is wrong either way costs time, never an event.
     """
     by_run: dict[str, list[int]] = {}
     for index, event in enumerate(events):
         by_run.setdefault(event.run_id, []).append(index)
     stored: list[StoredEvent | None] = [None] * len(events)
     for run_id, indexes in by_run.items():
+        batch = [events[i] for i in indexes]
         for index, item in zip(
-            indexes, _append_run(conn, run_id, [events[i] for i in indexes]), strict=True
+            indexes, _append_run(conn, run_id, batch, stored_up_to), strict=True
         ):
             stored[index] = item
     return stored
 
 
-def _append_run(conn: Connection, run_id: str, events: list[ev.Event]) -> list[StoredEvent | None]:
-    query = select(runs).where(runs.c.run_id == run_id).with_for_update()
-    found = conn.execute(query).mappings().first()
+def _append_run(
+    conn: Connection, run_id: str, events: list[ev.Event], marks: dict[str, int] | None
+) -> list[StoredEvent | None]:
+    found = conn.execute(_RUN_FOR_UPDATE, {"b_run": run_id}).mappings().first()
     if found is None:
         for event in events:
             logger.warning("event {} for unknown run {} dropped", event.TYPE, run_id)
@@ -75,18 +103,15 @@ def _append_run(conn: Connection, run_id: str, events: list[ev.Event]) -> list[S
     row: dict[str, Any] = dict(found)
     given = [e.seq for e in events if e.seq is not None]
     existing: set[tuple[int, str]] = set()
-    if given:
-        keys = select(run_events.c.seq, run_events.c.source).where(
-            run_events.c.run_id == run_id, run_events.c.seq.in_(sorted(set(given)))
-        )
-        existing = {(int(seq), str(source)) for seq, source in conn.execute(keys)}
+    mark = marks.get(run_id) if marks is not None else None
+    if given and (mark is None or min(given) <= mark):
+        keys = conn.execute(_STORED_KEYS, {"b_run": run_id, "b_seqs": sorted(set(given))})
+        existing = {(int(seq), str(source)) for seq, source in keys}
     touched = {node_id for e in events if (node_id := touched_node(e)) is not None}
     nodes: dict[str, NodeState] = {}
     if touched:
-        states = select(run_nodes.c.node_id, run_nodes.c.state).where(
-            run_nodes.c.run_id == run_id, run_nodes.c.node_id.in_(sorted(touched))
-        )
-        nodes = {str(n): node_from_row(state) for n, state in conn.execute(states)}
+        states = conn.execute(_NODE_STATES, {"b_run": run_id, "b_nodes": sorted(touched)})
+        nodes = {str(n): node_from_row(state) for n, state in states}
     known = set(nodes)
     new_nodes: dict[str, int] = {}
     changed: set[str] = set()
@@ -132,10 +157,10 @@ def _append_run(conn: Connection, run_id: str, events: list[ev.Event]) -> list[S
         out.append(StoredEvent(stored, RunRecord.from_row(row, after_nodes), previous_status))
     if not event_rows:
         return out
-    conn.execute(insert(run_events), event_rows)
+    conn.execute(_INSERT_EVENTS, event_rows)
     if new_nodes:
         conn.execute(
-            insert(run_nodes),
+            _INSERT_NODES,
             [
                 {"run_id": run_id, "node_id": n, "ordinal": ordinal, "state": stored_node(nodes[n])}
                 for n, ordinal in new_nodes.items()
@@ -149,11 +174,15 @@ def _append_run(conn: Connection, run_id: str, events: list[ev.Event]) -> list[S
                 for n in sorted(changed)
             ],
         )
+    if marks is not None:
+        if ended:
+            marks.pop(run_id, None)
+        elif given:
+            marks[run_id] = max(mark or 0, *given)
     if ended:  # the run's outputs, for the run search (docs/run-search.md)
         _index_outputs(conn, run_id, row.get("result"))
-    columns = {k: row[k] for k in _MUTABLE}
-    columns["updated_at"] = utc_now()
-    conn.execute(update(runs).where(runs.c.run_id == run_id).values(**columns))
+    columns = {f"b_{name}": row[name] for name in _MUTABLE}
+    conn.execute(_UPDATE_RUN, {**columns, "b_run": run_id, "b_updated_at": utc_now()})
     return out
 
 

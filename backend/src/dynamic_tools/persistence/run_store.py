@@ -98,6 +98,10 @@ def unknown_run(run_id: str) -> NotFoundError:
     return NotFoundError(f"run '{run_id}' does not exist", context={"run_id": run_id})
 
 
+MAX_MARKS = 10_000
+"""How many runs' stored-up-to marks a store keeps (a run another replica ends keeps its own)."""
+
+
 class RunStore:
     """Runs and run events in one database (see the module docstring for the rules)."""
 
@@ -110,6 +114,9 @@ class RunStore:
         self._observers: list[Observer] = []
         self.writer = EventWriter(self._write_batch, linger_s=0.02)
         self._latest: dict[str, RunRecord] = {}  # runs someone waits on: as last stored here
+        self._stored_up_to: dict[str, int] = {}
+        """Per run created here and not ended: the highest event ``seq`` stored (see
+        :func:`~dynamic_tools.persistence.event_batch.append_events`)."""
 
     def observe(self, observer: Observer) -> None:
         """Tell ``observer`` of every event stored from now on, with the run after it.
@@ -224,6 +231,10 @@ class RunStore:
                 context={"run_id": run_id},
             ) from None
         self._tell(stored)
+        marks = self._stored_up_to
+        marks[run_id] = 0  # new: none of its events is stored yet
+        if len(marks) > MAX_MARKS:  # runs that end elsewhere: forget the oldest (costs a read)
+            marks.pop(next(iter(marks)), None)
         return self._get_sync(run_id)
 
     async def get_run(self, run_id: str, *, visible_to: str | None = None) -> RunRecord:
@@ -365,7 +376,7 @@ class RunStore:
         """The writer thread's work: a batch in one transaction, else event by event."""
         try:
             with write_transaction(self.engine) as conn:
-                stored = append_events(conn, events)
+                stored = append_events(conn, events, self._stored_up_to)
         except IntegrityError:  # a duplicate raced in by another process: isolate it
             stored = [self._emit_sync(event) for event in events]
         else:
