@@ -299,9 +299,9 @@ class DurableSteps:
             return await task
         except asyncio.CancelledError:
             current = asyncio.current_task()
-            if task.cancelled() and execution.interrupted.is_set():
-                if current is None or current.cancelling() == 0:
-                    return CANCELLED
+            ours = current is None or current.cancelling() == 0  # not this execution's own
+            if ours and task.cancelled() and execution.interrupted.is_set():
+                return CANCELLED
             raise
         finally:
             execution.work.discard(task)
