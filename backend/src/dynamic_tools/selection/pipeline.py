@@ -7,7 +7,7 @@ Stages, each timed, each with its own ``error_stage`` (README, "How the pipeline
    written as documentation and as functions (strict where the schema allows).
 3. ``llm_selection`` — the model calls one function; its arguments are parsed, validated
    with jsonschema and placed into a request built in code. An invalid answer is re-asked
-   with the error fed back, at most ``llm_validation_retries`` times (tenacity).
+   with the error fed back, at most ``llm_validation_retries`` times.
 4. ``api_execution`` — the request is sent (SSRF guard, no redirects, timeouts). An HTTP
    error status is still ``success``: the API answered (GraphQL ``errors`` too: they are in
    ``raw_response.graphql_errors`` and a warning).
@@ -31,7 +31,6 @@ from typing import Any, Protocol
 
 from loguru import logger
 from opentelemetry.trace import Span
-from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt
 
 from dynamic_tools.errors import (
     ConfigurationError,
@@ -266,43 +265,38 @@ class SingleShotPipeline:
         messages = selection_messages(request.user_instructions, context)
         offered = functions
         attempts = 0
-        retrying = AsyncRetrying(
-            stop=stop_after_attempt(1 + self.options.validation_retries),
-            retry=retry_if_exception_type(_InvalidAnswer),
-            reraise=True,
-        )
+        invalid: _InvalidAnswer | None = None
         try:
-            async for attempt in retrying:
-                with attempt:
-                    attempts += 1
-                    answer = await counted(response.usage, llm.choose(messages, offered))
-                    try:
-                        return self._validate(answer, by_name, attempts)
-                    except NoSuitableToolError:
-                        if offered is functions:
-                            raise
-                        # the model says the tool it kept to was the wrong one: all again
-                        reopened = _reopened(answer, offered)
-                        messages = [*messages, *_feedback_messages(reopened)]
-                        offered = functions
-                        raise reopened from None
-                    except _InvalidAnswer as invalid:
-                        messages = [*messages, *_feedback_messages(invalid)]
-                        # a re-ask keeps to the tool first chosen (or says it was wrong)
-                        kept = _kept_to(invalid.answer, by_name)
-                        if kept is not None:
-                            offered = [by_name[kept].function, NONE_SUITABLE_FUNCTION]
+            # A plain bounded loop: a retry library's machinery cost more per request than the
+            # rest of this stage, for what is one answer checked and at most a few re-asks.
+            for attempts in range(1, 2 + self.options.validation_retries):
+                answer = await counted(response.usage, llm.choose(messages, offered))
+                try:
+                    return self._validate(answer, by_name, attempts)
+                except NoSuitableToolError:
+                    if offered is functions:
                         raise
-        except _InvalidAnswer as invalid:
-            message = f"the LLM answer was invalid after {attempts} attempt(s): {invalid.feedback}"
-            if not invalid.answer.tool_calls:
-                message += f" ({invalid.answer.missing_call})"
-            raise _StageFailed("llm_selection", message) from None
+                    # the model says the tool it kept to was the wrong one: all again
+                    invalid = _reopened(answer, offered)
+                    messages = [*messages, *_feedback_messages(invalid)]
+                    offered = functions
+                except _InvalidAnswer as error:
+                    invalid = error
+                    messages = [*messages, *_feedback_messages(invalid)]
+                    # a re-ask keeps to the tool first chosen (or says it was wrong)
+                    kept = _kept_to(invalid.answer, by_name)
+                    if kept is not None:
+                        offered = [by_name[kept].function, NONE_SUITABLE_FUNCTION]
         except NoSuitableToolError as exc:
             raise _StageFailed("llm_selection", exc.message) from None
         except LLMError as exc:
             raise _StageFailed("llm_selection", exc.message) from None
-        raise _StageFailed("llm_selection", "the LLM gave no answer")  # pragma: no cover
+        if invalid is None:  # pragma: no cover - the loop runs at least once
+            raise _StageFailed("llm_selection", "the LLM gave no answer")
+        message = f"the LLM answer was invalid after {attempts} attempt(s): {invalid.feedback}"
+        if not invalid.answer.tool_calls:
+            message += f" ({invalid.answer.missing_call})"
+        raise _StageFailed("llm_selection", message)
 
     def _validate(
         self, answer: LLMAnswer, by_name: dict[str, PreparedTool], attempts: int
