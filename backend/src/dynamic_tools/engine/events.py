@@ -74,8 +74,17 @@ class Event:
         return {k: v for k, v in to_json(self).items() if k not in _ENVELOPE}
 
     def stamped(self: E, *, run_id: str, seq: int | None, at: str) -> E:
-        """This event with its envelope filled in."""
-        return dataclasses.replace(self, run_id=run_id, seq=seq, at=at)
+        """This event with its envelope filled in.
+
+        A copy of the fields as they are (they were checked when the event was made), not
+        ``dataclasses.replace``, which builds the event again through ``__init__``: every
+        step of a run stamps two events.
+        """
+        copy = object.__new__(type(self))
+        fields = copy.__dict__
+        fields.update(self.__dict__)
+        fields["run_id"], fields["seq"], fields["at"] = run_id, seq, at
+        return copy
 
     @property
     def source(self) -> str:
