@@ -20,13 +20,17 @@ and safe: the server's threads are not forked), started on first use, stopped by
 memory budget; for the command line, which reads the operator's own files).
 
 Task functions must be module-level (they are pickled by reference) and return or raise
-picklable values; project errors keep their fields across the process boundary.
+picklable values; project errors keep their fields across the process boundary. A task that
+returns a large answer (a converted document's tools) runs with :meth:`DocumentWorkers.run_large`:
+the worker pickles the answer into one bytes object and this process unpickles it, both with
+the garbage collector paused (a collection during either walks every object built so far).
 """
 
 from __future__ import annotations
 
 import asyncio
 import multiprocessing
+import pickle
 import resource
 import threading
 from collections.abc import Callable
@@ -36,6 +40,7 @@ from typing import Any, TypeVar
 from pebble import ProcessExpired, ProcessPool
 
 from dynamic_tools.errors import ProcessingLimitError
+from dynamic_tools.safe_parsing import gc_paused
 
 T = TypeVar("T")
 PRELOAD = ["dynamic_tools.tools.catalogs", "dynamic_tools.definitions.repository"]
@@ -45,6 +50,18 @@ def _limit_memory(max_bytes: int) -> None:
     """Worker initializer: cap the address space (a runaway document fails, not the host)."""
     if max_bytes > 0:
         resource.setrlimit(resource.RLIMIT_AS, (max_bytes, max_bytes))
+
+
+def pack(fn: Callable[..., Any], *args: Any) -> bytes:
+    """``fn(*args)`` pickled (a worker's side of :meth:`DocumentWorkers.run_large`)."""
+    with gc_paused():
+        return pickle.dumps(fn(*args), protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def unpack(blob: bytes) -> Any:
+    """What :func:`pack` pickled; ``blob`` comes from this server's own worker."""
+    with gc_paused():
+        return pickle.loads(blob)  # our own worker's answer, never a caller's bytes
 
 
 class DocumentWorkers:
@@ -107,6 +124,18 @@ class DocumentWorkers:
         except asyncio.CancelledError:
             future.cancel()  # type: ignore[no-untyped-call]  # pebble stops the task's worker
             raise
+
+    async def run_large(self, fn: Callable[..., T], *args: Any, field: str = "content") -> T:
+        """:meth:`run` for a task whose answer is large: handed back as one pickled blob.
+
+        The same limits and errors as :meth:`run`; in a thread (``workers=0``) the answer is
+        not pickled at all.
+        """
+        if self.workers <= 0:
+            return await self.run(fn, *args, field=field)
+        blob = await self.run(pack, fn, *args, field=field)
+        answer: T = await asyncio.to_thread(unpack, blob)
+        return answer
 
     def close(self) -> None:
         """Stop the workers (running tasks are abandoned)."""

@@ -20,7 +20,11 @@ Depth counts containers: ``{"a": [1]}`` is 2 deep, a scalar is 0.
 
 from __future__ import annotations
 
+import gc
 import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import yaml
@@ -53,6 +57,35 @@ class TooDeep(Exception):
         if self.path:
             where += " at " + shorten(".".join(str(p) for p in self.path))
         return f"nested deeper than {self.limit} levels{where}"
+
+
+_pause_lock = threading.Lock()
+_pauses = 0
+_resume = False
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """The cyclic garbage collector off while the block runs (blocks may nest and overlap).
+
+    For building or reading large acyclic data (a parsed document, its tools, a worker's
+    answer): every allocation counts towards a collection, and each full collection walks all
+    the data built so far, which cannot be garbage yet (reference counting frees everything
+    else as usual). The collector is turned back on when the last block ends, if it was on.
+    """
+    global _pauses, _resume
+    with _pause_lock:
+        if _pauses == 0:
+            _resume = gc.isenabled()
+            gc.disable()
+        _pauses += 1
+    try:
+        yield
+    finally:
+        with _pause_lock:
+            _pauses -= 1
+            if _pauses == 0 and _resume:
+                gc.enable()
 
 
 def shorten(text: str, width: int = 120) -> str:

@@ -86,3 +86,39 @@ async def test_a_worker_that_dies_is_an_error_not_a_hang(workers: DocumentWorker
 
 async def test_zero_workers_run_in_a_thread() -> None:
     assert await DocumentWorkers(workers=0).run(_double, 5) == 10
+
+
+def _shared_answer(copies: int) -> dict[str, object]:
+    shared = {"type": "object", "properties": {"id": {"type": "integer"}}}
+    return {"tools": [{"name": f"t{n}", "schema": shared} for n in range(copies)]}
+
+
+async def test_a_large_answer_comes_back_whole_as_one_blob(workers: DocumentWorkers) -> None:
+    answer = await workers.run_large(_shared_answer, 3)
+    tools = answer["tools"]
+    assert [tool["name"] for tool in tools] == ["t0", "t1", "t2"]
+    assert tools[0]["schema"] is tools[2]["schema"]  # shared once, as the worker built it
+    with pytest.raises(WorkflowInvalidError) as caught:
+        await workers.run_large(_refuse, "no")
+    assert caught.value.violations == [{"path": "content", "rule": "r"}]
+
+
+async def test_a_large_answer_keeps_the_time_and_memory_limits(
+    workers: DocumentWorkers,
+) -> None:
+    with pytest.raises(ProcessingLimitError) as caught:
+        await workers.run_large(_spin, 30.0, field="source")
+    assert caught.value.violations[0]["rule"] == "max_seconds"
+    assert caught.value.violations[0]["path"] == "source"
+    pool = DocumentWorkers(workers=1, timeout_s=60.0, memory_mb=512)
+    try:
+        with pytest.raises(ProcessingLimitError) as memory:
+            await pool.run_large(_hog)
+        assert memory.value.violations[0]["rule"] == "max_memory"
+    finally:
+        pool.close()
+
+
+async def test_zero_workers_hand_a_large_answer_back_unpickled() -> None:
+    answer = await DocumentWorkers(workers=0).run_large(_shared_answer, 2)
+    assert len(answer["tools"]) == 2

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import pickle
 
 import pytest
@@ -11,6 +12,7 @@ from dynamic_tools.safe_parsing import (
     check_depth,
     deeper_than,
     find_too_deep,
+    gc_paused,
     loads_json,
     yaml_too_deep,
 )
@@ -77,3 +79,26 @@ def test_yaml_stops_at_the_first_level_past_the_limit() -> None:
 def test_too_deep_pickles_with_its_fields() -> None:
     error = pickle.loads(pickle.dumps(TooDeep(3, ("a", 0), 7)))
     assert (error.limit, error.path, error.line) == (3, ("a", 0), 7)
+
+
+def test_gc_pauses_nest_and_restore_the_collector_as_it_was() -> None:
+    assert gc.isenabled()
+    with gc_paused():
+        assert not gc.isenabled()
+        with gc_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()  # the outer block still runs
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with gc_paused():
+            pass
+        assert not gc.isenabled()  # it was off before: left off
+    finally:
+        gc.enable()
+
+
+def test_a_gc_pause_ends_when_its_block_raises() -> None:
+    with pytest.raises(ValueError), gc_paused():
+        raise ValueError("x")
+    assert gc.isenabled()

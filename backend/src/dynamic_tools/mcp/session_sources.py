@@ -151,7 +151,7 @@ class SessionSources:
             return cached
         options = ConversionOptions(document_url=fetched.document_url)
         try:
-            result = await self.workers.run(
+            result = await self.workers.run_large(
                 convert_fetched, fetched, options, field="header:x-target-url"
             )
         except InvalidInputError as exc:

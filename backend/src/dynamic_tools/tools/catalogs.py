@@ -60,6 +60,7 @@ from dynamic_tools.errors import (
     NotFoundError,
     OpenAPIInvalidError,
 )
+from dynamic_tools.safe_parsing import gc_paused
 from dynamic_tools.tools.auth_status import SecretLookup, secret_status, secrets_needed
 from dynamic_tools.tools.catalog_uploads import (
     UPLOAD_SUFFIX,
@@ -223,7 +224,7 @@ class CatalogService:
             )
             return ArazzoReport.model_validate(check.to_dict())
         try:
-            result = await self.workers.run(
+            result = await self.workers.run_large(
                 convert_fetched, fetched, ConversionOptions(base_url=base_url), field="source"
             )
         except OpenAPIInvalidError as exc:
@@ -717,7 +718,7 @@ class CatalogService:
             document_url=fetched.document_url,
             include=include,
         )
-        result = await self.workers.run(convert_fetched, fetched, options, field="source")
+        result = await self.workers.run_large(convert_fetched, fetched, options, field="source")
         return _Analysis(result, fetched)
 
     def _write(
@@ -853,15 +854,18 @@ class _Analysis:
 def convert_fetched(fetched: FetchedDocument, options: ConversionOptions) -> ConversionResult:
     """Parse and convert a fetched document (a document worker's task).
 
-    A GraphQL schema (SDL or an introspection answer) becomes its root fields' tools.
+    A GraphQL schema (SDL or an introspection answer) becomes its root fields' tools. The
+    garbage collector stays paused from parsing to the last tool (see
+    :func:`~dynamic_tools.safe_parsing.gc_paused`).
     """
     if looks_like_graphql(fetched.content):
         return convert_graphql(fetched.content, options)
-    try:
-        document = parse_document(fetched.content)
-    except InvalidInputError as exc:
-        raise OpenAPIInvalidError(exc.message, violations=exc.violations) from None
-    return convert_document(document, options)
+    with gc_paused():
+        try:
+            document = parse_document(fetched.content)
+        except InvalidInputError as exc:
+            raise OpenAPIInvalidError(exc.message, violations=exc.violations) from None
+        return convert_document(document, options)
 
 
 def _arazzo_data(fetched: FetchedDocument) -> dict[str, Any] | None:

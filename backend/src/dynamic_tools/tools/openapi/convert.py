@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from dynamic_tools.safe_parsing import gc_paused
 from dynamic_tools.tools.models import ToolConfig
 from dynamic_tools.tools.openapi.document import detect_kind
 from dynamic_tools.tools.openapi.issues import (
@@ -123,8 +124,10 @@ def convert_document(document: Any, options: ConversionOptions | None = None) ->
 
     The tools' schemas are checked remembering what passed (:func:`remembering`): the
     expansions the resolver shares between tools are checked once, and never changed after.
+    The garbage collector is paused meanwhile (:func:`~dynamic_tools.safe_parsing.gc_paused`):
+    the tools are acyclic data, and each full collection would walk the whole document again.
     """
-    with remembering():
+    with gc_paused(), remembering():
         return _convert(document, options or ConversionOptions())
 
 
@@ -191,7 +194,7 @@ def _convert(document: Any, options: ConversionOptions) -> ConversionResult:
                 prefer=options.body_media_types.get(_op_id(entry.op) or "")
                 or options.body_media_types.get(f"{entry.method.upper()} {entry.path}"),
             )
-            tool = ToolConfig.model_validate(data)
+            tool = validate_tool(data)
         except Skip as skip:
             log.add(entry.where, skip.rule, f"skipped: {skip.message}")
             continue
@@ -237,6 +240,11 @@ def _convert(document: Any, options: ConversionOptions) -> ConversionResult:
         )
     result.warnings = _swagger_paths(log.items) if kind == "openapi_2" else log.items
     return result
+
+
+def validate_tool(data: dict[str, Any]) -> ToolConfig:
+    """The converter's tool data as a :class:`ToolConfig`, validated (once: the only check)."""
+    return ToolConfig.model_validate(data)
 
 
 _SWAGGER_PLACES = (

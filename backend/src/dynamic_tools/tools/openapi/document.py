@@ -18,7 +18,7 @@ from typing import Any
 import yaml
 
 from dynamic_tools.errors import InvalidInputError
-from dynamic_tools.safe_parsing import TooDeep, loads_json, loads_yaml
+from dynamic_tools.safe_parsing import TooDeep, gc_paused, loads_json, loads_yaml
 from dynamic_tools.tools.openapi.issues import DocumentKind
 from dynamic_tools.violations import syntax_position, where_in_text
 
@@ -40,7 +40,15 @@ def parse_document(
     YAML. Raises :class:`InvalidInputError` (violation path ``source``) when the content is
     over ``max_bytes``, not UTF-8, not JSON/YAML (line and column given), nested deeper than
     ``max_depth``, or a YAML document whose aliases expand past ``max_nodes``.
+
+    The garbage collector is paused while the data is built and measured (see
+    :func:`~dynamic_tools.safe_parsing.gc_paused`).
     """
+    with gc_paused():
+        return _parse(content, max_bytes, max_nodes, max_depth)
+
+
+def _parse(content: bytes | str, max_bytes: int, max_nodes: int, max_depth: int) -> Any:
     size = len(content)
     if size > max_bytes:
         raise _invalid(

@@ -317,7 +317,10 @@ class SchemaResolver:
                     size += _plain_size(value)
             else:
                 out[key] = value
-                size += _plain_size(value)
+                if isinstance(value, str):  # most keywords: measured here, not walked
+                    size += len(value) + 2
+                else:
+                    size += _plain_size(value)
         if self.openapi_30:
             _rewrite_30(out)
         return _Built(out, size, refs, height)
