@@ -172,7 +172,39 @@ def goals(figures: dict[str, Any]) -> list[Goal]:
             _get(figures, "openapi_import", "ratio"),
             None,
         ),
+        *_scale_goals(figures.get("scale") or {}),
     ]
+
+
+def _scale_goals(scale: dict[str, Any]) -> list[Goal]:
+    """Item 7: the scale run's rows (``bench/scale.py``), two replicas and one."""
+    runs = scale.get("runs")
+    of = f"{runs:,} durable runs" if isinstance(runs, int) else "durable runs"
+    two, one = scale.get("two") or {}, scale.get("one") or {}
+    missed = (
+        scale["lost"] + scale["duplicated"]
+        if isinstance(scale.get("lost"), int) and isinstance(scale.get("duplicated"), int)
+        else None
+    )
+    rows = [
+        Goal("7", f"{of}, runs/s, two replicas", two.get("runs_per_s"), None, unit=" /s"),
+        Goal("7", f"{of}, runs/s, one replica", one.get("runs_per_s"), None, unit=" /s"),
+        Goal("7", "  two replicas / one", scale.get("ratio"), None),
+        Goal("7", f"{of}: calls lost or duplicated at the tool", missed, 0, unit=""),
+    ]
+    for name, measured in (("two replicas", two), ("one replica", one)):
+        rows += [
+            Goal("7", f"  run latency p50, {name}", measured.get("p50_ms"), None, unit=" ms"),
+            Goal("7", f"  run latency p99, {name}", measured.get("p99_ms"), None, unit=" ms"),
+            Goal(
+                "7",
+                f"  database per run, {name}",
+                measured.get("kib_per_run"),
+                None,
+                unit=" KiB",
+            ),
+        ]
+    return rows
 
 
 def report(figures: dict[str, Any], console: Console | None = None) -> list[Goal]:

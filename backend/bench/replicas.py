@@ -24,6 +24,7 @@ import tempfile
 import threading
 import time
 import uuid
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -37,10 +38,11 @@ CLI = str(Path(sys.executable).with_name("dynamic-tools"))
 
 TOOL = """\
 name: slow_echo
-description: Answers after 200 ms with what it was sent.
+description: Answers after a fixed delay with what it was sent.
 api: {method: GET, base_url: "%s", path: /slow}
 parameters:
   n: {type: integer, in: query, required: true}
+  step: {type: integer, in: query, required: true}
 """
 
 WORKFLOW = """\
@@ -48,13 +50,13 @@ domain: bench
 version: "1.0"
 workflows:
   three_calls:
-    description: Three calls of a 200 ms tool in a row.
+    description: Three calls of a slow tool in a row, each naming its step.
     params:
       n: {type: int, required: true}
     graph:
-      first: {call: slow_echo, args: {n: $n}, output: one}
-      second: {call: slow_echo, depends_on: [first], args: {n: $n}, output: two}
-      third: {call: slow_echo, depends_on: [second], args: {n: $n}, output: three}
+      first: {call: slow_echo, args: {n: $n, step: 1}, output: one}
+      second: {call: slow_echo, depends_on: [first], args: {n: $n, step: 2}, output: two}
+      third: {call: slow_echo, depends_on: [second], args: {n: $n, step: 3}, output: three}
 """
 
 
@@ -66,14 +68,21 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def slow_tool_server() -> Iterator[str]:
-    """A loopback server whose ``/slow`` answers after :data:`CALL_S`."""
+def slow_tool_server(
+    delay_s: float = CALL_S, calls: Counter[tuple[int, int]] | None = None
+) -> Iterator[str]:
+    """A loopback server whose ``/slow`` answers after ``delay_s``.
+
+    With ``calls``, each call is counted there by its ``(n, step)`` as it arrives.
+    """
     app = FastAPI()
 
     @app.get("/slow")
-    async def slow(n: int) -> dict[str, int]:
-        await asyncio.sleep(CALL_S)
-        return {"n": n}
+    async def slow(n: int, step: int) -> dict[str, int]:
+        if calls is not None:
+            calls[(n, step)] += 1
+        await asyncio.sleep(delay_s)
+        return {"n": n, "step": step}
 
     port = free_port()
     server = uvicorn.Server(

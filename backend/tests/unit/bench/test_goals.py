@@ -30,7 +30,7 @@ def test_each_goal_is_judged_from_the_figures_and_missing_ones_are_not_measured(
     assert by_figure["parse alone / json.loads"].met is None
     peer = next(row for row in rows if row.figure.strip().startswith("OpenAPI import / FastMCP"))
     assert peer.shown()[2] == "not measured"
-    assert {row.item for row in rows} == {"1", "2", "3", "4", "5", "6"}
+    assert {row.item for row in rows} == {"1", "2", "3", "4", "5", "6", "7"}
 
 
 def test_the_ui_and_run_list_goals_come_from_their_benches() -> None:
@@ -58,3 +58,31 @@ def test_the_ui_and_run_list_goals_come_from_their_benches() -> None:
     postgres = by_figure["run list of 100,000 runs, slowest search p95, PostgreSQL"]
     assert postgres.value == 250.0 and postgres.met is False
     assert goals({})[-1].shown()[2] == "not measured"
+
+
+def test_the_scale_rows_count_lost_and_duplicated_calls_as_the_goal_and_the_rest_as_context() -> (
+    None
+):
+    measured = {"runs_per_s": 40.0, "p50_ms": 900.0, "p99_ms": 2500.0, "kib_per_run": 15.5}
+    scale = {
+        "runs": 10_000,
+        "two": measured,
+        "one": {**measured, "runs_per_s": 25.0},
+        "ratio": 1.6,
+        "lost": 0,
+        "duplicated": 0,
+    }
+    by_figure = {row.figure.strip(): row for row in goals({"scale": scale})}
+    exact = by_figure["10,000 durable runs: calls lost or duplicated at the tool"]
+    assert exact.value == 0 and exact.met is True and exact.shown()[3] == "≤ 0"
+    two = by_figure["10,000 durable runs, runs/s, two replicas"]
+    assert two.value == 40.0 and two.met is None and two.shown()[2] == "40.00 /s"
+    assert by_figure["two replicas / one"].value == 1.6
+    assert by_figure["run latency p99, one replica"].shown()[2] == "2500.00 ms"
+    assert by_figure["database per run, two replicas"].value == 15.5
+
+    duplicated = goals({"scale": {**scale, "runs": 1000, "duplicated": 2}})
+    row = next(r for r in duplicated if r.figure.endswith("lost or duplicated at the tool"))
+    assert row.figure.startswith("1,000 durable runs") and row.value == 2 and row.met is False
+    missing = [row for row in goals({}) if row.item == "7"]
+    assert missing and all(row.shown()[2] == "not measured" for row in missing)
