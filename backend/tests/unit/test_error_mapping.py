@@ -128,3 +128,17 @@ def test_each_error_maps_to_its_status_code_and_category(name: str) -> None:
     payload = error_payload(error)
     assert (payload["error_code"], category_of(error)) == (code, category)
     assert payload["category"] == category and payload["suggested_action"]
+
+
+def test_a_database_refusing_connections_is_a_retryable_tool_error_not_a_bug() -> None:
+    from sqlalchemy.exc import OperationalError
+
+    from dynamic_tools.mcp.errors import unexpected_result
+
+    refused = OperationalError("SELECT 1", {}, Exception("127.0.0.1:5432 too many clients already"))
+    result = unexpected_result(refused, tool="workflow.list")
+    payload = result.structured_content
+    assert payload is not None and result.is_error is True
+    assert payload["error_code"] == "DATABASE_UNAVAILABLE"
+    assert payload["retryable"] is True
+    assert "127.0.0.1" not in result.content[0].text

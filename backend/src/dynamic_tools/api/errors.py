@@ -3,8 +3,9 @@
 Every error body has the same shape: ``{"error_code", "message", "context", "retryable",
 "correlation_id", "violations"?}``; ``correlation_id`` is the request's ``X-Request-ID`` (sent
 back in that header) and every error answered is written to the log once with it bound.
-Unexpected exceptions answer 500 with a correlation id and nothing else; their details go to
-the (redacted) log.
+A database that refuses connections or a connection pool that runs dry answers 503
+``database_unavailable`` (retryable, ``Retry-After: 1``). Unexpected exceptions answer 500 with
+a correlation id and nothing else; their details go to the (redacted) log.
 
 Violations read as words for people: without the validation framework's prefixes ("Value
 error, "), a known name pattern said in words instead of its regular expression, and the most
@@ -21,6 +22,8 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from loguru import logger
+from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
 
@@ -187,6 +190,25 @@ def install_error_handlers(app: FastAPI) -> None:
             status_code=exc.status_code,
             headers=headers,
         )
+
+    async def _database_unavailable(request: Request, exc: Exception) -> JSONResponse:
+        # The database refused a connection or a pool ran dry (too many clients, a restart, a
+        # failover): the request can be sent again. Its text (host, port) goes to the log only.
+        logger.bind(correlation_id=_correlation_id(request)).warning(
+            "database unavailable on {} {}: {}", request.method, request.url.path, exc
+        )
+        payload = {
+            "error_code": "database_unavailable",
+            "message": "the database is unavailable or busy right now; try again shortly",
+            "context": {},
+            "retryable": True,
+        }
+        return JSONResponse(
+            error_body(request, payload, 503), status_code=503, headers={"Retry-After": "1"}
+        )
+
+    app.add_exception_handler(OperationalError, _database_unavailable)
+    app.add_exception_handler(PoolTimeoutError, _database_unavailable)
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:

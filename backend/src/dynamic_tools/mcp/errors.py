@@ -30,6 +30,8 @@ from typing import Any
 import mcp_types as types
 from loguru import logger
 from mcp.shared.exceptions import MCPError
+from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 
 from dynamic_tools.errors import (
     AccessError,
@@ -357,7 +359,25 @@ def error_result(exc: DynamicToolsError, **extra: Any) -> types.CallToolResult:
 
 
 def unexpected_result(exc: BaseException, *, tool: str) -> types.CallToolResult:
-    """An ``isError`` result for a bug: a correlation id and nothing else; details to the log."""
+    """An ``isError`` result for a bug: a correlation id and nothing else; details to the log.
+
+    A database that refuses connections (or a pool run dry) is not a bug: the call can be
+    made again, as the REST API's 503 ``database_unavailable`` says.
+    """
+    if isinstance(exc, OperationalError | PoolTimeoutError):
+        unavailable = {
+            "error_code": "DATABASE_UNAVAILABLE",
+            "category": "execution",
+            "message": "the database is unavailable or busy right now; try again shortly",
+            "context": {"tool": tool},
+            "retryable": True,
+            "suggested_action": "Call the tool again in a few seconds.",
+            "correlation_id": correlation_id(),
+        }
+        logger.bind(correlation_id=unavailable["correlation_id"]).warning(
+            "database unavailable in MCP tool {}: {}", tool, exc
+        )
+        return payload_result(unavailable, logged=True)
     payload = {
         "error_code": "INTERNAL_ERROR",
         "category": "internal",
