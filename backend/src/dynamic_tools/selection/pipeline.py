@@ -31,7 +31,6 @@ from typing import Any, Protocol
 
 from loguru import logger
 from opentelemetry.trace import Span
-from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt
 
 from dynamic_tools.errors import (
     ConfigurationError,
@@ -266,6 +265,8 @@ class SingleShotPipeline:
         messages = selection_messages(request.user_instructions, context)
         offered = functions
         attempts = 0
+        from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt
+
         retrying = AsyncRetrying(
             stop=stop_after_attempt(1 + self.options.validation_retries),
             retry=retry_if_exception_type(_InvalidAnswer),
