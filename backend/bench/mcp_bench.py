@@ -229,6 +229,13 @@ def derived(ops: dict[str, dict[str, float]]) -> dict[str, float]:
 def report(result: dict[str, Any], console: Console) -> None:
     """Print the figures."""
     modes = list(result["modes"])
+    if modes:
+        _report_modes(result, modes, console)
+    _report_sdk(result, console)
+
+
+def _report_modes(result: dict[str, Any], modes: list[str], console: Console) -> None:
+    """The latency tables against FastMCP and the peak RSS of each server."""
     table = Table(
         title=f"MCP over streamable HTTP, {result['modes'][modes[0]]['tools']} tools: "
         "ours vs FastMCP 4.1.2 (client-side, mcp SDK client)",
@@ -262,6 +269,10 @@ def report(result: dict[str, Any], console: Console) -> None:
     console.print(ratios)
     rss = ", ".join(f"{k} {v} MiB" for k, v in result["peak_rss_mib"].items())
     console.print(f"peak RSS (VmHWM) of each server: {rss}", highlight=False)
+
+
+def _report_sdk(result: dict[str, Any], console: Console) -> None:
+    """Ours against the bare SDK server: idle memory and server CPU per listing."""
     sdk = result.get("sdk")
     if sdk:
         table = Table(
@@ -301,9 +312,12 @@ def main(
     warmup: int = 20,
     rounds: int = 2,
     modes: tuple[str, ...] = MODES,
+    sdk_only: bool = False,
     console: Console | None = None,
 ) -> dict[str, Any]:
-    """Run the benchmark; returns the figures (also printed)."""
+    """Run the benchmark; returns the figures (also printed). With ``sdk_only``, only the
+    comparison with the bare SDK server (idle memory, server CPU per listing): no FastMCP, no
+    durable server, no latency rounds."""
     console = console or Console()
     with tempfile.TemporaryDirectory(prefix="bench-mcp-") as tmp, ExitStack() as stack:
         work = Path(tmp)
@@ -312,10 +326,8 @@ def main(
         api.start()
         api.wait_ready()
         registry = write_bench_registry(work / "registry", api.url, tools)
-        ours = {
-            key: _ours_server(key, registry, work, durable=key == "durable")
-            for key in ("ours", "durable")
-        }
+        keys = ("ours",) if sdk_only else ("ours", "durable")
+        ours = {key: _ours_server(key, registry, work, durable=key == "durable") for key in keys}
         for server in ours.values():
             stack.callback(server.stop)
             server.start()
@@ -325,36 +337,24 @@ def main(
         tools_json.write_text(
             json.dumps(_run_async(lambda: _wrap(dump_our_tools(ours["ours"].url)))["v"])
         )
-        peer = _peer_server("fastmcp", registry, tools_json, work)
-        stack.callback(peer.stop)
-        peer.start()
-        peer.wait_ready(path=None)
-        urls = {"ours": ours["ours"].url, "durable": ours["durable"].url, "fastmcp": peer.url}
-        console.print(
-            f"servers up: API {api.url}, ours {urls['ours']}, durable "
-            f"{urls['durable']}, FastMCP {urls['fastmcp']}"
-        )
         result: dict[str, Any] = {"modes": {}}
-        for mode in modes:
-            figures = _run_async(
-                lambda mode=mode: measure_mode(  # type: ignore[misc]
-                    mode,
-                    urls,
-                    api.url,
+        if not sdk_only:
+            result.update(
+                _against_fastmcp(
+                    ours,
+                    registry,
+                    tools_json,
+                    work,
+                    stack,
+                    api,
+                    modes=modes,
+                    console=console,
                     list_iterations=list_iterations,
                     call_iterations=call_iterations,
                     warmup=warmup,
                     rounds=rounds,
-                    console=console,
                 )
             )
-            figures["ratios"] = derived(figures["ops"])
-            result["modes"][mode] = figures
-        result["peak_rss_mib"] = {
-            "ours": ours["ours"].peak_rss_mib(),
-            "ours durable": ours["durable"].peak_rss_mib(),
-            "fastmcp": peer.peak_rss_mib(),
-        }
         # A fresh server of ours beside the fresh SDK server: both are measured after the same
         # work (three listings), not ours after the whole benchmark above.
         fresh = _ours_server("ours-fresh", registry, work, durable=False)
@@ -374,6 +374,45 @@ def main(
     }
     report(result, console)
     return result
+
+
+def _against_fastmcp(
+    ours: dict[str, Proc],
+    registry: Path,
+    tools_json: Path,
+    work: Path,
+    stack: ExitStack,
+    api: Proc,
+    *,
+    modes: tuple[str, ...],
+    console: Console,
+    **iterations: int,
+) -> dict[str, Any]:
+    """The FastMCP peer started, every mode measured; ``modes`` and ``peak_rss_mib``."""
+    peer = _peer_server("fastmcp", registry, tools_json, work)
+    stack.callback(peer.stop)
+    peer.start()
+    peer.wait_ready(path=None)
+    urls = {"ours": ours["ours"].url, "durable": ours["durable"].url, "fastmcp": peer.url}
+    console.print(
+        f"servers up: API {api.url}, ours {urls['ours']}, durable "
+        f"{urls['durable']}, FastMCP {urls['fastmcp']}"
+    )
+    measured: dict[str, Any] = {}
+    for mode in modes:
+        figures = _run_async(
+            lambda mode=mode: measure_mode(  # type: ignore[misc]
+                mode, urls, api.url, console=console, **iterations
+            )
+        )
+        figures["ratios"] = derived(figures["ops"])
+        measured[mode] = figures
+    peak = {
+        "ours": ours["ours"].peak_rss_mib(),
+        "ours durable": ours["durable"].peak_rss_mib(),
+        "fastmcp": peer.peak_rss_mib(),
+    }
+    return {"modes": measured, "peak_rss_mib": peak}
 
 
 def _ours_server(key: str, registry: Path, work: Path, *, durable: bool) -> Proc:
@@ -444,6 +483,12 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--warmup", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--mode", choices=MODES, action="append", help="default: both")
+    parser.add_argument(
+        "--sdk-only",
+        action="store_true",
+        help="only ours against the bare SDK server (idle RSS, server CPU per tools/list); "
+        "no FastMCP needed",
+    )
     parser.add_argument("--json", action="store_true", help="also print the figures as JSON")
     return parser.parse_args(argv)
 
@@ -458,6 +503,7 @@ if __name__ == "__main__":
             warmup=args.warmup,
             rounds=args.rounds,
             modes=tuple(args.mode or MODES),
+            sdk_only=args.sdk_only,
         )
     except BenchmarkError as exc:
         Console(stderr=True).print(f"[red]benchmark aborted:[/] {exc}", highlight=False)

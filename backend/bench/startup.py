@@ -8,7 +8,7 @@ travel example and the defaults of ``make run`` (SQLite, durable runs); the time
 the process to the first ``/readyz`` answering 200 is taken, then its resident memory (VmRSS)
 after ``IDLE_S`` of idleness, and again once an MCP client has listed the tools (``/mcp`` is
 loaded on its first request). Medians are printed against the goals (ready under 2 s, at most
-130 MiB idle).
+120 MiB idle).
 """
 
 from __future__ import annotations
@@ -114,7 +114,7 @@ def main() -> dict[str, float]:
     console.print(
         f"make run's server (travel example, SQLite, durable runs), median of {REPEATS}: "
         f"ready in {figures['ready_s']:.2f} s (goal < 2 s), idle "
-        f"{figures['idle_mib']:.0f} MiB (goal <= 130 MiB), "
+        f"{figures['idle_mib']:.0f} MiB (goal <= 120 MiB), "
         f"{figures['idle_after_mcp_mib']:.0f} MiB once an MCP client listed the tools",
         highlight=False,
     )

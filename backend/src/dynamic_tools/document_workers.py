@@ -35,12 +35,13 @@ import resource
 import threading
 from collections.abc import Callable
 from concurrent.futures import TimeoutError as FutureTimeout
-from typing import Any, TypeVar
-
-from pebble import ProcessExpired, ProcessPool
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from dynamic_tools.errors import ProcessingLimitError
 from dynamic_tools.safe_parsing import gc_paused
+
+if TYPE_CHECKING:
+    from pebble import ProcessPool
 
 T = TypeVar("T")
 PRELOAD = ["dynamic_tools.tools.catalogs", "dynamic_tools.definitions.repository"]
@@ -79,6 +80,8 @@ class DocumentWorkers:
         self._lock = threading.Lock()
 
     def _started(self) -> ProcessPool:
+        from pebble import ProcessPool  # loaded with the first worker
+
         with self._lock:
             if self._pool is None or not self._pool.active:
                 context = multiprocessing.get_context("forkserver")
@@ -99,6 +102,8 @@ class DocumentWorkers:
         """
         if self.workers <= 0:
             return await asyncio.to_thread(fn, *args)
+        from pebble import ProcessExpired
+
         pool = await asyncio.to_thread(self._started)  # the first start forks the server
         future = pool.schedule(fn, args=args, timeout=self.timeout_s)
         try:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from pydantic import (
-    BaseModel,
     GetJsonSchemaHandler,
     SerializerFunctionWrapHandler,
     model_serializer,
@@ -13,8 +12,10 @@ from pydantic import (
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
+from dynamic_tools.lazy_model import LazyModel
 
-class Sparse(BaseModel):
+
+class Sparse(LazyModel):
     """A model whose ``SPARSE`` fields are left out of its JSON unless they were given.
 
     For a view whose keys depend on the case (a call step has ``tool`` and ``args``, another

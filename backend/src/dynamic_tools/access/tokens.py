@@ -30,13 +30,14 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
-
-import jwt
+from typing import TYPE_CHECKING, Any
 
 from dynamic_tools.access.issuer import IssuerClient, issuer_forms, shown
 from dynamic_tools.access.principals import Principal, Scope
 from dynamic_tools.errors import UnauthenticatedError
+
+if TYPE_CHECKING:
+    import jwt
 
 __all__ = ["ALGORITHMS", "LEEWAY_S", "OAuthVerifier", "principal_from_claims"]
 
@@ -93,6 +94,8 @@ class OAuthVerifier:
         return principal_from_claims(self._introspected(await self.issuer.introspect(token)))
 
     async def _jwt_claims(self, token: str) -> dict[str, Any]:
+        import jwt  # PyJWT and cryptography load with the first JWT (docs/performance.md)
+
         try:
             header = jwt.get_unverified_header(token)
         except jwt.PyJWTError:
@@ -132,6 +135,8 @@ class OAuthVerifier:
 
     def _why(self, exc: jwt.PyJWTError) -> str:
         """What is wrong with a JWT, in words (PyJWT's exception, told by its type)."""
+        import jwt
+
         if isinstance(exc, jwt.ExpiredSignatureError):
             return "the access token has expired (exp)"
         if isinstance(exc, jwt.ImmatureSignatureError):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from dynamic_tools.api.run_models import RunStatus
 from dynamic_tools.definitions.views import (
@@ -15,6 +15,7 @@ from dynamic_tools.definitions.views import (
     RenderedStep,
     StepOrder,
 )
+from dynamic_tools.lazy_model import LazyModel
 from dynamic_tools.sparse import Sparse
 from dynamic_tools.tools.catalog_views import ProviderContractView
 
@@ -35,7 +36,7 @@ __all__ = [
 ]
 
 
-class AuthoringRun(BaseModel):
+class AuthoringRun(LazyModel):
     """A run of a saved workflow or a draft."""
 
     run_id: str
@@ -43,13 +44,13 @@ class AuthoringRun(BaseModel):
     status: RunStatus
 
 
-class Providers(BaseModel):
+class Providers(LazyModel):
     """The value providers of the registry's tools."""
 
     providers: list[ProviderContractView]
 
 
-class RegistryCheck(BaseModel):
+class RegistryCheck(LazyModel):
     """Whether the tool registry can be read, its tools and its files' problems."""
 
     ok: bool
@@ -95,7 +96,7 @@ class LlmCheck(Sparse):
     )
 
 
-class ReadinessChecks(BaseModel):
+class ReadinessChecks(LazyModel):
     """Each readiness check."""
 
     registry: RegistryCheck
@@ -103,7 +104,7 @@ class ReadinessChecks(BaseModel):
     llm: LlmCheck
 
 
-class Readiness(BaseModel):
+class Readiness(LazyModel):
     """Whether the server is ready, and each check."""
 
     status: str = Field(description="ready or not_ready")

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel
-
+from dynamic_tools.lazy_model import LazyModel
 from dynamic_tools.tools.catalog_views import (
     ArazzoReport,
     Catalog,
@@ -26,7 +25,7 @@ __all__ = [
 ]
 
 
-class CatalogList(BaseModel):
+class CatalogList(LazyModel):
     """Every catalog."""
 
     catalogs: list[Catalog]

@@ -29,12 +29,13 @@ from dynamic_tools.engine import events as ev
 from dynamic_tools.engine.node_parts import ParamView
 from dynamic_tools.engine.state import NodeState
 from dynamic_tools.execution.launcher import ExecutorView
+from dynamic_tools.lazy_model import LazyModel
 from dynamic_tools.sparse import schema_without_defaults
 
 RunStatus = Literal["pending", "running", "waiting_input", "succeeded", "failed", "cancelled"]
 
 
-class RunErrorSummary(BaseModel):
+class RunErrorSummary(LazyModel):
     """Why a run failed, in short.
 
     The message, the node, and the failed call's status code and what the API said
@@ -47,7 +48,7 @@ class RunErrorSummary(BaseModel):
     api_message: str | None = None
 
 
-class RunTriggerView(BaseModel):
+class RunTriggerView(LazyModel):
     """What started a run that started itself (docs/triggers.md)."""
 
     kind: Literal["schedule", "webhook"]
@@ -55,7 +56,7 @@ class RunTriggerView(BaseModel):
     time: str | None = Field(description="The tick, or when the delivery arrived (ISO 8601)")
 
 
-class RunSummary(BaseModel):
+class RunSummary(LazyModel):
     """A run in a list: ids, status, times."""
 
     run_id: str
@@ -79,7 +80,7 @@ class RunSummary(BaseModel):
     )
 
 
-class RunList(BaseModel):
+class RunList(LazyModel):
     """A page of runs, in the order asked (newest first by default)."""
 
     runs: list[RunSummary]
@@ -97,7 +98,7 @@ class RunList(BaseModel):
     )
 
 
-class RunStatsBucket(BaseModel):
+class RunStatsBucket(LazyModel):
     """The runs created in one time bucket, by status."""
 
     start: str = Field(description="ISO 8601; the bucket lasts bucket_s seconds")
@@ -105,7 +106,7 @@ class RunStatsBucket(BaseModel):
     total: int
 
 
-class WorkflowRunCounts(BaseModel):
+class WorkflowRunCounts(LazyModel):
     """One workflow's runs in the range, by status."""
 
     workflow_id: str
@@ -113,7 +114,7 @@ class WorkflowRunCounts(BaseModel):
     by_status: dict[str, int]
 
 
-class RunStats(BaseModel):
+class RunStats(LazyModel):
     """Counts of the runs created in a time range: by status, by workflow, per time bucket."""
 
     since: str
@@ -125,7 +126,7 @@ class RunStats(BaseModel):
     buckets: list[RunStatsBucket] = Field(description="Oldest first, empty buckets included")
 
 
-class WaitingPrompt(BaseModel):
+class WaitingPrompt(LazyModel):
     """The yield a run waits on."""
 
     node_id: str
@@ -151,7 +152,7 @@ class RunState(RunSummary):
     executor: ExecutorView | None = None
 
 
-class RunStarted(BaseModel):
+class RunStarted(LazyModel):
     """A run that was recorded and handed to its launcher (or answered/cancelled)."""
 
     run_id: str
@@ -168,7 +169,7 @@ class Redriven(RunStarted):
     )
 
 
-class RedrivePreview(BaseModel):
+class RedrivePreview(LazyModel):
     """What a redrive would do (``dry_run``): the nodes it would reuse and why the rest run again.
 
     Nothing was created: the same answer as :class:`Redriven` without a new run.
@@ -182,7 +183,7 @@ class RedrivePreview(BaseModel):
     )
 
 
-class _EventBase(BaseModel):
+class _EventBase(LazyModel):
     """An event as the engine emits it: fields left out while None are left out here too.
 
     ``seq`` and each class's optional payload fields (``omitted_while_none``) appear only when

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
+from dynamic_tools.lazy_model import LazyModel
 from dynamic_tools.sparse import Sparse
 from dynamic_tools.tools.auth_status import SecretStatus
 from dynamic_tools.tools.models import ParameterLocation, ToolAnnotations
 
 
-class ToolProblem(BaseModel):
+class ToolProblem(LazyModel):
     """A tool file (or a tool in it) that did not load."""
 
     file: str
@@ -81,7 +82,7 @@ class ToolAuth(Sparse):
     )
 
 
-class ToolSummary(BaseModel):
+class ToolSummary(LazyModel):
     """A tool in a list: what it calls and how its parameters are placed."""
 
     name: str
@@ -99,7 +100,7 @@ class ToolSummary(BaseModel):
     )
 
 
-class ToolList(BaseModel):
+class ToolList(LazyModel):
     """Every tool, and the problems of tool files that did not load."""
 
     tools: list[ToolSummary]
@@ -135,7 +136,7 @@ class ToolView(Sparse):
     )
 
 
-class ToolConfigSchema(BaseModel):
+class ToolConfigSchema(LazyModel):
     """The JSON Schema (draft 2020-12) of a tool config: what POST and PUT /tools accept."""
 
     model_config = ConfigDict(populate_by_name=True)
@@ -149,7 +150,7 @@ class ToolConfigSchema(BaseModel):
     defs: dict[str, Any] = Field(default_factory=dict, alias="$defs")
 
 
-class ToolsReloaded(BaseModel):
+class ToolsReloaded(LazyModel):
     """The tool names after a reload, and the problems of files that did not load."""
 
     tools: list[str]

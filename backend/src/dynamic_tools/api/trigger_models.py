@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
+
+from dynamic_tools.lazy_model import LazyModel
 
 
-class TickView(BaseModel):
+class TickView(LazyModel):
     """One tick of a schedule and what became of it."""
 
     time: str = Field(description="The tick (ISO 8601, UTC)")
@@ -19,7 +21,7 @@ class TickView(BaseModel):
     run_id: str | None = Field(description="The run it started (or will start, when buffered)")
 
 
-class ScheduleView(BaseModel):
+class ScheduleView(LazyModel):
     """A schedule as its document declares it, with its state and next fire times."""
 
     name: str
@@ -36,14 +38,14 @@ class ScheduleView(BaseModel):
     last_ticks: list[TickView] = Field(description="The latest ticks, newest first")
 
 
-class ScheduleList(BaseModel):
+class ScheduleList(LazyModel):
     """The schedules of one workflow."""
 
     workflow_id: str
     schedules: list[ScheduleView]
 
 
-class DeliveryView(BaseModel):
+class DeliveryView(LazyModel):
     """A delivery received."""
 
     delivery_id: str
@@ -55,7 +57,7 @@ class DeliveryView(BaseModel):
     )
 
 
-class WebhookView(BaseModel):
+class WebhookView(LazyModel):
     """A webhook as its document declares it: where to POST, what it maps, its last deliveries."""
 
     name: str
@@ -69,14 +71,14 @@ class WebhookView(BaseModel):
     last_deliveries: list[DeliveryView]
 
 
-class WebhookList(BaseModel):
+class WebhookList(LazyModel):
     """The webhooks of one workflow."""
 
     workflow_id: str
     webhooks: list[WebhookView]
 
 
-class WebhookExample(BaseModel):
+class WebhookExample(LazyModel):
     """A signed example delivery: copy the curl to try the webhook (valid for five minutes)."""
 
     body: str
@@ -84,13 +86,13 @@ class WebhookExample(BaseModel):
     curl: str
 
 
-class ExampleBody(BaseModel):
+class ExampleBody(LazyModel):
     """The body to sign (default: an empty JSON object)."""
 
     body: Any = Field(default_factory=dict, description="Any JSON value")
 
 
-class DeliveryAccepted(BaseModel):
+class DeliveryAccepted(LazyModel):
     """A delivery taken: the run it started, or why none started."""
 
     run_id: str | None = Field(description="The run the delivery started (or started before)")

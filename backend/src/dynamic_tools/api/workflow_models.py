@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from dynamic_tools.api.responses import Violation
 from dynamic_tools.api.run_models import EngineEvent
@@ -18,6 +18,7 @@ from dynamic_tools.definitions.views import (
     WorkflowSummary,
 )
 from dynamic_tools.engine.state import NodeState
+from dynamic_tools.lazy_model import LazyModel
 
 __all__ = [
     "ArazzoExportView",
@@ -32,14 +33,14 @@ __all__ = [
 ]
 
 
-class WorkflowList(BaseModel):
+class WorkflowList(LazyModel):
     """Every workflow, and the problems of workflow files that did not load."""
 
     workflows: list[WorkflowSummary]
     problems: list[FileProblem]
 
 
-class ValidationResult(BaseModel):
+class ValidationResult(LazyModel):
     """Whether a document can be saved and run, and every violation."""
 
     valid: bool
@@ -49,14 +50,14 @@ class ValidationResult(BaseModel):
     )
 
 
-class WorkflowsReloaded(BaseModel):
+class WorkflowsReloaded(LazyModel):
     """The workflow ids after a reload, and the problems of files that did not load."""
 
     workflows: list[str]
     problems: list[FileProblem]
 
 
-class DryRunCall(BaseModel):
+class DryRunCall(LazyModel):
     """One call a dry run made (answered by a mock)."""
 
     tool: str
@@ -64,7 +65,7 @@ class DryRunCall(BaseModel):
     idempotency_key: str
 
 
-class DryRunReport(BaseModel):
+class DryRunReport(LazyModel):
     """A run against mock answers: outcome, node states, the calls it made, its events."""
 
     status: str
@@ -75,7 +76,7 @@ class DryRunReport(BaseModel):
     events: list[EngineEvent] = Field(description="The events as the engine emitted them")
 
 
-class ArazzoExportView(BaseModel):
+class ArazzoExportView(LazyModel):
     """A workflow as an Arazzo 1.0 document, with an OpenAPI 3.1 description of its tools."""
 
     workflow_id: str

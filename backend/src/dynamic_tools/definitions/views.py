@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from dynamic_tools.engine.node_parts import ParamView
+from dynamic_tools.lazy_model import LazyModel
 from dynamic_tools.sparse import Sparse
 from dynamic_tools.tools.catalog_views import ProviderContractView
 from dynamic_tools.violations import Problem
@@ -35,7 +36,7 @@ __all__ = [
 ]
 
 
-class FileProblem(BaseModel):
+class FileProblem(LazyModel):
     """A workflow file (or a workflow in it) that could not be loaded."""
 
     file: str
@@ -45,7 +46,7 @@ class FileProblem(BaseModel):
     violations: list[Problem] = Field(default_factory=list)
 
 
-class WorkflowSummary(BaseModel):
+class WorkflowSummary(LazyModel):
     """A workflow in a list: where it lives, its params, whether it can run."""
 
     id: str
@@ -66,7 +67,7 @@ class WorkflowSummary(BaseModel):
     )
 
 
-class DrawnEdge(BaseModel):
+class DrawnEdge(LazyModel):
     """A node that a node can hand over to, and how."""
 
     target: str
@@ -77,7 +78,7 @@ class DrawnEdge(BaseModel):
     when: str | None = Field(default=None, description="The condition, when there is one")
 
 
-class DrawnNode(BaseModel):
+class DrawnNode(LazyModel):
     """One node of a workflow's graph as the UI draws it (kind and label from its node kind)."""
 
     id: str
@@ -97,7 +98,7 @@ class WorkflowDetail(WorkflowSummary):
     violations: list[Problem]
 
 
-class SavedDocument(BaseModel):
+class SavedDocument(LazyModel):
     """A document written: its file, format, new version, workflows and warnings."""
 
     file: str
@@ -107,7 +108,7 @@ class SavedDocument(BaseModel):
     violations: list[Problem]
 
 
-class Renamed(BaseModel):
+class Renamed(LazyModel):
     """A workflow renamed, with the files whose references were updated."""
 
     id: str
@@ -117,7 +118,7 @@ class Renamed(BaseModel):
     updated_files: list[str]
 
 
-class Deleted(BaseModel):
+class Deleted(LazyModel):
     """A workflow removed from its document (the file too when it held only this one)."""
 
     id: str
@@ -125,14 +126,14 @@ class Deleted(BaseModel):
     file_removed: bool
 
 
-class StepOrder(BaseModel):
+class StepOrder(LazyModel):
     """The nodes in the order the interpreter takes them, with how each gets to run."""
 
     workflow_id: str
     steps: list[dict[str, Any]]
 
 
-class InputParam(BaseModel):
+class InputParam(LazyModel):
     """One parameter of a workflow, as a form would show it."""
 
     name: str
@@ -146,7 +147,7 @@ class InputParam(BaseModel):
     enum: list[Any] | None = None
 
 
-class InputsPreview(BaseModel):
+class InputsPreview(LazyModel):
     """The parameters, their JSON Schema and an example params object."""
 
     model_config = ConfigDict(populate_by_name=True)
@@ -177,7 +178,7 @@ class RenderedStep(Sparse):
     )
 
 
-class RenderedPreview(BaseModel):
+class RenderedPreview(LazyModel):
     """Each step rendered from the inputs; what needs earlier outputs stays pending."""
 
     workflow_id: str
@@ -204,7 +205,7 @@ class InputOutcome(Sparse):
     )
 
 
-class InputResolution(BaseModel):
+class InputResolution(LazyModel):
     """Which inputs are given, which have defaults, which a provider or the user must give."""
 
     workflow_id: str

@@ -30,7 +30,7 @@ from fastapi import APIRouter, Header, Query, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.routing import APIRoute
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 from pydantic.config import JsonDict
 from starlette.exceptions import HTTPException
 
@@ -45,6 +45,7 @@ from dynamic_tools.demo.travel_data import (
     TravelNotFoundError,
     TravelState,
 )
+from dynamic_tools.lazy_model import LazyModel
 
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 REPLAYED_HEADER = "Idempotent-Replayed"
@@ -184,7 +185,7 @@ class OperationControls:
 
 
 # --- error shape ---------------------------------------------------------------------------
-class TravelErrorDetail(BaseModel):
+class TravelErrorDetail(LazyModel):
     """What went wrong: a code, a message and the field concerned."""
 
     code: str
@@ -193,7 +194,7 @@ class TravelErrorDetail(BaseModel):
     details: list[dict[str, Any]] | None = None
 
 
-class TravelErrorBody(BaseModel):
+class TravelErrorBody(LazyModel):
     """The body of every error answer of the demo."""
 
     error: TravelErrorDetail
@@ -348,7 +349,7 @@ def _run_once(
 
 
 # --- request bodies ------------------------------------------------------------------------
-class _Body(BaseModel):
+class _Body(LazyModel):
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True, strict=True)
 
 

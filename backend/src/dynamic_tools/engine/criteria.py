@@ -22,6 +22,10 @@ as not met; XML is parsed with defusedxml (no entities, no external references).
 nested deeper than :data:`~dynamic_tools.safe_parsing.MAX_VALUE_DEPTH` levels (JSON containers, XML
 elements) raises :class:`~dynamic_tools.safe_parsing.TooDeep` before any library walks it: the
 JSONPath, XPath and JSON libraries recurse once per level.
+
+The pattern libraries (``regex``, ``python-jsonpath``, ``elementpath``, defusedxml) are imported
+on the first criterion of their type, not with this module: a server whose workflows have no
+such criterion never loads them (docs/performance.md, "Memory: idle and at 1,000 tools").
 """
 
 from __future__ import annotations
@@ -32,11 +36,6 @@ import re
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any, Literal
 
-import elementpath
-import jsonpath
-import regex
-from defusedxml import ElementTree as SafeXml
-from jsonpath.exceptions import JSONPathRecursionError
 from pydantic import Field, field_validator
 
 from dynamic_tools.engine.node_parts import FrozenModel
@@ -53,12 +52,16 @@ MAX_XML_CHARS = 1_000_000
 _HEADER_REF = re.compile(r"\$headers\.([A-Za-z0-9_]+)")
 
 
-class _JsonPathEnvironment(jsonpath.JSONPathEnvironment):
-    # One level more than a context may nest: the root filter also tests ``[context]``.
-    max_recursion_depth = MAX_VALUE_DEPTH + 1
+@functools.cache
+def _jsonpath_environment() -> Any:
+    """The JSONPath environment, built (and the library imported) on first use."""
+    import jsonpath
 
+    class _JsonPathEnvironment(jsonpath.JSONPathEnvironment):
+        # One level more than a context may nest: the root filter also tests ``[context]``.
+        max_recursion_depth = MAX_VALUE_DEPTH + 1
 
-_JSONPATH = _JsonPathEnvironment()
+    return _JsonPathEnvironment()
 
 
 class Criterion(FrozenModel):
@@ -161,6 +164,9 @@ def pattern_holds(criterion: Criterion, context: Any) -> bool:
     if criterion.type == "xpath":
         if not isinstance(context, str) or len(context) > MAX_XML_CHARS:
             return False
+        import elementpath
+        from defusedxml import ElementTree as SafeXml
+
         try:
             root = SafeXml.fromstring(context)
         except Exception:  # not XML, or refused by defusedxml: the criterion is not met
@@ -188,6 +194,8 @@ def _json_value(context: Any) -> Any:
 def _jsonpath_holds(condition: str, value: Any) -> bool:
     if isinstance(value, str):  # the library would parse a string again: only $ selects it
         return condition.strip() == "$"
+    from jsonpath.exceptions import JSONPathRecursionError
+
     query = _jsonpath(condition)
     try:
         if query.findall(value):
@@ -209,6 +217,8 @@ def _check_xml_depth(root: Any) -> None:
 
 @functools.lru_cache(maxsize=256)
 def _regex(pattern: str) -> Any:
+    import regex
+
     try:
         return regex.compile(pattern)
     except regex.error as exc:
@@ -219,8 +229,10 @@ def _regex(pattern: str) -> Any:
 
 @functools.lru_cache(maxsize=256)
 def _jsonpath(query: str) -> Any:
+    import jsonpath
+
     try:
-        return _JSONPATH.compile(query)
+        return _jsonpath_environment().compile(query)
     except jsonpath.JSONPathError as exc:
         raise CriterionError(f"'{query}' is not a JSONPath query ({exc})") from None
     except RecursionError:
@@ -229,6 +241,8 @@ def _jsonpath(query: str) -> Any:
 
 @functools.lru_cache(maxsize=256)
 def _xpath(query: str) -> str:
+    import elementpath
+
     try:
         elementpath.XPath2Parser().parse(query)
     except elementpath.ElementPathError as exc:

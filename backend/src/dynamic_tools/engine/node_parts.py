@@ -10,8 +10,9 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, ConfigDict, Field, field_validator
 
+from dynamic_tools.lazy_model import LazyModel
 from dynamic_tools.sparse import Sparse
 
 IDENTIFIER = r"^[A-Za-z_][A-Za-z0-9_]{0,63}$"
@@ -47,7 +48,7 @@ def parse_duration(value: float | int | str | None) -> float | None:
     return float(match.group(1)) * _DURATION_UNITS[match.group(2)]
 
 
-class FrozenModel(BaseModel):
+class FrozenModel(LazyModel):
     """Frozen, no unknown fields, fields settable by alias or name."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)

@@ -28,7 +28,6 @@ from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from croniter import CroniterError, croniter
 from pydantic import Field
 
 from dynamic_tools.engine.errors import ExpressionError, UnresolvedReferenceError
@@ -128,6 +127,8 @@ class ScheduleTrigger(_Trigger):
                 count += 1
         if self.cron is None or not cron_is_valid(self.cron):
             return
+        from croniter import CroniterError, croniter
+
         schedule = croniter(
             self.cron, after.astimezone(self.zone()), second_at_beginning=_has_seconds(self.cron)
         )
@@ -187,6 +188,8 @@ def normalize_trigger(entry: Any) -> Any:
 
 def cron_is_valid(text: str) -> bool:
     """Whether croniter reads ``text`` (five fields, or six with seconds first)."""
+    from croniter import croniter  # loaded with the first cron expression
+
     try:
         return bool(croniter.is_valid(text, second_at_beginning=_has_seconds(text)))
     except (ValueError, TypeError):
@@ -195,6 +198,8 @@ def cron_is_valid(text: str) -> bool:
 
 def cron_fires(text: str, after: datetime) -> bool:
     """Whether a valid cron expression matches any date after ``after`` (Feb 30 does not)."""
+    from croniter import CroniterError, croniter
+
     try:
         croniter(text, after, second_at_beginning=_has_seconds(text)).get_next(datetime)
     except CroniterError:

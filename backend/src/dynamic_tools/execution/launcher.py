@@ -12,8 +12,6 @@ import contextvars
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from pydantic import BaseModel
-
 from dynamic_tools.engine.interpreter import Interpreter
 from dynamic_tools.engine.local import LocalSteps
 from dynamic_tools.engine.plan import RunPlan
@@ -23,6 +21,7 @@ from dynamic_tools.engine.state import RunOutcome
 from dynamic_tools.errors import ConflictError, ConflictKind, NotFoundError
 from dynamic_tools.execution.reconcile import JournalEntry
 from dynamic_tools.execution.run_context import current_run
+from dynamic_tools.lazy_model import LazyModel
 
 
 def yield_step_name(node_id: str) -> str:
@@ -33,7 +32,7 @@ def yield_step_name(node_id: str) -> str:
 TakeoverHook = Callable[[str, list[str]], None]
 
 
-class ExecutorView(BaseModel):
+class ExecutorView(LazyModel):
     """Who executes the run (durable runs: the journal's holder)."""
 
     id: str | None = None

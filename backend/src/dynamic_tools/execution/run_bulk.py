@@ -19,11 +19,12 @@ from dataclasses import replace
 from typing import Any, Literal
 
 from loguru import logger
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from dynamic_tools.access.principals import Principal
 from dynamic_tools.errors import ConflictError, DynamicToolsError, InvalidInputError, NotFoundError
 from dynamic_tools.execution.runs import RunService, visible_to
+from dynamic_tools.lazy_model import LazyModel
 from dynamic_tools.persistence.run_search import (
     ACTIVE_STATUSES,
     REDRIVABLE_STATUSES,
@@ -38,7 +39,7 @@ BulkAction = Literal["cancel", "redrive"]
 Outcome = Literal["cancelled", "redriven", "skipped", "failed", "would_cancel", "would_redrive"]
 
 
-class BulkItem(BaseModel):
+class BulkItem(LazyModel):
     """What happened to one run."""
 
     run_id: str
@@ -47,7 +48,7 @@ class BulkItem(BaseModel):
     new_run_id: str | None = Field(default=None, description="A redrive's new run")
 
 
-class BulkReport(BaseModel):
+class BulkReport(LazyModel):
     """A bulk action's report: how many runs matched, and each run's outcome."""
 
     action: BulkAction

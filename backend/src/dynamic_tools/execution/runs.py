@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from dynamic_tools.access.principals import Principal
 from dynamic_tools.definitions.repository import PreparedRun, WorkflowRepository
@@ -24,6 +24,7 @@ from dynamic_tools.errors import (
     NotFoundError,
 )
 from dynamic_tools.execution.launcher import ExecutorView, RunLauncher
+from dynamic_tools.lazy_model import LazyModel
 from dynamic_tools.observability.tracing import current_traceparent, note_run
 from dynamic_tools.persistence.run_scopes import RunScopeStore
 from dynamic_tools.persistence.run_store import RunRecord, RunStore, RunTrigger
@@ -33,7 +34,7 @@ REDRIVABLE = frozenset({"failed", "cancelled"})
 RESUME_WAIT_S = 2.0  # a resume answers once the run took the answer (or after this long)
 
 
-class Recovered(BaseModel):
+class Recovered(LazyModel):
     """What a recovery took over."""
 
     executor_id: str

@@ -30,9 +30,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
-
-from standardwebhooks.webhooks import Webhook, WebhookVerificationError
+from typing import TYPE_CHECKING, Any
 
 from dynamic_tools.definitions.repository import WorkflowRepository
 from dynamic_tools.engine.errors import ExpressionError, UnresolvedReferenceError
@@ -60,6 +58,9 @@ from dynamic_tools.persistence.trigger_store import (
     trigger_run_id,
 )
 from dynamic_tools.safe_parsing import MAX_VALUE_DEPTH, TooDeep, loads_json
+
+if TYPE_CHECKING:
+    from standardwebhooks.webhooks import Webhook
 
 TOLERANCE_S = 300
 """How far ``webhook-timestamp`` may be from now: the scheme's (and its library's) 5 minutes."""
@@ -280,6 +281,8 @@ class WebhookReceiver:
                 "this webhook cannot check signatures: its secret is not set on the server",
                 context={"webhook": hook.name},
             )
+        from standardwebhooks.webhooks import WebhookVerificationError
+
         try:
             signer = signer_for(key)
             signer.verify(body, dict(headers), json_parse=False)
@@ -289,6 +292,8 @@ class WebhookReceiver:
 
 def signer_for(secret: str) -> Webhook:
     """The scheme's signer: a ``whsec_<base64>`` secret is decoded, any other used as it is."""
+    from standardwebhooks.webhooks import Webhook  # loaded with the first delivery
+
     if secret.startswith("whsec_"):
         return Webhook(secret)
     return Webhook(secret.encode())

@@ -32,7 +32,6 @@ from dynamic_tools.http.form_bodies import (
     wire_text,
 )
 from dynamic_tools.tools.credentials import environment_variable, secret_name
-from dynamic_tools.tools.graphql import check_operation, compiled_schema
 from dynamic_tools.tools.models import FORM, HEADER_NAME, HEADER_VALUE, JSON, MULTIPART, ToolConfig
 
 MASK = "***"
@@ -226,6 +225,9 @@ def graphql_body(tool: ToolConfig, arguments: dict[str, Any]) -> dict[str, Any]:
         variables = {k: v for k, v in arguments.items() if k in tool.parameters and v is not None}
         return {"query": spec.document, "variables": variables}
     assert spec.schema_sdl is not None
+    from dynamic_tools.tools.graphql.operations import check_operation  # loads graphql-core
+    from dynamic_tools.tools.graphql.schema import compiled_schema
+
     operation_name = arguments.get("operationName")
     check_operation(
         compiled_schema(spec.schema_sdl),

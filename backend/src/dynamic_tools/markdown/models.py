@@ -8,13 +8,15 @@ file never changes a run in progress.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
+
+from dynamic_tools.lazy_model import LazyModel
 
 VARIABLE_PATTERN = r"[A-Z][A-Z0-9_]*"
 """Variable names: UPPER_SNAKE_CASE, as written in ``[VARIABLE]`` placeholders."""
 
 
-class _Frozen(BaseModel):
+class _Frozen(LazyModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 

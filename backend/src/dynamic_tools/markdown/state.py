@@ -28,8 +28,9 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
+from dynamic_tools.lazy_model import LazyModel
 from dynamic_tools.markdown import errors
 from dynamic_tools.markdown.models import MarkdownWorkflow, WorkflowStep
 from dynamic_tools.markdown.prompts import resolve
@@ -41,7 +42,7 @@ MAX_ATTEMPTS = 5
 """Attempts a step gets before a retry is refused (a reset starts the count again)."""
 
 
-class AssertionResult(BaseModel):
+class AssertionResult(LazyModel):
     """The model's verdict on one assertion."""
 
     assertion: str
@@ -50,7 +51,7 @@ class AssertionResult(BaseModel):
     line: int
 
 
-class StepRecord(BaseModel):
+class StepRecord(LazyModel):
     """What happened to one step."""
 
     number: int
@@ -64,7 +65,7 @@ class StepRecord(BaseModel):
     reported_at: str | None = None
 
 
-class SessionState(BaseModel):
+class SessionState(LazyModel):
     """A session's markdown workflow, its variables and the record of every step."""
 
     model_config = ConfigDict(extra="ignore")

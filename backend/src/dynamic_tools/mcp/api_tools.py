@@ -10,6 +10,7 @@ tool never gets them), and answered as structured content.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Sequence
 from typing import Any
@@ -40,14 +41,29 @@ def output_schema_of(config: ToolConfig) -> tuple[dict[str, Any] | None, bool]:
 
 
 def annotations_of(config: ToolConfig, title: str | None = None) -> types.ToolAnnotations:
-    """MCP annotations from the tool's (method-derived) annotations."""
+    """MCP annotations from the tool's (method-derived) annotations.
+
+    One object per distinct set of hints, shared by the tools that have it (a catalogue of
+    1,000 tools has a handful): never change it.
+    """
     a = config.effective_annotations
+    return _annotations(title, a.read_only, a.destructive, a.idempotent, a.open_world)
+
+
+@functools.lru_cache(maxsize=256)
+def _annotations(
+    title: str | None,
+    read_only: bool | None,
+    destructive: bool | None,
+    idempotent: bool | None,
+    open_world: bool | None,
+) -> types.ToolAnnotations:
     return types.ToolAnnotations(
         title=title,
-        read_only_hint=a.read_only,
-        destructive_hint=a.destructive,
-        idempotent_hint=a.idempotent,
-        open_world_hint=a.open_world,
+        read_only_hint=read_only,
+        destructive_hint=destructive,
+        idempotent_hint=idempotent,
+        open_world_hint=open_world,
     )
 
 

@@ -42,15 +42,7 @@ from dynamic_tools.http.request_builder import PreparedRequest
 from dynamic_tools.http.sender import HttpSender
 from dynamic_tools.tools.catalogs import convert_fetched
 from dynamic_tools.tools.documents import FetchedDocument
-from dynamic_tools.tools.graphql import (
-    INTROSPECTION_QUERY,
-    endpoint_parts,
-    introspection_answer,
-    root_field_tools,
-    schema_from_introspection,
-    schema_from_sdl,
-    schema_sdl,
-)
+from dynamic_tools.tools.graphql.endpoint import endpoint_parts
 from dynamic_tools.tools.models import AuthSpec, ToolConfig
 from dynamic_tools.tools.openapi import ConversionOptions
 
@@ -222,6 +214,8 @@ class SessionSources:
                 violations=[{"path": "header:x-target-url", "rule": "graphql", "message": ""}],
             )
         target = endpoint_parts(endpoint, where="header:x-target-url")
+        from dynamic_tools.tools.graphql.schema import INTROSPECTION_QUERY  # loads graphql-core
+
         request = PreparedRequest(
             tool="graphql_introspection",
             method="POST",
@@ -300,6 +294,14 @@ def graphql_tools(source: Any, kind: str, endpoint: str) -> tuple[list[ToolConfi
     parsed JSON, or the text the sender kept, which is read again here so that an answer
     nested too deep is refused as such (never read as SDL).
     """
+    from dynamic_tools.tools.graphql.fields import root_field_tools
+    from dynamic_tools.tools.graphql.schema import (
+        introspection_answer,
+        schema_from_introspection,
+        schema_from_sdl,
+        schema_sdl,
+    )
+
     if kind == "sdl":
         schema = schema_from_sdl(source)
     else:

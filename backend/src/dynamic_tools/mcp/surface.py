@@ -71,7 +71,7 @@ from dynamic_tools.mcp.workflow_tools import (
     workflow_annotations,
     workflow_input_schema,
 )
-from dynamic_tools.tools.graphql import free_query_tool
+from dynamic_tools.tools.graphql.endpoint import free_query_tool
 from dynamic_tools.tools.hints import describe_tool, hint_block, merge_hints, parse_tool_hints
 from dynamic_tools.tools.models import ToolConfig, ToolHints
 from dynamic_tools.tools.planning import summarize_workflow

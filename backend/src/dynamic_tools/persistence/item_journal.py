@@ -18,7 +18,6 @@ import threading
 from typing import Any
 
 from sqlalchemy import Engine, delete, insert, select
-from sqlalchemy.dialects import postgresql, sqlite
 
 from dynamic_tools.persistence.db import run_items, write_transaction
 
@@ -97,7 +96,11 @@ class ItemJournal:
     def _insert(dialect: str) -> Any:
         """An insert that keeps the row already there (a replica that raced this one)."""
         if dialect == "postgresql":
+            from sqlalchemy.dialects import postgresql  # the dialect in use is loaded already
+
             return postgresql.insert(run_items).on_conflict_do_nothing()
         if dialect == "sqlite":
+            from sqlalchemy.dialects import sqlite
+
             return sqlite.insert(run_items).on_conflict_do_nothing()
         return insert(run_items)

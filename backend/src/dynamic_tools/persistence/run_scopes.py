@@ -17,13 +17,16 @@ import os
 from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from cryptography.fernet import Fernet, InvalidToken
 from sqlalchemy import Engine, insert, select
 
 from dynamic_tools.errors import ConfigurationError
 from dynamic_tools.persistence.db import run_scopes, write_transaction
 from dynamic_tools.tools.scope import ToolScope
+
+if TYPE_CHECKING:
+    from cryptography.fernet import Fernet
 
 __all__ = ["RunScopeStore", "session_key"]
 
@@ -44,6 +47,8 @@ def session_key(configured: str | None, data_dir: Path) -> bytes:
     except FileNotFoundError:
         pass
     path.parent.mkdir(parents=True, exist_ok=True)
+    from cryptography.fernet import Fernet  # loaded when a key is first made or used
+
     key = Fernet.generate_key()
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -66,6 +71,8 @@ class RunScopeStore:
     @property
     def _fernet(self) -> Fernet:
         if self._fernet_made is None:
+            from cryptography.fernet import Fernet  # loaded with the first sealed headers
+
             self._fernet_made = Fernet(self._key())
         return self._fernet_made
 
@@ -112,6 +119,8 @@ class RunScopeStore:
         record, sealed = found
         headers: dict[str, str] = {}
         if sealed:
+            from cryptography.fernet import InvalidToken
+
             try:
                 headers = json.loads(self._fernet.decrypt(sealed.encode()))
             except InvalidToken:

@@ -12,6 +12,7 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, WithJsonSchema, field_validator
 
+from dynamic_tools.lazy_model import LazyModel
 from dynamic_tools.sparse import Sparse
 
 ErrorStage = Literal[
@@ -32,7 +33,7 @@ WORKFLOW_EXAMPLE: dict[str, JsonValue] = {
 """The /docs example: tools of the bundled travel example (``make run``)."""
 
 
-class WorkflowRequest(BaseModel):
+class WorkflowRequest(LazyModel):
     """Request model for complete MCP workflow execution."""
 
     model_config = ConfigDict(
@@ -87,7 +88,7 @@ class WorkflowRequest(BaseModel):
         return value
 
 
-class TokenUsage(BaseModel):
+class TokenUsage(LazyModel):
     """LLM tokens used by one request, over every LLM call it made."""
 
     prompt_tokens: int = 0
@@ -103,7 +104,7 @@ class TokenUsage(BaseModel):
         self.llm_calls += calls
 
 
-class SqlApplied(BaseModel):
+class SqlApplied(LazyModel):
     """What the ``sql`` of a request did with the API's answer."""
 
     query: str = Field(description="The SQL that ran")
@@ -111,7 +112,7 @@ class SqlApplied(BaseModel):
     rows: list[dict[str, Any]] = Field(description="What it returned")
 
 
-class GraphQLError(BaseModel):
+class GraphQLError(LazyModel):
     """One error of a GraphQL answer: its message and the path of the field it is about."""
 
     message: str
@@ -194,7 +195,7 @@ def _inline_schema(model: type[BaseModel]) -> dict[str, Any]:
     return resolved
 
 
-class WorkflowResponse(BaseModel):
+class WorkflowResponse(LazyModel):
     """Response model for workflow execution results."""
 
     status: Literal["success", "error"] = Field(

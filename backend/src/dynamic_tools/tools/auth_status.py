@@ -13,13 +13,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
+from dynamic_tools.lazy_model import LazyModel
 from dynamic_tools.tools.credentials import environment_variable, secret_name
 from dynamic_tools.tools.models import ToolConfig
 
 
-class SecretStatus(BaseModel):
+class SecretStatus(LazyModel):
     """A secret reference, whether it is set now (never its value), and where to set it."""
 
     secret: str = Field(description="The reference, e.g. secret:PETSTORE_TOKEN")

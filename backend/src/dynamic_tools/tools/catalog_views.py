@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
+from dynamic_tools.lazy_model import LazyModel
 from dynamic_tools.sparse import Sparse
 from dynamic_tools.tools.auth_status import SecretStatus
 from dynamic_tools.violations import Problem
@@ -68,7 +69,7 @@ class Catalog(Sparse):
     )
 
 
-class OpenApiCheck(BaseModel):
+class OpenApiCheck(LazyModel):
     """What a document is and whether it converts; nothing is written."""
 
     valid: bool
@@ -81,7 +82,7 @@ class OpenApiCheck(BaseModel):
     violations: list[Problem]
 
 
-class ArazzoSource(BaseModel):
+class ArazzoSource(LazyModel):
     """A source description of an Arazzo document, as the document gives it.
 
     Strings in a valid document; an invalid one's values are shown as they are.
@@ -92,7 +93,7 @@ class ArazzoSource(BaseModel):
     type: Any = Field(description="openapi (when not given) or arazzo")
 
 
-class ArazzoReport(BaseModel):
+class ArazzoReport(LazyModel):
     """What an Arazzo document is and what is wrong with it; nothing is written.
 
     Checked against the OAI JSON Schema of Arazzo 1.0 and the rules it cannot express
@@ -124,14 +125,14 @@ class PreviewCatalog(Sparse):
     prefix: str | None
 
 
-class GroupPrefix(BaseModel):
+class GroupPrefix(LazyModel):
     """A command group (a tool's category, prefixed) and how many tools it has."""
 
     group: str
     count: int
 
 
-class ProviderParameter(BaseModel):
+class ProviderParameter(LazyModel):
     """A parameter calling a provider needs, with its JSON Schema."""
 
     model_config = ConfigDict(populate_by_name=True, serialize_by_alias=True)
@@ -140,7 +141,7 @@ class ProviderParameter(BaseModel):
     schema_: dict[str, Any] = Field(alias="schema", description="Its JSON Schema")
 
 
-class ProviderContractView(BaseModel):
+class ProviderContractView(LazyModel):
     """A tool whose results feed another tool's parameter (``ProviderContract``)."""
 
     provider: str
@@ -178,7 +179,7 @@ class Conflict(Sparse):
     how: str = Field(description="How to proceed, in words")
 
 
-class CommandPreview(BaseModel):
+class CommandPreview(LazyModel):
     """One tool an import would register, in short."""
 
     name: str
@@ -188,7 +189,7 @@ class CommandPreview(BaseModel):
     parameters: list[str] = Field(description="Its parameters, the optional ones ending in '?'")
 
 
-class ArazzoWorkflowReport(BaseModel):
+class ArazzoWorkflowReport(LazyModel):
     """One workflow of an Arazzo document: imported as ``id``, or left out and why."""
 
     workflow_id: str = Field(description="Its id in the Arazzo document")
@@ -268,7 +269,7 @@ class Imported(Sparse):
     )
 
 
-class Toggled(BaseModel):
+class Toggled(LazyModel):
     """A catalog turned on or off."""
 
     catalog_id: str
@@ -276,7 +277,7 @@ class Toggled(BaseModel):
     command_count_after_toggle: int
 
 
-class Removed(BaseModel):
+class Removed(LazyModel):
     """A catalog removed."""
 
     removed_catalog_id: str

@@ -7,6 +7,7 @@ and the reason, and every valid tool from every other file still loads.
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,10 @@ class LoadResult:
 MAX_FILE_DEPTH = 128  # nesting of a tool file; a schema inside may take 100 (schema_check)
 
 
+SHARED_MAX_CHARS = 64
+"""Strings up to this length in a tool file are interned (see :func:`shared_strings`)."""
+
+
 def parse_document(text: str, suffix: str) -> Any:
     """Parse YAML (safe loader) or JSON text according to the file suffix.
 
@@ -49,6 +54,26 @@ def parse_document(text: str, suffix: str) -> Any:
     if suffix == ".json":
         return loads_json(text, MAX_FILE_DEPTH)
     return loads_yaml(text, MAX_FILE_DEPTH)
+
+
+def shared_strings(value: Any) -> Any:
+    """``value`` with its mapping keys and short strings interned (:data:`SHARED_MAX_CHARS`).
+
+    A YAML or JSON parser makes new strings for each file, so 1,000 tools held 1,000 copies of
+    ``type``, ``string``, ``description``, their parameter names and enum values; interned,
+    each is held once (docs/performance.md, "Memory: idle and at 1,000 tools"). Recursive, once
+    per level: the document was parsed with at most :data:`MAX_FILE_DEPTH` levels.
+    """
+    if isinstance(value, str):
+        return sys.intern(value) if len(value) <= SHARED_MAX_CHARS else value
+    if isinstance(value, dict):
+        return {
+            (sys.intern(k) if isinstance(k, str) else k): shared_strings(v)
+            for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [shared_strings(v) for v in value]
+    return value
 
 
 def validation_problems(
@@ -68,7 +93,7 @@ def load_file(path: Path, *, display_root: Path | None = None) -> LoadResult:
     shown = str(path.relative_to(display_root)) if display_root else str(path)
     result = LoadResult()
     try:
-        data = parse_document(path.read_text(encoding="utf-8"), path.suffix.lower())
+        data = shared_strings(parse_document(path.read_text(encoding="utf-8"), path.suffix.lower()))
     except (OSError, UnicodeDecodeError) as exc:
         result.problems.append(LoadProblem(file=shown, field="(file)", message=str(exc)))
         return result

@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, cast
 from urllib.parse import urlsplit
 
 import httpx
 from jsonschema.exceptions import SchemaError
 from pydantic import (
-    BaseModel,
     ConfigDict,
     Field,
     PrivateAttr,
@@ -32,6 +31,7 @@ from pydantic import (
 )
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
+from dynamic_tools.lazy_model import LazyModel
 from dynamic_tools.literal_credentials import HOW_TO_STORE, token_shape
 from dynamic_tools.tools.credentials import secret_name
 from dynamic_tools.tools.file_fields import accepted_schema
@@ -126,7 +126,11 @@ def _refuse_content_type(message: str) -> None:
     )
 
 
-class _Strict(BaseModel):
+_INPUT_SCHEMA_KEY = "_input_schema_built"
+"""Where :meth:`ToolConfig.input_schema` keeps what it built, in the model's ``__dict__``."""
+
+
+class _Strict(LazyModel):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
 
@@ -186,7 +190,7 @@ class ApiSpec(_Strict):
         return _PLACEHOLDER.findall(self.path)
 
 
-class Parameter(BaseModel):
+class Parameter(LazyModel):
     """One parameter: a JSON Schema plus ``in`` and ``required``.
 
     Every JSON Schema keyword is kept as given (``schema_`` holds them); only ``in`` and
@@ -200,8 +204,14 @@ class Parameter(BaseModel):
 
     @property
     def schema_(self) -> dict[str, Any]:
-        """The parameter's JSON Schema (every key except ``in`` and ``required``)."""
+        """The parameter's JSON Schema (every key except ``in`` and ``required``): a copy."""
         return dict(self.model_extra or {})
+
+    @property
+    def held(self) -> dict[str, Any]:
+        """The parameter's JSON Schema as held (not a copy): read it, never change it."""
+        extra = self.__pydantic_extra__
+        return extra if extra is not None else {}
 
     @model_validator(mode="after")
     def _check_schema(self) -> Parameter:
@@ -353,6 +363,14 @@ class GraphQLCall(_Strict):
         return self
 
 
+# A tool that gives no static params, auth, hints or annotations shares these empty ones (frozen
+# models, never changed in place): at 1,000 tools, about 3 MiB less (docs/performance.md).
+_NO_STATIC_PARAMS: Final = StaticParams()
+_NO_AUTH: Final = AuthSpec()
+_NO_HINTS: Final = ToolHints()
+_NO_ANNOTATIONS: Final = ToolAnnotations()
+
+
 class ToolConfig(_Strict):
     """One registered tool: an HTTP operation with its parameters, auth and hints."""
 
@@ -360,11 +378,11 @@ class ToolConfig(_Strict):
     description: str = Field(min_length=1)
     api: ApiSpec
     parameters: dict[str, Parameter] = Field(default_factory=dict)
-    static_params: StaticParams = Field(default_factory=StaticParams)
-    auth: AuthSpec = Field(default_factory=AuthSpec)
+    static_params: StaticParams = Field(default_factory=lambda: _NO_STATIC_PARAMS)
+    auth: AuthSpec = Field(default_factory=lambda: _NO_AUTH)
     output_schema: dict[str, Any] | None = None
-    hints: ToolHints = Field(default_factory=ToolHints)
-    annotations: ToolAnnotations = Field(default_factory=ToolAnnotations)
+    hints: ToolHints = Field(default_factory=lambda: _NO_HINTS)
+    annotations: ToolAnnotations = Field(default_factory=lambda: _NO_ANNOTATIONS)
     graphql: GraphQLCall | None = None
 
     @field_validator("output_schema")
@@ -438,10 +456,19 @@ class ToolConfig(_Strict):
 
         A file field of a multipart tool takes a string or a file object
         (``tools/file_fields.py``).
+
+        Built on first use and then shared: every caller (the registry's schemas, the MCP tool,
+        the argument validators) gets the same dict, whose properties are the parameters' own
+        schemas, so a tool's schema is held once (docs/performance.md, "Memory: idle and at
+        1,000 tools"). Read it; never change it.
         """
-        multipart = self.api.content_type == MULTIPART
+        cached = self.__dict__.get(_INPUT_SCHEMA_KEY)
+        content_type = self.api.content_type
+        if cached is not None and cached[0] is self.parameters and cached[1] == content_type:
+            return cast(dict[str, Any], cached[2])
+        multipart = content_type == MULTIPART
         properties = {
-            name: accepted_schema(p.schema_) if multipart and p.location == "body" else p.schema_
+            name: accepted_schema(p.schema_) if multipart and p.location == "body" else p.held
             for name, p in self.parameters.items()
         }
         required = [name for name, p in self.parameters.items() if p.required]
@@ -452,6 +479,9 @@ class ToolConfig(_Strict):
         }
         if required:
             schema["required"] = required
+        # Kept beside the fields, not as one: pydantic's dumps, repr and equality ignore it. A
+        # copy with other parameters or another content type builds its own (checked above).
+        self.__dict__[_INPUT_SCHEMA_KEY] = (self.parameters, content_type, schema)
         return schema
 
     def template_variables(self) -> list[str]:

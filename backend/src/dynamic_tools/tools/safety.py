@@ -31,8 +31,6 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Any
 
-from graphql import FieldNode, GraphQLError, OperationDefinitionNode, parse
-
 from dynamic_tools.errors import UnsafeCallRefusedError
 from dynamic_tools.tools.models import ToolConfig
 
@@ -167,6 +165,8 @@ def query_choices(
 def _graphql_operation(document: Any, name: str | None) -> GraphQLOperation | None:
     if not isinstance(document, str):
         return None
+    from graphql import FieldNode, GraphQLError, OperationDefinitionNode, parse
+
     try:
         parsed = parse(document, max_tokens=20_000)
     except (GraphQLError, RecursionError):

@@ -20,6 +20,9 @@ def test_each_goal_is_judged_from_the_figures_and_missing_ones_are_not_measured(
     assert by_figure["POST /workflow CPU per request / minimal endpoint"].met is False
     assert by_figure["make run: ready"].met is True
     assert by_figure["make run: idle memory"].met is False
+    at_bound = {r.figure.strip(): r for r in goals({"startup": {"idle_mib": 120}})}
+    assert at_bound["make run: idle memory"].met is True
+    assert at_bound["make run: idle memory"].shown()[3] == "≤ 120 MiB"
     assert by_figure["non-durable run per node / LangGraph"].value == 0.6
     context = by_figure["the same / bare DBOS with 1,000 waiting, PostgreSQL"]
     assert context.value == 1.2 and context.met is None and context.shown()[3] == "-"

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query, Request
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from dynamic_tools.access.audit import AuditQuery
 from dynamic_tools.access.keys import parse_expiry
@@ -15,6 +15,7 @@ from dynamic_tools.access.principals import parse_scopes
 from dynamic_tools.api.deps import PrincipalDep, ServicesDep, note_audit_target
 from dynamic_tools.api.responses import errors
 from dynamic_tools.errors import InvalidInputError
+from dynamic_tools.lazy_model import LazyModel
 
 router = APIRouter(tags=["Access"])
 #: an RFC 3339 date-time, as the document declares it
@@ -38,7 +39,7 @@ def _time(field: str, value: str | None) -> datetime | None:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
-class Me(BaseModel):
+class Me(LazyModel):
     """The principal making the request, and whether access control is on."""
 
     id: str
@@ -48,7 +49,7 @@ class Me(BaseModel):
     access_control: bool
 
 
-class KeyView(BaseModel):
+class KeyView(LazyModel):
     """An API key as listed: never its secret."""
 
     key_id: str
@@ -63,13 +64,13 @@ class KeyView(BaseModel):
     state: str = Field(description="active, revoked or expired")
 
 
-class KeyList(BaseModel):
+class KeyList(LazyModel):
     """Every key, newest first."""
 
     keys: list[KeyView]
 
 
-class NewKey(BaseModel):
+class NewKey(LazyModel):
     """What a key is for."""
 
     model_config = ConfigDict(extra="forbid")
@@ -91,7 +92,7 @@ class CreatedKey(KeyView):
     key: str
 
 
-class AuditEntryView(BaseModel):
+class AuditEntryView(LazyModel):
     """One audit entry."""
 
     entry_id: int
@@ -104,7 +105,7 @@ class AuditEntryView(BaseModel):
     detail: dict[str, object] | None
 
 
-class AuditPage(BaseModel):
+class AuditPage(LazyModel):
     """A page of the audit log, newest first."""
 
     entries: list[AuditEntryView]

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query, status
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from dynamic_tools.api.authoring_models import (
     AuthoringRun,
@@ -25,12 +25,13 @@ from dynamic_tools.api.deps import PrincipalDep, ServicesDep
 from dynamic_tools.api.responses import BODY, PARAMS, errors
 from dynamic_tools.definitions.authoring import MAX_HISTORY_DAYS, Target, WorkflowAuthoring
 from dynamic_tools.engine.loaders import MAX_DOCUMENT_BYTES
+from dynamic_tools.lazy_model import LazyModel
 
 router = APIRouter(prefix="/authoring", tags=["Workflow authoring"])
 history = APIRouter(tags=["Runs"])
 
 
-class TargetBody(BaseModel):
+class TargetBody(LazyModel):
     """A saved workflow, or a draft document."""
 
     # One of the two is needed (the service says which is missing); the document says so too.

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Query, Request, status
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, WithJsonSchema
+from pydantic import ConfigDict, Field, StringConstraints, WithJsonSchema
 
 from dynamic_tools.api.catalog_models import (
     ArazzoReport,
@@ -28,6 +28,7 @@ from dynamic_tools.api.deps import ServicesDep, note_audit_target
 from dynamic_tools.api.params import JSON_INTEGER
 from dynamic_tools.api.responses import BODY, PARAMS, errors
 from dynamic_tools.errors import InvalidInputError
+from dynamic_tools.lazy_model import LazyModel
 from dynamic_tools.tools.catalog_uploads import MAX_UPLOAD_FILES, Upload
 from dynamic_tools.tools.catalogs import CatalogService
 from dynamic_tools.tools.openapi.catalog_files import CATALOG_NAME, CATALOG_PREFIX
@@ -88,7 +89,7 @@ FileMap = Annotated[
 ]
 
 
-class SourceBody(BaseModel):
+class SourceBody(LazyModel):
     """Where the document is: ``source``, or inline as ``content`` (and its ``files``)."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
@@ -126,7 +127,7 @@ class SourceBody(BaseModel):
     )
 
 
-class ArazzoOptions(BaseModel):
+class ArazzoOptions(LazyModel):
     """How an Arazzo document is imported (ignored for other documents)."""
 
     lenient: bool = Field(
@@ -196,7 +197,7 @@ def _document(body: SourceBody) -> str | Upload:
     return Upload(body.content, body.filename, dict(body.files or {}))
 
 
-class EnabledBody(BaseModel):
+class EnabledBody(LazyModel):
     """Turn a catalog on or off."""
 
     model_config = ConfigDict(extra="forbid", strict=True)

@@ -8,18 +8,18 @@ from typing import Any, Literal
 from fastapi import APIRouter, Request, Response
 from loguru import logger
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
-from pydantic import BaseModel
 
 from dynamic_tools import __version__
 from dynamic_tools.api.authoring_models import Readiness
 from dynamic_tools.api.deps import ServicesDep
+from dynamic_tools.lazy_model import LazyModel
 from dynamic_tools.persistence.db import ping
 from dynamic_tools.selection.llm import OpenAIChatClient
 
 router = APIRouter(tags=["Health"])
 
 
-class Health(BaseModel):
+class Health(LazyModel):
     """The process is up, and its version."""
 
     status: Literal["ok"]

@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Header, Query, Request, Response
 from fastapi.responses import StreamingResponse
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import ConfigDict, Field, StringConstraints
 
 from dynamic_tools.access.principals import Principal
 from dynamic_tools.api.deps import PrincipalDep, RunsDep, RunStoreDep
@@ -27,6 +27,7 @@ from dynamic_tools.api.run_models import (
 from dynamic_tools.errors import InvalidInputError
 from dynamic_tools.execution.run_bulk import MAX_BULK, BulkAction, BulkReport, bulk_act
 from dynamic_tools.execution.runs import Recovered, RunService
+from dynamic_tools.lazy_model import LazyModel
 from dynamic_tools.persistence.db import utc_now
 from dynamic_tools.persistence.run_search import (
     RUN_STATUSES,
@@ -44,7 +45,7 @@ router = APIRouter(prefix="/runs", tags=["Runs"])
 MAX_POSITION = 2**53 - 1
 
 
-class ResumeBody(BaseModel):
+class ResumeBody(LazyModel):
     """The answer to the yield a run waits on."""
 
     model_config = ConfigDict(strict=True, extra="forbid")
@@ -55,7 +56,7 @@ class ResumeBody(BaseModel):
     )
 
 
-class RedriveBody(BaseModel):
+class RedriveBody(LazyModel):
     """How to re-run a failed run from where it stopped."""
 
     model_config = ConfigDict(strict=True, extra="forbid")
@@ -223,7 +224,7 @@ async def run_stats(
     return RunStats.model_validate((await store.stats(ranged, size)).to_dict())
 
 
-class BulkBody(BaseModel):
+class BulkBody(LazyModel):
     """Which runs of the filtered set, and whether to act or only count."""
 
     model_config = ConfigDict(strict=True, extra="forbid")

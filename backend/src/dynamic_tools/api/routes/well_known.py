@@ -20,18 +20,19 @@ as a broken server. Such a server takes ``API_TOKEN`` or API keys as bearer cred
 from __future__ import annotations
 
 from fastapi import APIRouter, Request
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from dynamic_tools.access.authenticate import METADATA_PATH
 from dynamic_tools.access.principals import Scope
 from dynamic_tools.api.responses import errors
 from dynamic_tools.errors import NotFoundError
+from dynamic_tools.lazy_model import LazyModel
 from dynamic_tools.settings import Settings
 
 router = APIRouter(tags=["Access"])
 
 
-class ProtectedResourceMetadata(BaseModel):
+class ProtectedResourceMetadata(LazyModel):
     """RFC 9728 section 2: this server as an OAuth protected resource."""
 
     resource: str = Field(description="The resource URI tokens must be issued for (aud).")

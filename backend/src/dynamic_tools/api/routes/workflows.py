@@ -11,7 +11,7 @@ import dataclasses
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Path, Query, Request, Response, status
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from dynamic_tools.api.deps import (
     PrincipalDep,
@@ -36,6 +36,7 @@ from dynamic_tools.definitions.files import FILE_NAME
 from dynamic_tools.definitions.views import Renamed, SavedDocument, WorkflowDetail
 from dynamic_tools.engine.loaders import MAX_DOCUMENT_BYTES
 from dynamic_tools.engine.models import IDENTIFIER
+from dynamic_tools.lazy_model import LazyModel
 from dynamic_tools.violations import errors_only
 
 router = APIRouter(prefix="/workflows", tags=["Workflows"])
@@ -56,7 +57,7 @@ workflows:
 """
 
 
-class DocumentBody(BaseModel):
+class DocumentBody(LazyModel):
     """A workflow document as text."""
 
     model_config = ConfigDict(strict=True, extra="forbid")  # no "1" for 1, no unknown field
@@ -81,7 +82,7 @@ class SaveBody(DocumentBody):
     )
 
 
-class RenameBody(BaseModel):
+class RenameBody(LazyModel):
     """The new id of a workflow."""
 
     model_config = ConfigDict(strict=True, extra="forbid")
@@ -90,7 +91,7 @@ class RenameBody(BaseModel):
     expected_version: str | None = None
 
 
-class RunBody(BaseModel):
+class RunBody(LazyModel):
     """Parameters of a new run."""
 
     model_config = ConfigDict(strict=True, extra="forbid")
@@ -98,7 +99,7 @@ class RunBody(BaseModel):
     params: dict[str, Any] = Field(default_factory=dict)
 
 
-class DryRunBody(BaseModel):
+class DryRunBody(LazyModel):
     """A dry run: params, a mock answer per tool, answers to yields."""
 
     model_config = ConfigDict(strict=True, extra="forbid")

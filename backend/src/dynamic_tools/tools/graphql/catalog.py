@@ -13,12 +13,7 @@ from __future__ import annotations
 import re
 
 from dynamic_tools.errors import InvalidInputError
-from dynamic_tools.tools.graphql.fields import endpoint_parts, root_field_tools
-from dynamic_tools.tools.graphql.schema import (
-    introspection_answer,
-    schema_from_introspection,
-    schema_from_sdl,
-)
+from dynamic_tools.tools.graphql.endpoint import endpoint_parts
 from dynamic_tools.tools.models import ToolConfig
 from dynamic_tools.tools.openapi.convert import ConversionOptions, ConversionResult, OperationInfo
 from dynamic_tools.tools.openapi.issues import Issue
@@ -61,6 +56,13 @@ def looks_like_graphql(content: bytes) -> bool:
 
 def convert_graphql(content: bytes, options: ConversionOptions) -> ConversionResult:
     """The tools of a schema; violations when it does not parse or ``base_url`` is missing."""
+    from dynamic_tools.tools.graphql.fields import root_field_tools
+    from dynamic_tools.tools.graphql.schema import (
+        introspection_answer,
+        schema_from_introspection,
+        schema_from_sdl,
+    )
+
     text = content.decode("utf-8", errors="replace")
     try:
         if text.lstrip().startswith("{"):
