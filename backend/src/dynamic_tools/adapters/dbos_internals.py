@@ -1,7 +1,8 @@
 """Every use of DBOS's internals, in one place.
 
 What is used: the running instance's system database and its registry of active workflows, the
-SQLite notification listener, the waiter map's keys.
+SQLite notification listener, the waiter map's keys, the file of a SQLite system database and
+how long a waiter waits before it re-checks the database by itself.
 
 The product uses them to wake a ``recv`` of this process at once (``execution/local_wake.py``),
 to poll once for every waiter on SQLite (``execution/sqlite_listener.py``) and to give a run
@@ -26,7 +27,9 @@ __all__ = [
     "check_sqlite_listener",
     "polling_interval_s",
     "replace_sqlite_listener",
+    "set_waiter_recheck_s",
     "system_database",
+    "system_database_file",
     "waiter_key",
 ]
 
@@ -83,8 +86,13 @@ def check_sqlite_listener() -> None:
     from dbos._sys_db import SystemDatabase, ThreadSafeEventDict
     from dbos._sys_db_sqlite import SQLiteSystemDatabase
 
-    if not hasattr(ThreadSafeEventDict, "snapshot") or not hasattr(
-        SystemDatabase, "_notification_listener_polling"
+    if not all(
+        hasattr(owner, name)
+        for owner, name in (
+            (ThreadSafeEventDict, "snapshot"),
+            (SystemDatabase, "_notification_listener_polling"),
+            (SystemDatabase, "_notification_fallback_polling_interval"),
+        )
     ):
         raise AttributeError("DBOS's waiter maps changed")
     if not callable(getattr(SQLiteSystemDatabase, "_notification_listener", None)):
@@ -103,6 +111,30 @@ def polling_interval_s(system_db: Any) -> float:
     return float(system_db._notification_listener_polling_interval_sec)
 
 
+def set_waiter_recheck_s(system_db: Any, seconds: float) -> None:
+    """Make each ``recv`` (or ``get_event``) wait ``seconds`` before it queries by itself.
+
+    DBOS's default, while a listener runs, is 60 s: a waiter re-checks the database that often
+    in case the listener missed its message.
+    """
+    system_db._notification_fallback_polling_interval = float(seconds)
+
+
 def background_running(system_db: Any) -> bool:
     """Whether the system database's background threads should go on (False at shutdown)."""
     return bool(system_db._run_background_processes)
+
+
+def system_database_file(system_db: Any) -> str | None:
+    """The file of a SQLite system database, from its engine's URL.
+
+    None when the system database is not a plain SQLite file (PostgreSQL, in memory, or a
+    ``file:`` URI, which the caller cannot open as a path).
+    """
+    url = system_db.engine.url
+    if url.get_backend_name() != "sqlite" or url.query.get("uri"):
+        return None
+    path = url.database
+    if not path or path == ":memory:" or path.startswith("file:"):
+        return None
+    return str(path)

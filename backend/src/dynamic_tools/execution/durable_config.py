@@ -57,6 +57,13 @@ FLAGGED_SQL = (  # the unfinished workflows whose attributes may carry a cancel 
     "WHERE status = 'PENDING' AND CAST(attributes AS TEXT) LIKE :flag"
 )
 
+NOTIFY_COALESCE_S = 1.0
+"""PostgreSQL: how often DBOS's notifier thread flushes the NOTIFYs of workflow events and
+streams (DBOS: every 10 ms, 100 wake-ups a second, about half a percent of a core on the 2-core
+machine ``make bench`` reports from, with nothing to flush). The product uses neither events
+nor streams; a ``send`` (the answer to a yield) is announced by its own trigger, not by this
+thread, so a yield answered by another replica is not delayed."""
+
 RUN_WORKFLOW = "dynamic_tools.run"
 CHILD_WORKFLOW = "dynamic_tools.run_child"
 FINISHED = tuple(sorted(JOURNAL_FINISHED))
@@ -76,11 +83,14 @@ class DurableConfig:
         schema: The PostgreSQL schema of DBOS's tables (ignored for SQLite).
         cancel_poll_s: How often this process looks for cancel requests made by another
             process for the runs it executes. Requests made here take effect at once.
-        notification_poll_s: How often DBOS polls for messages on SQLite, one query per waiting
-            yield (PostgreSQL is told by LISTEN/NOTIFY). An answer given in the process where
-            the yield waits wakes it at once (``execution/local_wake.py``); one sent by another
-            process (``DurableRunClient``) waits for the poll. Not longer: DBOS's listener
-            sleeps this long between polls, and stopping DBOS waits for it.
+        notification_poll_s: SQLite: the longest time between two polls for messages, one
+            query for all waiting yields (PostgreSQL is told by LISTEN/NOTIFY). An answer given
+            in the process where the yield waits wakes it at once (``execution/local_wake.py``);
+            one committed by another process (``DurableRunClient``, another replica) within
+            about 40 ms, the listener watching the journal's ``data_version``
+            (``execution/sqlite_listener.py``); this interval is its safety net (5 s: a poll
+            for 1,000 paused runs costs a few ms of CPU), and the only delivery when the
+            journal cannot be watched.
         log_level: DBOS's own log level.
         run_concurrency: PostgreSQL: how many runs of the shared queue one replica executes at
             once (a run waiting for input gives its slot back).
@@ -95,7 +105,7 @@ class DurableConfig:
     app_name: str = "dynamic-tools"
     schema: str = "dbos"
     cancel_poll_s: float = 1.0
-    notification_poll_s: float = 1.0
+    notification_poll_s: float = 5.0
     log_level: str = "WARNING"
     run_concurrency: int = 10
     queue_poll_s: float = 0.2
@@ -154,6 +164,7 @@ def dbos_config(config: DurableConfig) -> DBOSConfig:
     }
     if not config.is_sqlite:
         dbos["dbos_system_schema"] = config.schema
+        dbos["notification_coalesce_sec"] = NOTIFY_COALESCE_S
     return dbos
 
 

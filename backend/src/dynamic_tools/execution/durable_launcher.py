@@ -89,6 +89,7 @@ from dynamic_tools.execution.fan_out import ItemJournal
 from dynamic_tools.execution.journal_lock import JournalLock
 from dynamic_tools.execution.launcher import ExecutorView, yield_step_name
 from dynamic_tools.execution.local_wake import wake_local_waiter
+from dynamic_tools.execution.pg_waiters import install_waiter_poll, poll_waiters
 from dynamic_tools.execution.presence import ExecutorPresence
 from dynamic_tools.execution.queue_slots import QueueSlots
 from dynamic_tools.execution.reconcile import JournalEntry
@@ -124,6 +125,7 @@ class DurableLauncher:
         self._handles: dict[str, WorkflowHandleAsync[dict[str, Any]]] = {}
         self._poller: asyncio.Task[None] | None = None
         self._watcher: asyncio.Task[None] | None = None
+        self._waiters: asyncio.Task[None] | None = None
         self._launched = False
         self._presence: ExecutorPresence | None = None
         self._journal_lock: JournalLock | None = None
@@ -159,6 +161,7 @@ class DurableLauncher:
                 self.tools, self.events, self.live, self.on_finished, self.items
             )
         )
+        waiters = None
         try:
             if self.config.is_sqlite:
                 install_batched_listener()  # one query per poll, not one per paused run
@@ -175,6 +178,7 @@ class DurableLauncher:
                 )
                 self._slots.install()
                 self.live.on_waiting = self._leave_queue
+                waiters = install_waiter_poll()  # one query a minute, not one per paused run
         except BaseException:
             durable_workflows.clear_runtime()
             DBOS.destroy()
@@ -184,6 +188,8 @@ class DurableLauncher:
         self._poller = asyncio.create_task(self._poll_cancel_requests(), name="durable-cancels")
         if not self.config.is_sqlite and self.config.failover_check_s > 0:
             self._watcher = asyncio.create_task(self._watch_replicas(), name="durable-failover")
+        if waiters is not None:
+            self._waiters = asyncio.create_task(poll_waiters(waiters), name="durable-waiters")
 
     async def _adopt_orphans(self) -> list[str]:
         """SQLite: resume the unfinished runs that an earlier identity left in this journal.
@@ -215,7 +221,7 @@ class DurableLauncher:
         self._launched = False
         self.live.shutting_down = True
         tasks = self.live.tasks()
-        tasks.extend(t for t in (self._poller, self._watcher) if t is not None)
+        tasks.extend(t for t in (self._poller, self._watcher, self._waiters) if t is not None)
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)

@@ -1,10 +1,10 @@
 """Waking a ``recv`` of this process as soon as its message is sent.
 
-DBOS learns of a message by LISTEN/NOTIFY on PostgreSQL, but on SQLite only by polling (every
-``notification_poll_s``, one query per waiting ``recv``), so an answered yield would wait up to
-a poll interval before its run moves on. When the answer is sent from the process where the
-yield waits, the message is already committed: setting the waiter's signal lets it read the
-message at once, exactly as DBOS's own listener does when its poll finds it.
+DBOS learns of a message by LISTEN/NOTIFY on PostgreSQL, but on SQLite only by polling; the
+product's listener polls when another connection commits to the journal (within about 40 ms,
+``execution/sqlite_listener.py``). When the answer is sent from the process where the yield
+waits, the message is already committed: setting the waiter's signal lets it read the message
+at once, without waiting for that check, exactly as the listener does when its poll finds it.
 
 This reaches into DBOS's system database (its waiter map, keyed as DBOS keys it) through
 :mod:`dynamic_tools.adapters.dbos_internals`; a DBOS version that changes those internals makes

@@ -10,6 +10,7 @@ import importlib.metadata
 import inspect
 import threading
 
+import sqlalchemy as sa
 from dbos._core import ActiveWorkflowById
 from dbos._dbos import DBOS, _get_dbos_instance
 from dbos._sys_db import SystemDatabase, ThreadSafeEventDict
@@ -65,8 +66,33 @@ def test_the_sqlite_listener_can_be_replaced_and_reads_what_it_needs() -> None:
         "streams_map",
     ):
         assert f"self.{name}" in source, name
+    # a waiter re-checks by itself after the fallback interval while a listener runs
+    recheck = inspect.getsource(SystemDatabase._event_recheck_interval)
+    assert "return self._notification_fallback_polling_interval" in recheck
+    assert "self._event_recheck_interval()" in inspect.getsource(SystemDatabase.recv_async)
     fake = type("Db", (), {})()
+    dbos_internals.set_waiter_recheck_s(fake, 3600)
+    assert fake._notification_fallback_polling_interval == 3600.0  # type: ignore[attr-defined]
     fake._notification_listener_polling_interval_sec = 1  # type: ignore[attr-defined]
     fake._run_background_processes = True  # type: ignore[attr-defined]
     assert dbos_internals.polling_interval_s(fake) == 1.0
     assert dbos_internals.background_running(fake) is True
+
+
+def test_the_file_of_a_sqlite_system_database_is_read_from_its_engine() -> None:
+    assert "self.engine = " in inspect.getsource(SystemDatabase.__init__)
+
+    def system_db(url: str) -> object:
+        return type("Db", (), {"engine": sa.create_engine(url)})()
+
+    assert dbos_internals.system_database_file(system_db("sqlite:////data/runs.sqlite")) == (
+        "/data/runs.sqlite"
+    )
+    assert dbos_internals.system_database_file(system_db("sqlite:///runs.sqlite")) == "runs.sqlite"
+    for other in (
+        "sqlite:///:memory:",
+        "sqlite://",
+        "sqlite:///file:runs?mode=ro&uri=true",
+        "postgresql+psycopg://u@127.0.0.1/db",
+    ):
+        assert dbos_internals.system_database_file(system_db(other)) is None, other

@@ -11,6 +11,7 @@ def test_each_goal_is_judged_from_the_figures_and_missing_ones_are_not_measured(
             "overhead": {"throughput_ratio": 0.96, "cpu_ratio": 1.3},
             "startup": {"ready_s": 1.5, "idle_mib": 140},
             "durable_postgres": {"idle_cpu_pct": 4.8, "peer_idle_cpu_pct": 4.0},
+            "durable_sqlite": {"remote_resume_ms": 45.0},
             "run_store": {"chain": {"ours_us": 60.0, "langgraph_us": 100.0}},
             "openapi_import": {"json_ratio": 2.5, "parse_ratio": 1.3, "ratio": None},
         }
@@ -26,6 +27,9 @@ def test_each_goal_is_judged_from_the_figures_and_missing_ones_are_not_measured(
     assert by_figure["non-durable run per node / LangGraph"].value == 0.6
     context = by_figure["the same / bare DBOS with 1,000 waiting, PostgreSQL"]
     assert context.value == 1.2 and context.met is None and context.shown()[3] == "-"
+    remote = by_figure["a yield answered through the database, SQLite"]
+    assert remote.met is True and remote.shown()[3] == "≤ 100 ms"
+    assert by_figure["resume from another replica, PostgreSQL"].met is None
     missing = by_figure["durable step / bare DBOS step, SQLite"]
     assert missing.met is None and missing.shown()[2] == "not measured"
     openapi = by_figure["OpenAPI parse + convert (GitHub) / json.loads"]
