@@ -1,5 +1,9 @@
 """The performance goals, one row each, from the figures the benches of one ``make bench`` run
-measured (every ratio is against a peer measured in the same run)."""
+measured (every ratio is against a peer measured in the same run).
+
+A row's ``item`` is its goal's number in docs/performance.md's list of goals; ``kept`` marks a
+goal met earlier that must not regress.
+"""
 
 from __future__ import annotations
 
@@ -68,19 +72,22 @@ def goals(figures: dict[str, Any]) -> list[Goal]:
     ui = figures.get("ui_load") or {}
     workflow, run_view = ui.get("workflow") or {}, ui.get("run view") or {}
     return [
-        Goal("1", "durable step / bare DBOS step, SQLite", sqlite.get("ratio"), 1.2),
+        Goal("1", "durable step / bare DBOS step, SQLite", sqlite.get("ratio"), 1.1),
         Goal("1", "durable step / bare DBOS step, PostgreSQL", pg.get("ratio"), 1.2),
         Goal(
-            "1",
+            "kept",
             "non-durable run per node / LangGraph",
             _ratio(chain.get("ours_us"), chain.get("langgraph_us")),
             2.0,
         ),
-        Goal("2", "fan-out 1,000 x 20 ms / ideal", _get(figures, "fan_out", "vs_ideal"), 2.0),
+        Goal("kept", "fan-out 1,000 x 20 ms / ideal", _get(figures, "fan_out", "vs_ideal"), 2.0),
         Goal(
-            "2", "fan-out / LangGraph + SQLite saver", _get(figures, "fan_out", "vs_langgraph"), 1.0
+            "kept",
+            "fan-out / LangGraph + SQLite saver",
+            _get(figures, "fan_out", "vs_langgraph"),
+            1.0,
         ),
-        Goal("3", "resume in its process, SQLite", sqlite.get("resume_ms"), 50, unit=" ms"),
+        Goal("kept", "resume in its process, SQLite", sqlite.get("resume_ms"), 50, unit=" ms"),
         Goal(
             "3",
             "a yield answered through the database, SQLite",
@@ -89,24 +96,28 @@ def goals(figures: dict[str, Any]) -> list[Goal]:
             unit=" ms",
         ),
         Goal(
-            "3",
+            "kept",
             "resume from another replica, PostgreSQL",
             pg.get("remote_resume_ms"),
             1000,
             unit=" ms",
         ),
         Goal("3", "1,000 paused runs idle, SQLite", sqlite.get("idle_cpu_pct"), 1.0, unit=" %"),
-        Goal("3", "1,000 paused runs idle, PostgreSQL", pg.get("idle_cpu_pct"), 1.0, unit=" %"),
+        Goal("3", "1,000 paused runs idle, PostgreSQL", pg.get("idle_cpu_pct"), None, unit=" %"),
         Goal(
             "3",
             "  the same / bare DBOS with 1,000 waiting, PostgreSQL",
             _ratio(pg.get("idle_cpu_pct"), pg.get("peer_idle_cpu_pct")),
-            None,
+            1.0,
         ),
         Goal(
-            "3", "1,000 paused runs, added memory, SQLite", sqlite.get("idle_mib"), 100, unit=" MiB"
+            "kept",
+            "1,000 paused runs, added memory, SQLite",
+            sqlite.get("idle_mib"),
+            100,
+            unit=" MiB",
         ),
-        Goal("4", "make run: ready", _get(figures, "startup", "ready_s"), 2.0, unit=" s"),
+        Goal("kept", "make run: ready", _get(figures, "startup", "ready_s"), 2.0, unit=" s"),
         Goal("4", "make run: idle memory", _get(figures, "startup", "idle_mib"), 120, unit=" MiB"),
         Goal(
             "4",
@@ -115,23 +126,29 @@ def goals(figures: dict[str, Any]) -> list[Goal]:
             1.3,
         ),
         Goal(
-            "4",
+            "kept",
             "tools/list server CPU / bare MCP SDK",
             _get(figures, "mcp", "sdk", "list_cpu_ratio"),
             1.1,
         ),
         Goal(
-            "5",
+            "2",
             "POST /workflow throughput / minimal endpoint",
             _get(figures, "overhead", "throughput_ratio"),
             0.95,
             at_most=False,
         ),
         Goal(
-            "5",
+            "2",
             "POST /workflow CPU per request / minimal endpoint",
             _get(figures, "overhead", "cpu_ratio"),
             1.1,
+        ),
+        Goal(
+            "2",
+            "POST /workflow median latency / minimal endpoint",
+            _get(figures, "overhead", "overhead_ratio"),
+            1.3,
         ),
         Goal("5", "UI workflow page ready, cold", workflow.get("ready_ms"), 300, unit=" ms"),
         Goal(
