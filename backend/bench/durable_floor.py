@@ -12,7 +12,8 @@ PostgreSQL schema with ``--postgres``):
   has ended.
 
 Each side runs ``REPEATS`` times alternately; the medians per step and their ratio are printed
-(goal: at most 1.1x on SQLite, 1.2x on PostgreSQL). Then a yield is answered ``RESUMES`` times in the process where it waits
+(goal: at most 1.1x on SQLite, 1.2x on PostgreSQL). Then a yield is answered ``RESUMES``
+times in the process where it waits
 and the time until its run ends (one durable step later) is printed (goal: within 50 ms), then
 as often through the database by a client of its own, as another replica or the CLI answers
 (goals: within 100 ms on SQLite, within 1 s on PostgreSQL); last, ``PAUSED`` runs wait at a
