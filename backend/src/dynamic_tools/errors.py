@@ -39,6 +39,11 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any
 
+DATABASE_UNAVAILABLE = "the database is unavailable or busy right now; try again shortly"
+"""What a request is told when the database refuses connections (REST 503, MCP retryable)."""
+UNEXPECTED = "an unexpected error occurred; quote the correlation id"
+"""What a request is told of a bug (REST 500, MCP ``INTERNAL_ERROR``); details go to the log."""
+
 
 class DynamicToolsError(Exception):
     """Root of every error the project raises on purpose."""
@@ -388,6 +393,8 @@ class MarkdownWorkflowError(InvalidInputError):
 
 
 __all__ = [
+    "DATABASE_UNAVAILABLE",
+    "UNEXPECTED",
     "ConfigurationError",
     "ConflictError",
     "ConflictKind",

@@ -30,6 +30,8 @@ from starlette.routing import Match
 from dynamic_tools.access.authenticate import www_authenticate
 from dynamic_tools.access.policy import HOOKS_PREFIX
 from dynamic_tools.errors import (
+    DATABASE_UNAVAILABLE,
+    UNEXPECTED,
     AccessError,
     ConfigurationError,
     ConflictError,
@@ -199,7 +201,7 @@ def install_error_handlers(app: FastAPI) -> None:
         )
         payload = {
             "error_code": "database_unavailable",
-            "message": "the database is unavailable or busy right now; try again shortly",
+            "message": DATABASE_UNAVAILABLE,
             "context": {},
             "retryable": True,
         }
@@ -217,7 +219,7 @@ def install_error_handlers(app: FastAPI) -> None:
         )
         payload = {
             "error_code": "internal_error",
-            "message": "an unexpected error occurred; quote the correlation id",
+            "message": UNEXPECTED,
             "context": {},
             "retryable": False,
         }

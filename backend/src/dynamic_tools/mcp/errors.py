@@ -34,6 +34,8 @@ from sqlalchemy.exc import OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 
 from dynamic_tools.errors import (
+    DATABASE_UNAVAILABLE,
+    UNEXPECTED,
     AccessError,
     ConfigurationError,
     ConflictError,
@@ -358,38 +360,38 @@ def error_result(exc: DynamicToolsError, **extra: Any) -> types.CallToolResult:
     return payload_result(error_payload(exc, **extra))
 
 
+_UNAVAILABLE = (
+    "DATABASE_UNAVAILABLE",
+    "execution",
+    DATABASE_UNAVAILABLE,
+    "Call the tool again in a few seconds.",
+)
+
+
 def unexpected_result(exc: BaseException, *, tool: str) -> types.CallToolResult:
     """An ``isError`` result for a bug: a correlation id and nothing else; details to the log.
 
     A database that refuses connections (or a pool run dry) is not a bug: the call can be
     made again, as the REST API's 503 ``database_unavailable`` says.
     """
-    if isinstance(exc, OperationalError | PoolTimeoutError):
-        unavailable = {
-            "error_code": "DATABASE_UNAVAILABLE",
-            "category": "execution",
-            "message": "the database is unavailable or busy right now; try again shortly",
-            "context": {"tool": tool},
-            "retryable": True,
-            "suggested_action": "Call the tool again in a few seconds.",
-            "correlation_id": correlation_id(),
-        }
-        logger.bind(correlation_id=unavailable["correlation_id"]).warning(
-            "database unavailable in MCP tool {}: {}", tool, exc
-        )
-        return payload_result(unavailable, logged=True)
+    unavailable = isinstance(exc, OperationalError | PoolTimeoutError)
+    code, category, message, action = (
+        _UNAVAILABLE if unavailable else ("INTERNAL_ERROR", "internal", UNEXPECTED, None)
+    )
     payload = {
-        "error_code": "INTERNAL_ERROR",
-        "category": "internal",
-        "message": "an unexpected error occurred; quote the correlation id",
+        "error_code": code,
+        "category": category,
+        "message": message,
         "context": {"tool": tool},
-        "retryable": False,
-        "suggested_action": _SUGGESTIONS["internal"],
+        "retryable": unavailable,
+        "suggested_action": action or _SUGGESTIONS["internal"],
         "correlation_id": correlation_id(),
     }
-    logger.opt(exception=exc).bind(
-        correlation_id=payload["correlation_id"], error_code="INTERNAL_ERROR", category="internal"
-    ).error("unexpected error in MCP tool {}", tool)
+    log = logger.bind(correlation_id=payload["correlation_id"], error_code=code, category=category)
+    if unavailable:
+        log.warning("database unavailable in MCP tool {}: {}", tool, exc)
+    else:
+        log.opt(exception=exc).error("unexpected error in MCP tool {}", tool)
     return payload_result(payload, logged=True)
 
 
