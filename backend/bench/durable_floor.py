@@ -95,6 +95,7 @@ async def _ours_once(launcher: DurableLauncher, store: RunStore, plan: Any, step
 RESUMES = 20
 PAUSED = 1000
 IDLE_S = 10.0
+CANCEL_CONCURRENCY = 50  # cancels in flight at once when the idle measurement ends
 PAUSE = {
     "workflows": {
         "pause": {
@@ -162,8 +163,15 @@ async def _idle_cost(launcher: DurableLauncher, store: RunStore, plan: Any) -> d
     await asyncio.sleep(IDLE_S)
     share = (time.process_time() - cpu) / (time.perf_counter() - wall)
     memory = _rss_mib() - before
-    for run_id in ids:  # leave nothing waiting behind
-        await launcher.cancel(run_id)
+    # Leave nothing waiting behind. A cancel returns once its run has ended, and on PostgreSQL
+    # that is learnt by polling the run's status every 0.2 s: 1,000 one by one took minutes.
+    slots = asyncio.Semaphore(CANCEL_CONCURRENCY)
+
+    async def cancel(run_id: str) -> None:
+        async with slots:
+            await launcher.cancel(run_id)
+
+    await asyncio.gather(*(cancel(run_id) for run_id in ids))
     return {"idle_cpu_pct": share * 100, "idle_mib": memory}
 
 

@@ -120,6 +120,22 @@ def set_waiter_recheck_s(system_db: Any, seconds: float) -> None:
     system_db._notification_fallback_polling_interval = float(seconds)
 
 
+def has_waiters(system_db: Any) -> bool:
+    """Whether some ``recv``, ``get_event`` or stream read of this process waits right now."""
+    for waiters in (
+        system_db.notifications_map,
+        system_db.workflow_events_map,
+        system_db.streams_map,
+    ):
+        entries = getattr(waiters, "_dict", None)
+        if entries is None:  # another DBOS: the public snapshot
+            if waiters.snapshot():
+                return True
+        elif entries:
+            return True
+    return False
+
+
 def background_running(system_db: Any) -> bool:
     """Whether the system database's background threads should go on (False at shutdown)."""
     return bool(system_db._run_background_processes)

@@ -21,6 +21,8 @@ replica, a restarted server) waited up to a poll interval (about 0.9 s at the de
   (:data:`WAITER_RECHECK_S`) instead of once a minute: that check is DBOS's safety net for a
   listener that missed a message, and this listener's interval poll already covers every
   waiter in one query (1,000 paused runs made about 17 queries a second of it);
+- reads nothing while no ``recv`` of this process waits (a ``recv`` checks the database itself
+  right after it registers), so a server with no paused run pays only the sleeps;
 - notices shutdown within :data:`CHECK_S` instead of sleeping out its interval.
 
 A message committed in the process where the yield waits is woken at once anyway
@@ -142,9 +144,14 @@ class Listener:
     """
 
     def __init__(
-        self, poll: Callable[[], int], version: DataVersion | None, interval_s: float
+        self,
+        poll: Callable[[], int],
+        version: DataVersion | None,
+        interval_s: float,
+        waiting: Callable[[], bool] = lambda: True,
     ) -> None:
         self._poll = poll
+        self._waiting = waiting
         self._version = version
         self._interval_s = interval_s
         self._next_poll = time.monotonic() + interval_s
@@ -158,7 +165,14 @@ class Listener:
         return max(0.0, min(STOP_CHECK_S, self._next_poll - time.monotonic()))
 
     def check(self) -> int:
-        """Poll if due; the number of queries run (0 when no poll was due or nobody waits)."""
+        """Poll if due; the number of queries run (0 when no poll was due or nobody waits).
+
+        While nothing waits, nothing is read: a ``recv`` looks in the database itself after
+        it registers, so a message committed before that is not missed, and the first check
+        after it registered sees ``data_version`` moved and polls once.
+        """
+        if not self._waiting():
+            return 0
         changed = False
         if self._version is not None:
             try:
@@ -203,7 +217,10 @@ def _listen(system_db: Any) -> None:
     dbos_internals.set_waiter_recheck_s(system_db, WAITER_RECHECK_S)
     version = _data_version(system_db)
     listener = Listener(
-        lambda: poll_once(system_db), version, dbos_internals.polling_interval_s(system_db)
+        lambda: poll_once(system_db),
+        version,
+        dbos_internals.polling_interval_s(system_db),
+        lambda: dbos_internals.has_waiters(system_db),
     )
     try:
         while dbos_internals.background_running(system_db):

@@ -98,6 +98,33 @@ def test_an_unreadable_data_version_polls_once_then_waits_for_the_interval(journ
     assert spy.polls == 1
 
 
+def test_nothing_is_read_while_nothing_waits_and_a_new_waiter_gets_one_poll(
+    journal: Path,
+) -> None:
+    version, spy, waits = DataVersion(str(journal)), Spy(), [False]
+    try:
+        listener = Listener(spy, version, 0.0, lambda: waits[0])  # even an interval always due
+        commit(journal)
+        for _ in range(5):
+            assert listener.check() == 0
+        assert spy.polls == 0
+        waits[0] = True  # a recv registered: what was committed before is found by one poll
+        assert listener.check() == 1
+        assert spy.polls == 1
+    finally:
+        version.close()
+
+
+def test_while_nothing_waits_the_data_version_is_not_even_read(journal: Path) -> None:
+    version, spy, waits = DataVersion(str(journal)), Spy(), [False]
+    listener = Listener(spy, version, LONG, lambda: waits[0])
+    version.close()  # a read would fail, and a failed read polls once
+    assert listener.check() == 0
+    waits[0] = True
+    assert listener.check() == 1
+    assert spy.polls == 1
+
+
 def test_without_a_data_version_only_the_interval_counts(journal: Path) -> None:
     spy = Spy()
     listener = Listener(spy, None, LONG)
