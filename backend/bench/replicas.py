@@ -119,7 +119,12 @@ def fresh_database(url: str) -> Iterator[str]:
 
 @contextlib.contextmanager
 def replica(
-    root: Path, name: str, database_url: str, tool_url: str, concurrency: int
+    root: Path,
+    name: str,
+    database_url: str,
+    tool_url: str,
+    concurrency: int,
+    extra_env: dict[str, str] | None = None,
 ) -> Iterator[str]:
     """One ``dynamic-tools serve`` replica on a free port; yields its URL."""
     port = free_port()
@@ -139,6 +144,7 @@ def replica(
         "ENABLE_DEMO_API": "false",
         "LOG_LEVEL": "WARNING",
         "OPENAI_API_KEY": "",
+        **(extra_env or {}),
     }
     log = (root / f"{name}.log").open("ab")
     process = subprocess.Popen(

@@ -402,6 +402,7 @@ def make_launcher(
             queue_poll_s=settings.run_queue_poll_s,
             failover_check_s=settings.failover_check_s,
             serving=settings.base_url,
+            pool_size=settings.database_pool_size,
         )
         return DurableLauncher(
             config,
@@ -502,7 +503,7 @@ def build_services(
         not_configured_message=pipeline.options.not_configured_message,
         tracing=tracing,
     )
-    database = make_engine(settings.effective_database_url)
+    database = make_engine(settings.effective_database_url, pool_size=settings.database_pool_size)
     store = RunStore(database)
     run_metrics = RunMetrics(store.unfinished_counts)
     store.observe(run_metrics.observe)

@@ -134,6 +134,15 @@ class Settings(BaseSettings):
         description="PostgreSQL replicas: how many runs one replica executes at once; new runs "
         "wait in a shared queue for a replica with room.",
     )
+    database_pool_size: int | None = Field(
+        default=None,
+        ge=1,
+        le=1000,
+        description="PostgreSQL: the most connections one replica keeps to the database per "
+        "pool, the run store's and the durable journal's (so at most twice this plus two "
+        "listening connections); size it so replicas x (2 x this + 2) stays under the server's "
+        "max_connections. Default: the run store 5 (+10 under load), the journal 20.",
+    )
     run_queue_poll_s: float = Field(
         default=0.2,
         gt=0,

@@ -98,6 +98,8 @@ class DurableConfig:
         failover_check_s: PostgreSQL: how often a replica looks for dead replicas whose runs
             it should take over (0: never; ``POST /runs/recover`` still works).
         serving: What this process serves (its URL), named by the journal lock's message.
+        pool_size: PostgreSQL: the most connections DBOS keeps to the journal (None: its
+            default, 20).
     """
 
     database_url: str
@@ -111,6 +113,7 @@ class DurableConfig:
     queue_poll_s: float = 0.2
     failover_check_s: float = 5.0
     serving: str = ""
+    pool_size: int | None = None
 
     def __post_init__(self) -> None:
         if not self.executor_id.strip():
@@ -165,6 +168,8 @@ def dbos_config(config: DurableConfig) -> DBOSConfig:
     if not config.is_sqlite:
         dbos["dbos_system_schema"] = config.schema
         dbos["notification_coalesce_sec"] = NOTIFY_COALESCE_S
+        if config.pool_size is not None:
+            dbos["sys_db_pool_size"] = config.pool_size
     return dbos
 
 

@@ -367,8 +367,12 @@ def normalize_url(url: str) -> str:
     return url
 
 
-def make_engine(url: str, *, schema: str | None = None) -> Engine:
-    """An engine for ``url``; ``schema`` (PostgreSQL) holds every table."""
+def make_engine(url: str, *, schema: str | None = None, pool_size: int | None = None) -> Engine:
+    """An engine for ``url``; ``schema`` (PostgreSQL) holds every table.
+
+    ``pool_size`` (PostgreSQL): at most this many connections, none beyond it (a request then
+    waits up to 30 s for one); None keeps SQLAlchemy's 5, plus 10 under load.
+    """
     url = normalize_url(url)
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
@@ -377,7 +381,10 @@ def make_engine(url: str, *, schema: str | None = None) -> Engine:
         engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
         _sqlite_setup(engine)
         return engine
-    engine = create_engine(url, pool_pre_ping=True)
+    sizing: dict[str, Any] = {}
+    if pool_size is not None:
+        sizing = {"pool_size": pool_size, "max_overflow": 0, "pool_timeout": 30}
+    engine = create_engine(url, pool_pre_ping=True, **sizing)
     if schema is not None:
         if not _SCHEMA_NAME.match(schema):
             raise ValueError(f"'{schema}' is not a plain lower-case schema name")
