@@ -20,7 +20,7 @@ Figures, for two replicas and then one, each on a fresh database:
 
 The error of each run that did not succeed is printed, and the replicas' logs are then kept.
 ``RUN_CONCURRENCY`` is 64 per replica (the default, 10, would cap a replica at about 67 runs/s
-of three 50 ms calls; 64 leaves the CPU as the limit), ``DATABASE_POOL_SIZE`` 16. On a 2-core
+of three 50 ms calls; 64 leaves the CPU as the limit), ``DATABASE_POOL_SIZE`` 14. On a 2-core
 machine a measurement of 10,000 runs takes 12-14 minutes (docs/performance.md, "Scale").
 
 Usage: ``python -m bench.scale [--runs N] [--concurrency C] [--replicas 2,1] [--starters S]
@@ -56,8 +56,8 @@ STARTERS = 16
 DEADLINE_S = 1800.0
 ACTIVE = ("pending", "running", "waiting_input")
 WORKFLOW_ID = "three_calls"
-REPLICA_ENV = {"DATABASE_POOL_SIZE": "16"}
-"""Each replica keeps at most 2 x 16 + 2 connections: two fit PostgreSQL's default 100 with room
+REPLICA_ENV = {"DATABASE_POOL_SIZE": "14"}
+"""Each replica keeps at most 2 x 14 + 6 connections: two fit PostgreSQL's default 100 with room
 for this harness. At the libraries' defaults (run store 5 + 10, journal 20) one measurement in six
 ran out of server connections and failed three runs."""
 

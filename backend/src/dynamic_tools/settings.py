@@ -139,8 +139,9 @@ class Settings(BaseSettings):
         ge=1,
         le=1000,
         description="PostgreSQL: the most connections one replica keeps to the database per "
-        "pool, the run store's and the durable journal's (so at most twice this plus two "
-        "listening connections); size it so replicas x (2 x this + 2) stays under the server's "
+        "pool, the run store's and the durable journal's; with six of fixed use (DBOS's "
+        "listening one, the replica's lock, the run queue's bookkeeping 2 + 2) a replica opens "
+        "at most 2 x this + 6: keep replicas x (2 x this + 6) under the server's "
         "max_connections. Default: the run store 5 (+10 under load), the journal 20.",
     )
     run_queue_poll_s: float = Field(

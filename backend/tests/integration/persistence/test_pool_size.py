@@ -1,6 +1,6 @@
 """``DATABASE_POOL_SIZE``: a replica's connections to PostgreSQL are bounded per pool.
 
-Two replicas at the libraries' defaults keep up to 2 x (15 + 20 + 2) connections, which the
+Two replicas at the libraries' defaults keep up to 2 x (15 + 20 + 6) connections, which the
 scale run found too close to a server's default ``max_connections`` of 100. The setting bounds
 the run store's pool (no overflow) and DBOS's journal pool alike.
 """
