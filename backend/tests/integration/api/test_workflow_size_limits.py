@@ -167,6 +167,7 @@ async def test_a_chain_of_sub_workflows_through_another_document_counts_every_le
     assert rules == {"workflows.x0": ("workflow_depth", MAX_WORKFLOW_DEPTH + 1)}
 
 
+@pytest.mark.timeout(300)  # 1,000 durable steps: 38 s alone on a slow 2-core VM, over 60 s loaded
 async def test_a_durable_run_of_a_1000_node_chain_succeeds_over_rest(
     make_settings: Callable[..., Settings], tools: MockTools
 ) -> None:
