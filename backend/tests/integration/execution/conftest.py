@@ -66,6 +66,23 @@ Launch = Callable[..., Awaitable[DurableLauncher]]
 
 
 @pytest.fixture
+def pg_config(postgres_url: str | None) -> Iterator[DurableConfig]:
+    """A PostgreSQL journal in a schema of its own (executor ``test-a``), dropped afterwards."""
+    if postgres_url is None:
+        pytest.skip("DT_NO_POSTGRES=1")
+    schema = f"dt_test_{uuid.uuid4().hex[:12]}"
+    try:
+        yield DurableConfig(
+            database_url=postgres_url, schema=schema, executor_id="test-a", cancel_poll_s=0.1
+        )
+    finally:
+        engine = pg_engine(postgres_url)
+        with engine.begin() as connection:
+            connection.execute(sa.text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
+        engine.dispose()
+
+
+@pytest.fixture
 async def launch() -> AsyncIterator[Launch]:
     """Launches DBOS in this process (one launcher at a time) and always shuts it down."""
     launched: list[DurableLauncher] = []

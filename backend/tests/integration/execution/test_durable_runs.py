@@ -15,7 +15,6 @@ import subprocess
 import sys
 import threading
 import time
-import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
@@ -795,22 +794,6 @@ async def test_a_workflow_timeout_during_a_parallel_undoes_the_branches(
 
 
 # --- liveness of replicas (PostgreSQL) ----------------------------------------------------------
-@pytest.fixture
-def pg_config(postgres_url: str | None) -> Iterator[DurableConfig]:
-    if postgres_url is None:
-        pytest.skip("DT_NO_POSTGRES=1")
-    schema = f"dt_test_{uuid.uuid4().hex[:12]}"
-    try:
-        yield DurableConfig(
-            database_url=postgres_url, schema=schema, executor_id="test-a", cancel_poll_s=0.1
-        )
-    finally:
-        engine = pg_engine(postgres_url)
-        with engine.begin() as connection:
-            connection.execute(sa.text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
-        engine.dispose()
-
-
 async def test_a_live_replica_cannot_be_taken_over_nor_share_its_executor_id(
     pg_config: DurableConfig, launch: Launch
 ) -> None:

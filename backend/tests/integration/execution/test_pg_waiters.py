@@ -8,10 +8,7 @@ listening connection would lose it) still reaches its run: the waiter poll finds
 from __future__ import annotations
 
 import asyncio
-import uuid
-from collections.abc import Iterator
 
-import pytest
 import sqlalchemy as sa
 from dbos._dbos import _get_dbos_instance
 
@@ -24,22 +21,6 @@ from tests.integration.execution.conftest import Launch, pg_engine
 from tests.integration.execution.test_sqlite_listener import PAUSE, waiting_count
 from tests.support.plans import prepared
 from tests.support.waiting import until
-
-
-@pytest.fixture
-def pg_config(postgres_url: str | None) -> Iterator[DurableConfig]:
-    if postgres_url is None:
-        pytest.skip("DT_NO_POSTGRES=1")
-    schema = f"dt_test_{uuid.uuid4().hex[:12]}"
-    try:
-        yield DurableConfig(
-            database_url=postgres_url, schema=schema, executor_id="waiters", cancel_poll_s=0.1
-        )
-    finally:
-        engine = pg_engine(postgres_url)
-        with engine.begin() as connection:
-            connection.execute(sa.text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
-        engine.dispose()
 
 
 async def test_a_message_whose_notify_was_lost_reaches_its_run_through_the_waiter_poll(
